@@ -1,0 +1,38 @@
+import { Schema } from "effect"
+
+/**
+ * Money is counted in whole credits (1 credit = $0.001) held as `bigint` inside the
+ * service and written on the wire as a string of digits. USD is always derived here.
+ */
+export const CREDITS_PER_USD = 1000n
+
+/** A credit count on the wire: a string of whole digits, decoded to bigint. */
+export const CreditsString = Schema.BigInt.annotations({
+  identifier: "Credits",
+  description: "Whole credits as a string of digits (1 credit = $0.001)",
+  examples: [5000n]
+})
+
+/** USD string with three decimals for a credit amount, e.g. 12345n -> "12.345", -5n -> "-0.005". */
+export const creditsToUsd = (credits: bigint): string => {
+  const negative = credits < 0n
+  const abs = negative ? -credits : credits
+  const whole = abs / CREDITS_PER_USD
+  const fraction = (abs % CREDITS_PER_USD).toString().padStart(3, "0")
+  return `${negative ? "-" : ""}${whole}.${fraction}`
+}
+
+/** Credits for a whole or decimal USD amount with at most three decimals, e.g. "5" -> 5000n. */
+export const usdToCredits = (usd: number): bigint => BigInt(Math.round(usd * 1000))
+
+/** The spec's amount object: `{credits: <string>, usd: <string>}`. */
+export const Amount = Schema.Struct({
+  credits: Schema.String.annotations({ description: "Whole credits as a string of digits" }),
+  usd: Schema.String.annotations({ description: "USD with three decimals" })
+}).annotations({ identifier: "Amount" })
+export type Amount = typeof Amount.Type
+
+export const amountOf = (credits: bigint): Amount => ({
+  credits: credits.toString(),
+  usd: creditsToUsd(credits)
+})

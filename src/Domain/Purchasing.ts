@@ -1,0 +1,304 @@
+import { Schema } from "effect"
+import { ScorePartsSchema } from "./Formula.js"
+import { Amount } from "./Money.js"
+import { TaskTypeId } from "./TaskType.js"
+import { Check, ToolStatus } from "./Tool.js"
+
+/**
+ * The records of purchasing as the API shows them: recommendations, purchase answers,
+ * receipts and their items, jobs, approvals and disputes. Credits are amount objects;
+ * timestamps ISO 8601 UTC with milliseconds.
+ */
+const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC with milliseconds" })
+
+/** Any JSON value (documented as such, without the `$id` that Schema.Unknown repeats). */
+const AnyJson = Schema.Unknown.annotations({
+  jsonSchema: {
+    anyOf: [
+      { type: "object" },
+      { type: "array" },
+      { type: "string" },
+      { type: "number" },
+      { type: "boolean" },
+      { type: "null" }
+    ]
+  }
+})
+
+export const ToolRef = Schema.Struct({
+  id: Schema.String,
+  slug: Schema.String,
+  name: Schema.String,
+  provider: Schema.String
+}).annotations({ identifier: "ToolRef" })
+export type ToolRef = typeof ToolRef.Type
+
+// ---------------------------------------------------------------------------------------
+// Recommend
+
+export const RecommendRequest = Schema.Struct({
+  task_type: Schema.optional(Schema.String.annotations({ description: "One of the seven task types" })),
+  task: Schema.optional(
+    Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2000)).annotations({
+      description: "Free text, mapped to a task type by the published keyword table"
+    })
+  )
+}).annotations({ identifier: "RecommendRequest" })
+
+export const RecommendedTool = Schema.Struct({
+  rank: Schema.Int,
+  tool_id: Schema.String,
+  slug: Schema.String,
+  name: Schema.String,
+  provider: Schema.String,
+  provider_name: Schema.String,
+  status: ToolStatus,
+  purchasable: Schema.Boolean,
+  price_per_success: Schema.NullOr(Amount),
+  score: Schema.Number,
+  parts: ScorePartsSchema,
+  check: Check
+}).annotations({ identifier: "RecommendedTool" })
+
+export const LookupCount = Schema.Struct({
+  used: Schema.Int,
+  limit: Schema.NullOr(Schema.Int).annotations({ description: "null: no fixed limit" })
+})
+
+export const RecommendResult = Schema.Struct({
+  task_type: TaskTypeId,
+  task_match: Schema.NullOr(Schema.Struct({
+    method: Schema.Literal("keywords"),
+    matched_words: Schema.Array(Schema.String),
+    score: Schema.Int
+  })),
+  formula_version: Schema.String,
+  tools: Schema.Array(RecommendedTool),
+  lookups_today: Schema.Struct({
+    score_lookups: LookupCount,
+    free_text_lookups: LookupCount,
+    resets_at: Timestamp
+  })
+}).annotations({ identifier: "RecommendResult" })
+export type RecommendResult = typeof RecommendResult.Type
+
+// ---------------------------------------------------------------------------------------
+// Execute, receipts, jobs
+
+/** Credits: a whole number, or a string of digits. */
+export const CreditsInput = Schema.Union(
+  Schema.Int.pipe(Schema.nonNegative()),
+  Schema.String.pipe(Schema.pattern(/^\d{1,18}$/))
+).annotations({ description: "Whole credits (a number or a string of digits)" })
+
+export const ExecuteRequest = Schema.Struct({
+  tool: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({
+    description: "The tool's id or slug"
+  }),
+  inputs: Schema.Array(Schema.Record({ key: Schema.String, value: AnyJson })).annotations({
+    description: "1 to 1,000 inputs, each an object of the tool's input fields"
+  }),
+  max_price: Schema.optional(CreditsInput),
+  idempotency_key: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))),
+  fallback: Schema.optional(Schema.Boolean),
+  approval_id: Schema.optional(Schema.String)
+}).annotations({ identifier: "ExecuteRequest" })
+export type ExecuteRequest = typeof ExecuteRequest.Type
+
+export const ItemOutcome = Schema.Literal("pending", "running", "passed", "partial", "failed", "expired")
+export type ItemOutcome = typeof ItemOutcome.Type
+
+export const ReceiptItem = Schema.Struct({
+  index: Schema.Int,
+  outcome: ItemOutcome,
+  charged: Schema.Boolean,
+  reason: Schema.NullOr(Schema.String).annotations({ description: "Why the result is partial or failed" }),
+  error_code: Schema.NullOr(Schema.String).annotations({
+    description: "check_failed, provider_error or interrupted for failed items; null otherwise"
+  }),
+  tool_id: Schema.NullOr(Schema.String),
+  provider: Schema.NullOr(Schema.String),
+  fallback_from_tool_id: Schema.NullOr(Schema.String),
+  cost: Amount,
+  refund: Amount,
+  result_hash: Schema.NullOr(Schema.String).annotations({ description: "SHA-256 hex of the canonical JSON of the result" }),
+  check: Schema.NullOr(Schema.Struct({ id: Schema.String, version: Schema.String })),
+  finished_at: Schema.NullOr(Timestamp)
+}).annotations({ identifier: "ReceiptItem" })
+export type ReceiptItem = typeof ReceiptItem.Type
+
+/** An item with its result, as the buyer sees it in an execute answer or a job. */
+export const ResultItem = Schema.Struct({
+  ...ReceiptItem.fields,
+  result: Schema.NullOr(AnyJson).annotations({ description: "The result in the task type's canonical shape (charged items only)" })
+}).annotations({ identifier: "ResultItem" })
+export type ResultItem = typeof ResultItem.Type
+
+export const ItemCounts = Schema.Struct({
+  passed: Schema.Int,
+  partial: Schema.Int,
+  failed: Schema.Int,
+  expired: Schema.Int,
+  pending: Schema.Int
+})
+export type ItemCounts = typeof ItemCounts.Type
+
+export const ReceiptSummary = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  agent_id: Schema.String,
+  mode: Schema.Literal("test", "live"),
+  tool: ToolRef,
+  task_type: TaskTypeId,
+  status: Schema.Literal("running", "done"),
+  item_count: Schema.Int,
+  price_per_item: Amount,
+  charged: Amount,
+  refunded: Amount,
+  counts: ItemCounts,
+  fallback_requested: Schema.Boolean,
+  fallback_used: Schema.Boolean,
+  job_id: Schema.NullOr(Schema.String),
+  approval_id: Schema.NullOr(Schema.String),
+  idempotency_key: Schema.NullOr(Schema.String),
+  created_at: Timestamp,
+  completed_at: Schema.NullOr(Timestamp)
+}).annotations({ identifier: "ReceiptSummary" })
+export type ReceiptSummary = typeof ReceiptSummary.Type
+
+export const Receipt = Schema.Struct({
+  ...ReceiptSummary.fields,
+  items: Schema.Array(ReceiptItem)
+}).annotations({ identifier: "Receipt" })
+export type Receipt = typeof Receipt.Type
+
+export const ReceiptList = Schema.Struct({
+  receipts: Schema.Array(ReceiptSummary),
+  has_more: Schema.Boolean
+}).annotations({ identifier: "ReceiptList" })
+
+export const ListParams = Schema.Struct({
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200))),
+  starting_after: Schema.optional(Schema.String)
+})
+
+/** 200: the items ran (at least one was charged, or some failed and some passed). */
+export const ExecuteResult = Schema.Struct({
+  status: Schema.Literal("done"),
+  receipt_id: Schema.String,
+  mode: Schema.Literal("test", "live"),
+  tool: ToolRef,
+  item_count: Schema.Int,
+  charged: Amount,
+  counts: ItemCounts,
+  fallback_used: Schema.Boolean,
+  items: Schema.Array(ResultItem)
+}).annotations({ identifier: "ExecuteResult" })
+export type ExecuteResult = typeof ExecuteResult.Type
+
+/** 202: more than 25 inputs run as a job; every item is already held. */
+export const JobAccepted = Schema.Struct({
+  status: Schema.Literal("queued"),
+  job_id: Schema.String,
+  receipt_id: Schema.String,
+  item_count: Schema.Int,
+  held: Amount,
+  deadline_at: Timestamp
+}).annotations({ identifier: "JobAccepted" })
+export type JobAccepted = typeof JobAccepted.Type
+
+export const Job = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literal("queued", "running", "done"),
+  receipt_id: Schema.String,
+  tool: ToolRef,
+  item_count: Schema.Int,
+  progress: Schema.Struct({ done: Schema.Int, total: Schema.Int }),
+  counts: ItemCounts,
+  charged: Amount,
+  created_at: Timestamp,
+  started_at: Schema.NullOr(Timestamp),
+  completed_at: Schema.NullOr(Timestamp),
+  deadline_at: Timestamp,
+  items: Schema.Array(ResultItem)
+}).annotations({ identifier: "Job" })
+export type Job = typeof Job.Type
+
+// ---------------------------------------------------------------------------------------
+// Approvals
+
+export const ApprovalStatus = Schema.Literal("waiting", "approved", "rejected", "expired")
+export type ApprovalStatus = typeof ApprovalStatus.Type
+
+export const Approval = Schema.Struct({
+  id: Schema.String,
+  status: ApprovalStatus,
+  reason: Schema.Literal("over_threshold", "over_budget"),
+  agent_id: Schema.String,
+  tool: ToolRef,
+  item_count: Schema.Int,
+  amount: Amount,
+  note: Schema.NullOr(Schema.String),
+  decided_by_email: Schema.NullOr(Schema.String),
+  decided_via: Schema.NullOr(Schema.Literal("session", "org_key", "email_link")),
+  created_at: Timestamp,
+  expires_at: Timestamp,
+  decided_at: Schema.NullOr(Timestamp),
+  used: Schema.Boolean,
+  receipt_id: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "Approval" })
+export type Approval = typeof Approval.Type
+
+export const ApprovalList = Schema.Struct({
+  approvals: Schema.Array(Approval),
+  has_more: Schema.Boolean
+}).annotations({ identifier: "ApprovalList" })
+
+export const ApprovalListParams = Schema.Struct({
+  ...ListParams.fields,
+  status: Schema.optional(ApprovalStatus)
+})
+
+export const DecisionRequest = Schema.Struct({
+  note: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(2000))))
+})
+
+// ---------------------------------------------------------------------------------------
+// Disputes
+
+export const DisputeRequest = Schema.Struct({
+  receipt_id: Schema.String,
+  item_index: Schema.Int.pipe(Schema.nonNegative()),
+  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+}).annotations({ identifier: "DisputeRequest" })
+
+export const Dispute = Schema.Struct({
+  id: Schema.String,
+  receipt_id: Schema.String,
+  item_index: Schema.Int,
+  agent_id: Schema.String,
+  status: Schema.Literal("open", "upheld", "rejected"),
+  decision: Schema.NullOr(Schema.Literal("upheld", "rejected")),
+  reason: Schema.NullOr(Schema.String).annotations({ description: "What the buyer said was wrong" }),
+  note: Schema.NullOr(Schema.String).annotations({ description: "The administrator's reason for the decision" }),
+  item_cost: Amount,
+  refund: Amount,
+  created_at: Timestamp,
+  decided_at: Schema.NullOr(Timestamp)
+}).annotations({ identifier: "Dispute" })
+export type Dispute = typeof Dispute.Type
+
+export const DisputeDecisionRequest = Schema.Struct({
+  decision: Schema.Literal("upheld", "rejected"),
+  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+}).annotations({ identifier: "DisputeDecisionRequest" })
+
+export const DisputeList = Schema.Struct({
+  disputes: Schema.Array(Dispute),
+  has_more: Schema.Boolean
+})
+
+export const DisputeListParams = Schema.Struct({
+  ...ListParams.fields,
+  status: Schema.optional(Schema.Literal("open", "upheld", "rejected"))
+})

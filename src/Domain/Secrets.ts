@@ -1,0 +1,53 @@
+import { createHash, randomBytes } from "node:crypto"
+
+/**
+ * Secrets are 32 random bytes written in base62 after a prefix that says what they are.
+ * Only their SHA-256 hex is stored; the prefix shown to people is the first characters.
+ */
+export const secretPrefixes = {
+  agentTest: "sk_test_",
+  agentLive: "sk_live_",
+  orgKey: "ok_",
+  session: "ss_",
+  webhook: "whsec_",
+  /** Administrator sessions: reach the admin endpoints and nothing else. */
+  adminSession: "as_",
+  /** One-time sign-in link tokens (emailed). */
+  signInLink: "sil_",
+  /** Org invitation tokens (emailed). */
+  invite: "inv_",
+  /** The browser's handle on an identity-provider sign-in in flight (cookie). */
+  idpHandle: "idp_"
+} as const
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+export const base62 = (bytes: Uint8Array): string => {
+  let value = 0n
+  for (const byte of bytes) value = (value << 8n) | BigInt(byte)
+  let out = ""
+  while (value > 0n) {
+    out = BASE62[Number(value % 62n)] + out
+    value /= 62n
+  }
+  // 32 bytes need at most 43 base62 digits; pad so every secret has the same length.
+  return out.padStart(43, "0")
+}
+
+export const newSecret = (prefix: string): string => `${prefix}${base62(randomBytes(32))}`
+
+export const sha256Hex = (value: string): string => createHash("sha256").update(value).digest("hex")
+
+/** What kind of credential a bearer token claims to be, by its prefix. */
+export type CredentialKind = "agent_key" | "org_key" | "session" | "admin_session" | "unknown"
+
+export const credentialKindOf = (token: string): CredentialKind =>
+  token.startsWith(secretPrefixes.agentTest) || token.startsWith(secretPrefixes.agentLive)
+    ? "agent_key"
+    : token.startsWith(secretPrefixes.orgKey)
+    ? "org_key"
+    : token.startsWith(secretPrefixes.session)
+    ? "session"
+    : token.startsWith(secretPrefixes.adminSession)
+    ? "admin_session"
+    : "unknown"

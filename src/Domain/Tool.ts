@@ -1,0 +1,67 @@
+import { Schema } from "effect"
+import { Amount } from "./Money.js"
+import { TaskTypeId } from "./TaskType.js"
+
+/** Tools: real provider offerings for a task type, with their published check and benchmarks. */
+export const ToolStatus = Schema.Literal("live", "paused", "information_only").annotations({
+  identifier: "ToolStatus"
+})
+export type ToolStatus = typeof ToolStatus.Type
+
+export const Check = Schema.Struct({
+  id: Schema.String,
+  version: Schema.String,
+  verifies: Schema.String
+}).annotations({ identifier: "Check" })
+export type Check = typeof Check.Type
+
+export const Benchmark = Schema.Struct({
+  date: Schema.String,
+  sample_size: Schema.Int,
+  accuracy: Schema.Number,
+  coverage: Schema.Number,
+  latency_p50_ms: Schema.Int,
+  latency_p95_ms: Schema.Int
+}).annotations({ identifier: "Benchmark" })
+export type Benchmark = typeof Benchmark.Type
+
+/** A tool as kept in the data file and the database. */
+export const ToolEntry = Schema.Struct({
+  id: Schema.UUID,
+  slug: Schema.String,
+  name: Schema.String,
+  provider: Schema.String,
+  provider_name: Schema.String,
+  task_type: TaskTypeId,
+  description: Schema.String,
+  price_per_success_credits: Schema.NullOr(Schema.Int),
+  status: ToolStatus,
+  resale_rights: Schema.Boolean,
+  gateway_endpoint: Schema.String,
+  input: Schema.Struct({ required: Schema.Array(Schema.String), optional: Schema.Array(Schema.String) }),
+  check: Check,
+  benchmarks: Schema.NonEmptyArray(Benchmark)
+})
+export type ToolEntry = typeof ToolEntry.Type
+
+/** A tool can be bought when it is live, priced and may be resold. */
+export const isPurchasable = (tool: Pick<ToolEntry, "status" | "price_per_success_credits" | "resale_rights">) =>
+  tool.status === "live" && tool.price_per_success_credits !== null && tool.resale_rights
+
+/** The public tool record of `GET /v1/tools`. */
+export const Tool = Schema.Struct({
+  id: Schema.String,
+  slug: Schema.String,
+  name: Schema.String,
+  provider: Schema.String,
+  provider_name: Schema.String,
+  task_type: TaskTypeId,
+  description: Schema.String,
+  price_per_success: Schema.NullOr(Amount),
+  status: ToolStatus,
+  purchasable: Schema.Boolean,
+  input: Schema.Struct({ required: Schema.Array(Schema.String), optional: Schema.Array(Schema.String) }),
+  check: Check,
+  latest_benchmark: Benchmark
+}).annotations({ identifier: "Tool" })
+export type Tool = typeof Tool.Type
