@@ -1,0 +1,54 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { InternalError, InvalidInput, MethodNotAllowed, NotFound, PayloadTooLarge } from "../Errors/ApiErrors.js"
+import { wire } from "../Errors/Wire.js"
+import { DocsGroup, PublicGroup, WaitlistGroup } from "./Groups/PublicGroup.js"
+import { EventsGroup } from "./Groups/EventsGroup.js"
+import { WebhooksGroup } from "./Groups/WebhooksGroup.js"
+import { AccountGroup } from "./Groups/AccountGroup.js"
+import { AdminSessionGroup, AdminSignInGroup } from "./Groups/AdminAuthGroup.js"
+import { AgentSelfGroup, AgentsGroup } from "./Groups/AgentsGroup.js"
+import { AuthGroup, AuthSessionGroup } from "./Groups/AuthGroup.js"
+import { OrgKeysGroup } from "./Groups/OrgKeysGroup.js"
+import { OrgsGroup } from "./Groups/OrgsGroup.js"
+import { GatewayCallsGroup, GatewayGroup, GatewayProvidersGroup } from "./Groups/GatewayGroup.js"
+import { AdminDisputesGroup, ApprovalLinksGroup, OrgPurchasingGroup, PurchasingGroup } from "./Groups/PurchasingGroup.js"
+import { openApiErrorShapes } from "./OpenApiErrorShapes.js"
+
+/**
+ * The whole HTTP contract, one group per area. Nothing here imports server code, so the
+ * typed client, the tests and the docs share it.
+ */
+export class Api extends HttpApi.make("service")
+  .add(PublicGroup)
+  .add(WaitlistGroup)
+  .add(DocsGroup)
+  .add(WebhooksGroup)
+  .add(EventsGroup)
+  .add(AuthGroup)
+  .add(AuthSessionGroup)
+  .add(AccountGroup)
+  .add(OrgsGroup)
+  .add(AgentsGroup)
+  .add(AgentSelfGroup)
+  .add(OrgKeysGroup)
+  .add(AdminSignInGroup)
+  .add(AdminSessionGroup)
+  .add(GatewayGroup)
+  .add(GatewayCallsGroup)
+  .add(GatewayProvidersGroup)
+  .add(PurchasingGroup)
+  .add(OrgPurchasingGroup)
+  .add(ApprovalLinksGroup)
+  .add(AdminDisputesGroup)
+  .addError(wire(InvalidInput))
+  .addError(wire(NotFound))
+  .addError(wire(MethodNotAllowed))
+  .addError(wire(PayloadTooLarge))
+  .addError(wire(InternalError))
+  .annotateContext(OpenApi.annotations({
+    title: "Agent Purchasing and Gateway Service",
+    version: "0.1.0",
+    description: "Verified data results and 947 provider endpoints for software agents, paid with prepaid credits.",
+    transform: openApiErrorShapes
+  }))
+{}

@@ -1,0 +1,100 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
+import { wire } from "../../Errors/Wire.js"
+import { AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
+import { Agent, OrgPath, PathId, Revoked, WholeCreditsInput } from "./IdentitySchemas.js"
+
+/** Agents and agent keys, managed by any member (session or write key). */
+export const AgentName = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => "An agent needs a name" }),
+  Schema.maxLength(80, { message: () => "An agent name has at most 80 characters" })
+)
+
+export const AllowlistInput = Schema.Array(Schema.String).annotations({
+  description: "IPv4 or IPv6 addresses and CIDR ranges; [] (default) means any address"
+})
+
+export const CreateAgent = Schema.Struct({
+  name: AgentName,
+  mode: Schema.optional(Schema.Literal("test", "live")),
+  monthly_budget_credits: Schema.optional(WholeCreditsInput),
+  approval_threshold_credits: Schema.optional(Schema.NullOr(WholeCreditsInput)),
+  ip_allowlist: Schema.optional(AllowlistInput)
+})
+
+export const UpdateAgent = Schema.Struct({
+  name: Schema.optional(AgentName),
+  status: Schema.optional(Schema.Literal("active", "disabled")),
+  monthly_budget_credits: Schema.optional(WholeCreditsInput),
+  approval_threshold_credits: Schema.optional(Schema.NullOr(WholeCreditsInput)),
+  ip_allowlist: Schema.optional(AllowlistInput),
+  /** Present only to be refused: the mode is fixed at creation (400 `invalid_input`). */
+  mode: Schema.optional(Schema.Literal("test", "live").annotations({ description: "Refused: the mode is fixed at creation" }))
+})
+
+export const AgentKey = Schema.Struct({
+  key: Schema.String.annotations({ description: "The agent key (sk_test_... or sk_live_...), shown only here" }),
+  key_note: Schema.String
+})
+
+const AgentPath = Schema.Struct({ orgId: PathId, agentId: PathId })
+
+export class AgentsGroup extends HttpApiGroup.make("agents")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/orgs/:orgId/agents")
+      .setPath(OrgPath)
+      .setPayload(CreateAgent)
+      .addSuccess(Schema.Struct({ agent: Agent, key: AgentKey.fields.key, key_note: Schema.String }), { status: 201 })
+      .addError(wire(PlanLimit))
+      .addError(wire(InvalidInput))
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/orgs/:orgId/agents")
+      .setPath(OrgPath)
+      .setUrlParams(Schema.Struct({
+        limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), {
+          default: () => 50
+        }),
+        starting_after: Schema.optional(Schema.String)
+      }))
+      .addSuccess(Schema.Struct({ agents: Schema.Array(Agent) }))
+      .addError(wire(InvalidInput))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/orgs/:orgId/agents/:agentId")
+      .setPath(AgentPath)
+      .addSuccess(Schema.Struct({ agent: Agent }))
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/orgs/:orgId/agents/:agentId")
+      .setPath(AgentPath)
+      .setPayload(UpdateAgent)
+      .addSuccess(Schema.Struct({ agent: Agent }))
+      .addError(wire(PlanLimit))
+      .addError(wire(InvalidInput))
+  )
+  .add(
+    HttpApiEndpoint.post("rotateKey", "/v1/orgs/:orgId/agents/:agentId/rotate-key")
+      .setPath(AgentPath)
+      .addSuccess(AgentKey)
+  )
+  .add(
+    HttpApiEndpoint.post("revokeKey", "/v1/orgs/:orgId/agents/:agentId/revoke-key")
+      .setPath(AgentPath)
+      .addSuccess(Revoked)
+  )
+  .addError(wire(NotFound))
+  .middleware(OrgAuth)
+  .annotateContext(OpenApi.annotations({
+    title: "Agents",
+    description: "Any member: a session, or a write org key of this org (read keys: GET only)."
+  }))
+{}
+
+/** The calling agent's own record. */
+export class AgentSelfGroup extends HttpApiGroup.make("agentSelf")
+  .add(HttpApiEndpoint.get("agent", "/v1/agent").addSuccess(Schema.Struct({ agent: Agent })))
+  .middleware(AgentAuth)
+  .annotateContext(OpenApi.annotations({ title: "Agent", description: "An agent key." }))
+{}

@@ -1,0 +1,89 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { EmailAddress } from "../../Domain/Email.js"
+import {
+  Forbidden,
+  IdpFailed,
+  InvalidState,
+  InvalidToken,
+  NotConfigured,
+  PlanLimit,
+  RateLimited,
+  UnverifiedEmail
+} from "../../Errors/ApiErrors.js"
+import { wire } from "../../Errors/Wire.js"
+import { SessionAuth } from "../Middleware/AuthTags.js"
+import { Org } from "./IdentitySchemas.js"
+
+/** Sign-in: email links and the identity provider. No credential. */
+export const SessionCreated = Schema.Struct({
+  session_token: Schema.String.annotations({ description: "Session token (ss_...), shown once" }),
+  user_id: Schema.String,
+  new_user: Schema.Boolean
+}).annotations({ identifier: "SessionCreated" })
+
+export const SignInToken = Schema.Struct({ token: Schema.String })
+
+export class AuthGroup extends HttpApiGroup.make("auth")
+  .add(
+    HttpApiEndpoint.post("emailStart", "/auth/email/start")
+      .setPayload(Schema.Struct({ email: EmailAddress }))
+      .addSuccess(Schema.Struct({ status: Schema.Literal("sent") }), { status: 202 })
+      .addError(wire(RateLimited))
+      .annotate(OpenApi.Description, "Mails a one-time sign-in link (15 minutes). 20 an hour per address, 5 mails an hour to one email.")
+  )
+  .add(
+    HttpApiEndpoint.get("emailVerifyLink", "/auth/email/verify")
+      .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String) }))
+      .addSuccess(HttpApiSchema.Empty(302))
+      .addError(wire(InvalidToken))
+      .annotate(OpenApi.Description, "The emailed link: sets the service_session cookie and redirects to the dashboard.")
+  )
+  .add(
+    HttpApiEndpoint.post("emailVerify", "/auth/email/verify")
+      .setPayload(SignInToken)
+      .addSuccess(SessionCreated)
+      .addError(wire(InvalidToken))
+      .annotate(OpenApi.Description, "Spends a sign-in link token and answers a session token (for scripts).")
+  )
+  .add(
+    HttpApiEndpoint.get("idpStart", "/auth/idp/start")
+      .addSuccess(HttpApiSchema.Empty(302))
+      .addError(wire(NotConfigured))
+      .addError(wire(IdpFailed))
+      .annotate(OpenApi.Description, "Browser only: redirects to the identity provider (finish within 10 minutes).")
+  )
+  .add(
+    HttpApiEndpoint.get("idpCallback", "/auth/idp/callback")
+      .setUrlParams(Schema.Struct({
+        code: Schema.optional(Schema.String),
+        state: Schema.optional(Schema.String),
+        error: Schema.optional(Schema.String)
+      }))
+      .addSuccess(HttpApiSchema.Empty(302))
+      .addError(wire(InvalidState))
+      .addError(wire(IdpFailed))
+      .addError(wire(UnverifiedEmail))
+      .addError(wire(NotConfigured))
+      .annotate(OpenApi.Description, "Browser only: sets the service_session cookie and redirects to the dashboard.")
+  )
+  .annotateContext(OpenApi.annotations({ title: "Sign-in", description: "No credential needed." }))
+{}
+
+/** Sign-in endpoints that need a session: sign-out and accepting an invitation. */
+export class AuthSessionGroup extends HttpApiGroup.make("authSession")
+  .add(
+    HttpApiEndpoint.post("logout", "/auth/logout")
+      .addSuccess(Schema.Struct({ status: Schema.Literal("signed_out") }))
+  )
+  .add(
+    HttpApiEndpoint.post("acceptInvite", "/auth/invites/accept")
+      .setPayload(SignInToken)
+      .addSuccess(Schema.Struct({ org: Org }))
+      .addError(wire(InvalidToken))
+      .addError(wire(Forbidden))
+      .addError(wire(PlanLimit))
+  )
+  .middleware(SessionAuth)
+  .annotateContext(OpenApi.annotations({ title: "Session", description: "A session (ss_ token or cookie)." }))
+{}

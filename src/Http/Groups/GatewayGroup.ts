@@ -1,0 +1,169 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Amount } from "../../Domain/Money.js"
+import {
+  AupLimit,
+  CreditsFrozen,
+  EndpointOnRequest,
+  EndpointUnavailable,
+  InsufficientCredits,
+  InvalidInput,
+  OverBudget,
+  PriceAboveMax,
+  ProviderQuota,
+  TrialLimit,
+  UnknownEndpoint
+} from "../../Errors/ApiErrors.js"
+import { wire } from "../../Errors/Wire.js"
+import { AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
+import { PublicRateLimit } from "../Middleware/RateLimitTags.js"
+
+/** The gateway (`POST /v1/call`), the agent's balance, and the org's call list. */
+/** Any JSON value, written out inline in the OpenAPI document (not as a shared `$id`). */
+export const AnyJson = Schema.Unknown.annotations({
+  jsonSchema: {
+    anyOf: [
+      { type: "object" },
+      { type: "array" },
+      { type: "string" },
+      { type: "number" },
+      { type: "boolean" },
+      { type: "null" }
+    ]
+  }
+})
+const ParamObject = Schema.Record({ key: Schema.String, value: AnyJson })
+
+export const CallRequest = Schema.Struct({
+  endpoint: Schema.String.annotations({ description: "Endpoint id, `<provider>/<endpoint_slug>`" }),
+  query: Schema.optional(ParamObject.annotations({ description: "Query parameters, passed to the provider" })),
+  body: Schema.optional(ParamObject.annotations({ description: "JSON body, passed to the provider (not for GET)" })),
+  path_params: Schema.optional(
+    ParamObject.annotations({ description: "One value per `{name}` placeholder of the endpoint's path" })
+  ),
+  max_price: Schema.optional(Schema.Number.annotations({ description: "Refuse the call if it costs more credits" }))
+}).annotations({ identifier: "CallRequest" })
+
+export const CallStatus = Schema.Literal("succeeded", "refused", "failed", "timed_out", "test").annotations({
+  description: "succeeded: answered and charged; refused: provider 4xx; failed: provider 5xx or network error; " +
+    "timed_out: no answer within 60 s; test: a test key, checked and priced but not made"
+})
+
+export const Refunded = Schema.Struct({
+  credits: Schema.String,
+  usd: Schema.String,
+  reason: Schema.Literal("provider_refused", "provider_error", "timeout", "lower_cost_reported", "hold_expired", "abandoned")
+}).annotations({ identifier: "Refunded", description: "Present when the hold was released in whole or in part" })
+
+export const CallResult = Schema.Struct({
+  call_id: Schema.String,
+  endpoint: Schema.String,
+  provider: Schema.String,
+  status: CallStatus,
+  price: Amount,
+  charged: Amount,
+  latency_ms: Schema.Int,
+  provider_status: Schema.NullOr(Schema.Int),
+  data: AnyJson.annotations({ description: "The provider's own answer (JSON, or text when it is not JSON)" }),
+  refunded: Schema.optional(Refunded)
+}).annotations({ identifier: "CallResult" })
+
+export const Balance = Schema.Struct({
+  agent_id: Schema.String,
+  mode: Schema.Literal("test", "live"),
+  month: Schema.String.annotations({ description: "Calendar month (UTC), YYYY-MM" }),
+  month_to_date_spend: Amount,
+  monthly_budget: Amount,
+  budget_remaining: Amount,
+  org_credits: Amount,
+  credits_frozen: Schema.Boolean,
+  trial: Schema.NullOr(Schema.Struct({
+    credits: Amount,
+    expires_at: Schema.String,
+    expired: Schema.Boolean,
+    funded: Schema.Boolean
+  }))
+}).annotations({ identifier: "Balance" })
+
+export const CallRecord = Schema.Struct({
+  id: Schema.String,
+  agent_id: Schema.String,
+  endpoint: Schema.String,
+  provider: Schema.String,
+  mode: Schema.Literal("test", "live"),
+  status: Schema.Literal("pending", "succeeded", "refused", "failed", "timed_out", "test", "abandoned"),
+  price: Amount,
+  charged: Amount,
+  refunded: Schema.NullOr(Refunded),
+  provider_status: Schema.NullOr(Schema.Int),
+  latency_ms: Schema.NullOr(Schema.Int),
+  created_at: Schema.String,
+  finished_at: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "CallRecord" })
+
+export class GatewayGroup extends HttpApiGroup.make("gateway")
+  .add(
+    HttpApiEndpoint.post("call", "/v1/call")
+      .setPayload(CallRequest)
+      .addSuccess(CallResult)
+      .addError(wire(InvalidInput))
+      .addError(wire(UnknownEndpoint))
+      .addError(wire(EndpointOnRequest))
+      .addError(wire(PriceAboveMax))
+      .addError(wire(OverBudget))
+      .addError(wire(InsufficientCredits))
+      .addError(wire(CreditsFrozen))
+      .addError(wire(TrialLimit))
+      .addError(wire(ProviderQuota))
+      .addError(wire(AupLimit))
+      .addError(wire(EndpointUnavailable))
+  )
+  .add(HttpApiEndpoint.get("balance", "/v1/balance").addSuccess(Balance))
+  .middleware(AgentAuth)
+  .annotateContext(OpenApi.annotations({
+    title: "Gateway",
+    description: "Call any live catalogue endpoint with the provider's own parameters; pay only for answers."
+  }))
+{}
+
+export class GatewayCallsGroup extends HttpApiGroup.make("gatewayCalls")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/orgs/:orgId/calls")
+      .setPath(Schema.Struct({ orgId: Schema.String }))
+      .setUrlParams(Schema.Struct({
+        limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), {
+          default: () => 50
+        }),
+        starting_after: Schema.optional(Schema.String)
+      }))
+      .addSuccess(Schema.Struct({ calls: Schema.Array(CallRecord), has_more: Schema.Boolean }))
+      .addError(wire(InvalidInput))
+  )
+  .middleware(OrgAuth)
+  .annotateContext(OpenApi.annotations({
+    title: "Gateway calls",
+    description: "The org's gateway calls, newest first: endpoint, status, charge and latency (never contents)."
+  }))
+{}
+
+export const ProviderRecord = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  docs_url: Schema.String,
+  daily_call_cap: Schema.Int.annotations({ description: "Calls per org per day (UTC); over it: 429 provider_quota" }),
+  reports_cost: Schema.Boolean.annotations({ description: "The provider reports each call's cost; a lower cost is what is charged" }),
+  endpoints: Schema.Int,
+  live_endpoints: Schema.Int
+}).annotations({ identifier: "GatewayProvider" })
+
+/** Public: the gateway's providers with their published daily call caps. */
+export class GatewayProvidersGroup extends HttpApiGroup.make("gatewayProviders")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/providers").addSuccess(Schema.Struct({ providers: Schema.Array(ProviderRecord) }))
+  )
+  .middleware(PublicRateLimit)
+  .annotateContext(OpenApi.annotations({
+    title: "Gateway providers",
+    description: "Each provider of the catalogue with its daily call cap per org (reset 00:00 UTC). No credential needed."
+  }))
+{}

@@ -1,0 +1,98 @@
+import { Schema } from "effect"
+import { Amount } from "../../Domain/Money.js"
+import { PlanId } from "../../Domain/Plans.js"
+
+/** Records and inputs shared by the identity groups (sign-in, account, orgs, agents, keys). */
+
+export const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC with milliseconds" })
+
+export const Role = Schema.Literal("owner", "member").annotations({ identifier: "Role" })
+
+/** A path identifier; anything that is not a UUID is simply not found. */
+export const PathId = Schema.String
+
+export const OrgPath = Schema.Struct({ orgId: PathId })
+
+/** Whole credits as input: a non-negative integer, or a string of digits. */
+export const WholeCreditsInput = Schema.transform(
+  Schema.Union(
+    Schema.Int.pipe(Schema.between(0, Number.MAX_SAFE_INTEGER)),
+    Schema.String.pipe(Schema.pattern(/^\d{1,18}$/))
+  ).annotations({ message: () => "Expected whole credits: a non-negative integer or a string of digits" }),
+  Schema.BigIntFromSelf,
+  { strict: true, decode: (value) => BigInt(value), encode: (value) => value.toString() }
+).annotations({ description: "Whole credits (1 credit = $0.001)" })
+
+export const User = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  email_verified: Schema.Boolean,
+  phone: Schema.NullOr(Schema.String),
+  phone_verified: Schema.Boolean
+}).annotations({ identifier: "User" })
+
+export const Me = Schema.Struct({
+  user: User,
+  orgs: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String, role: Role }))
+}).annotations({ identifier: "Me" })
+
+export const Org = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  plan: PlanId,
+  role: Role,
+  created_at: Timestamp
+}).annotations({ identifier: "Org" })
+
+export const Member = Schema.Struct({
+  user_id: Schema.String,
+  email: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  role: Role,
+  joined_at: Timestamp
+}).annotations({ identifier: "Member" })
+
+export const Invite = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  role: Role,
+  invited_by_email: Schema.String,
+  created_at: Timestamp,
+  expires_at: Timestamp
+}).annotations({ identifier: "Invite" })
+
+export const DeletionRequest = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literal("pending", "completed", "cancelled"),
+  reason: Schema.NullOr(Schema.String),
+  requested_by_email: Schema.String,
+  created_at: Timestamp
+}).annotations({ identifier: "DeletionRequest" })
+
+export const Agent = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  mode: Schema.Literal("test", "live"),
+  status: Schema.Literal("active", "disabled"),
+  monthly_budget: Amount,
+  approval_threshold: Schema.NullOr(Amount),
+  ip_allowlist: Schema.Array(Schema.String),
+  key_prefix: Schema.NullOr(Schema.String).annotations({
+    description: "First 12 characters of the agent key; null while the agent has no key (revoked)"
+  }),
+  key_last_used_at: Schema.NullOr(Timestamp),
+  created_at: Timestamp
+}).annotations({ identifier: "Agent" })
+
+export const OrgKey = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  scope: Schema.Literal("read", "write"),
+  prefix: Schema.String,
+  created_by_email: Schema.String,
+  created_at: Timestamp,
+  last_used_at: Schema.NullOr(Timestamp)
+}).annotations({ identifier: "OrgKey" })
+
+export const Revoked = Schema.Struct({ status: Schema.Literal("revoked") })

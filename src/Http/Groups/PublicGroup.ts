@@ -1,0 +1,160 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Availability, CatalogueEndpoint, Category } from "../../Domain/Catalogue.js"
+import { EmailAddress } from "../../Domain/Email.js"
+import { ScorePartsSchema } from "../../Domain/Formula.js"
+import { Amount } from "../../Domain/Money.js"
+import { PlanId } from "../../Domain/Plans.js"
+import { TaskType, TaskTypeId } from "../../Domain/TaskType.js"
+import { Tool } from "../../Domain/Tool.js"
+import { PublicRateLimit, WaitlistRateLimit } from "../Middleware/RateLimitTags.js"
+
+/** Public data: no credential, 120 requests a minute per address. */
+export const ToolList = Schema.Struct({ tools: Schema.Array(Tool) })
+
+export const ScoreEntry = Schema.Struct({
+  tool_id: Schema.String,
+  slug: Schema.String,
+  name: Schema.String,
+  task_type: TaskTypeId,
+  rank: Schema.Int,
+  score: Schema.Number,
+  parts: ScorePartsSchema,
+  purchasable: Schema.Boolean
+}).annotations({ identifier: "ScoreEntry" })
+
+export const ScoreList = Schema.Struct({ formula_version: Schema.String, scores: Schema.Array(ScoreEntry) })
+
+export const TaskTypeList = Schema.Struct({ task_types: Schema.Array(TaskType) })
+
+export const PlanPricing = Schema.Struct({
+  id: PlanId,
+  name: Schema.String,
+  monthly_fee_usd: Schema.String,
+  daily_score_lookups: Schema.NullOr(Schema.Int),
+  daily_free_text_lookups: Schema.NullOr(Schema.Int),
+  gateway_price_multiplier: Schema.String,
+  max_active_agents: Schema.Int,
+  max_seats: Schema.Int
+})
+
+export const Pricing = Schema.Struct({
+  credit: Schema.Struct({ usd: Schema.String, note: Schema.String }),
+  plans: Schema.Array(PlanPricing),
+  gateway_price_rule: Schema.String,
+  trial: Schema.Struct({
+    credits: Amount,
+    days: Schema.Int,
+    hourly_spend_limit: Amount,
+    note: Schema.String
+  }),
+  founding_offer: Schema.Struct({
+    id: Schema.String,
+    name: Schema.String,
+    description: Schema.String,
+    plan: PlanId,
+    monthly_fee_usd: Schema.String,
+    total: Schema.Int,
+    taken: Schema.Int,
+    remaining: Schema.Int,
+    ends_at: Schema.String,
+    status: Schema.Literal("open", "sold_out", "ended")
+  }),
+  limits: Schema.Struct({
+    webhook_endpoints_per_org: Schema.Int,
+    org_keys_per_org: Schema.Int,
+    open_disputes_per_org: Schema.Int,
+    people_lookups_per_domain_per_day: Schema.Int,
+    new_account_topup_cap_usd: Schema.String,
+    new_account_topup_cap_days: Schema.Int
+  })
+}).annotations({ identifier: "Pricing" })
+
+export const Formula = Schema.Struct({
+  version: Schema.String,
+  summary: Schema.String,
+  inputs: Schema.Record({ key: Schema.String, value: Schema.String }),
+  parts: Schema.Record({ key: Schema.String, value: Schema.String }),
+  weights: Schema.Record({ key: Schema.String, value: Schema.Int }),
+  weighted: Schema.String,
+  score: Schema.String,
+  rounding: Schema.String,
+  ranking: Schema.String,
+  purchasable: Schema.String
+}).annotations({ identifier: "Formula" })
+
+export const Report = Schema.Struct({
+  tool_id: Schema.String,
+  tool_slug: Schema.String,
+  tool_name: Schema.String,
+  task_type: TaskTypeId,
+  date: Schema.String,
+  sample_size: Schema.Int,
+  accuracy: Schema.Number,
+  coverage: Schema.Number,
+  latency_p50_ms: Schema.Int,
+  latency_p95_ms: Schema.Int
+}).annotations({ identifier: "BenchmarkReport" })
+
+export const ReportList = Schema.Struct({ reports: Schema.Array(Report) })
+
+export const ServiceStatus = Schema.Struct({
+  status: Schema.Literal("ok", "degraded"),
+  version: Schema.String,
+  time: Schema.String,
+  database: Schema.Struct({ status: Schema.Literal("ok", "unavailable"), latency_ms: Schema.NullOr(Schema.Number) }),
+  catalogue: Schema.Struct({
+    providers: Schema.Int,
+    endpoints: Schema.Int,
+    live: Schema.Int,
+    on_request: Schema.Int,
+    categories: Schema.Int
+  }),
+  tools: Schema.Struct({ count: Schema.Int, purchasable: Schema.Int, task_types: Schema.Int })
+}).annotations({ identifier: "ServiceStatus" })
+
+export const EndpointList = Schema.Struct({ endpoints: Schema.Array(CatalogueEndpoint) })
+
+export const EndpointSearch = Schema.Struct({
+  q: Schema.optional(Schema.String),
+  category: Schema.optional(Category),
+  provider: Schema.optional(Schema.String),
+  availability: Schema.optional(Availability)
+})
+
+export class PublicGroup extends HttpApiGroup.make("public")
+  .add(HttpApiEndpoint.get("tools", "/v1/tools").addSuccess(ToolList))
+  .add(
+    HttpApiEndpoint.get("scores", "/v1/scores")
+      .setUrlParams(Schema.Struct({ task_type: Schema.optional(TaskTypeId) }))
+      .addSuccess(ScoreList)
+  )
+  .add(HttpApiEndpoint.get("taskTypes", "/v1/task-types").addSuccess(TaskTypeList))
+  .add(HttpApiEndpoint.get("pricing", "/v1/pricing").addSuccess(Pricing))
+  .add(HttpApiEndpoint.get("formula", "/v1/formula").addSuccess(Formula))
+  .add(HttpApiEndpoint.get("reports", "/v1/reports").addSuccess(ReportList))
+  .add(HttpApiEndpoint.get("status", "/v1/status").addSuccess(ServiceStatus))
+  .add(HttpApiEndpoint.get("endpoints", "/v1/endpoints").setUrlParams(EndpointSearch).addSuccess(EndpointList))
+  .middleware(PublicRateLimit)
+  .annotateContext(OpenApi.annotations({ title: "Public data", description: "No credential needed." }))
+{}
+
+export const WaitlistRequest = Schema.Struct({ email: EmailAddress })
+
+export class WaitlistGroup extends HttpApiGroup.make("waitlist")
+  .add(
+    HttpApiEndpoint.post("join", "/v1/waitlist")
+      .setPayload(WaitlistRequest)
+      .addSuccess(Schema.Struct({ status: Schema.Literal("on_waitlist") }), { status: 202 })
+  )
+  .middleware(WaitlistRateLimit)
+  .annotateContext(OpenApi.annotations({ title: "Waitlist" }))
+{}
+
+export const HtmlPage = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
+
+export class DocsGroup extends HttpApiGroup.make("docs")
+  .add(HttpApiEndpoint.get("errors", "/docs/errors").addSuccess(HtmlPage))
+  .add(HttpApiEndpoint.get("webhookEventSchema", "/schemas/webhook-event.json").addSuccess(Schema.Unknown))
+  .annotateContext(OpenApi.annotations({ title: "Documentation" }))
+{}

@@ -1,0 +1,280 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  Approval,
+  ApprovalList,
+  ApprovalListParams,
+  DecisionRequest,
+  Dispute,
+  DisputeDecisionRequest,
+  DisputeList,
+  DisputeListParams,
+  DisputeRequest,
+  ExecuteRequest,
+  ExecuteResult,
+  Job,
+  JobAccepted,
+  Receipt,
+  ReceiptList,
+  RecommendRequest,
+  RecommendResult
+} from "../../Domain/Purchasing.js"
+import {
+  ApprovalExpired,
+  ApprovalMismatch,
+  ApprovalRejected,
+  ApprovalRequired,
+  CheckFailed,
+  Conflict,
+  CreditsFrozen,
+  DisputeWindowClosed,
+  Forbidden,
+  IdempotencyConflict,
+  InsufficientCredits,
+  InvalidInput,
+  InvalidToken,
+  LiveExecuteUnavailable,
+  NotDisputable,
+  NotFound,
+  NotPurchasable,
+  OverBudget,
+  PlanLimit,
+  PriceAboveMax,
+  ProviderError,
+  ReasonRequired,
+  RequestInProgress,
+  ToolPaused,
+  TrialLimit,
+  UnknownTaskType,
+  UnknownTool
+} from "../../Errors/ApiErrors.js"
+import { wire } from "../../Errors/Wire.js"
+import { AdminAuth, AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
+import { PublicRateLimit } from "../Middleware/RateLimitTags.js"
+import { dailyQuotaWire } from "./PurchasingErrors.js"
+
+/** Purchasing: recommend, execute, jobs, receipts, disputes and approvals. */
+const IdPath = Schema.Struct({ id: Schema.String })
+const OrgIdPath = Schema.Struct({ orgId: Schema.String })
+const OrgItemPath = Schema.Struct({ orgId: Schema.String, id: Schema.String })
+const ListQuery = Schema.Struct({
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 }),
+  starting_after: Schema.optional(Schema.String)
+})
+
+const errorObject = (code: string) => ({
+  type: "object",
+  required: ["code", "message", "doc_url", "retryable"],
+  properties: {
+    code: { type: "string", enum: [code] },
+    message: { type: "string" },
+    doc_url: { type: "string" },
+    retryable: { type: "boolean" }
+  },
+  additionalProperties: false
+})
+
+const amountSchema = {
+  type: "object",
+  required: ["credits", "usd"],
+  properties: { credits: { type: "string" }, usd: { type: "string" } }
+}
+
+/** `check_failed` answers 200 and `approval_required` 202, the statuses of execute's successes. */
+const checkFailedBody = {
+  type: "object",
+  description: "Nothing passed its check; nothing was charged.",
+  required: ["error", "reason", "receipt_id", "check", "items"],
+  properties: {
+    error: errorObject("check_failed"),
+    reason: { type: "string" },
+    receipt_id: { type: "string" },
+    check: { type: "object", required: ["id", "version"], properties: { id: { type: "string" }, version: { type: "string" } } },
+    items: {
+      type: "array",
+      items: { type: "object", required: ["index", "reason"], properties: { index: { type: "integer" }, reason: { type: "string" } } }
+    }
+  }
+}
+
+const approvalRequiredBody = {
+  type: "object",
+  description: "An owner must approve; retry with approval_id once approved.",
+  required: ["error", "approval"],
+  properties: {
+    error: errorObject("approval_required"),
+    approval: {
+      type: "object",
+      required: ["id", "status", "reason", "tool_id", "item_count", "amount", "expires_at"],
+      properties: {
+        id: { type: "string" },
+        status: { type: "string", enum: ["waiting"] },
+        reason: { type: "string", enum: ["over_threshold", "over_budget"] },
+        tool_id: { type: "string" },
+        item_count: { type: "integer" },
+        amount: amountSchema,
+        expires_at: { type: "string" }
+      }
+    }
+  }
+}
+
+/** The platform documents one schema per status; execute's 200 and 202 each have two bodies. */
+const executeResponses = (operation: Record<string, any>) => {
+  const responses = { ...operation["responses"] }
+  const alongside = (status: string, extra: object, description: string) => {
+    const current = responses[status]?.content?.["application/json"]?.schema
+    responses[status] = {
+      description,
+      content: { "application/json": { schema: { anyOf: [current, extra].filter((s) => s !== undefined) } } }
+    }
+  }
+  alongside("200", checkFailedBody, "The items ran (ExecuteResult), or nothing passed its check (check_failed)")
+  alongside("202", approvalRequiredBody, "A job was accepted (JobAccepted), or an owner must approve (approval_required)")
+  return { ...operation, responses }
+}
+
+/** Agent endpoints (agent key; 600 requests a minute per key). */
+export class PurchasingGroup extends HttpApiGroup.make("purchasing")
+  .add(
+    HttpApiEndpoint.post("recommend", "/v1/recommend")
+      .setPayload(RecommendRequest)
+      .addSuccess(RecommendResult)
+      .addError(wire(UnknownTaskType))
+      .addError(dailyQuotaWire)
+  )
+  .add(
+    HttpApiEndpoint.post("execute", "/v1/execute")
+      .setPayload(ExecuteRequest)
+      .addSuccess(ExecuteResult)
+      .addSuccess(JobAccepted, { status: 202 })
+      .addError(wire(CheckFailed))
+      .addError(wire(ApprovalRequired))
+      .addError(wire(UnknownTool))
+      .addError(wire(ToolPaused))
+      .addError(wire(NotPurchasable))
+      .addError(wire(LiveExecuteUnavailable))
+      .addError(wire(PriceAboveMax))
+      .addError(wire(ApprovalExpired))
+      .addError(wire(ApprovalRejected))
+      .addError(wire(ApprovalMismatch))
+      .addError(wire(Conflict))
+      .addError(wire(IdempotencyConflict))
+      .addError(wire(RequestInProgress))
+      .addError(wire(InsufficientCredits))
+      .addError(wire(OverBudget))
+      .addError(wire(CreditsFrozen))
+      .addError(wire(TrialLimit))
+      .addError(wire(ProviderError))
+      .annotate(OpenApi.Transform, executeResponses)
+  )
+  .add(HttpApiEndpoint.get("job", "/v1/jobs/:id").setPath(IdPath).addSuccess(Schema.Struct({ job: Job })))
+  .add(HttpApiEndpoint.get("receipts", "/v1/receipts").setUrlParams(ListQuery).addSuccess(ReceiptList))
+  .add(HttpApiEndpoint.get("receipt", "/v1/receipts/:id").setPath(IdPath).addSuccess(Schema.Struct({ receipt: Receipt })))
+  .add(
+    HttpApiEndpoint.post("openDispute", "/v1/disputes")
+      .setPayload(DisputeRequest)
+      .addSuccess(Schema.Struct({ dispute: Dispute }), { status: 201 })
+      .addError(wire(DisputeWindowClosed))
+      .addError(wire(NotDisputable))
+      .addError(wire(Conflict))
+      .addError(wire(PlanLimit))
+  )
+  .add(HttpApiEndpoint.get("dispute", "/v1/disputes/:id").setPath(IdPath).addSuccess(Schema.Struct({ dispute: Dispute })))
+  .add(
+    HttpApiEndpoint.get("approval", "/v1/approvals/:id").setPath(IdPath).addSuccess(Schema.Struct({ approval: Approval }))
+  )
+  .addError(wire(InvalidInput))
+  .addError(wire(NotFound))
+  .middleware(AgentAuth)
+  .annotateContext(OpenApi.annotations({
+    title: "Purchasing",
+    description: "An agent key. Recommend tools, buy verified results, follow jobs, read receipts, dispute charged items."
+  }))
+{}
+
+/** Org endpoints: approvals (owners decide) and receipts, by session or org key. */
+export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
+  .add(
+    HttpApiEndpoint.get("approvals", "/v1/orgs/:orgId/approvals")
+      .setPath(OrgIdPath)
+      .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: ApprovalListParams.fields.status }))
+      .addSuccess(ApprovalList)
+  )
+  .add(
+    HttpApiEndpoint.get("approval", "/v1/orgs/:orgId/approvals/:id")
+      .setPath(OrgItemPath)
+      .addSuccess(Schema.Struct({ approval: Approval }))
+  )
+  .add(
+    HttpApiEndpoint.post("approve", "/v1/orgs/:orgId/approvals/:id/approve")
+      .setPath(OrgItemPath)
+      .setPayload(DecisionRequest)
+      .addSuccess(Schema.Struct({ approval: Approval }))
+      .addError(wire(Conflict))
+      .addError(wire(ApprovalExpired))
+  )
+  .add(
+    HttpApiEndpoint.post("reject", "/v1/orgs/:orgId/approvals/:id/reject")
+      .setPath(OrgItemPath)
+      .setPayload(DecisionRequest)
+      .addSuccess(Schema.Struct({ approval: Approval }))
+      .addError(wire(Conflict))
+      .addError(wire(ApprovalExpired))
+  )
+  .add(HttpApiEndpoint.get("receipts", "/v1/orgs/:orgId/receipts").setPath(OrgIdPath).setUrlParams(ListQuery).addSuccess(ReceiptList))
+  .add(
+    HttpApiEndpoint.get("receipt", "/v1/orgs/:orgId/receipts/:id")
+      .setPath(OrgItemPath)
+      .addSuccess(Schema.Struct({ receipt: Receipt }))
+  )
+  .addError(wire(InvalidInput))
+  .addError(wire(NotFound))
+  .addError(wire(Forbidden))
+  .middleware(OrgAuth)
+  .annotateContext(OpenApi.annotations({
+    title: "Approvals and receipts",
+    description: "Members read; owners (session or a write org key of an owner) approve or reject."
+  }))
+{}
+
+export const ApprovalPage = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
+const TokenPath = Schema.Struct({ token: Schema.String })
+
+/** The one-click links mailed to owners (the token is the credential). */
+export class ApprovalLinksGroup extends HttpApiGroup.make("approvalLinks")
+  .add(HttpApiEndpoint.get("show", "/v1/approval-links/:token").setPath(TokenPath).addSuccess(ApprovalPage))
+  .add(HttpApiEndpoint.post("decide", "/v1/approval-links/:token").setPath(TokenPath).addSuccess(ApprovalPage))
+  .addError(wire(InvalidToken))
+  .addError(wire(Forbidden))
+  .addError(wire(Conflict))
+  .addError(wire(ApprovalExpired))
+  .middleware(PublicRateLimit)
+  .annotateContext(OpenApi.annotations({
+    title: "Approval links",
+    description: "Opening a mailed link shows the purchase and one button; pressing it (POST) decides. Each link works once."
+  }))
+{}
+
+/** Administrators decide disputes. */
+export class AdminDisputesGroup extends HttpApiGroup.make("adminDisputes")
+  .add(HttpApiEndpoint.get("list", "/admin/disputes").setUrlParams(Schema.Struct({
+    ...ListQuery.fields,
+    status: DisputeListParams.fields.status
+  })).addSuccess(DisputeList))
+  .add(
+    HttpApiEndpoint.post("decide", "/admin/disputes/:id/decide")
+      .setPath(IdPath)
+      .setPayload(DisputeDecisionRequest)
+      .addSuccess(Schema.Struct({ dispute: Dispute }))
+      .addError(wire(ReasonRequired))
+      .addError(wire(Conflict))
+  )
+  .addError(wire(InvalidInput))
+  .addError(wire(NotFound))
+  .middleware(AdminAuth)
+  .annotateContext(OpenApi.annotations({
+    title: "Disputes (administrators)",
+    description: "An administrator's session. Upheld refunds the item through the ledger; a written reason is required."
+  }))
+{}

@@ -1,0 +1,108 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { EventTypeSchema, subscribableEventTypes } from "../../Domain/Events.js"
+import { Forbidden, PlanLimit } from "../../Errors/ApiErrors.js"
+import { wire } from "../../Errors/Wire.js"
+import { OrgAuth } from "../Middleware/AuthTags.js"
+
+/** Webhook endpoints and their deliveries: `/v1/orgs/{orgId}/webhooks...`, `/webhook-deliveries`. */
+export const OrgPath = Schema.Struct({ orgId: Schema.String })
+export const WebhookPath = Schema.Struct({ orgId: Schema.String, id: Schema.String })
+
+export const Limit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)).annotations({
+  description: "Items per page, 1 to 200 (default 50)"
+})
+
+export const CreateWebhookRequest = Schema.Struct({
+  url: Schema.String.annotations({
+    description: "https URL of a public address (in a local deployment also http://localhost or loopback)"
+  }),
+  events: Schema.optional(Schema.Array(Schema.String)).annotations({
+    description: `Event types to receive; empty or omitted means every event. One of: ${subscribableEventTypes.join(", ")}`
+  })
+})
+
+export const WebhookEndpoint = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  events: Schema.Array(EventTypeSchema),
+  secret_prefix: Schema.String,
+  created_at: Schema.String
+}).annotations({ identifier: "WebhookEndpoint" })
+
+export const CreatedWebhook = Schema.Struct({
+  webhook: Schema.Struct({
+    id: Schema.String,
+    secret: Schema.String.annotations({ description: "whsec_...; shown only in this answer" }),
+    url: Schema.String,
+    events: Schema.Array(EventTypeSchema),
+    created_at: Schema.String
+  }),
+  note: Schema.String
+}).annotations({ identifier: "CreatedWebhook" })
+
+export const WebhookList = Schema.Struct({
+  webhooks: Schema.Array(WebhookEndpoint),
+  event_types: Schema.Array(EventTypeSchema).annotations({ description: "The event types an endpoint can pick" })
+})
+
+export const DeliveryStatus = Schema.Literal("pending", "delivered", "failed")
+
+export const WebhookDelivery = Schema.Struct({
+  id: Schema.String,
+  webhook_id: Schema.String,
+  event_id: Schema.String,
+  event_type: EventTypeSchema,
+  status: DeliveryStatus,
+  attempts: Schema.Int,
+  last_status_code: Schema.NullOr(Schema.Int),
+  last_error: Schema.NullOr(Schema.String),
+  next_attempt_at: Schema.NullOr(Schema.String).annotations({ description: "Time of the next try; null when settled" }),
+  last_attempt_at: Schema.NullOr(Schema.String),
+  delivered_at: Schema.NullOr(Schema.String),
+  created_at: Schema.String
+}).annotations({ identifier: "WebhookDelivery" })
+
+export const DeliveryList = Schema.Struct({ deliveries: Schema.Array(WebhookDelivery), has_more: Schema.Boolean })
+
+export const DeliveryQuery = Schema.Struct({
+  limit: Schema.optional(Limit),
+  starting_after: Schema.optional(Schema.UUID),
+  webhook_id: Schema.optional(Schema.UUID),
+  status: Schema.optional(DeliveryStatus)
+})
+
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/orgs/:orgId/webhooks")
+      .setPath(OrgPath)
+      .setPayload(CreateWebhookRequest)
+      .addSuccess(CreatedWebhook, { status: 201 })
+      .addError(wire(Forbidden))
+      .addError(wire(PlanLimit))
+  )
+  .add(HttpApiEndpoint.get("list", "/v1/orgs/:orgId/webhooks").setPath(OrgPath).addSuccess(WebhookList))
+  .add(
+    HttpApiEndpoint.del("remove", "/v1/orgs/:orgId/webhooks/:id")
+      .setPath(WebhookPath)
+      .addSuccess(Schema.Struct({ id: Schema.String, status: Schema.Literal("deleted") }))
+      .addError(wire(Forbidden))
+  )
+  .add(
+    HttpApiEndpoint.post("test", "/v1/orgs/:orgId/webhooks/:id/test")
+      .setPath(WebhookPath)
+      .addSuccess(WebhookDelivery)
+      .addError(wire(Forbidden))
+  )
+  .add(
+    HttpApiEndpoint.get("deliveries", "/v1/orgs/:orgId/webhook-deliveries")
+      .setPath(OrgPath)
+      .setUrlParams(DeliveryQuery)
+      .addSuccess(DeliveryList)
+  )
+  .middleware(OrgAuth)
+  .annotateContext(OpenApi.annotations({
+    title: "Webhooks",
+    description: "Signed event deliveries to the org's endpoints (owner or write key to change; members read)."
+  }))
+{}

@@ -1,0 +1,25 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { CurrentActor } from "../../Services/Auth/Current.js"
+import { Webhooks } from "../../Services/Webhooks/Webhooks.js"
+import { Api } from "../Api.js"
+
+export const DEFAULT_LIMIT = 50
+
+export const WebhooksHandlers = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+  Effect.gen(function*() {
+    const webhooks = yield* Webhooks
+    return handlers
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentActor, (actor) => webhooks.create(actor, payload)))
+      .handle("list", () => Effect.flatMap(CurrentActor, webhooks.list))
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentActor, (actor) => webhooks.remove(actor, path.id)))
+      .handle("test", ({ path }) => Effect.flatMap(CurrentActor, (actor) => webhooks.sendTest(actor, path.id)))
+      .handle("deliveries", ({ urlParams }) =>
+        Effect.flatMap(CurrentActor, (actor) =>
+          webhooks.deliveries(actor, {
+            limit: urlParams.limit ?? DEFAULT_LIMIT,
+            startingAfter: urlParams.starting_after,
+            webhookId: urlParams.webhook_id,
+            status: urlParams.status
+          })))
+  }))

@@ -1,0 +1,159 @@
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Either, JSONSchema, Runtime, Schema } from "effect"
+import { Availability, Category } from "../../Domain/Catalogue.js"
+import { Forbidden, InvalidInput, MethodNotAllowed, Unauthenticated } from "../../Errors/ApiErrors.js"
+import { encodeApiError, isApiError } from "../../Errors/Wire.js"
+import { Credentials } from "../../Services/Auth/Credentials.js"
+import type { AuthenticatedAgent } from "../../Services/Auth/Current.js"
+import { Catalogue } from "../../Services/Catalogue/Catalogue.js"
+import { Gateway } from "../../Services/Gateway/Gateway.js"
+import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
+import { ClientAddress } from "../ClientAddress.js"
+import { enforceRateLimit } from "../Middleware/RateLimits.js"
+import { MAX_BODY_BYTES } from "../Middleware/Edge.js"
+import { AnyJson } from "../Groups/GatewayGroup.js"
+import { presentedCredential } from "../PresentedCredential.js"
+
+/**
+ * The MCP server at `POST /mcp` (Streamable HTTP, stateless: one server and transport per
+ * request, JSON answers). The route sits beside the HttpApi groups, so it applies the
+ * agent-key rules itself: 401 without a valid agent key, 403 for an org key, 403
+ * `ip_not_allowed` off the allowlist, and the agent endpoints' 600 requests a minute.
+ *
+ * Tools: `search_endpoints` (the catalogue, priced for the agent's plan) and
+ * `call_endpoint` (a gateway call, exactly as `POST /v1/call`).
+ */
+const ParamObject = Schema.Record({ key: Schema.String, value: AnyJson })
+
+export const SearchArguments = Schema.Struct({
+  q: Schema.optional(Schema.String.annotations({ description: "Words that must all match the id, provider or name" })),
+  category: Schema.optional(Category),
+  provider: Schema.optional(Schema.String.annotations({ description: "Provider id" })),
+  availability: Schema.optional(Availability)
+})
+
+export const CallArguments = Schema.Struct({
+  endpoint: Schema.String.annotations({ description: "Endpoint id, <provider>/<endpoint_slug>" }),
+  body: Schema.optional(ParamObject.annotations({ description: "JSON body for POST, PATCH and DELETE endpoints" })),
+  query: Schema.optional(ParamObject.annotations({ description: "Query parameters (GET endpoints)" })),
+  path_params: Schema.optional(ParamObject.annotations({ description: "One value per {name} in the path" })),
+  max_price: Schema.optional(Schema.Number.annotations({ description: "Refuse the call if it costs more credits" }))
+})
+
+const inputSchema = (schema: Schema.Schema.Any) => {
+  const { $schema: _ignored, ...rest } = JSONSchema.make(schema) as unknown as Record<string, unknown>
+  return rest as { type: "object"; properties?: Record<string, object>; required?: Array<string> }
+}
+
+const tools = [
+  {
+    name: "search_endpoints",
+    description: "Search the gateway catalogue of provider endpoints. Every word of `q` must match the id, " +
+      "provider or name. Answers endpoint records with method, path, path_params and price_per_call (credits).",
+    inputSchema: inputSchema(SearchArguments)
+  },
+  {
+    name: "call_endpoint",
+    description: "Call a live catalogue endpoint with the provider's own parameters. The price is held and " +
+      "charged only when the provider answers; failures, refusals and timeouts are refunded.",
+    inputSchema: inputSchema(CallArguments)
+  }
+]
+
+const jsonResult = (value: unknown, isError = false): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value) }],
+  ...(isError ? { isError: true } : { structuredContent: value as Record<string, unknown> })
+})
+
+export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const gateway = yield* Gateway
+    const catalogue = yield* Catalogue
+    const credentials = yield* Credentials
+    const limiter = yield* RateLimiter
+    const addresses = yield* ClientAddress
+
+    /** Runs a tool's effect to a tool result; API errors become `isError` results with the error body. */
+    const toolResult = <A, E>(runtime: Runtime.Runtime<never>, effect: Effect.Effect<A, E>) =>
+      Runtime.runPromise(runtime)(
+        effect.pipe(
+          Effect.map((value) => jsonResult(value)),
+          Effect.catchAll((error) =>
+            isApiError(error)
+              ? Effect.map(encodeApiError(error), ({ body }) => jsonResult(body, true))
+              : Effect.die(error)
+          )
+        )
+      )
+
+    const decodeArguments = <A, I>(schema: Schema.Schema<A, I>, args: unknown) =>
+      Either.match(Schema.decodeUnknownEither(schema)(args ?? {}), {
+        onLeft: (error) => Effect.fail(new InvalidInput({ message: `Invalid arguments: ${error.message}` })),
+        onRight: Effect.succeed
+      })
+
+    const makeServer = (agent: AuthenticatedAgent, runtime: Runtime.Runtime<never>) => {
+      const server = new Server({ name: "agent-gateway", version: "0.1.0" }, { capabilities: { tools: {} } })
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }))
+      server.setRequestHandler(CallToolRequestSchema, async (request) => {
+        switch (request.params.name) {
+          case "search_endpoints":
+            return toolResult(
+              runtime,
+              Effect.flatMap(decodeArguments(SearchArguments, request.params.arguments), (args) =>
+                Effect.map(catalogue.search(args, agent.org_plan), (endpoints) => ({ endpoints })))
+            )
+          case "call_endpoint":
+            return toolResult(
+              runtime,
+              Effect.flatMap(decodeArguments(CallArguments, request.params.arguments), (args) => gateway.call(agent, args))
+            )
+          default:
+            return jsonResult({ error: { code: "invalid_input", message: `Unknown tool ${request.params.name}` } }, true)
+        }
+      })
+      return server
+    }
+
+    const handler = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (request.method !== "POST") {
+        return yield* Effect.fail(new MethodNotAllowed({ message: `${request.method} is not supported on /mcp` })).pipe(
+          Effect.catchAll((error) =>
+            Effect.map(encodeApiError(error), ({ body, status }) =>
+              HttpServerResponse.unsafeJson(body, { status, headers: { allow: "POST" } }))
+          )
+        )
+      }
+      const { header } = presentedCredential(request)
+      if (header?.kind === "org_key") {
+        return yield* new Forbidden({ message: "An org key works only under /v1/orgs/{orgId}/... of its own org" })
+      }
+      if (header?.kind !== "agent_key") {
+        return yield* new Unauthenticated({ message: "The MCP server needs an agent key (sk_test_... or sk_live_...)" })
+      }
+      const agent = yield* credentials.authenticateAgentKey(header.token, yield* addresses.current)
+      yield* enforceRateLimit(limiter, policies.agentEndpoints, `agent:${agent.id}`)
+
+      const runtime = yield* Effect.runtime<never>()
+      const webRequest = yield* HttpServerRequest.toWeb(request)
+      const server = makeServer(agent, runtime)
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+        maxRequestBodySize: MAX_BODY_BYTES
+      })
+      const response = yield* Effect.acquireUseRelease(
+        Effect.promise(() => server.connect(transport)),
+        () => Effect.promise(() => transport.handleRequest(webRequest)),
+        () => Effect.promise(() => server.close())
+      )
+      return HttpServerResponse.fromWeb(response)
+    })
+
+    yield* router.all("/mcp", handler)
+  })
+)

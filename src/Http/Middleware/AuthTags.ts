@@ -1,0 +1,49 @@
+import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { Schema } from "effect"
+import { EmailUnverified, Forbidden, IpNotAllowed, NotFound, RateLimited, Unauthenticated } from "../../Errors/ApiErrors.js"
+import { wire } from "../../Errors/Wire.js"
+import { CurrentActor, CurrentAdmin, CurrentAgent, CurrentUser } from "../../Services/Auth/Current.js"
+
+/**
+ * The credential middlewares, one per kind of endpoint (see the specification's
+ * Authentication section). Each answers the mismatch table's error for a wrong credential.
+ */
+
+/** Agent endpoints, `GET /v1/agent`, `POST /v1/call`, `/mcp`: an agent key only. */
+export class AgentAuth extends HttpApiMiddleware.Tag<AgentAuth>()("AgentAuth", {
+  provides: CurrentAgent,
+  failure: Schema.Union(wire(Unauthenticated), wire(Forbidden), wire(IpNotAllowed), wire(RateLimited)),
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/** `/v1/orgs/{orgId}/...`: a session of a member, or an org key of that org. */
+export class OrgAuth extends HttpApiMiddleware.Tag<OrgAuth>()("OrgAuth", {
+  provides: CurrentActor,
+  failure: Schema.Union(wire(Unauthenticated), wire(Forbidden), wire(NotFound), wire(RateLimited), wire(EmailUnverified)),
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/**
+ * Org endpoints that org keys may not reach (`/keys...`, `POST /deletion-requests`): 403
+ * `forbidden` for a working org key, 401 `unauthenticated` for an unknown or revoked one.
+ */
+export class SessionOnly extends HttpApiMiddleware.Tag<SessionOnly>()("SessionOnly", {
+  failure: Schema.Union(wire(Unauthenticated), wire(Forbidden))
+}) {}
+
+/** Account endpoints (`/v1/me`, `POST /v1/orgs`, sign-out...): a session only. */
+export class SessionAuth extends HttpApiMiddleware.Tag<SessionAuth>()("SessionAuth", {
+  provides: CurrentUser,
+  failure: Schema.Union(wire(Unauthenticated), wire(Forbidden), wire(EmailUnverified)),
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/**
+ * Admin endpoints: an administrator's session (`as_...` from `POST /admin/sign-in`) only.
+ * Org keys answer 403 like everywhere outside their org; anything else 401.
+ */
+export class AdminAuth extends HttpApiMiddleware.Tag<AdminAuth>()("AdminAuth", {
+  provides: CurrentAdmin,
+  failure: Schema.Union(wire(Unauthenticated), wire(Forbidden)),
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}

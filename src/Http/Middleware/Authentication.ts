@@ -1,0 +1,126 @@
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { Forbidden, Unauthenticated } from "../../Errors/ApiErrors.js"
+import { Credentials } from "../../Services/Auth/Credentials.js"
+import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
+import { ClientAddress } from "../ClientAddress.js"
+import { presentedCredential, sessionTokenOf } from "../PresentedCredential.js"
+import { enforceRateLimit } from "./RateLimits.js"
+import { Admins } from "../../Services/Auth/Admins.js"
+import { AdminAuth, AgentAuth, OrgAuth, SessionAuth, SessionOnly } from "./AuthTags.js"
+
+/**
+ * The credential middlewares. Each reads the raw request itself: the platform's bearer
+ * decoding accepts a missing header and does not check the `Bearer ` scheme. Org keys
+ * outside `/v1/orgs/{orgId}/...` never reach them: the edge middleware refuses those.
+ */
+const noCredential = new Unauthenticated({ message: "Send an API key or session: Authorization: Bearer <credential>" })
+
+export const AgentAuthLive = Layer.effect(
+  AgentAuth,
+  Effect.gen(function*() {
+    const credentials = yield* Credentials
+    const limiter = yield* RateLimiter
+    const addresses = yield* ClientAddress
+    return {
+      bearer: () =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const { header } = presentedCredential(request)
+          if (header?.kind !== "agent_key") {
+            return yield* new Unauthenticated({ message: "Agent endpoints need an agent key (sk_test_... or sk_live_...)" })
+          }
+          const address = yield* addresses.current
+          const agent = yield* credentials.authenticateAgentKey(header.token, address)
+          yield* enforceRateLimit(limiter, policies.agentEndpoints, `agent:${agent.id}`)
+          return agent
+        })
+    }
+  })
+)
+
+export const OrgAuthLive = Layer.effect(
+  OrgAuth,
+  Effect.gen(function*() {
+    const credentials = yield* Credentials
+    const limiter = yield* RateLimiter
+    const addresses = yield* ClientAddress
+    return {
+      bearer: () =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const route = yield* HttpRouter.RouteContext
+          const orgId = route.params["orgId"] ?? ""
+          const presented = presentedCredential(request)
+          if (presented.header?.kind === "org_key") {
+            const actor = yield* credentials.orgKeyActor(presented.header.token, orgId, request.method)
+            yield* enforceRateLimit(limiter, policies.orgEndpoints, `orgkey:${actor.org_key_id}`)
+            return actor
+          }
+          const session = sessionTokenOf(presented)
+          if (session === undefined) {
+            // Unidentified callers are counted by address.
+            yield* enforceRateLimit(limiter, policies.orgEndpoints, `ip:${yield* addresses.current}`)
+            return yield* noCredential
+          }
+          const actor = yield* credentials.sessionActor(session, orgId)
+          yield* enforceRateLimit(limiter, policies.orgEndpoints, `session:${actor.session_id}`)
+          return actor
+        })
+    }
+  })
+)
+
+/**
+ * Runs before OrgAuth (endpoint middleware wraps the group's), so it tells an unknown or
+ * revoked org key (401) from a working one, which may not do this (403).
+ */
+export const SessionOnlyLive = Layer.effect(
+  SessionOnly,
+  Effect.gen(function*() {
+    const credentials = yield* Credentials
+    return Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const { header } = presentedCredential(request)
+      if (header?.kind === "org_key") {
+        yield* credentials.knownOrgKey(header.token)
+        return yield* new Forbidden({ message: "Org keys cannot do this; sign in as an owner" })
+      }
+    })
+  })
+)
+
+export const SessionAuthLive = Layer.effect(
+  SessionAuth,
+  Effect.gen(function*() {
+    const credentials = yield* Credentials
+    return {
+      bearer: () =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const session = sessionTokenOf(presentedCredential(request))
+          if (session === undefined) return yield* new Unauthenticated({ message: "Sign in first" })
+          return yield* credentials.authenticateSession(session)
+        })
+    }
+  })
+)
+
+/** Admin endpoints: an administrator session (`as_...`) and nothing else. */
+export const AdminAuthLive = Layer.effect(
+  AdminAuth,
+  Effect.gen(function*() {
+    const admins = yield* Admins
+    return {
+      bearer: () =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const { header } = presentedCredential(request)
+          if (header?.kind !== "admin_session") {
+            return yield* new Unauthenticated({ message: "Admin endpoints need an administrator session (as_...)" })
+          }
+          return yield* admins.authenticate(header.token)
+        })
+    }
+  })
+)

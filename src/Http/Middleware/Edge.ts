@@ -1,0 +1,54 @@
+import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { currentDocsBaseUrl } from "../../Errors/Wire.js"
+import { PublicUrl } from "../../Services/PublicUrl.js"
+import { Api } from "../Api.js"
+import { extraRoutes } from "../ExtraRoutes.js"
+import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
+import { makeRouteTable, routesOfApi } from "../RouteTable.js"
+import { errorResponse, responseForCause } from "./ErrorResponses.js"
+
+/** Largest request body accepted: 1 MB. */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+/**
+ * The outermost middleware of every request: unknown paths and methods, org keys used
+ * outside their org's paths, the body limit, and the shaping of every failure into the
+ * common error body.
+ *
+ * Body limit: a `Content-Length` over 1 MB is refused before the body is read; a chunked
+ * body is read up to 1 MB and refused with the same 413 as soon as it goes past.
+ */
+export const EdgeMiddleware = HttpApiBuilder.middleware(
+  Effect.gen(function*() {
+    const baseUrl = yield* PublicUrl
+    const routes = makeRouteTable([...routesOfApi(Api), ...extraRoutes])
+    return (app) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const pathname = request.url.split("?", 1)[0] ?? "/"
+        const match = routes.match(request.method, pathname)
+        if (match._tag === "NotFound") {
+          return errorResponse(baseUrl, "not_found", `No such path: ${pathname}`)
+        }
+        if (match._tag === "MethodNotAllowed") {
+          return errorResponse(baseUrl, "method_not_allowed", `${request.method} is not supported on ${pathname}`).pipe(
+            HttpServerResponse.setHeader("allow", match.allow.join(", "))
+          )
+        }
+        if (isOrgKeyOutsideOrgs(request, pathname)) {
+          return errorResponse(baseUrl, "forbidden", "An org key works only under /v1/orgs/{orgId}/... of its own org")
+        }
+        const declaredLength = Number(request.headers["content-length"] ?? "0")
+        if (declaredLength > MAX_BODY_BYTES) {
+          return errorResponse(baseUrl, "payload_too_large", "Request body is over 1 MB")
+        }
+        return yield* app
+      }).pipe(
+        HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+        Effect.catchAllCause((cause) => responseForCause(baseUrl, cause)),
+        Effect.locally(currentDocsBaseUrl, baseUrl)
+      )
+  }),
+  { withContext: true }
+)

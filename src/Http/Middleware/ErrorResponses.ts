@@ -1,0 +1,68 @@
+import { HttpApiError, HttpServerError, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Option } from "effect"
+import type { ErrorCode } from "../../Errors/ErrorCatalogue.js"
+import { errorCatalogue } from "../../Errors/ErrorCatalogue.js"
+import { encodeApiError, isApiError, wireBody } from "../../Errors/Wire.js"
+
+/**
+ * Turns whatever a request failed with into the common error body: our own errors as they
+ * are, the platform's decoding failures as `invalid_input` naming the field, unreadable or
+ * oversized bodies as `invalid_input` / `payload_too_large`, and anything else as
+ * `internal_error` with the cause logged and nothing of it on the wire.
+ */
+export const errorResponse = (baseUrl: string, code: ErrorCode, message?: string) =>
+  HttpServerResponse.unsafeJson(wireBody(baseUrl, code, message), { status: errorCatalogue[code].status })
+
+const describeDecodeError = (error: HttpApiError.HttpApiDecodeError): string => {
+  const issue = error.issues[0]
+  if (issue === undefined) return "The request did not match the expected schema"
+  const field = issue.path.length > 0 ? issue.path.map(String).join(".") : "body"
+  return `Invalid value for \`${field}\`: ${issue.message}`
+}
+
+/** A body read that stopped at the size limit, or a body that is not valid JSON. */
+const classifyBodyFailure = (error: HttpServerError.RequestError): { code: ErrorCode; message: string } => {
+  const cause = error.cause
+  if (cause instanceof Error && cause.message === "maxBytes exceeded") {
+    return { code: "payload_too_large", message: "Request body is over 1 MB" }
+  }
+  if (cause instanceof SyntaxError) {
+    return { code: "invalid_input", message: `Malformed JSON body: ${cause.message}` }
+  }
+  return { code: "invalid_input", message: "The request body could not be read" }
+}
+
+const isRequestError = (u: unknown): u is HttpServerError.RequestError =>
+  HttpServerError.isServerError(u) && u._tag === "RequestError"
+
+export const responseForCause = (baseUrl: string, cause: Cause.Cause<unknown>) =>
+  Effect.gen(function*() {
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure)) {
+      const error = failure.value
+      if (isApiError(error)) {
+        const { body, status } = yield* encodeApiError(error)
+        return HttpServerResponse.unsafeJson(body, { status })
+      }
+      if (error instanceof HttpApiError.HttpApiDecodeError) {
+        return errorResponse(baseUrl, "invalid_input", describeDecodeError(error))
+      }
+      if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
+        return errorResponse(baseUrl, "not_found", "No such path")
+      }
+      if (isRequestError(error)) {
+        const { code, message } = classifyBodyFailure(error)
+        return errorResponse(baseUrl, code, message)
+      }
+    }
+    const defect = Cause.dieOption(cause)
+    if (Option.isSome(defect) && isRequestError(defect.value)) {
+      const { code, message } = classifyBodyFailure(defect.value)
+      return errorResponse(baseUrl, code, message)
+    }
+    if (Cause.isInterruptedOnly(cause)) {
+      return yield* Effect.interrupt
+    }
+    yield* Effect.logError("Request failed", cause)
+    return errorResponse(baseUrl, "internal_error", "Something went wrong on our side; it has been logged")
+  })

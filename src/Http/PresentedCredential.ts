@@ -1,0 +1,43 @@
+import type { HttpServerRequest } from "@effect/platform"
+import { type CredentialKind, credentialKindOf } from "../Domain/Secrets.js"
+
+/** The session cookie set by sign-in. */
+export const SESSION_COOKIE = "service_session"
+
+/**
+ * What a request carries: the bearer token of the `Authorization` header (only with the
+ * `Bearer ` scheme) and the session cookie. The cookie counts only when the header carries
+ * no session token or org key.
+ */
+export interface PresentedCredential {
+  readonly header: { readonly token: string; readonly kind: CredentialKind } | undefined
+  readonly cookieSession: string | undefined
+}
+
+const BEARER = /^Bearer +(\S+) *$/i
+
+export const presentedCredential = (request: HttpServerRequest.HttpServerRequest): PresentedCredential => {
+  const authorization = request.headers["authorization"]
+  const match = authorization === undefined ? null : BEARER.exec(authorization)
+  const header = match ? { token: match[1]!, kind: credentialKindOf(match[1]!) } : undefined
+  const cookie = request.cookies[SESSION_COOKIE]
+  const headerIsSessionOrOrgKey = header?.kind === "session" || header?.kind === "org_key"
+  return {
+    header,
+    cookieSession: !headerIsSessionOrOrgKey && cookie !== undefined && cookie.length > 0 ? cookie : undefined
+  }
+}
+
+/** The session token to use: the header's if it is one, else the cookie. */
+export const sessionTokenOf = (presented: PresentedCredential): string | undefined =>
+  presented.header?.kind === "session" ? presented.header.token : presented.cookieSession
+
+/** Where an org key may be used: `/v1/orgs/{orgId}` and below. */
+const ORG_KEY_SCOPE = /^\/v1\/orgs\/[^/]+(\/|$)/
+
+/**
+ * An org key sent anywhere outside `/v1/orgs/{orgId}/...` (public data, sign-in, account,
+ * agent and admin endpoints, `/mcp`) is refused with 403, whatever the route.
+ */
+export const isOrgKeyOutsideOrgs = (request: HttpServerRequest.HttpServerRequest, pathname: string): boolean =>
+  presentedCredential(request).header?.kind === "org_key" && !ORG_KEY_SCOPE.test(pathname)

@@ -1,0 +1,49 @@
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { PgClient } from "@effect/sql-pg"
+import { Config, Effect, Layer, Option } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/**
+ * The SQL client: PostgreSQL at DATABASE_URL, or, when it is unset, embedded PGlite kept
+ * under DATA_DIR (default ./.data) and served over one loopback socket. PGlite handles one
+ * connection at a time, so the pool is one connection on both sides (see docs/decisions.md).
+ */
+const embeddedPostgres = (dataDir: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      fs.mkdirSync(dataDir, { recursive: true })
+      const db = await PGlite.create(path.join(dataDir, "pgdata"))
+      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
+      await server.start()
+      const [host, port] = server.getServerConn().split(":")
+      return { db, server, host: host ?? "127.0.0.1", port: Number(port) }
+    }),
+    ({ db, server }) => Effect.promise(async () => {
+      await server.stop()
+      await db.close()
+    })
+  )
+
+
+export const DatabaseLive = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const url = yield* Config.option(Config.redacted("DATABASE_URL"))
+    const poolSize = yield* Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(20))
+    if (Option.isSome(url)) {
+      return PgClient.layer({ url: url.value, maxConnections: poolSize, applicationName: "agent-gateway" })
+    }
+    const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
+    const embedded = yield* embeddedPostgres(dataDir)
+    yield* Effect.logInfo(`Embedded PostgreSQL (PGlite) at ${path.resolve(dataDir)}`)
+    return PgClient.layer({
+      host: embedded.host,
+      port: embedded.port,
+      database: "postgres",
+      username: "postgres",
+      maxConnections: 1,
+      applicationName: "agent-gateway"
+    })
+  })
+)

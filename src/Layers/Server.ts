@@ -1,0 +1,207 @@
+import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Config, Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { createServer } from "node:http"
+import { Api } from "../Http/Api.js"
+import { ClientAddress } from "../Http/ClientAddress.js"
+import { DocsHandlers } from "../Http/Handlers/DocsHandlers.js"
+import { PublicHandlers, WaitlistHandlers } from "../Http/Handlers/PublicHandlers.js"
+import { AgentAuthLive, OrgAuthLive, SessionAuthLive, SessionOnlyLive } from "../Http/Middleware/Authentication.js"
+import { AdminAuthLive } from "../Http/Middleware/Authentication.js"
+import { AccountHandlers } from "../Http/Handlers/AccountHandlers.js"
+import { AdminSessionHandlers, AdminSignInHandlers } from "../Http/Handlers/AdminAuthHandlers.js"
+import { AgentSelfHandlers, AgentsHandlers } from "../Http/Handlers/AgentsHandlers.js"
+import { AuthHandlers, AuthSessionHandlers } from "../Http/Handlers/AuthHandlers.js"
+import { OrgKeysHandlers } from "../Http/Handlers/OrgKeysHandlers.js"
+import { OrgsHandlers } from "../Http/Handlers/OrgsHandlers.js"
+import { Agents } from "../Services/Agents/Agents.js"
+import { Accounts } from "../Services/Auth/Accounts.js"
+import { Admins } from "../Services/Auth/Admins.js"
+import { AuthConfig } from "../Services/Auth/AuthConfig.js"
+import { EmailSignIn } from "../Services/Auth/EmailSignIn.js"
+import { IdentityProvider } from "../Services/Auth/IdentityProvider.js"
+import { Sessions } from "../Services/Auth/Sessions.js"
+import { OrgKeys } from "../Services/OrgKeys/OrgKeys.js"
+import { Orgs } from "../Services/Orgs/Orgs.js"
+import { SmsLive } from "../Services/Sms/Sms.js"
+import { EdgeMiddleware } from "../Http/Middleware/Edge.js"
+import { GatewayCallsHandlers, GatewayHandlers, GatewayProvidersHandlers } from "../Http/Handlers/GatewayHandlers.js"
+import { McpRouteLive } from "../Http/Mcp/McpRoute.js"
+import { CallLog } from "../Services/Gateway/CallLog.js"
+import { Gateway } from "../Services/Gateway/Gateway.js"
+import { MoneyWorkersLive } from "../Services/Gateway/MoneyWorkers.js"
+import { LedgerLive } from "../Services/Ledger/LedgerLive.js"
+import {
+  AdminDisputesHandlers,
+  ApprovalLinksHandlers,
+  OrgPurchasingHandlers,
+  PurchasingHandlers
+} from "../Http/Handlers/PurchasingHandlers.js"
+import { JobWorkersLive } from "../Services/Purchasing/Jobs.js"
+import { PurchasingLive } from "../Services/Purchasing/PurchasingLive.js"
+import { LedgerMaintenance } from "../Services/Ledger/LedgerMaintenance.js"
+import { PublicRateLimitLive, WaitlistRateLimitLive } from "../Http/Middleware/RateLimits.js"
+import { AppConfig } from "../Services/AppConfig.js"
+import { Credentials } from "../Services/Auth/Credentials.js"
+import { Catalogue } from "../Services/Catalogue/Catalogue.js"
+import { Events } from "../Services/Events/Events.js"
+import { MailerLive } from "../Services/Mailer/Mailer.js"
+import { MailOutboxLive } from "../Services/Notifications/MailOutboxLive.js"
+import { MailWorkerLive } from "../Services/Notifications/MailWorker.js"
+import { Notifications } from "../Services/Notifications/Notifications.js"
+import { WebhookWorkerLive } from "../Services/Webhooks/Delivery.js"
+import { Webhooks } from "../Services/Webhooks/Webhooks.js"
+import { EventsHandlers } from "../Http/Handlers/EventsHandlers.js"
+import { WebhooksHandlers } from "../Http/Handlers/WebhooksHandlers.js"
+import { PublicUrl } from "../Services/PublicUrl.js"
+import { RateLimiter, RateLimitStoreLive } from "../Services/RateLimiter/RateLimiter.js"
+import { Tools } from "../Services/Tools/Tools.js"
+import { Waitlist } from "../Services/Waitlist/Waitlist.js"
+import { DatabaseLive } from "./Database.js"
+import { DrainingIncomingMessage } from "./DrainingIncomingMessage.js"
+import { MigrationsLive } from "./Migrations.js"
+
+/**
+ * Composition of the whole service. Configuration comes from the ambient ConfigProvider
+ * (the environment in production, a map in tests), so one process can run several.
+ * Each area adds its services, middlewares, handlers and workers to the lists below.
+ */
+
+/** BASE_URL when set, else the address the server actually listens on. */
+const PublicUrlLive = Layer.effect(
+  PublicUrl,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    if (Option.isSome(config.baseUrl)) return config.baseUrl.value
+    const server = yield* HttpServer.HttpServer
+    const address = server.address
+    return address._tag === "TcpAddress" ? `http://localhost:${address.port}` : "http://localhost"
+  })
+)
+
+/** Loads the catalogue and the tools from ./data into the database at start (idempotent). */
+const SeedDataLive = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const catalogue = yield* Catalogue
+    const tools = yield* Tools
+    const loaded = yield* catalogue.load
+    const toolCount = yield* tools.load
+    yield* Effect.logInfo(
+      `Catalogue loaded: ${loaded.endpoints} endpoints from ${loaded.providers} providers; ${toolCount} tools`
+    )
+  })
+)
+
+const DatabaseReady = Layer.provideMerge(MigrationsLive, DatabaseLive)
+
+/** Services shared by everything above them. */
+const Infrastructure = Layer.mergeAll(
+  RateLimiter.Default.pipe(Layer.provide(RateLimitStoreLive)),
+  ClientAddress.Default,
+  MailerLive,
+  SmsLive,
+  MailOutboxLive,
+  Events.Default
+)
+
+/** One entry per capability. */
+const Services = Layer.mergeAll(
+  Catalogue.Default,
+  Webhooks.Default,
+  Notifications.Default,
+  Tools.Default,
+  Waitlist.Default,
+  Credentials.Default,
+  LedgerLive,
+  Gateway.Default.pipe(Layer.provide(LedgerLive)),
+  CallLog.Default,
+  LedgerMaintenance.Default.pipe(Layer.provide(LedgerLive)),
+  AuthConfig.Default,
+  Sessions.Default,
+  EmailSignIn.Default,
+  IdentityProvider.Default,
+  Accounts.Default,
+  Orgs.Default.pipe(Layer.provide(LedgerLive)),
+  Agents.Default,
+  OrgKeys.Default,
+  Admins.Default,
+  PurchasingLive
+).pipe(Layer.provideMerge(Infrastructure))
+
+const Middlewares = Layer.mergeAll(
+  PublicRateLimitLive,
+  WaitlistRateLimitLive,
+  AgentAuthLive,
+  OrgAuthLive,
+  SessionOnlyLive,
+  SessionAuthLive,
+  AdminAuthLive
+)
+
+const Handlers = Layer.mergeAll(
+  PublicHandlers,
+  WebhooksHandlers,
+  EventsHandlers,
+  WaitlistHandlers,
+  DocsHandlers,
+  GatewayHandlers,
+  GatewayCallsHandlers,
+  GatewayProvidersHandlers,
+  McpRouteLive,
+  AuthHandlers,
+  AuthSessionHandlers,
+  AccountHandlers,
+  OrgsHandlers,
+  AgentsHandlers,
+  AgentSelfHandlers,
+  OrgKeysHandlers,
+  AdminSignInHandlers,
+  AdminSessionHandlers,
+  PurchasingHandlers,
+  OrgPurchasingHandlers,
+  ApprovalLinksHandlers,
+  AdminDisputesHandlers
+).pipe(Layer.provide(Middlewares))
+
+/** Background fibers (durable-row workers, sweepers), scoped to the server. */
+const Workers = Layer.mergeAll(
+  Layer.empty,
+  MailWorkerLive,
+  MoneyWorkersLive,
+  WebhookWorkerLive,
+  JobWorkersLive
+)
+
+const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers))
+
+export const HttpLive = HttpApiBuilder.serve().pipe(
+  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+  Layer.provide(EdgeMiddleware),
+  Layer.provide(ApiLive),
+  Layer.provide(Workers),
+  Layer.provideMerge(PublicUrlLive),
+  Layer.provide(SeedDataLive),
+  Layer.provide(Services),
+  Layer.provide(DatabaseReady),
+  Layer.provide(AppConfig.Default)
+)
+
+/** Log level from LOG_LEVEL (default Info). */
+const LoggingLive = Layer.unwrapEffect(
+  Effect.map(Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)), Logger.minimumLogLevel)
+)
+
+/** The service listening on PORT (0 picks a free port, as the tests do); it offers its server and PublicUrl. */
+export const ServerLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    HttpLive.pipe(
+      Layer.tap((context) => Effect.logInfo(`Service ready at ${Context.get(context, PublicUrl)}`)),
+      Layer.provideMerge(
+        NodeHttpServer.layer(() => createServer({ IncomingMessage: DrainingIncomingMessage }), {
+          port: config.port,
+          host: "0.0.0.0"
+        })
+      )
+    ))
+).pipe(Layer.provide(AppConfig.Default), Layer.provide(LoggingLive))

@@ -1,0 +1,16 @@
+import foundation from "./0001_foundation.js"
+import identity from "./0002_identity.js"
+import events from "./0003_events.js"
+import ledger from "./0004_ledger.js"
+import webhooks from "./0005_webhooks.js"
+import purchasing from "./0006_purchasing.js"
+
+/** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
+export const migrations = {
+  "0001_foundation": foundation,
+  "0002_identity": identity,
+  "0003_events": events,
+  "0004_ledger": ledger,
+  "0005_webhooks": webhooks,
+  "0006_purchasing": purchasing
+}

@@ -1,0 +1,193 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { parseRange } from "../../Domain/IpRanges.js"
+import { amountOf } from "../../Domain/Money.js"
+import { type PlanId, plans } from "../../Domain/Plans.js"
+import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
+import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
+import type { OrgActor } from "../Auth/Current.js"
+import { iso, isoOrNull, isUuid } from "../Auth/Records.js"
+import { type AgentChanges, type AgentRow, AgentsRepo } from "./AgentsRepo.js"
+
+/** Defaults of the specification's Agent record. */
+export const agentDefaults = {
+  mode: "test" as const,
+  monthlyBudgetCredits: 50_000n,
+  approvalThresholdCredits: 20_000n
+}
+
+export const MAX_ALLOWLIST_ENTRIES = 100
+export const AGENT_KEY_PREFIX_LENGTH = 12
+
+export const keyNote =
+  "This key is shown only now: store it somewhere safe. The service keeps only its SHA-256 hash; if it is lost, rotate the key."
+
+export const agentRecord = (row: AgentRow) => ({
+  id: row.id,
+  name: row.name,
+  mode: row.mode,
+  status: row.status,
+  monthly_budget: amountOf(BigInt(row.monthly_budget_credits)),
+  approval_threshold: row.approval_threshold_credits === null ? null : amountOf(BigInt(row.approval_threshold_credits)),
+  ip_allowlist: [...row.ip_allowlist],
+  key_prefix: row.key_prefix,
+  key_last_used_at: isoOrNull(row.key_last_used_at),
+  created_at: iso(row.created_at)
+})
+export type AgentRecord = ReturnType<typeof agentRecord>
+
+/**
+ * Checks every allowlist entry (IPv4 or IPv6 address, or CIDR range); the first that is
+ * neither is named in a 400 `invalid_input`. `[]` clears the list.
+ */
+export const validateAllowlist = (entries: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    if (entries.length > MAX_ALLOWLIST_ENTRIES) {
+      return yield* new InvalidInput({ message: `ip_allowlist takes at most ${MAX_ALLOWLIST_ENTRIES} entries` })
+    }
+    const cleaned: Array<string> = []
+    for (const entry of entries) {
+      const text = entry.trim()
+      if (parseRange(text) === undefined) {
+        return yield* new InvalidInput({
+          message: `ip_allowlist entry ${JSON.stringify(entry)} is not an IPv4 or IPv6 address or CIDR range`
+        })
+      }
+      if (!cleaned.includes(text)) cleaned.push(text)
+    }
+    return cleaned
+  })
+
+const newAgentKey = (mode: "test" | "live") => {
+  const key = newSecret(mode === "test" ? secretPrefixes.agentTest : secretPrefixes.agentLive)
+  return { key, hash: sha256Hex(key), prefix: key.slice(0, AGENT_KEY_PREFIX_LENGTH) }
+}
+
+const agentLimit = (plan: PlanId) =>
+  new PlanLimit({
+    message: `The ${plans[plan].name} plan allows ${plans[plan].max_active_agents} active agents; disable one or change plan`
+  })
+
+const noSuchAgent = new NotFound({ message: "No such agent in this org" })
+
+export interface NewAgentInput {
+  readonly name: string
+  readonly mode?: "test" | "live" | undefined
+  readonly monthlyBudgetCredits?: bigint | undefined
+  readonly approvalThresholdCredits?: bigint | null | undefined
+  readonly ipAllowlist?: ReadonlyArray<string> | undefined
+}
+
+/** Agents and their keys; any member (session or write key) may manage them. */
+export class Agents extends Effect.Service<Agents>()("Agents", {
+  dependencies: [AgentsRepo.Default],
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* AgentsRepo
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+
+    /** The org's plan, with the org row locked so limit checks cannot race. */
+    const lockedPlan = (orgId: string) =>
+      sql<{ plan: PlanId }>`SELECT plan FROM orgs WHERE id = ${orgId} FOR UPDATE`.pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) => (rows[0] ? Effect.succeed(rows[0].plan) : Effect.fail(new NotFound({ message: "No such org" }))))
+      )
+
+    const create = (actor: OrgActor, input: NewAgentInput) =>
+      Effect.gen(function*() {
+        const ipAllowlist = yield* validateAllowlist(input.ipAllowlist ?? [])
+        const mode = input.mode ?? agentDefaults.mode
+        const key = newAgentKey(mode)
+        const row = yield* transaction(Effect.gen(function*() {
+          const plan = yield* lockedPlan(actor.org_id)
+          if ((yield* repo.countActive(actor.org_id)) >= plans[plan].max_active_agents) return yield* agentLimit(plan)
+          return yield* repo.insert({
+            id: randomUUID(),
+            orgId: actor.org_id,
+            name: input.name,
+            mode,
+            monthlyBudgetCredits: input.monthlyBudgetCredits ?? agentDefaults.monthlyBudgetCredits,
+            approvalThresholdCredits: input.approvalThresholdCredits === undefined
+              ? agentDefaults.approvalThresholdCredits
+              : input.approvalThresholdCredits,
+            ipAllowlist,
+            keyHash: key.hash,
+            keyPrefix: key.prefix,
+            createdAt: yield* now
+          })
+        }))
+        return { agent: agentRecord(row), key: key.key, key_note: keyNote }
+      })
+
+    const list = (actor: OrgActor, limit: number, startingAfter: string | undefined) =>
+      Effect.gen(function*() {
+        if (startingAfter !== undefined && !isUuid(startingAfter)) {
+          return yield* new InvalidInput({ message: "starting_after must be the id of an agent" })
+        }
+        const rows = yield* repo.list(actor.org_id, limit, startingAfter)
+        return rows.map(agentRecord)
+      })
+
+    const get = (actor: OrgActor, agentId: string) =>
+      Effect.gen(function*() {
+        if (!isUuid(agentId)) return yield* noSuchAgent
+        const row = yield* repo.find(actor.org_id, agentId)
+        if (Option.isNone(row)) return yield* noSuchAgent
+        return agentRecord(row.value)
+      })
+
+    /** Changes any of name, status, budget, threshold and allowlist; mode is fixed. */
+    const update = (actor: OrgActor, agentId: string, changes: AgentChanges) =>
+      Effect.gen(function*() {
+        if (!isUuid(agentId)) return yield* noSuchAgent
+        const ipAllowlist = changes.ipAllowlist === undefined ? undefined : yield* validateAllowlist(changes.ipAllowlist)
+        const row = yield* transaction(Effect.gen(function*() {
+          const plan = yield* lockedPlan(actor.org_id)
+          const current = yield* repo.findForUpdate(actor.org_id, agentId)
+          if (Option.isNone(current)) return yield* noSuchAgent
+          if (changes.status === "active" && current.value.status === "disabled") {
+            if ((yield* repo.countActive(actor.org_id)) >= plans[plan].max_active_agents) return yield* agentLimit(plan)
+          }
+          return yield* repo.update(agentId, { ...changes, ipAllowlist })
+        }))
+        return agentRecord(row)
+      })
+
+    /** Issues a new key (also for an agent without one); the old key is refused at once. */
+    const rotateKey = (actor: OrgActor, agentId: string) =>
+      Effect.gen(function*() {
+        if (!isUuid(agentId)) return yield* noSuchAgent
+        return yield* transaction(Effect.gen(function*() {
+          const current = yield* repo.findForUpdate(actor.org_id, agentId)
+          if (Option.isNone(current)) return yield* noSuchAgent
+          const key = newAgentKey(current.value.mode)
+          yield* repo.setKey(agentId, { hash: key.hash, prefix: key.prefix }, yield* now)
+          return { key: key.key, key_note: keyNote }
+        }))
+      })
+
+    /** Removes the agent's key; it cannot buy until rotate-key issues a new one. */
+    const revokeKey = (actor: OrgActor, agentId: string) =>
+      Effect.gen(function*() {
+        if (!isUuid(agentId)) return yield* noSuchAgent
+        return yield* transaction(Effect.gen(function*() {
+          const current = yield* repo.findForUpdate(actor.org_id, agentId)
+          if (Option.isNone(current)) return yield* noSuchAgent
+          yield* repo.setKey(agentId, null, yield* now)
+          return { status: "revoked" as const }
+        }))
+      })
+
+    /** The calling agent's own record (`GET /v1/agent`). */
+    const self = (agentId: string) =>
+      Effect.flatMap(repo.byId(agentId), Option.match({
+        onNone: () => Effect.fail(noSuchAgent),
+        onSome: (row) => Effect.succeed(agentRecord(row))
+      }))
+
+    return { create, list, get, update, rotateKey, revokeKey, self } as const
+  })
+}) {}

@@ -1,0 +1,27 @@
+import { Config, Effect, Option, Redacted } from "effect"
+
+/** Settings every part of the service shares, read once from the environment. */
+export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
+  effect: Effect.gen(function*() {
+    const port = yield* Config.integer("PORT").pipe(Config.withDefault(8080))
+    const baseUrl = yield* Config.option(Config.string("BASE_URL"))
+    const environment = yield* Config.literal("development", "production")("SERVICE_ENV").pipe(
+      Config.withDefault("development" as const)
+    )
+    const redisUrl = yield* Config.option(Config.redacted("REDIS_URL"))
+    const trustedProxies = yield* Config.string("TRUSTED_PROXIES").pipe(
+      Config.withDefault(""),
+      Config.map((raw) => raw.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0))
+    )
+    return {
+      port,
+      /** BASE_URL when set; otherwise derived from the listening address at start. */
+      baseUrl: Option.map(baseUrl, (url) => url.replace(/\/+$/, "")),
+      environment,
+      isProduction: environment === "production",
+      redisUrl: Option.map(redisUrl, Redacted.value),
+      trustedProxies,
+      version: "0.1.0"
+    } as const
+  })
+}) {}

@@ -1,0 +1,54 @@
+import { Context } from "effect"
+import type { PlanId } from "../../Domain/Plans.js"
+
+/** Who is calling, as the credential middlewares establish it for one request. */
+
+export interface AuthenticatedAgent {
+  readonly id: string
+  readonly org_id: string
+  readonly org_plan: PlanId
+  readonly name: string
+  readonly mode: "test" | "live"
+  readonly monthly_budget_credits: bigint
+  readonly approval_threshold_credits: bigint | null
+  readonly key_prefix: string
+}
+
+/** An agent key holder on an agent endpoint. */
+export class CurrentAgent extends Context.Tag("CurrentAgent")<CurrentAgent, AuthenticatedAgent>() {}
+
+export type OrgRole = "owner" | "member"
+
+export interface OrgActor {
+  readonly org_id: string
+  readonly org_plan: PlanId
+  readonly user_id: string
+  readonly email: string
+  /** The person's current role; an org key acts with its maker's current role. */
+  readonly role: OrgRole
+  readonly via: "session" | "org_key"
+  readonly session_id: string | null
+  readonly org_key_id: string | null
+  readonly org_key_scope: "read" | "write" | null
+}
+
+/** A person (session) or script (org key) acting on `/v1/orgs/{orgId}/...`. */
+export class CurrentActor extends Context.Tag("CurrentActor")<CurrentActor, OrgActor>() {}
+
+export interface SessionUser {
+  readonly user_id: string
+  readonly email: string
+  readonly session_id: string
+}
+
+/** A signed-in person on an account endpoint. */
+export class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, SessionUser>() {}
+
+export interface AdminUser {
+  readonly admin_id: string
+  readonly email: string
+  readonly session_id: string
+}
+
+/** A signed-in administrator on an admin endpoint. */
+export class CurrentAdmin extends Context.Tag("CurrentAdmin")<CurrentAdmin, AdminUser>() {}

@@ -1,0 +1,100 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { Availability, Category, CatalogueEntry, HttpMethod, Provider } from "../../Domain/Catalogue.js"
+
+/** SQL for the gateway catalogue. */
+export interface EndpointRow {
+  readonly id: string
+  readonly provider_id: string
+  readonly provider_name: string
+  readonly name: string
+  readonly category: Category
+  readonly method: HttpMethod
+  readonly path: string
+  readonly path_params: ReadonlyArray<string>
+  readonly base_price_credits: string
+  readonly availability: Availability
+  readonly people_lookup_field: string | null
+}
+
+export interface EndpointFilter {
+  readonly words: ReadonlyArray<string>
+  readonly category?: Category | undefined
+  readonly provider?: string | undefined
+  readonly availability?: Availability | undefined
+}
+
+const likeEscape = (word: string) => word.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("CatalogueRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Inserts new records and refreshes descriptive fields; prices and availability already in the database are kept. */
+    const upsert = (providers: ReadonlyArray<Provider>, endpoints: ReadonlyArray<CatalogueEntry>) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const providerNames = new Map(providers.map((p) => [p.id, p.name]))
+        yield* sql`
+          INSERT INTO providers ${
+          sql.insert(providers.map((p) => ({
+            id: p.id,
+            name: p.name,
+            base_url: p.base_url,
+            auth: JSON.stringify(p.auth),
+            cost_report: p.cost_report === null ? null : JSON.stringify(p.cost_report),
+            daily_call_cap: p.daily_call_cap,
+            docs_url: p.docs_url
+          })))
+        }
+          ON CONFLICT (id) DO UPDATE SET name = excluded.name, base_url = excluded.base_url, auth = excluded.auth,
+            cost_report = excluded.cost_report, docs_url = excluded.docs_url`
+        yield* sql`
+          INSERT INTO catalogue_endpoints ${
+          sql.insert(endpoints.map((e) => ({
+            id: e.id,
+            provider_id: e.provider,
+            name: e.name,
+            category: e.category,
+            method: e.method,
+            path: e.path,
+            path_params: JSON.stringify(e.path_params),
+            base_price_credits: e.base_price_credits,
+            availability: e.availability,
+            people_lookup_field: e.people_lookup_field ?? null,
+            base_url: e.base_url ?? null,
+            search_text: [e.id, e.provider, providerNames.get(e.provider) ?? "", e.name].join(" ").toLowerCase()
+          })))
+        }
+          ON CONFLICT (id) DO UPDATE SET provider_id = excluded.provider_id, name = excluded.name,
+            category = excluded.category, method = excluded.method, path = excluded.path,
+            path_params = excluded.path_params, people_lookup_field = excluded.people_lookup_field,
+            base_url = excluded.base_url,
+            search_text = excluded.search_text`
+      })).pipe(Effect.orDie)
+
+    const search = (filter: EndpointFilter) => {
+      const clauses = [
+        ...filter.words.map((word) => sql`e.search_text LIKE ${`%${likeEscape(word.toLowerCase())}%`}`),
+        ...(filter.category ? [sql`e.category = ${filter.category}`] : []),
+        ...(filter.provider ? [sql`e.provider_id = ${filter.provider}`] : []),
+        ...(filter.availability ? [sql`e.availability = ${filter.availability}`] : [])
+      ]
+      return sql<EndpointRow>`
+        SELECT e.id, e.provider_id, p.name AS provider_name, e.name, e.category, e.method, e.path, e.path_params,
+               e.base_price_credits, e.availability, e.people_lookup_field
+        FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
+        ${clauses.length > 0 ? sql`WHERE ${sql.and(clauses)}` : sql``}
+        ORDER BY e.id`.pipe(Effect.orDie)
+    }
+
+    const counts = sql<{ providers: string; endpoints: string; live: string; on_request: string; categories: string }>`
+      SELECT (SELECT count(*) FROM providers) AS providers,
+             count(*) AS endpoints,
+             count(*) FILTER (WHERE availability = 'live') AS live,
+             count(*) FILTER (WHERE availability = 'on request') AS on_request,
+             count(DISTINCT category) AS categories
+      FROM catalogue_endpoints`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+
+    return { upsert, search, counts }
+  })
+}) {}

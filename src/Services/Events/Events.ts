@@ -1,0 +1,137 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, DateTime, Effect, Option, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import {
+  type EventInput,
+  type EventType,
+  eventTypes,
+  isEmailedEventType,
+  type WebhookEvent
+} from "../../Domain/Events.js"
+import { InvalidInput } from "../../Errors/ApiErrors.js"
+import { AppConfig } from "../AppConfig.js"
+import { MailOutbox } from "../Mailer/MailOutbox.js"
+import { MailOutboxLive } from "../Notifications/MailOutboxLive.js"
+import { renderOwnerMail } from "../Notifications/OwnerMail.js"
+
+/**
+ * The event store and its outbox. `emit` runs inside the transaction of the change that
+ * causes the event (it opens a savepoint of its own, so the event, its deliveries and its
+ * owner mails are written together or not at all):
+ * - the event row;
+ * - one pending delivery per live webhook endpoint of the org that subscribes to the type
+ *   (an endpoint with no list gets every type; `webhook.test` goes only to the endpoint
+ *   being tested, see Webhooks.sendTest);
+ * - for the types marked "emailed to owners", one queued mail per owner of the org.
+ * Workers send the deliveries and the mails afterwards, so none is lost to a crash.
+ */
+export interface EventRow {
+  readonly id: string
+  readonly org_id: string
+  readonly type: EventType
+  readonly data: unknown
+  readonly created_at: Date
+  readonly seq: string
+}
+
+export const toEnvelope = (row: EventRow): WebhookEvent =>
+  ({
+    id: row.id,
+    type: row.type,
+    created_at: DateTime.formatIso(DateTime.unsafeMake(row.created_at)),
+    data: row.data
+  }) as WebhookEvent
+
+export interface EventListQuery {
+  readonly type?: EventType | undefined
+  readonly limit: number
+  readonly startingAfter?: string | undefined
+}
+
+interface OwnerRow {
+  readonly user_id: string
+  readonly email: string
+  readonly org_name: string
+}
+
+export class Events extends Effect.Service<Events>()("Events", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const outbox = yield* MailOutbox
+    const config = yield* AppConfig
+    const baseUrl = Option.getOrElse(config.baseUrl, () => `http://localhost:${config.port}`)
+
+    const insertEvent = (orgId: string, event: EventInput) =>
+      Effect.gen(function*() {
+        const data = yield* Schema.encode(eventTypes[event.type].data as Schema.Schema<any, any>)(event.data).pipe(
+          Effect.orDie
+        )
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const rows = yield* sql<EventRow>`
+          INSERT INTO events (id, org_id, type, data, created_at)
+          VALUES (${randomUUID()}, ${orgId}, ${event.type}, ${JSON.stringify(data)}, ${now})
+          RETURNING id, org_id, type, data, created_at, seq`
+        return rows[0]!
+      })
+
+    const mailOwners = (orgId: string, event: EventInput, row: EventRow) =>
+      Effect.gen(function*() {
+        if (!isEmailedEventType(event.type)) return
+        const owners = yield* sql<OwnerRow>`
+          SELECT u.id AS user_id, u.email, o.name AS org_name
+          FROM org_members m JOIN users u ON u.id = m.user_id JOIN orgs o ON o.id = m.org_id
+          WHERE m.org_id = ${orgId} AND m.role = 'owner'
+          ORDER BY u.email`
+        for (const owner of owners) {
+          const mail = renderOwnerMail(event.type, event.data as never, {
+            orgId,
+            orgName: owner.org_name,
+            baseUrl,
+            eventId: row.id
+          })
+          yield* outbox.enqueue({ to: owner.email, ...mail, dedupeKey: `event:${row.id}:owner:${owner.user_id}` })
+        }
+      })
+
+    /** Writes one event for an org, its deliveries and its owner mails; the data is checked against its type's schema. */
+    const emit = (orgId: string, event: EventInput) =>
+      Effect.gen(function*() {
+        const row = yield* insertEvent(orgId, event)
+        if (event.type !== "webhook.test") {
+          yield* sql`
+            INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
+            SELECT gen_random_uuid(), w.org_id, w.id, ${row.id}, 'pending', 0, ${row.created_at}, ${row.created_at}
+            FROM webhook_endpoints w
+            WHERE w.org_id = ${orgId} AND w.deleted_at IS NULL
+              AND (cardinality(w.events) = 0 OR ${event.type} = ANY (w.events))`
+        }
+        yield* mailOwners(orgId, event, row)
+        return row
+      }).pipe(sql.withTransaction, Effect.orDie)
+
+    /** The org's events, newest first. */
+    const list = (orgId: string, query: EventListQuery) =>
+      Effect.gen(function*() {
+        let before: string | null = null
+        if (query.startingAfter !== undefined) {
+          const cursor = yield* sql<{ seq: string }>`
+            SELECT seq FROM events WHERE id = ${query.startingAfter} AND org_id = ${orgId}`.pipe(Effect.orDie)
+          if (cursor.length === 0) {
+            return yield* new InvalidInput({ message: "starting_after is not an event of this org" })
+          }
+          before = cursor[0]!.seq
+        }
+        const rows = yield* sql<EventRow>`
+          SELECT id, org_id, type, data, created_at, seq FROM events
+          WHERE org_id = ${orgId}
+            ${query.type === undefined ? sql`` : sql`AND type = ${query.type}`}
+            ${before === null ? sql`` : sql`AND seq < ${before}`}
+          ORDER BY seq DESC
+          LIMIT ${query.limit + 1}`.pipe(Effect.orDie)
+        return { events: rows.slice(0, query.limit).map(toEnvelope), has_more: rows.length > query.limit }
+      })
+
+    return { emit, list } as const
+  }),
+  dependencies: [MailOutboxLive]
+}) {}

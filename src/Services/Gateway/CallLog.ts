@@ -1,0 +1,48 @@
+import { DateTime, Effect } from "effect"
+import { amountOf } from "../../Domain/Money.js"
+import { InvalidInput } from "../../Errors/ApiErrors.js"
+import { type CallRow, GatewayRepo } from "./GatewayRepo.js"
+
+/** The org's gateway calls as the dashboard lists them: endpoint, status, charge, latency. */
+const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
+
+const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeMake(date))
+
+export const callRecord = (row: CallRow) => ({
+  id: row.id,
+  agent_id: row.agent_id,
+  endpoint: row.endpoint_id,
+  provider: row.provider_id,
+  mode: row.mode,
+  status: row.status,
+  price: amountOf(BigInt(row.price_credits)),
+  charged: amountOf(BigInt(row.charged_credits)),
+  refunded: BigInt(row.refunded_credits) > 0n
+    ? { ...amountOf(BigInt(row.refunded_credits)), reason: (row.refund_reason ?? "provider_error") as any }
+    : null,
+  provider_status: row.provider_status,
+  latency_ms: row.latency_ms,
+  created_at: iso(row.created_at),
+  finished_at: row.finished_at === null ? null : iso(row.finished_at)
+})
+
+export class CallLog extends Effect.Service<CallLog>()("CallLog", {
+  dependencies: [GatewayRepo.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* GatewayRepo
+
+    const list = (orgId: string, limit: number, startingAfter: string | undefined) =>
+      Effect.gen(function*() {
+        if (startingAfter !== undefined && !(isUuid(startingAfter) && (yield* repo.callExists(orgId, startingAfter)))) {
+          return yield* new InvalidInput({ message: "`starting_after` is not a call of this org" })
+        }
+        const rows = yield* repo.listCalls(orgId, limit + 1, startingAfter)
+        return { calls: rows.slice(0, limit).map(callRecord), has_more: rows.length > limit }
+      })
+
+    /** The providers with their published daily caps (`GET /v1/providers`). */
+    const providers = Effect.map(repo.providers, (rows) => ({ providers: rows }))
+
+    return { list, providers } as const
+  })
+}) {}

@@ -1,0 +1,371 @@
+import { SqlClient } from "@effect/sql"
+import { Cache, Clock, Config, Duration, Effect, Fiber, FiberSet, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { placeholdersOf } from "../../Domain/Catalogue.js"
+import { type Amount, amountOf } from "../../Domain/Money.js"
+import { gatewayPrice } from "../../Domain/Plans.js"
+import {
+  EndpointOnRequest,
+  EndpointUnavailable,
+  InvalidInput,
+  PriceAboveMax,
+  UnknownEndpoint
+} from "../../Errors/ApiErrors.js"
+import type { AuthenticatedAgent } from "../Auth/Current.js"
+import { Ledger } from "../Ledger/Ledger.js"
+import { dayOf } from "../Ledger/Time.js"
+import { Providers } from "../Providers/Providers.js"
+import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"
+import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
+import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
+
+/**
+ * `POST /v1/call`: check, price, hold, forward, then capture what the answer costs or
+ * release the hold when the provider fails, refuses or times out.
+ *
+ * Result `status` values:
+ * - `succeeded` — the provider answered (2xx, an empty answer too) and the call is charged;
+ * - `refused` — the provider refused it (4xx); nothing charged;
+ * - `failed` — the provider failed (5xx, redirect, network error); nothing charged;
+ * - `timed_out` — no answer within the timeout (60 s); nothing charged;
+ * - `test` — a test key: checked and priced, not made; no credits move, the price counts
+ *   toward the agent's monthly budget.
+ * In the call list two more appear: `pending` (in flight) and `abandoned` (left behind by
+ * a crash; the hold was released by the sweeper).
+ *
+ * `refunded`, present when a hold was released in whole or in part:
+ * `{credits, usd, reason}` with reason `provider_refused`, `provider_error`, `timeout`,
+ * `lower_cost_reported` (the provider reported a lower cost; the difference was released)
+ * or `hold_expired` (the answer came after the hold's time and the sweeper released it).
+ */
+export interface CallInput {
+  readonly endpoint: string
+  readonly query?: unknown
+  readonly body?: unknown
+  readonly path_params?: unknown
+  readonly max_price?: number | undefined
+}
+
+export type RefundReason =
+  | "provider_refused"
+  | "provider_error"
+  | "timeout"
+  | "lower_cost_reported"
+  | "hold_expired"
+  | "abandoned"
+
+export interface CallResult {
+  readonly call_id: string
+  readonly endpoint: string
+  readonly provider: string
+  readonly status: Exclude<CallStatus, "pending" | "abandoned">
+  readonly price: Amount
+  readonly charged: Amount
+  readonly latency_ms: number
+  readonly provider_status: number | null
+  readonly data: unknown
+  readonly refunded?: Amount & { readonly reason: RefundReason }
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const objectField = (name: string, value: unknown) =>
+  value === undefined
+    ? Effect.succeed(undefined)
+    : isPlainObject(value)
+    ? Effect.succeed(value)
+    : Effect.fail(new InvalidInput({ message: `\`${name}\` must be an object` }))
+
+/**
+ * How long a gateway hold may stay unsettled before the sweeper takes it for left behind:
+ * twice the provider timeout plus 5 s (125 s at the 60 s timeout), well past the moment a
+ * running call settles.
+ */
+const holdTtlMs = (timeoutMs: number) => 2 * timeoutMs + 5_000
+
+export class Gateway extends Effect.Service<Gateway>()("Gateway", {
+  dependencies: [GatewayRepo.Default, Providers.Default, Quotas.Default],
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* GatewayRepo
+    const providers = yield* Providers
+    const quotas = yield* Quotas
+    const ledger = yield* Ledger
+    const enabled = yield* Config.boolean("GATEWAY_ENABLED").pipe(Config.withDefault(true))
+    const inFlight = yield* FiberSet.make<unknown, never>()
+
+    // Endpoint records change rarely (a price or availability edit); a short cache spares
+    // a query per call and lets such an edit take effect within seconds.
+    const endpoints = yield* Cache.make({
+      capacity: 5_000,
+      timeToLive: Duration.seconds(5),
+      lookup: (id: string) => repo.endpoint(id)
+    })
+
+    /** Validates the request and prices it; nothing is held yet. */
+    const prepare = (agent: AuthenticatedAgent, input: CallInput) =>
+      Effect.gen(function*() {
+        if (!enabled) {
+          return yield* new EndpointUnavailable({ message: "The gateway is switched off for now; retry later" })
+        }
+        const query = yield* objectField("query", input.query)
+        const body = yield* objectField("body", input.body)
+        const pathParams = (yield* objectField("path_params", input.path_params)) ?? {}
+        if (input.max_price !== undefined && !(Number.isFinite(input.max_price) && input.max_price >= 0)) {
+          return yield* new InvalidInput({ message: "`max_price` must be a number of credits, zero or more" })
+        }
+        if (typeof input.endpoint !== "string" || input.endpoint.length === 0) {
+          return yield* new InvalidInput({ message: "`endpoint` is required" })
+        }
+        const found = yield* endpoints.get(input.endpoint)
+        if (Option.isNone(found)) {
+          return yield* new UnknownEndpoint({ message: `No endpoint ${input.endpoint}; see GET /v1/endpoints` })
+        }
+        const endpoint = found.value
+        if (endpoint.availability !== "live") {
+          return yield* new EndpointOnRequest({
+            message: `${endpoint.id} is opened per customer; ask us to open it for your org`
+          })
+        }
+        for (const name of placeholdersOf(endpoint.path)) {
+          const value = pathParams[name]
+          if (value === undefined || value === null || (typeof value === "string" && value.length === 0)) {
+            return yield* new InvalidInput({ message: `\`path_params.${name}\` is required by ${endpoint.path}` })
+          }
+          if (typeof value !== "string" && typeof value !== "number") {
+            return yield* new InvalidInput({ message: `\`path_params.${name}\` must be a string or a number` })
+          }
+        }
+        const price = gatewayPrice(endpoint.basePriceCredits, agent.org_plan)
+        if (input.max_price !== undefined && Number(price) > input.max_price) {
+          return yield* new PriceAboveMax({
+            message: `${endpoint.id} costs ${price} credits per call, above max_price ${input.max_price}`
+          })
+        }
+        const params: CallParams = { query, body, pathParams }
+        const lookupField = endpoint.peopleLookupField
+        const peopleDomain = lookupField === null
+          ? null
+          : companyDomainOf(pathParams[lookupField] ?? query?.[lookupField] ?? body?.[lookupField])
+        return { endpoint, params, price, peopleDomain }
+      })
+
+    const resultOf = (
+      callId: string,
+      endpoint: EndpointRecord,
+      price: bigint,
+      status: CallResult["status"],
+      charged: bigint,
+      latencyMs: number,
+      providerStatus: number | null,
+      data: unknown,
+      refund: { credits: bigint; reason: RefundReason } | null
+    ): CallResult => ({
+      call_id: callId,
+      endpoint: endpoint.id,
+      provider: endpoint.provider.id,
+      status,
+      price: amountOf(price),
+      charged: amountOf(charged),
+      latency_ms: latencyMs,
+      provider_status: providerStatus,
+      data,
+      ...(refund === null ? {} : { refunded: { ...amountOf(refund.credits), reason: refund.reason } })
+    })
+
+    /** What an outcome charges and how it is reported. */
+    const assess = (outcome: ProviderOutcome, price: bigint) => {
+      switch (outcome._tag) {
+        case "answered": {
+          const reported = outcome.reportedCost
+          const charge = reported !== null && reported < price ? reported : price
+          return {
+            status: "succeeded" as const,
+            charge,
+            reason: charge < price ? "lower_cost_reported" as const : null,
+            providerStatus: outcome.status,
+            data: outcome.data
+          }
+        }
+        case "refused":
+          return { status: "refused" as const, charge: 0n, reason: "provider_refused" as const, providerStatus: outcome.status, data: outcome.data }
+        case "failed":
+          return { status: "failed" as const, charge: 0n, reason: "provider_error" as const, providerStatus: outcome.status, data: outcome.data }
+        case "timed_out":
+          return { status: "timed_out" as const, charge: 0n, reason: "timeout" as const, providerStatus: null, data: null }
+      }
+    }
+
+    const testCall = (agent: AuthenticatedAgent, prepared: Effect.Effect.Success<ReturnType<typeof prepare>>) =>
+      Effect.gen(function*() {
+        const { endpoint, peopleDomain, price } = prepared
+        const ms = yield* Clock.currentTimeMillis
+        const callId = randomUUID()
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* quotas.check({
+            orgId: agent.org_id,
+            providerId: endpoint.provider.id,
+            dailyCap: endpoint.provider.dailyCallCap,
+            peopleDomain,
+            day: dayOf(ms)
+          })
+          const hold = yield* ledger.hold({
+            orgId: agent.org_id,
+            agentId: agent.id,
+            amount: price,
+            purpose: "gateway_call",
+            reference: callId,
+            testMode: true
+          })
+          yield* ledger.capture(hold.id, price)
+          yield* repo.insertCall({
+            id: callId,
+            orgId: agent.org_id,
+            agentId: agent.id,
+            endpointId: endpoint.id,
+            providerId: endpoint.provider.id,
+            mode: "test",
+            status: "test",
+            priceCredits: price,
+            chargedCredits: price,
+            holdId: hold.id,
+            latencyMs: 0,
+            createdAt: new Date(ms),
+            finishedAt: new Date(ms)
+          })
+        })).pipe(
+          Effect.catchTags({
+            SqlError: Effect.die,
+            already_settled: Effect.die,
+            capture_exceeds_hold: Effect.die,
+            not_a_hold: Effect.die,
+            invalid_amount: Effect.die
+          })
+        )
+        return resultOf(callId, endpoint, price, "test", price, 0, null, null, null)
+      })
+
+    const liveCall = (agent: AuthenticatedAgent, prepared: Effect.Effect.Success<ReturnType<typeof prepare>>) =>
+      Effect.gen(function*() {
+        const { endpoint, params, peopleDomain, price } = prepared
+        const startedMs = yield* Clock.currentTimeMillis
+        const callId = randomUUID()
+        const quota = {
+          orgId: agent.org_id,
+          providerId: endpoint.provider.id,
+          dailyCap: endpoint.provider.dailyCallCap,
+          peopleDomain,
+          day: dayOf(startedMs)
+        }
+        // One statement counts the call against the provider's cap and the people-lookup
+        // limit and writes its pending row; then the hold (one statement) checks and takes
+        // budget and balance. A refused hold gives the count back and removes the row.
+        yield* quotas.consume(
+          quota,
+          repo.pendingCallRow({
+            id: callId,
+            orgId: agent.org_id,
+            agentId: agent.id,
+            endpointId: endpoint.id,
+            providerId: endpoint.provider.id,
+            mode: "live",
+            status: "pending",
+            priceCredits: price,
+            chargedCredits: 0n,
+            holdId: null,
+            latencyMs: null,
+            createdAt: new Date(startedMs),
+            finishedAt: null
+          })
+        )
+        const hold = yield* ledger.hold({
+          orgId: agent.org_id,
+          agentId: agent.id,
+          amount: price,
+          purpose: "gateway_call",
+          reference: callId,
+          testMode: false,
+          ttlMs: holdTtlMs(providers.timeoutMs)
+        }).pipe(Effect.tapError(() => Effect.zipRight(quotas.giveBack(quota), repo.deleteCall(callId))))
+
+        // No transaction is open while the provider works. The call and its settlement run
+        // in a fiber of the service, so a caller that goes away cannot strand the hold.
+        const settle = (outcome: ProviderOutcome, latencyMs: number) =>
+          Effect.gen(function*() {
+            const assessed = assess(outcome, price)
+            const finishedAt = new Date(yield* Clock.currentTimeMillis)
+            // The ledger settles the hold and completes the call row in one statement (in
+            // the ledger's transaction, with the events the settlement causes).
+            const charge = assessed.charge
+            const finishing = (charged: bigint, reason: RefundReason | null) => ({
+              holdId: hold.id,
+              status: assessed.status,
+              chargedCredits: charged,
+              refundedCredits: price - charged,
+              refundReason: charged < price ? reason : null,
+              providerStatus: assessed.providerStatus,
+              latencyMs,
+              finishedAt
+            })
+            return yield* ledger.settleWith(
+              hold.id,
+              charge,
+              (settled) => repo.finishCallStatement(callId, finishing(charge, assessed.reason), settled)
+            ).pipe(
+              Effect.map((settlement) =>
+                resultOf(
+                  callId,
+                  endpoint,
+                  price,
+                  assessed.status,
+                  settlement.captured,
+                  latencyMs,
+                  assessed.providerStatus,
+                  assessed.data,
+                  settlement.released > 0n
+                    ? { credits: settlement.released, reason: assessed.reason ?? "provider_error" }
+                    : null
+                )
+              ),
+              // The sweeper released the hold first (the answer came after the hold's time).
+              Effect.catchTag("already_settled", () =>
+                Effect.as(
+                  repo.finishCall(callId, finishing(0n, "hold_expired")),
+                  resultOf(callId, endpoint, price, assessed.status, 0n, latencyMs, assessed.providerStatus, assessed.data, {
+                    credits: price,
+                    reason: "hold_expired"
+                  })
+                )),
+              Effect.catchTags({ capture_exceeds_hold: Effect.die, not_a_hold: Effect.die })
+            )
+          })
+
+        const work = Effect.gen(function*() {
+          const sentMs = yield* Clock.currentTimeMillis
+          const outcome = yield* providers.send(endpoint, params)
+          const latencyMs = Math.max(0, (yield* Clock.currentTimeMillis) - sentMs)
+          return yield* settle(outcome, latencyMs)
+        }).pipe(
+          // Interrupted (the server stops) during the provider call: nothing is charged.
+          Effect.onInterrupt(() =>
+            Effect.uninterruptible(settle({ _tag: "failed", status: null, data: null, reason: "interrupted" }, 0)).pipe(
+              Effect.catchAllCause((cause) => Effect.logWarning("Could not release an interrupted call's hold", cause))
+            )
+          )
+        )
+        const fiber = yield* FiberSet.run(inFlight, work)
+        return yield* Fiber.join(fiber)
+      })
+
+    /** Makes one gateway call for `agent`. */
+    const call = (agent: AuthenticatedAgent, input: CallInput) =>
+      Effect.flatMap(prepare(agent, input), (prepared) =>
+        agent.mode === "test" ? testCall(agent, prepared) : liveCall(agent, prepared)).pipe(
+          // Prices are at least 1 credit, so a hold's amount is always valid.
+          Effect.catchTag("invalid_amount", Effect.die)
+        )
+
+    return { call } as const
+  })
+}) {}

@@ -1,0 +1,212 @@
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { Category, CostReport, HttpMethod, ProviderAuth } from "../../Domain/Catalogue.js"
+import type { EndpointRecord } from "../Providers/ProviderTypes.js"
+
+/** SQL of the gateway: endpoint lookups and the call log (never request or response contents). */
+export type CallStatus = "pending" | "succeeded" | "refused" | "failed" | "timed_out" | "test" | "abandoned"
+
+export interface CallRow {
+  readonly id: string
+  readonly org_id: string
+  readonly agent_id: string
+  readonly endpoint_id: string
+  readonly provider_id: string
+  readonly mode: "test" | "live"
+  readonly status: CallStatus
+  readonly price_credits: string
+  readonly charged_credits: string
+  readonly refunded_credits: string
+  readonly refund_reason: string | null
+  readonly provider_status: number | null
+  readonly latency_ms: number | null
+  readonly created_at: Date
+  readonly finished_at: Date | null
+}
+
+interface EndpointJoinRow {
+  readonly id: string
+  readonly name: string
+  readonly category: Category
+  readonly method: HttpMethod
+  readonly path: string
+  readonly path_params: ReadonlyArray<string>
+  readonly base_price_credits: string
+  readonly availability: "live" | "on request"
+  readonly people_lookup_field: string | null
+  readonly endpoint_base_url: string | null
+  readonly provider_id: string
+  readonly provider_name: string
+  readonly base_url: string
+  readonly auth: ProviderAuth
+  readonly cost_report: CostReport | null
+  readonly daily_call_cap: number
+}
+
+export interface NewCall {
+  readonly id: string
+  readonly orgId: string
+  readonly agentId: string
+  readonly endpointId: string
+  readonly providerId: string
+  readonly mode: "test" | "live"
+  readonly status: CallStatus
+  readonly priceCredits: bigint
+  readonly chargedCredits: bigint
+  readonly holdId: string | null
+  readonly latencyMs: number | null
+  readonly createdAt: Date
+  readonly finishedAt: Date | null
+}
+
+export interface CallFinish {
+  readonly holdId: string
+  readonly status: CallStatus
+  readonly chargedCredits: bigint
+  readonly refundedCredits: bigint
+  readonly refundReason: string | null
+  readonly providerStatus: number | null
+  readonly latencyMs: number
+  readonly finishedAt: Date
+}
+
+const callColumns = `id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits, charged_credits,
+  refunded_credits, refund_reason, provider_status, latency_ms, created_at, finished_at`
+
+export class GatewayRepo extends Effect.Service<GatewayRepo>()("GatewayRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const callCols = sql.unsafe(callColumns)
+
+    const endpoint = (id: string) =>
+      sql<EndpointJoinRow>`
+        SELECT e.id, e.name, e.category, e.method, e.path, e.path_params, e.base_price_credits, e.availability,
+               e.people_lookup_field, e.base_url AS endpoint_base_url, p.id AS provider_id, p.name AS provider_name, p.base_url, p.auth,
+               p.cost_report, p.daily_call_cap
+        FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
+        WHERE e.id = ${id}`.pipe(
+        Effect.map((rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row): EndpointRecord => ({
+            id: row.id,
+            name: row.name,
+            category: row.category,
+            method: row.method,
+            path: row.path,
+            pathParams: row.path_params,
+            basePriceCredits: BigInt(row.base_price_credits),
+            availability: row.availability,
+            peopleLookupField: row.people_lookup_field,
+            baseUrl: row.endpoint_base_url,
+            provider: {
+              id: row.provider_id,
+              name: row.provider_name,
+              baseUrl: row.base_url,
+              auth: row.auth,
+              costReport: row.cost_report,
+              dailyCallCap: row.daily_call_cap
+            }
+          }))
+        ),
+        Effect.orDie
+      )
+
+    const insertCall = (call: NewCall) =>
+      sql`
+        INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
+                                   charged_credits, hold_id, latency_ms, created_at, finished_at)
+        VALUES (${call.id}, ${call.orgId}, ${call.agentId}, ${call.endpointId}, ${call.providerId}, ${call.mode},
+                ${call.status}, ${call.priceCredits.toString()}, ${call.chargedCredits.toString()}, ${call.holdId},
+                ${call.latencyMs}, ${call.createdAt}, ${call.finishedAt})`.pipe(Effect.asVoid, Effect.orDie)
+
+    /**
+     * The statement that writes a pending call row, for `Quotas.consume` to run in its own
+     * statement when the call passes the limits (it selects from the CTE `passed`).
+     */
+    const pendingCallRow = (call: NewCall) =>
+      sql`
+        INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
+                                   charged_credits, created_at)
+        SELECT ${call.id}, ${call.orgId}, ${call.agentId}, ${call.endpointId}, ${call.providerId}, ${call.mode},
+               'pending', ${call.priceCredits.toString()}, 0, ${call.createdAt}
+        FROM passed`
+
+    /** A call that did not go ahead after all (the ledger refused its hold). */
+    const deleteCall = (id: string) =>
+      sql`DELETE FROM gateway_calls WHERE id = ${id} AND status = 'pending'`.pipe(Effect.asVoid, Effect.orDie)
+
+    const finishCall = (id: string, finish: CallFinish) => finishCallStatement(id, finish, sql`true`).pipe(Effect.asVoid, Effect.orDie)
+
+    /** The call row's completion as a statement, applied only when `condition` holds. */
+    const finishCallStatement = (id: string, finish: CallFinish, condition: Statement.Fragment) =>
+      sql`
+        UPDATE gateway_calls SET status = ${finish.status}, charged_credits = ${finish.chargedCredits.toString()},
+          refunded_credits = ${finish.refundedCredits.toString()}, refund_reason = ${finish.refundReason},
+          provider_status = ${finish.providerStatus}, latency_ms = ${finish.latencyMs}, finished_at = ${finish.finishedAt},
+          hold_id = ${finish.holdId}
+        WHERE id = ${id} AND status = 'pending' AND ${condition}`
+
+    /** The org's calls, newest first, after the `startingAfter` call when given. */
+    const listCalls = (orgId: string, limit: number, startingAfter: string | undefined) =>
+      sql<CallRow>`
+        SELECT ${callCols} FROM gateway_calls
+        WHERE org_id = ${orgId}
+        ${
+        startingAfter === undefined ? sql`` : sql`AND (created_at, id) < (
+            SELECT created_at, id FROM gateway_calls WHERE id = ${startingAfter} AND org_id = ${orgId})`
+      }
+        ORDER BY created_at DESC, id DESC
+        LIMIT ${limit}`.pipe(Effect.orDie)
+
+    const callExists = (orgId: string, id: string) =>
+      sql<{ one: number }>`SELECT 1 AS one FROM gateway_calls WHERE id = ${id} AND org_id = ${orgId}`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
+    /**
+     * Completes calls a crash left pending once their hold is settled: released (by the
+     * sweeper) means `abandoned`, nothing charged; captured (the crash came between the
+     * ledger's commit and the call row's) means `succeeded` for what was captured. A
+     * pending row without any hold older than `orphanedBefore` (a crash before its hold)
+     * is `abandoned` too.
+     */
+    const markAbandoned = (now: Date, orphanedBefore: Date) =>
+      Effect.gen(function*() {
+        const settled = yield* sql`
+          UPDATE gateway_calls c SET
+            status = CASE WHEN h.status = 'captured' THEN 'succeeded' ELSE 'abandoned' END,
+            charged_credits = h.captured,
+            refunded_credits = c.price_credits - h.captured,
+            refund_reason = CASE WHEN h.status = 'captured' AND h.captured < c.price_credits THEN 'lower_cost_reported'
+                                 WHEN h.status = 'released' THEN 'abandoned' END,
+            hold_id = h.id,
+            finished_at = ${now}
+          FROM ledger_holds h
+          WHERE h.reference = c.id::text AND NOT h.refused AND c.status = 'pending' AND h.status <> 'held'
+          RETURNING c.id`
+        const orphaned = yield* sql`
+          UPDATE gateway_calls c SET status = 'abandoned', refunded_credits = 0, finished_at = ${now}
+          WHERE c.status = 'pending' AND c.created_at < ${orphanedBefore}
+            AND NOT EXISTS (SELECT 1 FROM ledger_holds h WHERE h.reference = c.id::text AND NOT h.refused)
+          RETURNING c.id`
+        return settled.length + orphaned.length
+      }).pipe(Effect.orDie)
+
+    /** Every provider with its published daily call cap and endpoint counts. */
+    const providers = sql<{
+      id: string
+      name: string
+      docs_url: string
+      daily_call_cap: number
+      reports_cost: boolean
+      endpoints: number
+      live_endpoints: number
+    }>`
+      SELECT p.id, p.name, p.docs_url, p.daily_call_cap, p.cost_report IS NOT NULL AS reports_cost,
+             count(e.id)::int AS endpoints, (count(e.id) FILTER (WHERE e.availability = 'live'))::int AS live_endpoints
+      FROM providers p LEFT JOIN catalogue_endpoints e ON e.provider_id = p.id
+      GROUP BY p.id ORDER BY p.id`.pipe(Effect.orDie)
+
+    return { providers, endpoint, insertCall, pendingCallRow, deleteCall, finishCall, finishCallStatement, listCalls, callExists, markAbandoned } as const
+  })
+}) {}

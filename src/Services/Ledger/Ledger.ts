@@ -1,0 +1,114 @@
+import type { Statement } from "@effect/sql"
+import { Context, type Effect } from "effect"
+import type {
+  AlreadySettled,
+  CaptureExceedsHold,
+  CreditsFrozen,
+  InsufficientCredits,
+  InvalidAmount,
+  NotAHold,
+  OverBudget,
+  TrialLimit
+} from "../../Errors/ApiErrors.js"
+
+/**
+ * The credit ledger: the contract every purchase path uses. Amounts are whole credits.
+ *
+ * A hold reserves credits (and the agent's monthly budget) before work that may cost
+ * money; it is then captured (possibly for less; the rest is released) or released, once.
+ * Every change is an append-only entry written in the same transaction as the balance
+ * row, so the sum of an org's entries always equals its balance.
+ *
+ * Test agents (`testMode`) rehearse every check but the balance: their holds and captures
+ * count toward the agent's monthly budget and never move org credits.
+ */
+export interface HoldRequest {
+  readonly orgId: string
+  readonly agentId: string
+  readonly amount: bigint
+  /** What the hold pays for, e.g. "gateway_call" or "purchase_item". */
+  readonly purpose: string
+  /** The call or item the hold belongs to (unique per hold). */
+  readonly reference: string
+  readonly testMode: boolean
+  /** An owner approved going past the monthly budget for this purchase. */
+  readonly budgetApproved?: boolean | undefined
+  /**
+   * How long the hold may stay unsettled before the sweeper releases it as left behind by
+   * a crash (default 3 hours, which outlives a job's 2-hour run time).
+   */
+  readonly ttlMs?: number | undefined
+}
+
+export interface Hold {
+  readonly id: string
+  readonly orgId: string
+  readonly agentId: string
+  readonly amount: bigint
+  readonly testMode: boolean
+}
+
+export interface Settlement {
+  readonly captured: bigint
+  readonly released: bigint
+}
+
+export interface OrgCredits {
+  readonly balance: bigint
+  readonly frozen: boolean
+  readonly funded: boolean
+}
+
+/** An org's trial grant, when it has one. */
+export interface TrialGrant {
+  readonly credits: bigint
+  readonly grantedAt: Date
+  readonly expiresAt: Date
+  /** Set once the unspent trial credits have been taken back. */
+  readonly expiredAt: Date | null
+}
+
+export type HoldError = InvalidAmount | InsufficientCredits | OverBudget | CreditsFrozen | TrialLimit
+export type SettleError = InvalidAmount | CaptureExceedsHold | NotAHold | AlreadySettled
+
+export class Ledger extends Context.Tag("Ledger")<Ledger, {
+  /** Reserves `amount` atomically against balance, budget, freeze and trial limits. */
+  readonly hold: (request: HoldRequest) => Effect.Effect<Hold, HoldError>
+  /** Charges `amount` (at most the hold) and releases the rest; a hold settles once. */
+  readonly capture: (holdId: string, amount: bigint) => Effect.Effect<Settlement, SettleError>
+  /** Returns a hold's credits and budget untouched. */
+  readonly release: (holdId: string) => Effect.Effect<Settlement, NotAHold | AlreadySettled>
+  /** Gives back up to the captured amount of a settled hold (an upheld dispute). */
+  readonly refund: (
+    holdId: string,
+    amount: bigint,
+    note: string
+  ) => Effect.Effect<{ readonly refunded: bigint }, InvalidAmount | NotAHold | CaptureExceedsHold>
+  /** Adds credits to an org (a top-up or an administrator's adjustment). */
+  readonly credit: (
+    orgId: string,
+    amount: bigint,
+    kind: "top_up" | "adjustment",
+    note: string
+  ) => Effect.Effect<{ readonly balance: bigint }, InvalidAmount>
+  /** Grants a new org its trial credits; call inside the org-creation transaction. */
+  readonly grantTrial: (orgId: string) => Effect.Effect<void>
+  readonly orgCredits: (orgId: string) => Effect.Effect<OrgCredits>
+  /** The agent's spend this calendar month (UTC): captured plus still held. */
+  readonly agentMonthSpend: (agentId: string) => Effect.Effect<bigint>
+  /** Freezes or unfreezes an org's credits: holds answer `credits_frozen`, reads still work. */
+  readonly setFrozen: (orgId: string, frozen: boolean) => Effect.Effect<void>
+  /** The org's trial grant, if any. */
+  readonly trialGrant: (orgId: string) => Effect.Effect<TrialGrant | null>
+  /**
+   * `capture` (when `captured` > 0) or `release` (0), with the caller's own write done in
+   * the same statement: `alongside` gets the condition "the hold was settled" and answers
+   * a data-modifying statement (e.g. `UPDATE ... WHERE id = ... AND <condition>`), so a
+   * purchase's record and its settlement commit together in one round trip.
+   */
+  readonly settleWith: (
+    holdId: string,
+    captured: bigint,
+    alongside: (settled: Statement.Fragment) => Statement.Fragment
+  ) => Effect.Effect<Settlement, CaptureExceedsHold | NotAHold | AlreadySettled>
+}>() {}

@@ -1,0 +1,279 @@
+import { SqlClient, type Statement } from "@effect/sql"
+import { Clock, Effect, Layer, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { creditsToUsd } from "../../Domain/Money.js"
+import { trialTerms } from "../../Domain/Plans.js"
+import {
+  AlreadySettled,
+  CaptureExceedsHold,
+  CreditsFrozen,
+  InsufficientCredits,
+  InvalidAmount,
+  NotAHold,
+  OverBudget,
+  TrialLimit
+} from "../../Errors/ApiErrors.js"
+import { Events } from "../Events/Events.js"
+import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
+import { type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
+import { hourStartOf, monthOf } from "./Time.js"
+
+/** A hold not settled within this time is taken for left behind by a crash and released. */
+export const DEFAULT_HOLD_TTL_MS = 3 * 60 * 60 * 1000
+
+const invalidAmount = (what: string, amount: bigint) =>
+  new InvalidAmount({ message: `${what} must be a positive whole number of credits (got ${amount})` })
+
+const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
+
+/**
+ * The ledger on PostgreSQL. Each operation is one transaction (a savepoint when the
+ * caller already runs one, so a purchase can write its own rows atomically with it) and
+ * writes the entries, the balance and the budget together, with the events it causes.
+ */
+export const makeLedger = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const repo = yield* LedgerRepo
+  const events = yield* Events
+
+  const now = Clock.currentTimeMillis
+
+  const frozen = () => new CreditsFrozen({ message: "This org's credits are frozen; purchases are refused, reads still work" })
+  const overBudget = (amount: bigint) =>
+    new OverBudget({ message: `This purchase (${amount} credits) would take the agent past its monthly budget` })
+
+  /** Which check refused a hold, from the flags its statement computed under its locks. */
+  const refusal = (outcome: HoldOutcome, amount: bigint) => {
+    if (outcome.has_balance > 0 && !outcome.not_frozen) return frozen()
+    if (outcome.budget_taken === 0) return overBudget(amount)
+    if (outcome.has_balance > 0 && outcome.covered && !outcome.trial_ok) {
+      return new TrialLimit({
+        message: `Until the first top-up an org may spend at most ${trialTerms.hourly_spend_limit_credits} credits an hour; retry next hour`
+      })
+    }
+    // Not covered, or covered again by the time of the read (another purchase released
+    // credits just after this one was refused).
+    return new InsufficientCredits({ message: `The org's balance cannot cover ${amount} credits` })
+  }
+
+  /**
+   * One statement, atomic on its own or inside the caller's transaction (so a purchase can
+   * write its own rows with it). When the balance refuses after the budget took the
+   * amount, the `refused` hold the statement wrote is released at once (the sweeper
+   * releases it if a crash comes between).
+   */
+  const hold = (request: HoldRequest) =>
+    Effect.gen(function*() {
+      if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
+      const ms = yield* now
+      const at = new Date(ms)
+      const input = {
+        id: randomUUID(),
+        orgId: request.orgId,
+        agentId: request.agentId,
+        amount: request.amount,
+        purpose: request.purpose,
+        reference: request.reference,
+        budgetApproved: request.budgetApproved === true,
+        month: monthOf(ms),
+        hourStart: hourStartOf(ms),
+        trialLimit: trialTerms.hourly_spend_limit_credits,
+        createdAt: at,
+        expiresAt: new Date(ms + (request.ttlMs ?? DEFAULT_HOLD_TTL_MS))
+      }
+      if (request.testMode) {
+        if (!(yield* repo.holdTest(input))) return yield* overBudget(request.amount)
+      } else {
+        const outcome = yield* repo.holdLive(input)
+        if (outcome.held === 0) {
+          if (outcome.budget_taken > 0) yield* repo.settle(input.id, 0n, at)
+          return yield* Effect.fail(refusal(outcome, request.amount))
+        }
+      }
+      return {
+        id: input.id,
+        orgId: request.orgId,
+        agentId: request.agentId,
+        amount: request.amount,
+        testMode: request.testMode
+      } satisfies Hold
+    })
+
+  /** Why a settlement was refused. */
+  const settleRefusal = (holdId: string, captured: bigint) =>
+    Effect.gen(function*() {
+      const row = isUuid(holdId) ? yield* repo.findHold(holdId) : Option.none<HoldRow>()
+      if (Option.isNone(row)) return new NotAHold({ message: `${holdId} is not a hold` })
+      if (row.value.status !== "held") {
+        return new AlreadySettled({ message: `Hold ${holdId} is already ${row.value.status}` })
+      }
+      return new CaptureExceedsHold({
+        message: `Capture of ${captured} credits exceeds the hold of ${row.value.amount} credits`
+      })
+    })
+
+  /**
+   * Settles a hold (one statement), then writes the events it causes in the same
+   * transaction: `captured` becomes spend, the rest goes back to balance and budget.
+   */
+  const settle = (
+    holdId: string,
+    captured: bigint,
+    alongside?: (settled: Statement.Fragment) => Statement.Fragment
+  ) =>
+    Effect.gen(function*() {
+      const at = new Date(yield* now)
+      const settled = isUuid(holdId)
+        ? yield* repo.settle(holdId, captured, at, alongside)
+        : Option.none<SettleOutcome>()
+      if (Option.isNone(settled)) return yield* Effect.flatMap(settleRefusal(holdId, captured), Effect.fail)
+      const held = settled.value
+      const amount = BigInt(held.amount)
+      if (
+        captured > 0n && held.agent_mode === "live" && held.alerted_80pct === false && held.spent !== null &&
+        held.budget !== null && BigInt(held.budget) > 0n && BigInt(held.spent) * 5n >= BigInt(held.budget) * 4n
+      ) {
+        // The agent's month row is locked by the settling statement: one emitter.
+        if (yield* repo.markBudgetAlerted(held.agent_id, held.month)) {
+          yield* events.emit(held.org_id, {
+            type: "budget.80pct",
+            data: {
+              agent_id: held.agent_id,
+              agent_name: held.agent_name ?? "",
+              spent_credits: held.spent,
+              budget_credits: held.budget
+            }
+          })
+        }
+      }
+      if (held.low_alert_fired && held.balance !== null) {
+        const balance = BigInt(held.balance)
+        yield* events.emit(held.org_id, {
+          type: "balance.low",
+          data: { balance_credits: balance.toString(), balance_usd: creditsToUsd(balance) }
+        })
+      }
+      return { captured, released: amount - captured } satisfies Settlement
+    })
+
+  const capture = (holdId: string, amount: bigint) =>
+    amount <= 0n
+      ? Effect.fail(invalidAmount("A capture", amount))
+      : sql.withTransaction(settle(holdId, amount)).pipe(Effect.catchTag("SqlError", Effect.die))
+
+  const release = (holdId: string) =>
+    sql.withTransaction(settle(holdId, 0n)).pipe(
+      // Releasing captures nothing, so it can never exceed the hold.
+      Effect.catchTags({ SqlError: Effect.die, capture_exceeds_hold: Effect.die })
+    )
+
+  const refund = (holdId: string, amount: bigint, note: string) =>
+    amount <= 0n
+      ? Effect.fail(invalidAmount("A refund", amount))
+      : sql.withTransaction(Effect.gen(function*() {
+        const ms = yield* now
+        const at = new Date(ms)
+        const refunded = isUuid(holdId) ? yield* repo.refundHold(holdId, amount) : Option.none<HoldRow>()
+        if (Option.isNone(refunded)) {
+          const row = isUuid(holdId) ? yield* repo.findHold(holdId) : Option.none<HoldRow>()
+          if (Option.isNone(row)) return yield* new NotAHold({ message: `${holdId} is not a hold` })
+          const left = BigInt(row.value.captured) - BigInt(row.value.refunded)
+          return yield* new CaptureExceedsHold({
+            message: `A refund of ${amount} credits exceeds the ${left} credits charged and not yet refunded`
+          })
+        }
+        const held = refunded.value
+        if (!held.test_mode) {
+          yield* repo.insertEntries([{
+            orgId: held.org_id,
+            kind: "refund",
+            amount,
+            credits: amount,
+            holdId,
+            agentId: held.agent_id,
+            note,
+            at
+          }])
+        }
+        // Lock order: the agent's row before the org's.
+        yield* repo.unspendBudget(held.agent_id, held.month, amount)
+        if (!held.test_mode) yield* repo.creditBalance(held.org_id, amount, null, at)
+        return { refunded: amount }
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
+  const credit = (orgId: string, amount: bigint, kind: "top_up" | "adjustment", note: string) =>
+    amount <= 0n
+      ? Effect.fail(invalidAmount("A credit", amount))
+      : sql.withTransaction(Effect.gen(function*() {
+        const at = new Date(yield* now)
+        yield* repo.insertEntries([{ orgId, kind, amount, credits: amount, note, at }])
+        const balance = yield* repo.addCredits(orgId, amount, kind === "top_up", at)
+        return { balance }
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
+  const grantTrial = (orgId: string) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const ms = yield* now
+      const at = new Date(ms)
+      const expiresAt = new Date(ms + trialTerms.days * 86_400_000)
+      const granted = yield* repo.insertTrialGrant(orgId, trialTerms.credits, at, expiresAt)
+      if (!granted) return
+      yield* repo.insertEntries([{
+        orgId,
+        kind: "trial_grant",
+        amount: trialTerms.credits,
+        credits: trialTerms.credits,
+        note: `Trial credits, expire ${expiresAt.toISOString()}`,
+        at
+      }])
+      yield* repo.addCredits(orgId, trialTerms.credits, false, at)
+    })).pipe(Effect.orDie)
+
+  const orgCredits = (orgId: string) =>
+    Effect.map(repo.balanceRow(orgId), (row) =>
+      Option.match(row, {
+        onNone: () => ({ balance: 0n, frozen: false, funded: false }),
+        onSome: (r) => ({ balance: BigInt(r.balance), frozen: r.frozen, funded: r.funded })
+      }))
+
+  const agentMonthSpend = (agentId: string) => Effect.flatMap(now, (ms) => repo.monthSpend(agentId, monthOf(ms)))
+
+  const setFrozen = (orgId: string, frozen: boolean) => Effect.flatMap(now, (ms) => repo.setFrozen(orgId, frozen, new Date(ms)))
+
+  const trialGrant = (orgId: string) =>
+    Effect.map(repo.trialGrant(orgId), (row) =>
+      Option.match(row, {
+        onNone: () => null,
+        onSome: (r) => ({
+          credits: BigInt(r.credits),
+          grantedAt: r.granted_at,
+          expiresAt: r.expires_at,
+          expiredAt: r.expired_at
+        })
+      }))
+
+  const settleWith = (
+    holdId: string,
+    captured: bigint,
+    alongside: (settled: Statement.Fragment) => Statement.Fragment
+  ) =>
+    captured < 0n
+      ? Effect.die(new Error("settleWith: a negative capture"))
+      : sql.withTransaction(settle(holdId, captured, alongside)).pipe(Effect.catchTag("SqlError", Effect.die))
+
+  return Ledger.of({
+    hold: (request) => hold(request),
+    capture,
+    release,
+    refund,
+    credit,
+    grantTrial,
+    orgCredits,
+    agentMonthSpend,
+    setFrozen,
+    trialGrant,
+    settleWith
+  })
+})
+
+export const LedgerLive = Layer.effect(Ledger, makeLedger).pipe(Layer.provide(LedgerRepo.Default))

@@ -1,0 +1,511 @@
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { randomUUID } from "node:crypto"
+
+/**
+ * The ledger's SQL. Every statement that can refuse is one conditional write (`... WHERE
+ * <rule holds> RETURNING`), so the rule and the change are atomic; callers run these in
+ * one transaction and diagnose an empty answer afterwards.
+ *
+ * Lock order, the same in every transaction that touches several rows: hold row, then
+ * the agent's month row, then the org's balance row. Statements on rows nobody contends
+ * for (inserts) run first, so the hot rows stay locked as briefly as possible.
+ */
+export type EntryKind =
+  | "trial_grant"
+  | "top_up"
+  | "hold"
+  | "capture"
+  | "release"
+  | "refund"
+  | "adjustment"
+  | "trial_expiry"
+
+export interface HoldRow {
+  readonly id: string
+  readonly org_id: string
+  readonly agent_id: string
+  readonly amount: string
+  readonly purpose: string
+  readonly reference: string
+  readonly test_mode: boolean
+  readonly month: string
+  readonly status: "held" | "captured" | "released"
+  readonly captured: string
+  readonly refunded: string
+  readonly created_at: Date
+  readonly expires_at: Date
+}
+
+export interface EntryInput {
+  readonly orgId: string
+  readonly kind: EntryKind
+  readonly amount: bigint
+  readonly credits: bigint
+  readonly holdId?: string | null | undefined
+  readonly agentId?: string | null | undefined
+  readonly note?: string | null | undefined
+  readonly at: Date
+}
+
+export interface BudgetRow {
+  readonly spent: string
+  readonly held: string
+  readonly alerted_80pct: boolean
+  readonly budget: string
+  readonly agent_name: string
+  readonly agent_mode: "test" | "live"
+}
+
+export interface BalanceRow {
+  readonly balance: string
+  readonly frozen: boolean
+  readonly funded: boolean
+  readonly low_alert_armed: boolean
+  readonly low_balance_credits: string
+  readonly trial_window_start: Date | null
+  readonly trial_window_spent: string
+}
+
+export interface TrialGrantRow {
+  readonly id: string
+  readonly org_id: string
+  readonly credits: string
+  readonly granted_at: Date
+  readonly expires_at: Date
+  readonly expiring_notified_at: Date | null
+  readonly expired_at: Date | null
+}
+
+export interface HoldInput {
+  readonly id: string
+  readonly orgId: string
+  readonly agentId: string
+  readonly amount: bigint
+  readonly purpose: string
+  readonly reference: string
+  readonly budgetApproved: boolean
+  readonly month: string
+  readonly hourStart: Date
+  readonly trialLimit: bigint
+  readonly createdAt: Date
+  readonly expiresAt: Date
+}
+
+export interface HoldOutcome {
+  readonly held: number
+  readonly budget_taken: number
+  readonly has_balance: number
+  readonly not_frozen: boolean
+  readonly covered: boolean
+  readonly trial_ok: boolean
+}
+
+export interface SettleOutcome {
+  readonly org_id: string
+  readonly agent_id: string
+  readonly amount: string
+  /** A test-mode or refused hold: no credits moved. */
+  readonly no_credits: boolean
+  readonly month: string
+  readonly spent: string | null
+  readonly alerted_80pct: boolean | null
+  readonly budget: string | null
+  readonly agent_name: string | null
+  readonly agent_mode: "test" | "live" | null
+  /** The balance after the settlement, when the org's row was written. */
+  readonly balance: string | null
+  /** This settlement took the balance under the org's armed alert (and disarmed it). */
+  readonly low_alert_fired: boolean
+  readonly entries: number
+}
+
+const holdColumns = `id, org_id, agent_id, amount, purpose, reference, test_mode, to_char(month, 'YYYY-MM-DD') AS month,
+  status, captured, refunded, created_at, expires_at`
+
+export class LedgerRepo extends Effect.Service<LedgerRepo>()("LedgerRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const holdCols = sql.unsafe(holdColumns)
+
+    const insertEntries = (entries: ReadonlyArray<EntryInput>) =>
+      entries.length === 0 ? Effect.void : sql`
+        INSERT INTO ledger_entries ${
+        sql.insert(entries.map((e) => ({
+          id: randomUUID(),
+          org_id: e.orgId,
+          kind: e.kind,
+          amount: e.amount.toString(),
+          credits: e.credits.toString(),
+          hold_id: e.holdId ?? null,
+          agent_id: e.agentId ?? null,
+          note: e.note ?? null,
+          created_at: e.at
+        })))
+      }`.pipe(Effect.asVoid, Effect.orDie)
+
+    /**
+     * A live hold in one statement (one round trip, atomic on its own). Lock order: the
+     * agent's month row (a conditional upsert takes the amount if it stays within the
+     * budget), then the org's balance row (one conditional `UPDATE ... WHERE balance >=
+     * amount`, also checking frozen and the trial's hourly window, run only if the budget
+     * took the amount). The hold row is written whenever the budget took the amount: with
+     * its `hold` entry when the balance gave it, else as `refused` (budget only), which
+     * the caller releases at once. The flags after the outcome are a plain read, used only
+     * to say which check refused.
+     */
+    const holdLive = (hold: HoldInput) => {
+      const amount = hold.amount.toString()
+      return sql<HoldOutcome>`
+        WITH s AS (
+          INSERT INTO agent_month_spend AS s (agent_id, month, org_id, spent, held)
+          SELECT a.id, ${hold.month}, a.org_id, 0, ${amount}
+          FROM agents a
+          WHERE a.id = ${hold.agentId} AND (${hold.budgetApproved} OR ${amount}::bigint <= a.monthly_budget_credits)
+          ON CONFLICT (agent_id, month) DO UPDATE SET held = s.held + excluded.held
+          WHERE ${hold.budgetApproved}
+             OR s.spent + s.held + excluded.held <= (SELECT monthly_budget_credits FROM agents WHERE id = excluded.agent_id)
+          RETURNING 1 AS ok
+        ),
+        d AS (
+          UPDATE org_balances SET
+            balance = balance - ${amount}::bigint,
+            trial_window_start = CASE WHEN funded THEN trial_window_start ELSE ${hold.hourStart}::timestamptz END,
+            trial_window_spent = CASE
+              WHEN funded THEN trial_window_spent
+              WHEN trial_window_start = ${hold.hourStart}::timestamptz THEN trial_window_spent + ${amount}::bigint
+              ELSE ${amount}::bigint END,
+            updated_at = ${hold.createdAt}
+          WHERE org_id = ${hold.orgId} AND NOT frozen AND balance >= ${amount}::bigint
+            AND (funded OR (CASE WHEN trial_window_start = ${hold.hourStart}::timestamptz THEN trial_window_spent ELSE 0 END)
+                           + ${amount}::bigint <= ${hold.trialLimit}::bigint)
+            AND EXISTS (SELECT 1 FROM s)
+          RETURNING balance
+        ),
+        h AS (
+          INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, refused, budget_approved,
+                                    month, status, created_at, expires_at)
+          SELECT ${hold.id}, ${hold.orgId}, ${hold.agentId}, ${amount}, ${hold.purpose}, ${hold.reference}, false,
+                 NOT EXISTS (SELECT 1 FROM d), ${hold.budgetApproved}, ${hold.month}, 'held', ${hold.createdAt},
+                 ${hold.expiresAt}
+          FROM s
+          RETURNING id, refused
+        ),
+        e AS (
+          INSERT INTO ledger_entries (id, org_id, kind, amount, credits, hold_id, agent_id, note, created_at)
+          SELECT ${randomUUID()}, ${hold.orgId}, 'hold', -${amount}::bigint, ${amount}, h.id, ${hold.agentId},
+                 ${hold.purpose}, ${hold.createdAt}
+          FROM h WHERE NOT h.refused
+          RETURNING 1
+        )
+        SELECT
+          (SELECT count(*) FROM e)::int AS held,
+          (SELECT count(*) FROM h)::int AS budget_taken,
+          (SELECT count(*) FROM org_balances WHERE org_id = ${hold.orgId})::int AS has_balance,
+          COALESCE((SELECT NOT frozen FROM org_balances WHERE org_id = ${hold.orgId}), true) AS not_frozen,
+          COALESCE((SELECT balance >= ${amount}::bigint FROM org_balances WHERE org_id = ${hold.orgId}), false) AS covered,
+          COALESCE((SELECT funded OR (CASE WHEN trial_window_start = ${hold.hourStart}::timestamptz
+                                           THEN trial_window_spent ELSE 0 END) + ${amount}::bigint <= ${hold.trialLimit}::bigint
+                    FROM org_balances WHERE org_id = ${hold.orgId}), true) AS trial_ok`.pipe(
+        Effect.map((rows) => rows[0]!),
+        Effect.orDie
+      )
+    }
+
+    /** A test-mode hold: the budget only, in one statement. */
+    const holdTest = (hold: HoldInput) => {
+      const amount = hold.amount.toString()
+      return sql<{ held: number }>`
+        WITH s AS (
+          INSERT INTO agent_month_spend AS s (agent_id, month, org_id, spent, held)
+          SELECT a.id, ${hold.month}, a.org_id, 0, ${amount}
+          FROM agents a
+          WHERE a.id = ${hold.agentId} AND (${hold.budgetApproved} OR ${amount}::bigint <= a.monthly_budget_credits)
+          ON CONFLICT (agent_id, month) DO UPDATE SET held = s.held + excluded.held
+          WHERE ${hold.budgetApproved}
+             OR s.spent + s.held + excluded.held <= (SELECT monthly_budget_credits FROM agents WHERE id = excluded.agent_id)
+          RETURNING 1 AS ok
+        ),
+        h AS (
+          INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, budget_approved,
+                                    month, status, created_at, expires_at)
+          SELECT ${hold.id}, ${hold.orgId}, ${hold.agentId}, ${amount}, ${hold.purpose}, ${hold.reference}, true,
+                 ${hold.budgetApproved}, ${hold.month}, 'held', ${hold.createdAt}, ${hold.expiresAt}
+          FROM s
+          RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM h)::int AS held`.pipe(Effect.map((rows) => rows[0]!.held > 0), Effect.orDie)
+    }
+
+    /**
+     * Settles a hold in one statement: the hold is marked (only if still held and covering
+     * `captured`), the agent's month row moves it from held to spent, what was not charged
+     * goes back to the org's balance, with the capture and release entries. Lock order as
+     * in a hold: agent's row, then org's row (the org's update waits on the agent's by
+     * reading its result). Empty when the hold could not be settled.
+     *
+     * The org's row is written only when credits go back or a charge takes the balance
+     * under the org's armed low-balance alert (then the alert is disarmed in the same
+     * write, so exactly one settlement reports it); a full capture otherwise leaves the
+     * hottest row of a busy org alone. The statement's snapshot can miss a crossing made by
+     * a hold committed just after it began: that hold's own settlement sees it.
+     */
+    const settle = (
+      holdId: string,
+      captured: bigint,
+      now: Date,
+      alongside?: (settled: Statement.Fragment) => Statement.Fragment
+    ) => {
+      const c = captured.toString()
+      return sql<SettleOutcome>`
+        WITH h AS (
+          UPDATE ledger_holds SET status = ${captured > 0n ? "captured" : "released"}, captured = ${c}, settled_at = ${now}
+          WHERE id = ${holdId} AND status = 'held' AND amount >= ${c}::bigint
+          RETURNING id, org_id, agent_id, amount, purpose, test_mode OR refused AS no_credits, month, created_at
+        ),
+        s AS (
+          UPDATE agent_month_spend s SET held = s.held - h.amount, spent = s.spent + ${c}::bigint
+          FROM h, agents a
+          WHERE s.agent_id = h.agent_id AND s.month = h.month AND a.id = h.agent_id
+          RETURNING s.spent, s.alerted_80pct, a.monthly_budget_credits AS budget, a.name AS agent_name, a.mode AS agent_mode
+        ),
+        o AS (
+          UPDATE org_balances b SET
+            balance = b.balance + (h.amount - ${c}::bigint),
+            trial_window_spent = CASE
+              WHEN NOT b.funded AND b.trial_window_start = date_trunc('hour', h.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+                THEN GREATEST(b.trial_window_spent - (h.amount - ${c}::bigint), 0)
+              ELSE b.trial_window_spent END,
+            low_alert_armed = b.low_alert_armed AND NOT (${captured > 0n}
+              AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits),
+            low_alert_fired_by = CASE
+              WHEN ${captured > 0n} AND b.low_alert_armed AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits
+                THEN h.id
+              ELSE b.low_alert_fired_by END,
+            updated_at = ${now}
+          FROM h, orgs og
+          WHERE b.org_id = h.org_id AND og.id = h.org_id AND NOT h.no_credits
+            AND (SELECT count(*) FROM s) >= 0
+            AND (h.amount > ${c}::bigint
+                 OR (${captured > 0n} AND b.low_alert_armed AND b.balance < og.low_balance_credits))
+          RETURNING b.balance, b.low_alert_fired_by IS NOT DISTINCT FROM h.id AS low_alert_fired
+        ),
+        e AS (
+          INSERT INTO ledger_entries (id, org_id, kind, amount, credits, hold_id, agent_id, note, created_at)
+          SELECT gen_random_uuid(), h.org_id, x.kind, x.amount, x.credits, h.id, h.agent_id, h.purpose, ${now}
+          FROM h, LATERAL (VALUES ('capture', 0::bigint, ${c}::bigint),
+                                  ('release', h.amount - ${c}::bigint, h.amount - ${c}::bigint)) AS x (kind, amount, credits)
+          WHERE NOT h.no_credits AND x.credits > 0
+          RETURNING 1
+        )${alongside === undefined ? sql`` : sql`, alongside AS (${alongside(sql`EXISTS (SELECT 1 FROM h)`)})`}
+        SELECT h.org_id, h.agent_id, h.amount::text AS amount, h.no_credits, to_char(h.month, 'YYYY-MM-DD') AS month,
+               s.spent::text AS spent, s.alerted_80pct, s.budget::text AS budget, s.agent_name, s.agent_mode,
+               (SELECT balance::text FROM o) AS balance, COALESCE((SELECT low_alert_fired FROM o), false) AS low_alert_fired,
+               (SELECT count(*) FROM e)::int AS entries
+        FROM h
+        LEFT JOIN s ON true`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+    }
+
+    /** Gives back spend of a refunded purchase. */
+    const unspendBudget = (agentId: string, month: string, amount: bigint) =>
+      sql`
+        UPDATE agent_month_spend SET spent = GREATEST(spent - ${amount.toString()}, 0)
+        WHERE agent_id = ${agentId} AND month = ${month}`.pipe(Effect.asVoid, Effect.orDie)
+
+    /** Marks the 80% alert sent for the agent's month; true only for the first caller. */
+    const markBudgetAlerted = (agentId: string, month: string) =>
+      sql`
+        UPDATE agent_month_spend SET alerted_80pct = true
+        WHERE agent_id = ${agentId} AND month = ${month} AND NOT alerted_80pct
+        RETURNING 1 AS one`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
+    const monthSpend = (agentId: string, month: string) =>
+      sql<{ spent: string; held: string }>`
+        SELECT spent, held FROM agent_month_spend WHERE agent_id = ${agentId} AND month = ${month}`.pipe(
+        Effect.map((rows) => rows[0] ? BigInt(rows[0].spent) + BigInt(rows[0].held) : 0n),
+        Effect.orDie
+      )
+
+    /**
+     * Puts `amount` back on the balance (a release, a refund, a credit). `trialHour` is the
+     * hour the returned credits were held in: they leave the trial window if it is still
+     * that hour.
+     */
+    const creditBalance = (orgId: string, amount: bigint, trialHour: Date | null, now: Date) =>
+      sql<BalanceRow>`
+        UPDATE org_balances b SET
+          balance = b.balance + ${amount.toString()},
+          trial_window_spent = CASE
+            WHEN NOT b.funded AND b.trial_window_start = ${trialHour}::timestamptz
+              THEN GREATEST(b.trial_window_spent - ${amount.toString()}, 0)
+            ELSE b.trial_window_spent END,
+          updated_at = ${now}
+        FROM orgs o
+        WHERE o.id = b.org_id AND b.org_id = ${orgId}
+        RETURNING b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
+                  b.trial_window_spent`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+
+    /** Adds credits from outside (top-up, adjustment, trial grant), creating the row. */
+    const addCredits = (orgId: string, amount: bigint, funds: boolean, now: Date) =>
+      sql<{ balance: string }>`
+        INSERT INTO org_balances AS b (org_id, balance, funded, low_alert_armed, updated_at)
+        VALUES (${orgId}, ${amount.toString()}, ${funds}, true, ${now})
+        ON CONFLICT (org_id) DO UPDATE SET
+          balance = b.balance + excluded.balance,
+          funded = b.funded OR excluded.funded,
+          low_alert_armed = true,
+          updated_at = excluded.updated_at
+        RETURNING balance`.pipe(Effect.map((rows) => BigInt(rows[0]!.balance)), Effect.orDie)
+
+    /** Locks the org's balance row (trial expiry computes what to take back under it). */
+    const lockBalance = (orgId: string) =>
+      sql<BalanceRow>`
+        SELECT b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
+               b.trial_window_spent
+        FROM org_balances b JOIN orgs o ON o.id = b.org_id
+        WHERE b.org_id = ${orgId}
+        FOR UPDATE OF b`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    /** Removes credits the caller has checked are there (under `lockBalance`). */
+    const removeCredits = (orgId: string, amount: bigint, now: Date) =>
+      sql<{ balance: string }>`
+        UPDATE org_balances SET balance = balance - ${amount.toString()}, updated_at = ${now}
+        WHERE org_id = ${orgId}
+        RETURNING balance`.pipe(Effect.map((rows) => BigInt(rows[0]!.balance)), Effect.orDie)
+
+    /**
+     * Disarms the low-balance alert if it is armed and the balance is under the org's
+     * alert; answers the balance for the one caller that disarmed it.
+     */
+    const disarmLowAlert = (orgId: string) =>
+      sql<{ balance: string }>`
+        UPDATE org_balances b SET low_alert_armed = false
+        FROM orgs o
+        WHERE o.id = b.org_id AND b.org_id = ${orgId} AND b.low_alert_armed AND b.balance < o.low_balance_credits
+        RETURNING b.balance`.pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => BigInt(r.balance))), Effect.orDie)
+
+    const balanceRow = (orgId: string) =>
+      sql<BalanceRow>`
+        SELECT b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
+               b.trial_window_spent
+        FROM org_balances b JOIN orgs o ON o.id = b.org_id
+        WHERE b.org_id = ${orgId}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    const setFrozen = (orgId: string, frozen: boolean, now: Date) =>
+      sql`
+        INSERT INTO org_balances AS b (org_id, balance, frozen, updated_at) VALUES (${orgId}, 0, ${frozen}, ${now})
+        ON CONFLICT (org_id) DO UPDATE SET frozen = excluded.frozen, updated_at = excluded.updated_at`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    /** Records a refund of captured credits if the hold has that much left to refund. */
+    const refundHold = (holdId: string, amount: bigint) =>
+      sql<HoldRow>`
+        UPDATE ledger_holds SET refunded = refunded + ${amount.toString()}
+        WHERE id = ${holdId} AND status = 'captured' AND captured - refunded >= ${amount.toString()}
+        RETURNING ${holdCols}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    const findHold = (holdId: string) =>
+      sql<HoldRow>`SELECT ${holdCols} FROM ledger_holds WHERE id = ${holdId}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    /** Locks one expired open hold for the sweeper, skipping holds another replica is on. */
+    const lockExpiredHold = (holdId: string, now: Date) =>
+      sql<HoldRow>`
+        SELECT ${holdCols} FROM ledger_holds
+        WHERE id = ${holdId} AND status = 'held' AND expires_at <= ${now}
+        FOR UPDATE SKIP LOCKED`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    const expiredHoldIds = (now: Date, limit: number) =>
+      sql<{ id: string }>`
+        SELECT id FROM ledger_holds WHERE status = 'held' AND expires_at <= ${now}
+        ORDER BY expires_at LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+
+    /** Records the org's trial grant; false when it already has one. */
+    const insertTrialGrant = (orgId: string, credits: bigint, grantedAt: Date, expiresAt: Date) =>
+      sql`
+        INSERT INTO trial_grants (id, org_id, credits, granted_at, expires_at)
+        VALUES (${randomUUID()}, ${orgId}, ${credits.toString()}, ${grantedAt}, ${expiresAt})
+        ON CONFLICT (org_id) DO NOTHING
+        RETURNING 1 AS one`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
+    const trialGrant = (orgId: string) =>
+      sql<TrialGrantRow>`
+        SELECT id, org_id, credits, granted_at, expires_at, expiring_notified_at, expired_at
+        FROM trial_grants WHERE org_id = ${orgId}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    /** Grants whose credits have run out and were not taken back yet. */
+    const dueTrialExpiries = (now: Date, limit: number) =>
+      sql<{ id: string }>`
+        SELECT id FROM trial_grants WHERE expired_at IS NULL AND expires_at <= ${now}
+        ORDER BY expires_at LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+
+    /** Locks one due grant for expiry, skipping grants another replica is on. */
+    const lockDueTrial = (grantId: string, now: Date) =>
+      sql<TrialGrantRow>`
+        SELECT id, org_id, credits, granted_at, expires_at, expiring_notified_at, expired_at
+        FROM trial_grants WHERE id = ${grantId} AND expired_at IS NULL AND expires_at <= ${now}
+        FOR UPDATE SKIP LOCKED`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    const markTrialExpired = (grantId: string, taken: bigint, now: Date) =>
+      sql`UPDATE trial_grants SET expired_at = ${now}, expired_credits = ${taken.toString()} WHERE id = ${grantId}`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    /** Credits charged (captures less refunds) since `since`: trial credits are spent first. */
+    const spentSince = (orgId: string, since: Date) =>
+      sql<{ spent: string }>`
+        SELECT COALESCE(SUM(CASE WHEN kind = 'capture' THEN credits WHEN kind = 'refund' THEN -credits ELSE 0 END), 0)
+               AS spent
+        FROM ledger_entries WHERE org_id = ${orgId} AND created_at >= ${since}`.pipe(
+        Effect.map((rows) => BigInt(rows[0]!.spent)),
+        Effect.orDie
+      )
+
+    /**
+     * Claims the one `trial.expiring` notice of grants expiring before `horizon` that still
+     * have time left; answers the claimed grants (each claimed once, across replicas).
+     */
+    const claimExpiringNotices = (now: Date, horizon: Date, limit: number) =>
+      sql<TrialGrantRow>`
+        UPDATE trial_grants SET expiring_notified_at = ${now}
+        WHERE id IN (
+          SELECT id FROM trial_grants
+          WHERE expiring_notified_at IS NULL AND expired_at IS NULL AND expires_at > ${now} AND expires_at <= ${horizon}
+          ORDER BY expires_at LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED)
+        RETURNING id, org_id, credits, granted_at, expires_at, expiring_notified_at, expired_at`.pipe(Effect.orDie)
+
+    return {
+      holdLive,
+      holdTest,
+      settle,
+      insertEntries,
+      unspendBudget,
+      markBudgetAlerted,
+      monthSpend,
+      creditBalance,
+      addCredits,
+      lockBalance,
+      removeCredits,
+      disarmLowAlert,
+      balanceRow,
+      setFrozen,
+      refundHold,
+      findHold,
+      lockExpiredHold,
+      expiredHoldIds,
+      insertTrialGrant,
+      trialGrant,
+      dueTrialExpiries,
+      lockDueTrial,
+      markTrialExpired,
+      spentSince,
+      claimExpiringNotices
+    } as const
+  })
+}) {}

@@ -1,0 +1,138 @@
+import type { EmailedEventType, EventData } from "../../Domain/Events.js"
+import { creditsToUsd } from "../../Domain/Money.js"
+
+/**
+ * The mails owners receive for the events marked "emailed to owners": what happened and
+ * what to do about it, as plain text and HTML with the same content.
+ */
+export interface OwnerMailContext {
+  readonly orgId: string
+  readonly orgName: string
+  readonly baseUrl: string
+  readonly eventId: string
+}
+
+export interface RenderedMail {
+  readonly subject: string
+  readonly text: string
+  readonly html: string
+}
+
+interface Content {
+  readonly subject: string
+  readonly headline: string
+  readonly happened: ReadonlyArray<string>
+  readonly todo: ReadonlyArray<string>
+}
+
+const usd = (credits: string) => `$${creditsToUsd(BigInt(credits))}`
+const day = (timestamp: string) => timestamp.slice(0, 10)
+
+const escapeHtml = (value: string) =>
+  value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+
+type Renderers = { readonly [T in EmailedEventType]: (data: EventData<T>, context: OwnerMailContext) => Content }
+
+const renderers: Renderers = {
+  "balance.low": (data, { orgId }) => ({
+    subject: `Credit balance low: $${data.balance_usd} left`,
+    headline: "Your credit balance is low",
+    happened: [
+      `The org's balance has fallen under its low-balance alert: ${data.balance_credits} credits ($${data.balance_usd}) are left.`,
+      "When the balance cannot cover a purchase, agents' purchases and gateway calls are refused with insufficient_credits."
+    ],
+    todo: [
+      "Top up the org's credits so agents can keep buying.",
+      `To change when this alert is sent, set low_balance_usd with PUT /v1/orgs/${orgId}/notifications.`
+    ]
+  }),
+  "budget.80pct": (data, { orgId }) => ({
+    subject: `Agent "${data.agent_name}" has used 80% of its monthly budget`,
+    headline: "An agent is close to its monthly budget",
+    happened: [
+      `Agent "${data.agent_name}" (${data.agent_id}) has spent ${data.spent_credits} credits (${usd(data.spent_credits)}) of its monthly budget of ${data.budget_credits} credits (${usd(data.budget_credits)}).`,
+      "Purchases past the budget answer over_budget, or wait for an owner's approval."
+    ],
+    todo: [
+      `If the agent needs more this month, raise monthly_budget_credits with PATCH /v1/orgs/${orgId}/agents/${data.agent_id}.`,
+      "Otherwise nothing is needed: the budget resets at the start of the next calendar month (UTC)."
+    ]
+  }),
+  "tool.paused": (data) => ({
+    subject: `Tool paused: ${data.tool_name}`,
+    headline: "A tool your agents use was paused",
+    happened: [
+      `${data.tool_name} (${data.tool_id}) was paused: ${data.reason}`,
+      "Purchases of this tool answer tool_paused until it is resumed."
+    ],
+    todo: [
+      "Pick another tool for the same task type (GET /v1/scores ranks them), or send fallback: true with execute so the service may use another tool."
+    ]
+  }),
+  "dispute.decided": (data) => ({
+    subject: `Dispute ${data.decision}: ${data.refunded_credits} credits refunded`,
+    headline: `Your dispute was ${data.decision}`,
+    happened: [
+      `The dispute ${data.dispute_id} on item ${data.item_index} of receipt ${data.receipt_id} was ${data.decision}.`,
+      `${data.refunded_credits} credits (${usd(data.refunded_credits)}) were refunded to the org.`,
+      ...(data.note === null || data.note === "" ? [] : [`Note from the reviewer: ${data.note}`])
+    ],
+    todo: [
+      data.decision === "upheld"
+        ? "Nothing more is needed; the refund is already on the org's balance."
+        : "Nothing is needed; if you disagree, reply with what the result got wrong."
+    ]
+  }),
+  "price.changed": (data) => ({
+    subject: `Price change for ${data.tool_name}`,
+    headline: "A tool your agents use changed its price",
+    happened: [
+      `The price per success of ${data.tool_name} (${data.tool_id}) changes from ${data.old_credits} credits (${usd(data.old_credits)}) to ${data.new_credits} credits (${usd(data.new_credits)}) from ${day(data.valid_from)}.`
+    ],
+    todo: [
+      "Check the max_price your agents send and their monthly budgets; compare tools with GET /v1/scores."
+    ]
+  }),
+  "trial.expiring": (data) => ({
+    subject: `Your trial credits expire on ${data.expires_on}`,
+    headline: "Trial credits expire soon",
+    happened: [`${data.credits} trial credits (${usd(data.credits)}) expire on ${data.expires_on} (UTC) if unused.`],
+    todo: ["Top up the org's credits to keep buying after the trial credits expire."]
+  })
+}
+
+export const renderOwnerMail = <T extends EmailedEventType>(
+  type: T,
+  data: EventData<T>,
+  context: OwnerMailContext
+): RenderedMail => {
+  const content = (renderers[type] as (d: EventData<T>, c: OwnerMailContext) => Content)(data, context)
+  const subject = `[${context.orgName}] ${content.subject}`
+  const footer = `Org: ${context.orgName} (${context.orgId}) · Event ${context.eventId} (${type})`
+  const text = [
+    content.headline,
+    "",
+    "What happened",
+    ...content.happened.map((line) => `- ${line}`),
+    "",
+    "What to do",
+    ...content.todo.map((line) => `- ${line}`),
+    "",
+    `API reference: ${context.baseUrl}/docs`,
+    footer,
+    "You receive this mail because you are an owner of this org."
+  ].join("\n")
+  const list = (lines: ReadonlyArray<string>) => `<ul>${lines.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>`
+  const html = [
+    "<!doctype html><html><body style=\"font-family:sans-serif;line-height:1.5\">",
+    `<h2>${escapeHtml(content.headline)}</h2>`,
+    "<h3>What happened</h3>",
+    list(content.happened),
+    "<h3>What to do</h3>",
+    list(content.todo),
+    `<p><a href="${escapeHtml(`${context.baseUrl}/docs`)}">API reference</a></p>`,
+    `<p style="color:#666;font-size:12px">${escapeHtml(footer)}<br>You receive this mail because you are an owner of this org.</p>`,
+    "</body></html>"
+  ].join("")
+  return { subject, text, html }
+}

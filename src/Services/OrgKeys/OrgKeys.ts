@@ -1,0 +1,75 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { commonLimits } from "../../Domain/Plans.js"
+import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
+import { NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
+import type { OrgActor } from "../Auth/Current.js"
+import { iso, isoOrNull, isUuid } from "../Auth/Records.js"
+import { requireOwner } from "../Auth/Roles.js"
+import { type OrgKeyRow, OrgKeysRepo } from "./OrgKeysRepo.js"
+
+export const ORG_KEY_PREFIX_LENGTH = 10
+
+export const orgKeyNote =
+  "This secret is shown only now: store it somewhere safe. The service keeps only its SHA-256 hash. " +
+  "The key acts as you, with your current role, and stops working if you leave the org."
+
+export const orgKeyRecord = (row: OrgKeyRow) => ({
+  id: row.id,
+  name: row.name,
+  scope: row.scope,
+  prefix: row.prefix,
+  created_by_email: row.created_by_email,
+  created_at: iso(row.created_at),
+  last_used_at: isoOrNull(row.last_used_at)
+})
+
+/** Org keys: made and revoked by a signed-in owner (the HTTP layer refuses org keys here). */
+export class OrgKeys extends Effect.Service<OrgKeys>()("OrgKeys", {
+  dependencies: [OrgKeysRepo.Default],
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* OrgKeysRepo
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const create = (actor: OrgActor, name: string, scope: "read" | "write") =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        const secret = newSecret(secretPrefixes.orgKey)
+        const row = yield* Effect.gen(function*() {
+          yield* sql`SELECT id FROM orgs WHERE id = ${actor.org_id} FOR UPDATE`
+          if ((yield* repo.countActive(actor.org_id)) >= commonLimits.org_keys_per_org) {
+            return yield* new PlanLimit({
+              message: `An org may have at most ${commonLimits.org_keys_per_org} org keys; revoke one first`
+            })
+          }
+          return yield* repo.insert({
+            id: randomUUID(),
+            orgId: actor.org_id,
+            name,
+            scope,
+            prefix: secret.slice(0, ORG_KEY_PREFIX_LENGTH),
+            hash: sha256Hex(secret),
+            createdBy: actor.user_id,
+            createdByEmail: actor.email,
+            createdAt: yield* now
+          })
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+        return { key: orgKeyRecord(row), secret, note: orgKeyNote }
+      })
+
+    const list = (actor: OrgActor) => Effect.map(repo.listActive(actor.org_id), (rows) => rows.map(orgKeyRecord))
+
+    /** Revokes a key at once; an unknown or already revoked key is 404. */
+    const revoke = (actor: OrgActor, keyId: string) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        const revoked = isUuid(keyId) && (yield* repo.revoke(actor.org_id, keyId, yield* now))
+        if (!revoked) return yield* new NotFound({ message: "No such active org key" })
+        return { status: "revoked" as const }
+      })
+
+    return { create, list, revoke } as const
+  })
+}) {}

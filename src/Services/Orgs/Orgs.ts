@@ -1,0 +1,267 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { normalizeEmail } from "../../Domain/Email.js"
+import { plans } from "../../Domain/Plans.js"
+import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
+import {
+  Conflict,
+  Forbidden,
+  InvalidToken,
+  LastOwner,
+  NotFound,
+  PhoneUnverified,
+  PlanLimit
+} from "../../Errors/ApiErrors.js"
+import { AuthConfig } from "../Auth/AuthConfig.js"
+import type { OrgActor, OrgRole, SessionUser } from "../Auth/Current.js"
+import { mailRetry } from "../Auth/EmailSignIn.js"
+import { DAY_MS, iso, isUuid } from "../Auth/Records.js"
+import { requireOwner } from "../Auth/Roles.js"
+import { Users } from "../Auth/Users.js"
+import { Ledger } from "../Ledger/Ledger.js"
+import { Mailer } from "../Mailer/Mailer.js"
+import { type DeletionRequestRow, type InviteRow, type MemberRow, type OrgRow, OrgsRepo } from "./OrgsRepo.js"
+
+/** Invitations are valid 7 days. */
+export const INVITE_LIFETIME_MS = 7 * DAY_MS
+
+export const orgRecord = (row: OrgRow, role: OrgRole) => ({
+  id: row.id,
+  name: row.name,
+  plan: row.plan,
+  role,
+  created_at: iso(row.created_at)
+})
+
+export const memberRecord = (row: MemberRow) => ({
+  user_id: row.user_id,
+  email: row.email,
+  name: row.name,
+  role: row.role,
+  joined_at: iso(row.created_at)
+})
+
+export const inviteRecord = (row: InviteRow) => ({
+  id: row.id,
+  email: row.email,
+  role: row.role,
+  invited_by_email: row.invited_by_email,
+  created_at: iso(row.created_at),
+  expires_at: iso(row.expires_at)
+})
+
+export const deletionRequestRecord = (row: DeletionRequestRow) => ({
+  id: row.id,
+  status: row.status,
+  reason: row.reason,
+  requested_by_email: row.requested_by_email,
+  created_at: iso(row.created_at)
+})
+
+const noSuchMember = new NotFound({ message: "No such member of this org" })
+const lastOwner = new LastOwner({ message: "An org must keep at least one owner" })
+const badInvite = new InvalidToken({ message: "This invitation is unknown, already used, withdrawn or expired" })
+
+const seatLimit = (plan: keyof typeof plans) =>
+  new PlanLimit({
+    message: `The ${plans[plan].name} plan allows ${plans[plan].max_seats} seats (members and pending invitations)`
+  })
+
+/** Orgs and the people in them. Owner-only actions check the actor's current role. */
+export class Orgs extends Effect.Service<Orgs>()("Orgs", {
+  dependencies: [OrgsRepo.Default, Users.Default, AuthConfig.Default],
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* OrgsRepo
+    const users = yield* Users
+    const mailer = yield* Mailer
+    const ledger = yield* Ledger
+    const config = yield* AuthConfig
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+
+    const lockedOrg = (orgId: string) =>
+      Effect.flatMap(repo.lockOrg(orgId), Option.match({
+        onNone: () => Effect.fail(new NotFound({ message: "No such org" })),
+        onSome: Effect.succeed
+      }))
+
+    /**
+     * A new org with the caller as its owner. The caller needs a verified phone.
+     * Its trial credits are granted in the same transaction, so no org exists without them.
+     */
+    const create = (user: SessionUser, name: string) =>
+      Effect.gen(function*() {
+        const person = yield* users.byId(user.user_id)
+        if (Option.isNone(person) || !person.value.phone_verified) {
+          return yield* new PhoneUnverified({ message: "Verify a phone number first: POST /v1/me/phone" })
+        }
+        return yield* transaction(Effect.gen(function*() {
+          const at = yield* now
+          const org = yield* repo.insertOrg({ id: randomUUID(), name, createdAt: at })
+          yield* repo.insertMember(org.id, user.user_id, "owner", at)
+          yield* ledger.grantTrial(org.id)
+          return orgRecord(org, "owner")
+        }))
+      })
+
+    const get = (actor: OrgActor) =>
+      Effect.flatMap(repo.org(actor.org_id), Option.match({
+        onNone: () => Effect.fail(new NotFound({ message: "No such org" })),
+        onSome: (org) => Effect.succeed(orgRecord(org, actor.role))
+      }))
+
+    const members = (actor: OrgActor) => Effect.map(repo.members(actor.org_id), (rows) => rows.map(memberRecord))
+
+    /** Invites an address (owner only); the seat limit counts members and pending invitations. */
+    const invite = (actor: OrgActor, email: string, role: OrgRole, baseUrl: string) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        const address = normalizeEmail(email)
+        const token = newSecret(secretPrefixes.invite)
+        const { invite, orgName } = yield* transaction(Effect.gen(function*() {
+          const org = yield* lockedOrg(actor.org_id)
+          const at = yield* now
+          if (Option.isSome(yield* repo.memberByEmail(org.id, address))) {
+            return yield* new Conflict({ message: `${address} is already a member of this org` })
+          }
+          // A new invitation to the same address replaces the pending one.
+          yield* repo.revokePendingInvitesFor(org.id, address, at)
+          const counts = yield* repo.counts(org.id, at)
+          if (counts.members + counts.pendingInvites >= plans[org.plan].max_seats) return yield* seatLimit(org.plan)
+          const invite = yield* repo.insertInvite({
+            id: randomUUID(),
+            orgId: org.id,
+            email: address,
+            role,
+            tokenHash: sha256Hex(token),
+            invitedBy: actor.user_id,
+            invitedByEmail: actor.email,
+            createdAt: at,
+            expiresAt: new Date(at.getTime() + INVITE_LIFETIME_MS)
+          })
+          return { invite, orgName: org.name }
+        }))
+        const link = `${baseUrl}${config.dashboardPath}/invites/accept?token=${encodeURIComponent(token)}`
+        yield* mailer.send({
+          to: address,
+          subject: `You are invited to ${orgName}`,
+          text: [
+            `${actor.email} invited you to join ${orgName} as ${role === "owner" ? "an owner" : "a member"}.`,
+            "",
+            "Sign in, then accept the invitation here (valid 7 days, works once):",
+            link,
+            "",
+            `Scripts accept it with POST /auth/invites/accept and {"token": "<the token in the link>"}.`
+          ].join("\n")
+        }).pipe(Effect.retry(mailRetry), Effect.orDie)
+        return inviteRecord(invite)
+      })
+
+    const invites = (actor: OrgActor) =>
+      Effect.flatMap(now, (at) => Effect.map(repo.pendingInvites(actor.org_id, at), (rows) => rows.map(inviteRecord)))
+
+    const revokeInvite = (actor: OrgActor, inviteId: string) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        const revoked = isUuid(inviteId) && (yield* repo.revokeInvite(actor.org_id, inviteId, yield* now))
+        if (!revoked) return yield* new NotFound({ message: "No such pending invitation" })
+        return { status: "revoked" as const }
+      })
+
+    /** A signed-in person accepts an invitation addressed to their email. */
+    const acceptInvite = (user: SessionUser, token: string) =>
+      transaction(Effect.gen(function*() {
+        const at = yield* now
+        const found = yield* repo.inviteForAcceptance(sha256Hex(token), at)
+        if (Option.isNone(found)) return yield* badInvite
+        const invite = found.value
+        if (normalizeEmail(invite.email) !== normalizeEmail(user.email)) {
+          return yield* new Forbidden({ message: "This invitation is for another email address; sign in as that address" })
+        }
+        const org = yield* lockedOrg(invite.org_id)
+        const existing = yield* repo.member(org.id, user.user_id)
+        if (Option.isSome(existing)) {
+          yield* repo.markInviteAccepted(invite.id, user.user_id, at)
+          return orgRecord(org, existing.value.role)
+        }
+        // This invitation's seat was already counted while pending.
+        const counts = yield* repo.counts(org.id, at)
+        if (counts.members >= plans[org.plan].max_seats) return yield* seatLimit(org.plan)
+        yield* repo.insertMember(org.id, user.user_id, invite.role, at)
+        yield* repo.markInviteAccepted(invite.id, user.user_id, at)
+        return orgRecord(org, invite.role)
+      }))
+
+    /** Changes a member's role (owner only); the last owner cannot step down. */
+    const changeRole = (actor: OrgActor, userId: string, role: OrgRole) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        if (!isUuid(userId)) return yield* noSuchMember
+        return yield* transaction(Effect.gen(function*() {
+          const org = yield* lockedOrg(actor.org_id)
+          const target = yield* repo.member(org.id, userId)
+          if (Option.isNone(target)) return yield* noSuchMember
+          if (target.value.role === "owner" && role !== "owner") {
+            const counts = yield* repo.counts(org.id, yield* now)
+            if (counts.owners <= 1) return yield* lastOwner
+          }
+          yield* repo.setRole(org.id, userId, role)
+          return memberRecord({ ...target.value, role })
+        }))
+      })
+
+    /** Removes a member (owner only), or lets a member leave; the last owner cannot go. */
+    const removeMember = (actor: OrgActor, userId: string) =>
+      Effect.gen(function*() {
+        if (userId !== actor.user_id) yield* requireOwner(actor)
+        if (!isUuid(userId)) return yield* noSuchMember
+        return yield* transaction(Effect.gen(function*() {
+          const org = yield* lockedOrg(actor.org_id)
+          const at = yield* now
+          const target = yield* repo.member(org.id, userId)
+          if (Option.isNone(target)) return yield* noSuchMember
+          if (target.value.role === "owner") {
+            const counts = yield* repo.counts(org.id, at)
+            if (counts.owners <= 1) return yield* lastOwner
+          }
+          yield* repo.removeMember(org.id, userId, at)
+          return { status: "removed" as const }
+        }))
+      })
+
+    /** Records a request to delete the org's data (owner, session only). */
+    const requestDeletion = (actor: OrgActor, reason: string | null) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        const row = yield* repo.insertDeletionRequest({
+          id: randomUUID(),
+          orgId: actor.org_id,
+          userId: actor.user_id,
+          email: actor.email,
+          reason,
+          createdAt: yield* now
+        })
+        return deletionRequestRecord(row)
+      })
+
+    const deletionRequests = (actor: OrgActor) =>
+      Effect.map(repo.deletionRequests(actor.org_id), (rows) => rows.map(deletionRequestRecord))
+
+    return {
+      create,
+      get,
+      members,
+      invite,
+      invites,
+      revokeInvite,
+      acceptInvite,
+      changeRole,
+      removeMember,
+      requestDeletion,
+      deletionRequests
+    } as const
+  })
+}) {}

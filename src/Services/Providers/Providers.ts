@@ -1,0 +1,166 @@
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Config, Duration, Effect, Option, Redacted } from "effect"
+import { readReportedCost } from "./CostReader.js"
+import type {
+  CallParams,
+  EndpointRecord,
+  ProviderAnswer,
+  ProviderOutcome,
+  ProviderRecord,
+  ProviderRequest
+} from "./ProviderTypes.js"
+import { sandboxAnswer } from "./Sandbox.js"
+
+/**
+ * The data-driven forwarder: from an endpoint's catalogue record it builds the provider
+ * request (path placeholders filled and encoded, query and body passed through), adds
+ * the provider's credential from `PROVIDER_<PROVIDER>_API_KEY`, sends it with a timeout
+ * (60 s), and judges the answer, reading the cost the provider reports.
+ *
+ * Where traffic goes:
+ * - `PROVIDERS_UPSTREAM` set: every call goes to that one base address with the provider
+ *   id as the first path segment (tests, a shared sandbox);
+ * - else the built-in sandbox when `PROVIDERS_SANDBOX` is true (the default when
+ *   `DATABASE_URL` is unset, i.e. the embedded default of `npm start`);
+ * - else the provider's own `base_url`.
+ */
+export const providerEnvName = (providerId: string) =>
+  `PROVIDER_${providerId.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_API_KEY`
+
+export type Route = { readonly _tag: "upstream"; readonly base: string } | { readonly _tag: "sandbox" } | {
+  readonly _tag: "direct"
+}
+
+const scalarText = (value: unknown): string | undefined => {
+  if (value === null || value === undefined) return undefined
+  if (typeof value === "string") return value
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value)
+  return JSON.stringify(value)
+}
+
+/** The provider path with every `{name}` replaced by its encoded value. */
+export const fillPath = (path: string, values: Readonly<Record<string, unknown>>): string =>
+  path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(scalarText(values[name]) ?? ""))
+
+const joinUrl = (base: string, path: string) => `${base.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`
+
+/** The request for one call, credential included (when configured). */
+export const buildRequest = (
+  endpoint: EndpointRecord,
+  params: CallParams,
+  route: Route,
+  apiKey: string | undefined
+): ProviderRequest => {
+  const provider = endpoint.provider
+  const base = route._tag === "upstream"
+    ? joinUrl(route.base, encodeURIComponent(provider.id))
+    : endpoint.baseUrl ?? provider.baseUrl
+  const url = new URL(joinUrl(base, fillPath(endpoint.path, params.pathParams)))
+  for (const [key, value] of Object.entries(params.query ?? {})) {
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        const text = scalarText(item)
+        if (text !== undefined) url.searchParams.append(key, text)
+      }
+    } else {
+      const text = scalarText(value)
+      if (text !== undefined) url.searchParams.append(key, text)
+    }
+  }
+  const headers: Record<string, string> = { accept: "application/json", "user-agent": "agent-gateway/0.1" }
+  if (apiKey !== undefined) {
+    if (provider.auth.in === "header") headers[provider.auth.name.toLowerCase()] = `${provider.auth.prefix}${apiKey}`
+    else url.searchParams.set(provider.auth.name, apiKey)
+  }
+  const sendsBody = endpoint.method !== "GET" && params.body !== undefined
+  if (sendsBody) headers["content-type"] = "application/json"
+  return { method: endpoint.method, url: url.toString(), headers, body: sendsBody ? JSON.stringify(params.body) : undefined }
+}
+
+const parseData = (answer: ProviderAnswer): unknown => {
+  if (answer.body.length === 0) return null
+  try {
+    return JSON.parse(answer.body)
+  } catch {
+    return answer.body
+  }
+}
+
+/** Judges an answer: 2xx answered (charged), 4xx refused, anything else failed. */
+export const judge = (provider: ProviderRecord, answer: ProviderAnswer): ProviderOutcome => {
+  const data = parseData(answer)
+  if (answer.status >= 200 && answer.status < 300) {
+    return { _tag: "answered", status: answer.status, data, reportedCost: readReportedCost(provider.costReport, answer.headers, data) }
+  }
+  if (answer.status >= 400 && answer.status < 500) return { _tag: "refused", status: answer.status, data }
+  return { _tag: "failed", status: answer.status, data, reason: `provider answered HTTP ${answer.status}` }
+}
+
+export class Providers extends Effect.Service<Providers>()("Providers", {
+  // undici: pooled keep-alive connections per origin, and about half the CPU per call of the
+  // node:http client here; its `request` never follows redirects.
+  dependencies: [NodeHttpClient.layerUndici],
+  effect: Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const upstream = yield* Config.option(Config.string("PROVIDERS_UPSTREAM"))
+    const hasDatabase = Option.isSome(yield* Config.option(Config.string("DATABASE_URL")))
+    const sandbox = yield* Config.boolean("PROVIDERS_SANDBOX").pipe(Config.withDefault(!hasDatabase))
+    const timeoutMs = yield* Config.integer("GATEWAY_TIMEOUT_MS").pipe(Config.withDefault(60_000))
+    const route: Route = Option.isSome(upstream)
+      ? { _tag: "upstream", base: upstream.value }
+      : sandbox
+      ? { _tag: "sandbox" }
+      : { _tag: "direct" }
+
+    // Credentials are read once per provider from the ambient configuration.
+    const keys = new Map<string, Option.Option<Redacted.Redacted>>()
+    const apiKeyOf = (providerId: string) =>
+      Effect.gen(function*() {
+        const known = keys.get(providerId)
+        if (known !== undefined) return known
+        const key = yield* Config.option(Config.redacted(providerEnvName(providerId))).pipe(
+          Effect.orElseSucceed(() => Option.none<Redacted.Redacted>())
+        )
+        if (Option.isNone(key) && route._tag === "direct") {
+          yield* Effect.logWarning(`${providerEnvName(providerId)} is not set; calls to ${providerId} go without a credential`)
+        }
+        keys.set(providerId, key)
+        return key
+      })
+
+    const sendHttp = (request: ProviderRequest) =>
+      client.execute(
+        HttpClientRequest.make(request.method)(request.url).pipe(
+          HttpClientRequest.setHeaders(request.headers),
+          request.body === undefined ? (r) => r : HttpClientRequest.bodyText(request.body, "application/json")
+        )
+      ).pipe(
+        Effect.flatMap((response) =>
+          Effect.map(response.text, (body): ProviderAnswer => ({ status: response.status, headers: response.headers, body }))
+        ),
+        Effect.scoped
+      )
+
+    /** Makes the call; never fails: every ending is an outcome. */
+    const send = (endpoint: EndpointRecord, params: CallParams): Effect.Effect<ProviderOutcome> =>
+      Effect.gen(function*() {
+        if (route._tag === "sandbox") return judge(endpoint.provider, sandboxAnswer(endpoint, params))
+        const key = yield* apiKeyOf(endpoint.provider.id)
+        const request = buildRequest(endpoint, params, route, Option.getOrUndefined(Option.map(key, Redacted.value)))
+        return yield* sendHttp(request).pipe(
+          Effect.map((answer) => judge(endpoint.provider, answer)),
+          Effect.timeoutTo({
+            duration: Duration.millis(timeoutMs),
+            onSuccess: (outcome): ProviderOutcome => outcome,
+            onTimeout: (): ProviderOutcome => ({ _tag: "timed_out" })
+          }),
+          Effect.catchAll((error) =>
+            Effect.succeed<ProviderOutcome>({ _tag: "failed", status: null, data: null, reason: `network error: ${error._tag}` })
+          )
+        )
+      })
+
+    return { send, route, timeoutMs } as const
+  })
+}) {}

@@ -1,0 +1,218 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import type { TaskTypeId } from "../../Domain/TaskType.js"
+import { Ledger } from "../Ledger/Ledger.js"
+import type { ScoredTool } from "../Tools/Tools.js"
+import type { ToolRow } from "../Tools/ToolsRepo.js"
+import { sha256OfCanonical } from "./Canonical.js"
+import { type ItemInput, runCheck } from "./Checks.js"
+import { type ItemOutcomeUpdate, type ItemRow, PurchasingRepo } from "./PurchasingRepo.js"
+import { type RunnableTool, type ToolAnswer, ToolRunner } from "./ToolRunner.js"
+
+/**
+ * Items of a purchase from start to settlement: run the tool (and, when the provider fails
+ * and `fallback` was asked for, the next-best tools), verify the result with the published
+ * check of the tool that answered, then capture the item's own hold (passed or partial) or
+ * release it (failed) and record the outcome. A batch (up to 25 items, run concurrently)
+ * settles in one transaction, which first re-checks that this runner still holds each
+ * item's claim, so an item is settled exactly once even if a lapsed claim was taken over.
+ */
+export interface ToolChoice extends RunnableTool {
+  readonly name: string
+  readonly check_version: string
+  /** What a success of this tool costs in this purchase. */
+  readonly price: bigint
+}
+
+/** What running an item needs of its row. */
+export type RunnableItem = Pick<ItemRow, "id" | "input" | "hold_id">
+
+export interface PurchaseContext {
+  readonly receiptId: string
+  readonly mode: "test" | "live"
+  readonly tool: ToolChoice
+  readonly fallback: boolean
+  /** Tools to try, in order, when the provider of `tool` fails (empty without fallback). */
+  readonly fallbacks: ReadonlyArray<ToolChoice>
+}
+
+export const choiceOf = (row: ToolRow, price: bigint): ToolChoice => ({
+  id: row.id,
+  slug: row.slug,
+  name: row.name,
+  provider: row.provider,
+  task_type: row.task_type,
+  check_id: row.check_id,
+  check_version: row.check_version,
+  gateway_endpoint: row.gateway_endpoint,
+  price
+})
+
+/**
+ * The fallback order for a tool: the other purchasable tools of its task type in rank
+ * order, keeping only those whose price per success is at most the price held for the
+ * item, so a fallback never costs more than what was priced, capped and approved.
+ */
+export const fallbackChain = (
+  ranked: ReadonlyArray<ScoredTool>,
+  toolId: string,
+  taskType: TaskTypeId,
+  heldPrice: bigint
+): ReadonlyArray<ToolChoice> =>
+  ranked
+    .filter((s) =>
+      s.tool.row.task_type === taskType && s.tool.row.id !== toolId && s.tool.purchasable && s.tool.price !== null &&
+      s.tool.price <= heldPrice
+    )
+    .sort((a, b) => a.rank - b.rank)
+    .map((s) => choiceOf(s.tool.row, s.tool.price!))
+
+export class ItemRunner extends Effect.Service<ItemRunner>()("ItemRunner", {
+  dependencies: [PurchasingRepo.Default, ToolRunner.Default],
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* PurchasingRepo
+    const runner = yield* ToolRunner
+    const ledger = yield* Ledger
+
+    /** What the tool (or a fallback) answered, and which tool that was. */
+    const obtain = (context: PurchaseContext, input: ItemInput) =>
+      Effect.gen(function*() {
+        const failures: Array<string> = []
+        for (const choice of [context.tool, ...(context.fallback ? context.fallbacks : [])]) {
+          const answer: ToolAnswer = yield* runner.run(choice, input, context.mode)
+          if (answer._tag !== "ProviderFailure") return { answer, used: choice, failures }
+          failures.push(`${choice.slug}: ${answer.reason}`)
+        }
+        return { answer: { _tag: "ProviderFailure", reason: failures.join("; ") } as ToolAnswer, used: context.tool, failures }
+      })
+
+    const outcomeOf = (context: PurchaseContext, input: ItemInput) =>
+      Effect.gen(function*() {
+        const { answer, used } = yield* obtain(context, input)
+        const base = {
+          tool_id: used.id,
+          provider: used.provider,
+          fallback_from: used.id === context.tool.id ? null : context.tool.id,
+          check_id: used.check_id,
+          check_version: used.check_version,
+          finished_at: new Date(0)
+        }
+        switch (answer._tag) {
+          case "ProviderFailure":
+            return {
+              ...base,
+              status: "failed",
+              cost_credits: 0n,
+              result: null,
+              result_hash: null,
+              check_id: null,
+              check_version: null,
+              reason: `The provider failed after one retry: ${answer.reason}`,
+              error_code: "provider_error"
+            } satisfies ItemOutcomeUpdate
+          case "Refused":
+            return {
+              ...base,
+              status: "failed",
+              cost_credits: 0n,
+              result: null,
+              result_hash: null,
+              reason: `${used.provider} found no result (HTTP ${answer.status})`,
+              error_code: "check_failed"
+            } satisfies ItemOutcomeUpdate
+          case "Answer": {
+            const verdict = yield* Effect.try(() => runCheck(used.check_id, used.check_version, input, answer.result))
+              .pipe(Effect.orDie)
+            const charged = verdict.outcome !== "failed"
+            return {
+              ...base,
+              status: verdict.outcome,
+              cost_credits: charged ? used.price : 0n,
+              result: charged ? answer.result : null,
+              result_hash: sha256OfCanonical(answer.result),
+              reason: verdict.reason,
+              error_code: charged ? null : "check_failed"
+            } satisfies ItemOutcomeUpdate
+          }
+        }
+      })
+
+    /** Captures (charged outcome) or releases (otherwise) one item's hold; answers the final outcome. */
+    const settleOne = (holdId: string, outcome: ItemOutcomeUpdate) =>
+      outcome.cost_credits > 0n
+        ? ledger.capture(holdId, outcome.cost_credits).pipe(
+          Effect.as(outcome),
+          Effect.catchTag("already_settled", () =>
+            // The ledger's sweeper released the hold first (it outlived its time): nothing is charged.
+            Effect.succeed<ItemOutcomeUpdate>({
+              ...outcome,
+              status: "failed",
+              cost_credits: 0n,
+              result: null,
+              reason: "The item's hold was released before its result could be charged",
+              error_code: "hold_expired"
+            }))
+        )
+        : ledger.release(holdId).pipe(Effect.catchTag("already_settled", () => Effect.void), Effect.as(outcome))
+
+    /**
+     * Settles a batch of items in one transaction: each item's own hold is captured or
+     * released and its outcome recorded, but only for items whose claim `owner` still holds
+     * (a lapsed claim taken over by another runner is left to it). Answers how many settled.
+     */
+    const settle = <A>(
+      owner: string,
+      entries: ReadonlyArray<{ readonly item: RunnableItem; readonly outcome: ItemOutcomeUpdate }>,
+      andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<A>
+    ) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const claimed = yield* repo.lockClaimedItems(entries.map((entry) => entry.item.id), owner)
+        const settled: Array<{ id: string; outcome: ItemOutcomeUpdate }> = []
+        for (const { item, outcome } of entries) {
+          if (!claimed.has(item.id) || item.hold_id === null) continue
+          settled.push({ id: item.id, outcome: yield* settleOne(item.hold_id, outcome) })
+        }
+        yield* repo.recordOutcomes(settled)
+        return yield* andThen(new Map(settled.map(({ id, outcome }) => [id, outcome])))
+      })).pipe(
+        Effect.catchTags({ SqlError: Effect.die, not_a_hold: Effect.die, capture_exceeds_hold: Effect.die, invalid_amount: Effect.die }),
+        Effect.uninterruptible
+      )
+
+    /**
+     * Runs claimed items: the tools concurrently (one try and a retry each, fallbacks when
+     * asked), then the settlement of all of them in one transaction, which also runs
+     * `andThen` with the settled outcomes (a direct purchase finishes its receipt and keeps
+     * its answer there).
+     */
+    const run = <A>(
+      context: PurchaseContext,
+      batch: ReadonlyArray<RunnableItem>,
+      owner: string,
+      andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<A>
+    ) =>
+      Effect.gen(function*() {
+        const outcomes = yield* Effect.forEach(batch, (item) =>
+          Effect.map(outcomeOf(context, item.input), (outcome) => ({ item, outcome })), { concurrency: "unbounded" })
+        const now = new Date(yield* Clock.currentTimeMillis)
+        return yield* settle(
+          owner,
+          outcomes.map(({ item, outcome }) => ({ item, outcome: { ...outcome, finished_at: now } })),
+          andThen
+        )
+      })
+
+    /** Releases the hold of an item that will not run and records why (expired, interrupted). */
+    const abandon = (item: Pick<ItemRow, "id" | "hold_id">, outcome: Omit<ItemOutcomeUpdate, "finished_at">) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        if (item.hold_id !== null) {
+          yield* ledger.release(item.hold_id).pipe(Effect.catchTags({ already_settled: () => Effect.void, not_a_hold: Effect.die }))
+        }
+        yield* repo.recordOutcome(item.id, { ...outcome, finished_at: now })
+      })
+
+    return { run, abandon } as const
+  })
+}) {}

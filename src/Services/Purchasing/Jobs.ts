@@ -1,0 +1,275 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { randomUUID } from "node:crypto"
+import { amountOf } from "../../Domain/Money.js"
+import type { Job } from "../../Domain/Purchasing.js"
+import { NotFound } from "../../Errors/ApiErrors.js"
+import { currentDocsBaseUrl } from "../../Errors/Wire.js"
+import { Events } from "../Events/Events.js"
+import { Ledger } from "../Ledger/Ledger.js"
+import { PublicUrl } from "../PublicUrl.js"
+import { Tools } from "../Tools/Tools.js"
+import { directAnswer } from "./Answers.js"
+import { JobSignal } from "./Execute.js"
+import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
+import { type JobRow, PurchasingRepo, type ReceiptRow } from "./PurchasingRepo.js"
+import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
+import { countsOf, Receipts, resultItemView } from "./Receipts.js"
+import { isoOrNull, isUuid } from "./Records.js"
+
+/**
+ * Jobs: purchases of more than 25 inputs. A job is a durable row; workers take it with
+ * `FOR UPDATE SKIP LOCKED` under a lease they renew after every batch, and take its items
+ * 25 at a time the same way, each under a claim (see PurchasingConfig for the times). A
+ * worker that stops gives its claims and lease back; one that dies leaves them to lapse,
+ * after which another replica resumes the job. Two replicas never run the same item: an
+ * item is claimed by one statement and settled only by the holder of its claim.
+ *
+ * Two hours after a job was accepted, items not yet run become `expired` and their holds
+ * are released. A finished job emits `job.completed` (`passed` counts passed and partial
+ * items: both passed their check and were charged).
+ */
+const RESULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000
+
+export class JobRunner extends Effect.Service<JobRunner>()("JobRunner", {
+  dependencies: [PurchasingRepo.Default, ItemRunner.Default, Receipts.Default],
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* PurchasingRepo
+    const items = yield* ItemRunner
+    const receipts = yield* Receipts
+    const ledger = yield* Ledger
+    const events = yield* Events
+    const tools = yield* Tools
+
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    /** The purchase as its items run now: the receipt's tool at its held price, and its fallbacks. */
+    const contextOf = (receipt: ReceiptRow) =>
+      Effect.gen(function*() {
+        const ranked = yield* tools.scored()
+        const scored = ranked.find((s) => s.tool.row.id === receipt.tool_id)
+        if (scored === undefined) return yield* Effect.dieMessage(`Tool ${receipt.tool_id} of receipt ${receipt.id} is gone`)
+        const price = BigInt(receipt.price_credits)
+        return {
+          receiptId: receipt.id,
+          mode: receipt.mode,
+          tool: choiceOf(scored.tool.row, price),
+          fallback: receipt.fallback,
+          fallbacks: receipt.fallback ? fallbackChain(ranked, receipt.tool_id, receipt.task_type, price) : []
+        } satisfies PurchaseContext
+      })
+
+    const receiptRow = (receiptId: string) =>
+      sql<ReceiptRow>`SELECT * FROM receipts WHERE id = ${receiptId}`.pipe(
+        Effect.map((rows) => Option.getOrThrow(Option.fromNullable(rows[0]))),
+        Effect.orDie
+      )
+
+    /** Items not run by the deadline become expired and their holds go back. */
+    const expire = (receiptId: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const at = yield* now
+        const expired = yield* repo.expirePending(
+          receiptId,
+          at,
+          "The job's 2-hour run time ended before this item ran; its hold was released"
+        )
+        for (const item of expired) {
+          if (item.hold_id !== null) {
+            yield* ledger.release(item.hold_id).pipe(Effect.catchTag("already_settled", () => Effect.void))
+          }
+        }
+        return expired.length
+      })).pipe(Effect.catchTags({ SqlError: Effect.die, not_a_hold: Effect.die }))
+
+    const complete = (job: JobRow, owner: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const locked = yield* repo.lockJobForCompletion(job.id, owner)
+        if (Option.isNone(locked)) return false
+        const at = yield* now
+        yield* repo.completeReceipt(job.receipt_id, at)
+        yield* repo.completeJob(job.id, at)
+        const totals = yield* receipts.totals(job.org_id, job.receipt_id)
+        yield* events.emit(job.org_id, {
+          type: "job.completed",
+          data: {
+            job_id: job.id,
+            status: "done",
+            receipt_id: job.receipt_id,
+            item_count: totals.item_count,
+            passed: totals.passed + totals.partial,
+            expired: totals.expired
+          }
+        })
+        return true
+      })).pipe(Effect.catchTags({ SqlError: Effect.die, not_found: Effect.die }))
+
+    /**
+     * Runs a claimed job until it is done, its deadline passes or (tests) `maxBatches`
+     * batches ran. Answers whether the job finished.
+     */
+    const process = (job: JobRow, owner: string, maxBatches = Number.POSITIVE_INFINITY) =>
+      Effect.gen(function*() {
+        const receipt = yield* receiptRow(job.receipt_id)
+        const context = yield* contextOf(receipt)
+        let batches = 0
+        while (true) {
+          const at = yield* now
+          if (at.getTime() >= job.deadline_at.getTime()) {
+            yield* expire(job.receipt_id)
+            const open = yield* repo.countOpenItems(job.receipt_id)
+            if (open.running === 0) return yield* complete(job, owner)
+          }
+          if (batches >= maxBatches) return false
+          yield* repo.reclaimLapsed(job.receipt_id, at)
+          const batch = at.getTime() >= job.deadline_at.getTime()
+            ? []
+            : yield* repo.claimItems(
+              job.receipt_id,
+              purchasingRules.batchSize,
+              owner,
+              at,
+              new Date(at.getTime() + purchasingRules.itemClaimMs)
+            )
+          if (batch.length === 0) {
+            const open = yield* repo.countOpenItems(job.receipt_id)
+            if (open.pending === 0 && open.running === 0) return yield* complete(job, owner)
+            // Items still claimed by a replica that died: wait for their claims to lapse.
+            yield* Effect.sleep(Duration.seconds(1))
+            continue
+          }
+          yield* items.run(context, batch, owner, () => Effect.void)
+          batches++
+          const renewedAt = yield* now
+          const renewed = yield* repo.renewJobLease(job.id, owner, new Date(renewedAt.getTime() + purchasingRules.jobLeaseMs))
+          if (!renewed) return false
+        }
+      }).pipe(
+        // A worker that stops mid-job gives back its claims and lease, so the job resumes
+        // at once on the next start or on another replica.
+        Effect.onInterrupt(() =>
+          Effect.ignore(Effect.zipRight(repo.unclaimOwner(owner), repo.releaseJobLease(job.id, owner)))
+        )
+      )
+
+    /** Takes the next job nobody is running and runs it; answers false when there was none. */
+    const runNext = (owner: string, options: { readonly maxBatches?: number } = {}) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const job = yield* repo.claimJob(owner, at, new Date(at.getTime() + purchasingRules.jobLeaseMs))
+        if (Option.isNone(job)) return false
+        const finished = yield* process(job.value, owner, options.maxBatches)
+        if (!finished) yield* repo.releaseJobLease(job.value.id, owner)
+        return true
+      })
+
+    /**
+     * Finishes direct purchases whose replica died mid-way (their items' claims lapsed):
+     * unfinished items are released and marked failed (`interrupted`). If an item was
+     * charged, the answer is kept under the idempotency key, so a retry never buys twice;
+     * otherwise the key is given back. Also forgets expired keys and old results.
+     */
+    const sweep = Effect.gen(function*() {
+      const at = yield* now
+      const stale = yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* repo.staleDirectReceipts(new Date(at.getTime() - purchasingRules.itemClaimMs), 20)
+        for (const receipt of rows) {
+          const lapsed = yield* repo.lapsedDirectItems(receipt.id, at)
+          for (const item of lapsed) {
+            yield* items.abandon(item, {
+              status: "failed",
+              tool_id: null,
+              provider: null,
+              fallback_from: null,
+              cost_credits: 0n,
+              result: null,
+              result_hash: null,
+              check_id: null,
+              check_version: null,
+              reason: "The purchase was interrupted before this item finished; its hold was released",
+              error_code: "interrupted"
+            })
+          }
+          yield* repo.completeReceipt(receipt.id, at)
+          if (receipt.idempotency_key !== null) {
+            const context = yield* contextOf(receipt)
+            const answer = yield* Effect.either(directAnswer(context, yield* repo.items(receipt.id)))
+            if (answer._tag === "Right") {
+              yield* repo.storeAnswer(receipt.agent_id, receipt.idempotency_key, answer.right.status, answer.right.body)
+            } else {
+              yield* repo.deleteKey(receipt.agent_id, receipt.idempotency_key)
+            }
+          }
+        }
+        return rows.length
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      yield* repo.purgeKeys(at)
+      yield* repo.purgeResults(new Date(at.getTime() - RESULT_RETENTION_MS))
+      return stale
+    })
+
+    /** `GET /v1/jobs/{id}`: status, progress and every item's outcome (with results). */
+    const get = (orgId: string, id: string) =>
+      Effect.gen(function*() {
+        const job = isUuid(id) ? yield* repo.job(orgId, id) : Option.none<JobRow>()
+        if (Option.isNone(job)) return yield* new NotFound({ message: "No job with that id in this org" })
+        const totals = yield* receipts.totals(orgId, job.value.receipt_id)
+        const rows = yield* repo.items(job.value.receipt_id)
+        const counts = countsOf(totals)
+        return {
+          id: job.value.id,
+          status: job.value.status,
+          receipt_id: job.value.receipt_id,
+          tool: { id: totals.tool_id, slug: totals.tool_slug, name: totals.tool_name, provider: totals.tool_provider },
+          item_count: totals.item_count,
+          progress: { done: totals.item_count - counts.pending, total: totals.item_count },
+          counts,
+          charged: amountOf(BigInt(totals.charged_credits)),
+          created_at: job.value.created_at.toISOString(),
+          started_at: isoOrNull(job.value.started_at),
+          completed_at: isoOrNull(job.value.completed_at),
+          deadline_at: job.value.deadline_at.toISOString(),
+          items: rows.map(resultItemView)
+        } satisfies Job
+      })
+
+    return { runNext, sweep, get, process } as const
+  })
+}) {}
+
+/**
+ * The job workers of one replica (JOB_WORKERS fibers) and the sweeper, scoped to the
+ * server: each worker takes the next job, or waits for this replica's signal or the poll
+ * interval. Stopping the server interrupts them; they give back what they held.
+ */
+export const JobWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
+  const runner = yield* JobRunner
+  const config = yield* PurchasingConfig
+  const signal = yield* JobSignal
+  const baseUrl = yield* PublicUrl
+  const replica = randomUUID()
+
+  const worker = (n: number) => {
+    const owner = `worker:${replica}:${n}`
+    const idle = signal.wait.pipe(Effect.timeout(Duration.millis(config.jobPollIntervalMs)), Effect.ignore)
+    return Effect.gen(function*() {
+      const ran = yield* runner.runNext(owner)
+      if (!ran) yield* idle
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.zipRight(Effect.logError("Job worker failed; retrying", cause), Effect.sleep(Duration.seconds(1)))
+      ),
+      Effect.forever
+    )
+  }
+
+  for (let n = 0; n < config.jobWorkers; n++) yield* Effect.forkScoped(worker(n))
+  yield* Effect.forkScoped(
+    runner.sweep.pipe(
+      Effect.locally(currentDocsBaseUrl, baseUrl),
+      Effect.catchAllCause((cause) => Effect.logError("Purchase sweeper failed", cause)),
+      Effect.repeat(Schedule.spaced(Duration.seconds(30)))
+    )
+  )
+}))

@@ -1,0 +1,101 @@
+import { Effect, Option } from "effect"
+import { amountOf } from "../../Domain/Money.js"
+import type { ItemCounts, Receipt, ReceiptItem, ReceiptSummary, ResultItem } from "../../Domain/Purchasing.js"
+import { NotFound } from "../../Errors/ApiErrors.js"
+import { type ItemRow, PurchasingRepo, type ReceiptTotalsRow } from "./PurchasingRepo.js"
+import { isoOrNull, isUuid } from "./Records.js"
+
+/**
+ * Receipts: one per purchase, written when it starts, with one item per input (provider,
+ * cost, result hash, check version, outcome, refund). The org's agents, members and org
+ * keys read them; results themselves are shown only to the buyer (execute answers, jobs).
+ */
+const CHARGED = new Set(["passed", "partial"])
+
+export const itemView = (row: ItemRow): ReceiptItem => ({
+  index: row.idx,
+  outcome: row.status,
+  charged: CHARGED.has(row.status),
+  reason: row.reason,
+  error_code: row.error_code,
+  tool_id: row.tool_id,
+  provider: row.provider,
+  fallback_from_tool_id: row.fallback_from,
+  cost: amountOf(BigInt(row.cost_credits)),
+  refund: amountOf(BigInt(row.refunded_credits)),
+  result_hash: row.result_hash,
+  check: row.check_id === null || row.check_version === null ? null : { id: row.check_id, version: row.check_version },
+  finished_at: isoOrNull(row.finished_at)
+})
+
+export const resultItemView = (row: ItemRow): ResultItem => ({
+  ...itemView(row),
+  result: CHARGED.has(row.status) ? (row.result ?? null) : null
+})
+
+export const countsOf = (row: Pick<ReceiptTotalsRow, "passed" | "partial" | "failed" | "expired" | "pending">): ItemCounts => ({
+  passed: row.passed,
+  partial: row.partial,
+  failed: row.failed,
+  expired: row.expired,
+  pending: row.pending
+})
+
+export const summaryView = (row: ReceiptTotalsRow): ReceiptSummary => ({
+  id: row.id,
+  org_id: row.org_id,
+  agent_id: row.agent_id,
+  mode: row.mode,
+  tool: { id: row.tool_id, slug: row.tool_slug, name: row.tool_name, provider: row.tool_provider },
+  task_type: row.task_type,
+  status: row.status,
+  item_count: row.item_count,
+  price_per_item: amountOf(BigInt(row.price_credits)),
+  charged: amountOf(BigInt(row.charged_credits)),
+  refunded: amountOf(BigInt(row.refunded_credits)),
+  counts: countsOf(row),
+  fallback_requested: row.fallback,
+  fallback_used: row.fallback_used,
+  job_id: row.job_id,
+  approval_id: row.approval_id,
+  idempotency_key: row.idempotency_key,
+  created_at: row.created_at.toISOString(),
+  completed_at: isoOrNull(row.completed_at)
+})
+
+export class Receipts extends Effect.Service<Receipts>()("Receipts", {
+  dependencies: [PurchasingRepo.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* PurchasingRepo
+
+    const notFound = new NotFound({ message: "No receipt with that id in this org" })
+
+    const totals = (orgId: string, id: string) =>
+      Effect.flatMap(
+        isUuid(id) ? repo.receiptWithTotals(orgId, id) : Effect.succeed(Option.none<ReceiptTotalsRow>()),
+        Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })
+      )
+
+    const get = (orgId: string, id: string) =>
+      Effect.gen(function*() {
+        const row = yield* totals(orgId, id)
+        const items = yield* repo.items(row.id)
+        return { ...summaryView(row), items: items.map(itemView) } satisfies Receipt
+      })
+
+    const list = (orgId: string, options: { readonly limit: number; readonly startingAfter?: string | undefined }) =>
+      Effect.gen(function*() {
+        let after = Option.none<{ created_at: Date; id: string }>()
+        if (options.startingAfter !== undefined) {
+          after = isUuid(options.startingAfter)
+            ? yield* repo.receiptCursor(orgId, options.startingAfter)
+            : Option.none()
+          if (Option.isNone(after)) return yield* new NotFound({ message: "starting_after names no receipt of this org" })
+        }
+        const rows = yield* repo.listReceipts(orgId, options.limit + 1, after)
+        return { receipts: rows.slice(0, options.limit).map(summaryView), has_more: rows.length > options.limit }
+      })
+
+    return { get, list, totals } as const
+  })
+}) {}

@@ -1,0 +1,136 @@
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect } from "effect"
+import { commonLimits } from "../../Domain/Plans.js"
+import { AupLimit, ProviderQuota } from "../../Errors/ApiErrors.js"
+
+/**
+ * Daily limits on gateway purchases, counted per calendar day in UTC (reset 00:00 UTC):
+ * - each provider's published daily call cap, per org (429 `provider_quota`);
+ * - at most 500 people lookups per company domain per org (429 `aup_limit`).
+ *
+ * Counters are rows changed with one conditional upsert each, so they hold across
+ * replicas. `consume` is one statement of its own, before the purchase's hold (a
+ * provider's counter is one hot row per org: it must not stay locked through the hold);
+ * a purchase the ledger then refuses gives its count back with `giveBack`. A crash
+ * between the two can leave one call counted that was never made: a daily limit, not
+ * money, errs by one toward caution.
+ */
+export interface QuotaRequest {
+  readonly orgId: string
+  readonly providerId: string
+  readonly dailyCap: number
+  /** The company domain of a people lookup, when the endpoint is one. */
+  readonly peopleDomain: string | null
+  /** `YYYY-MM-DD` (UTC) of the purchase. */
+  readonly day: string
+}
+
+export const PEOPLE_LOOKUPS_PER_DOMAIN_PER_DAY = commonLimits.people_lookups_per_domain_per_day
+
+/**
+ * The company domain a people lookup is about: the registrable part of an address, URL
+ * or email, lower-cased, without `www.`. Null when the value carries no domain.
+ */
+export const companyDomainOf = (value: unknown): string | null => {
+  if (typeof value !== "string") return null
+  let text = value.trim().toLowerCase()
+  if (text.length === 0) return null
+  const at = text.lastIndexOf("@")
+  if (at >= 0) text = text.slice(at + 1)
+  text = text.replace(/^[a-z][a-z0-9+.-]*:\/\//, "")
+  text = text.split(/[/?#:]/, 1)[0] ?? ""
+  text = text.replace(/^www\./, "").replace(/\.+$/, "")
+  return text.length > 0 && text.includes(".") ? text : null
+}
+
+const providerQuota = (request: QuotaRequest) =>
+  new ProviderQuota({
+    message: `This org has made today's ${request.dailyCap} calls to ${request.providerId}; the count resets at 00:00 UTC`
+  })
+
+const aupLimit = (domain: string) =>
+  new AupLimit({
+    message: `At most ${PEOPLE_LOOKUPS_PER_DOMAIN_PER_DAY} people lookups per company domain a day (${domain})`
+  })
+
+export class Quotas extends Effect.Service<Quotas>()("Quotas", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /**
+     * Counts one call against the limits in one statement, or fails without counting.
+     * `andThen`, when given, is a statement that runs in the same statement only when
+     * every count passed; it selects `FROM passed` (the purchase's own row, e.g. the
+     * gateway's call log entry), so the count and that row are written together.
+     */
+    const consume = (request: QuotaRequest, andThen?: Statement.Fragment) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ calls: number; lookups: number; passed: number }>`
+          WITH q AS (
+            INSERT INTO provider_daily_calls AS q (org_id, provider_id, day, calls)
+            SELECT ${request.orgId}, ${request.providerId}, ${request.day}, 1 WHERE ${request.dailyCap} >= 1
+            ON CONFLICT (org_id, provider_id, day) DO UPDATE SET calls = q.calls + 1 WHERE q.calls < ${request.dailyCap}
+            RETURNING 1
+          ),
+          l AS (
+            INSERT INTO people_lookups_daily AS l (org_id, domain, day, lookups)
+            SELECT ${request.orgId}, ${request.peopleDomain ?? ""}, ${request.day}, 1
+            FROM q WHERE ${request.peopleDomain !== null}
+            ON CONFLICT (org_id, domain, day) DO UPDATE SET lookups = l.lookups + 1
+            WHERE l.lookups < ${PEOPLE_LOOKUPS_PER_DOMAIN_PER_DAY}
+            RETURNING 1
+          ),
+          passed AS (
+            SELECT 1 AS one FROM q WHERE ${request.peopleDomain === null} OR EXISTS (SELECT 1 FROM l)
+          )${andThen === undefined ? sql`` : sql`, recorded AS (${andThen})`}
+          SELECT (SELECT count(*) FROM q)::int AS calls, (SELECT count(*) FROM l)::int AS lookups,
+                 (SELECT count(*) FROM passed)::int AS passed`.pipe(Effect.orDie)
+        const row = rows[0]!
+        if (row.calls === 0) return yield* providerQuota(request)
+        if (row.passed === 0) {
+          // The provider's count was taken but the people lookup refused: give it back.
+          yield* giveBackCall(request)
+          return yield* aupLimit(request.peopleDomain ?? "")
+        }
+      })
+
+    const giveBackCall = (request: QuotaRequest) =>
+      sql`
+        UPDATE provider_daily_calls SET calls = calls - 1
+        WHERE org_id = ${request.orgId} AND provider_id = ${request.providerId} AND day = ${request.day} AND calls > 0`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    /** Takes back the counts of a purchase that did not go ahead. */
+    const giveBack = (request: QuotaRequest) =>
+      Effect.gen(function*() {
+        yield* giveBackCall(request)
+        if (request.peopleDomain !== null) {
+          yield* sql`
+            UPDATE people_lookups_daily SET lookups = lookups - 1
+            WHERE org_id = ${request.orgId} AND domain = ${request.peopleDomain} AND day = ${request.day}
+              AND lookups > 0`.pipe(Effect.orDie)
+        }
+      })
+
+    /** Checks the limits without counting (test keys rehearse them without using them up). */
+    const check = (request: QuotaRequest) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ calls: number | null; lookups: number | null }>`
+          SELECT
+            (SELECT calls FROM provider_daily_calls
+              WHERE org_id = ${request.orgId} AND provider_id = ${request.providerId} AND day = ${request.day}) AS calls,
+            (SELECT lookups FROM people_lookups_daily
+              WHERE org_id = ${request.orgId} AND domain = ${request.peopleDomain ?? ""} AND day = ${request.day})
+              AS lookups`.pipe(Effect.orDie)
+        const row = rows[0]!
+        if ((row.calls ?? 0) >= request.dailyCap) return yield* providerQuota(request)
+        if (request.peopleDomain !== null && (row.lookups ?? 0) >= PEOPLE_LOOKUPS_PER_DOMAIN_PER_DAY) {
+          return yield* aupLimit(request.peopleDomain)
+        }
+      })
+
+    return { consume, giveBack, check } as const
+  })
+}) {}

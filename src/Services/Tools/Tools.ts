@@ -1,0 +1,103 @@
+import { Effect, Schema } from "effect"
+import { compareRank, scoreOf, scoreParts, type ScoreParts } from "../../Domain/Formula.js"
+import { amountOf } from "../../Domain/Money.js"
+import type { TaskTypeId } from "../../Domain/TaskType.js"
+import { type Benchmark, isPurchasable, type Tool, ToolEntry } from "../../Domain/Tool.js"
+import { readDataFile } from "../DataFiles.js"
+import { ToolsRepo, type ToolRow } from "./ToolsRepo.js"
+
+/** A tool with its latest benchmark, as the services use it. */
+export interface ToolRecord {
+  readonly row: ToolRow
+  readonly price: bigint | null
+  readonly purchasable: boolean
+  readonly latest: Benchmark
+}
+
+export interface ScoredTool {
+  readonly tool: ToolRecord
+  readonly score: number
+  readonly parts: ScoreParts
+  readonly rank: number
+}
+
+const rankable = (entry: Omit<ScoredTool, "rank">) => ({
+  slug: entry.tool.row.slug,
+  score: entry.score,
+  price_per_success_credits: entry.tool.price === null ? null : Number(entry.tool.price)
+})
+
+/** Tools, their benchmark reports and the scores the published formula gives them. */
+export class Tools extends Effect.Service<Tools>()("Tools", {
+  dependencies: [ToolsRepo.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* ToolsRepo
+
+    const load = Effect.gen(function*() {
+      const tools = yield* readDataFile("tools.json", Schema.Array(ToolEntry))
+      yield* repo.upsert(tools)
+      return tools.length
+    })
+
+    const records = Effect.gen(function*() {
+      const [rows, benchmarks] = yield* Effect.all([repo.all, repo.benchmarks], { concurrency: 2 })
+      const latest = new Map<string, Benchmark>()
+      for (const { benchmark, tool_id } of benchmarks) {
+        if (!latest.has(tool_id)) latest.set(tool_id, benchmark)
+      }
+      return rows.flatMap((row): Array<ToolRecord> => {
+        const benchmark = latest.get(row.id)
+        if (benchmark === undefined) return []
+        const price = row.price_per_success_credits === null ? null : BigInt(row.price_per_success_credits)
+        return [{
+          row,
+          price,
+          latest: benchmark,
+          purchasable: isPurchasable({
+            status: row.status,
+            price_per_success_credits: price === null ? null : Number(price),
+            resale_rights: row.resale_rights
+          })
+        }]
+      })
+    })
+
+    const toPublic = (record: ToolRecord): Tool => ({
+      id: record.row.id,
+      slug: record.row.slug,
+      name: record.row.name,
+      provider: record.row.provider,
+      provider_name: record.row.provider_name,
+      task_type: record.row.task_type,
+      description: record.row.description,
+      price_per_success: record.price === null ? null : amountOf(record.price),
+      status: record.row.status,
+      purchasable: record.purchasable,
+      input: record.row.input,
+      check: { id: record.row.check_id, version: record.row.check_version, verifies: record.row.check_verifies },
+      latest_benchmark: record.latest
+    })
+
+    /** Scores every tool with the formula and ranks them within their task type. */
+    const scored = (taskType?: TaskTypeId) =>
+      Effect.map(records, (all) => {
+        const byType = new Map<TaskTypeId, Array<Omit<ScoredTool, "rank">>>()
+        for (const tool of all) {
+          if (taskType !== undefined && tool.row.task_type !== taskType) continue
+          const parts = scoreParts(tool.latest, tool.price === null ? null : Number(tool.price))
+          const list = byType.get(tool.row.task_type) ?? []
+          list.push({ tool, parts, score: scoreOf(parts) })
+          byType.set(tool.row.task_type, list)
+        }
+        return Array.from(byType.values()).flatMap((list) =>
+          list
+            .sort((a, b) => compareRank(rankable(a), rankable(b)))
+            .map((entry, index): ScoredTool => ({ ...entry, rank: index + 1 }))
+        )
+      })
+
+    const list = Effect.map(records, (all) => all.map(toPublic))
+
+    return { load, records, list, scored, toPublic, benchmarks: repo.benchmarks } as const
+  })
+}) {}

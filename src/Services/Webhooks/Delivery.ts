@@ -1,0 +1,247 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Config, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { randomUUID } from "node:crypto"
+import type { EventType } from "../../Domain/Events.js"
+import { AppConfig } from "../AppConfig.js"
+import { runDispatcher } from "../Events/Dispatcher.js"
+import { delayAfterTries, LEASE } from "../Events/DurableRetry.js"
+import { SecretBox } from "../Events/SecretBox.js"
+import { policyFor } from "./AddressPolicy.js"
+import { deliveryHeaders } from "./Signature.js"
+import { postWebhook } from "./WebhookHttp.js"
+
+/**
+ * Webhook deliveries. A delivery is a row per (endpoint, event); a try is one signed POST.
+ * A 2xx within 10 seconds delivers it; anything else is tried again after 1, 5, 15, 30, 60,
+ * 120, 240, 480 and 480 minutes (ten tries). After the tenth, or when the next try would
+ * fall more than 24 hours after the event, it is failed. The event id, body and envelope
+ * are the same on every try; the signature's `t` is the time of the try.
+ *
+ * Rows are claimed with `FOR UPDATE SKIP LOCKED` and a lease token, so replicas never run
+ * the same try at once, and a crash only delays a row until its lease ends.
+ */
+export const webhookRetrySchedule = Schedule.fromDelays(
+  "1 minute",
+  "5 minutes",
+  "15 minutes",
+  "30 minutes",
+  "60 minutes",
+  "120 minutes",
+  "240 minutes",
+  "480 minutes",
+  "480 minutes"
+)
+
+export const DELIVERY_WINDOW = Duration.hours(24)
+
+export type DeliveryStatus = "pending" | "delivered" | "failed"
+
+export interface DeliveryRow {
+  readonly id: string
+  readonly org_id: string
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly event_type: EventType
+  readonly status: DeliveryStatus
+  readonly attempts: number
+  readonly next_attempt_at: Date | null
+  readonly last_attempt_at: Date | null
+  readonly last_status_code: number | null
+  readonly last_error: string | null
+  readonly delivered_at: Date | null
+  readonly created_at: Date
+  readonly seq: string
+}
+
+/** A delivery taken for one try, with what the try needs. */
+export interface ClaimedDelivery {
+  readonly id: string
+  readonly endpoint_id: string
+  readonly attempts: number
+  readonly lease_token: string
+  readonly event_id: string
+  readonly event_type: string
+  readonly event_data: unknown
+  readonly event_created_at: Date
+  readonly url: string
+  readonly secret_enc: string
+}
+
+const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeMake(date))
+
+export const deliveryColumns = (sql: SqlClient.SqlClient) =>
+  sql`d.id, d.org_id, d.endpoint_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at,
+      d.last_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at, d.seq`
+
+export const deliveryRecord = (row: DeliveryRow) => ({
+  id: row.id,
+  webhook_id: row.endpoint_id,
+  event_id: row.event_id,
+  event_type: row.event_type,
+  status: row.status,
+  attempts: row.attempts,
+  last_status_code: row.last_status_code,
+  last_error: row.last_error,
+  next_attempt_at: row.next_attempt_at === null ? null : iso(row.next_attempt_at),
+  last_attempt_at: row.last_attempt_at === null ? null : iso(row.last_attempt_at),
+  delivered_at: row.delivered_at === null ? null : iso(row.delivered_at),
+  created_at: iso(row.created_at)
+})
+
+export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("WebhookDelivery", {
+  dependencies: [SecretBox.Default],
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
+    const config = yield* AppConfig
+    const policy = policyFor(config.isProduction)
+
+    /**
+     * Takes up to `limit` due deliveries for one try each, oldest first, but no endpoint more
+     * than its room: `perEndpoint` minus its tries already in flight (`busy`). Candidates
+     * are ranked per endpoint among the oldest due rows of endpoints with room (no lock), then
+     * the chosen ones are locked with SKIP LOCKED and checked again, so replicas never take
+     * the same row.
+     */
+    const claim = (limit: number, busy: ReadonlyArray<readonly [string, number]> = [], perEndpoint = limit) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const at = new Date(now)
+        const due = sql`d.status = 'pending' AND d.next_attempt_at <= ${at} AND (d.lease_until IS NULL OR d.lease_until <= ${at})`
+        // Endpoints without room are left out of the scan, so a long backlog of one endpoint
+        // cannot fill the candidates and hide the others' rows.
+        const full = busy.filter(([, count]) => count >= perEndpoint).map(([key]) => key)
+        return yield* sql<ClaimedDelivery>`
+          WITH candidates AS (
+            SELECT d.id, d.endpoint_id, d.next_attempt_at,
+                   row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.seq) AS endpoint_rank
+            FROM (
+              SELECT d.id, d.endpoint_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
+              WHERE ${due} AND d.endpoint_id <> ALL (${full}::uuid[])
+              ORDER BY d.next_attempt_at
+              LIMIT ${limit * 8}
+            ) d
+          ),
+          busy AS (
+            SELECT * FROM unnest(${busy.map(([key]) => key)}::uuid[], ${busy.map(([, count]) => count)}::int[])
+              AS b (endpoint_id, in_flight)
+          ),
+          chosen AS (
+            SELECT d.id FROM webhook_deliveries d
+            JOIN candidates c ON c.id = d.id
+            LEFT JOIN busy b ON b.endpoint_id = c.endpoint_id
+            WHERE c.endpoint_rank <= ${perEndpoint} - COALESCE(b.in_flight, 0) AND ${due}
+            ORDER BY c.next_attempt_at
+            LIMIT ${limit}
+            FOR UPDATE OF d SKIP LOCKED
+          )
+          UPDATE webhook_deliveries d
+          SET lease_until = ${new Date(now + Duration.toMillis(LEASE))}, lease_token = ${randomUUID()}
+          FROM chosen, events e, webhook_endpoints w
+          WHERE d.id = chosen.id AND e.id = d.event_id AND w.id = d.endpoint_id
+          RETURNING d.id, d.endpoint_id, d.attempts, d.lease_token, d.event_id, e.type AS event_type, e.data AS event_data,
+                    e.created_at AS event_created_at, w.url, w.secret_enc`
+      }).pipe(Effect.orDie)
+
+    /** Records the outcome of a try, guarded by the lease token (a stale worker changes nothing). */
+    const record = (
+      delivery: ClaimedDelivery,
+      startedAt: number,
+      outcome: { delivered: boolean; statusCode: number | null; error: string | null }
+    ) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const tries = delivery.attempts + 1
+        if (outcome.delivered) {
+          yield* sql`
+            UPDATE webhook_deliveries
+            SET status = 'delivered', attempts = ${tries}, last_attempt_at = ${new Date(startedAt)},
+                last_status_code = ${outcome.statusCode}, last_error = NULL, delivered_at = ${new Date(now)},
+                next_attempt_at = NULL, lease_until = NULL, lease_token = NULL
+            WHERE id = ${delivery.id} AND lease_token = ${delivery.lease_token}`
+          return
+        }
+        const wait = yield* delayAfterTries(webhookRetrySchedule, tries, now)
+        const next = Option.map(wait, (delay) => now + Duration.toMillis(delay))
+        const deadline = delivery.event_created_at.getTime() + Duration.toMillis(DELIVERY_WINDOW)
+        const giveUp = Option.isNone(next) || next.value > deadline
+        yield* sql`
+          UPDATE webhook_deliveries
+          SET status = ${giveUp ? "failed" : "pending"}, attempts = ${tries}, last_attempt_at = ${new Date(startedAt)},
+              last_status_code = ${outcome.statusCode}, last_error = ${outcome.error},
+              next_attempt_at = ${giveUp ? null : new Date(Option.getOrThrow(next))},
+              lease_until = NULL, lease_token = NULL
+          WHERE id = ${delivery.id} AND lease_token = ${delivery.lease_token}`
+      }).pipe(Effect.orDie)
+
+    /** One try of a claimed delivery: sign, POST, record. */
+    const attempt = (delivery: ClaimedDelivery) =>
+      Effect.gen(function*() {
+        const startedAt = yield* Clock.currentTimeMillis
+        const secret = yield* box.open(delivery.secret_enc).pipe(Effect.option)
+        if (Option.isNone(secret)) {
+          return yield* record(delivery, startedAt, {
+            delivered: false,
+            statusCode: null,
+            error: "Endpoint secret cannot be decrypted (SECRETS_ENCRYPTION_KEY changed?)"
+          })
+        }
+        const body = JSON.stringify({
+          id: delivery.event_id,
+          type: delivery.event_type,
+          created_at: iso(delivery.event_created_at),
+          data: delivery.event_data
+        })
+        const headers = deliveryHeaders({
+          secret: secret.value,
+          eventId: delivery.event_id,
+          eventType: delivery.event_type,
+          unixSeconds: Math.floor(startedAt / 1000),
+          body
+        })
+        const outcome = yield* postWebhook({ url: delivery.url, headers, body, policy })
+        yield* record(delivery, startedAt, outcome)
+      })
+
+    /**
+     * Tries now a delivery its caller wrote already leased with `leaseToken` (the test
+     * endpoint does, so no worker can take it first).
+     */
+    const attemptLeased = (deliveryId: string, leaseToken: string) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<ClaimedDelivery>`
+          SELECT d.id, d.endpoint_id, d.attempts, d.lease_token, d.event_id, e.type AS event_type, e.data AS event_data,
+                 e.created_at AS event_created_at, w.url, w.secret_enc
+          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
+          WHERE d.id = ${deliveryId} AND d.lease_token = ${leaseToken} AND d.status = 'pending'`.pipe(Effect.orDie)
+        if (rows.length > 0) yield* attempt(rows[0]!)
+      })
+
+    const find = (deliveryId: string) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<DeliveryRow>`
+          SELECT ${deliveryColumns(sql)} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+          WHERE d.id = ${deliveryId}`.pipe(Effect.orDie)
+        return rows[0]!
+      })
+
+    return { claim, attempt, attemptLeased, find } as const
+  })
+}) {}
+
+/** The delivery worker, scoped to the server: WEBHOOK_WORKER_CONCURRENCY tries at once per replica. */
+export const WebhookWorkerLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const delivery = yield* WebhookDelivery
+    const concurrency = Math.max(1, yield* Config.integer("WEBHOOK_WORKER_CONCURRENCY").pipe(Config.withDefault(64)))
+    yield* runDispatcher({
+      name: "webhook worker",
+      concurrency,
+      pollInterval: "500 millis",
+      // One slow or dead endpoint may hold at most half of the slots.
+      claim: (limit, busy) => delivery.claim(limit, busy, Math.max(1, Math.floor(concurrency / 2))),
+      process: delivery.attempt,
+      keyOf: (row) => row.endpoint_id
+    })
+  })
+).pipe(Layer.provide(WebhookDelivery.Default))

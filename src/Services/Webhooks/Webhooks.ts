@@ -1,0 +1,200 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, DateTime, Duration, Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { type EventType, subscribableEventTypes } from "../../Domain/Events.js"
+import { commonLimits } from "../../Domain/Plans.js"
+import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
+import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
+import { AppConfig } from "../AppConfig.js"
+import type { OrgActor } from "../Auth/Current.js"
+import { requireOwner } from "../Auth/Roles.js"
+import { LEASE } from "../Events/DurableRetry.js"
+import { Events } from "../Events/Events.js"
+import { SecretBox } from "../Events/SecretBox.js"
+import { deliveryColumns, deliveryRecord, type DeliveryRow, type DeliveryStatus, WebhookDelivery } from "./Delivery.js"
+import { checkWebhookUrl } from "./WebhookUrl.js"
+
+/**
+ * Webhook endpoints of an org: made and removed by owners (sessions or their write keys),
+ * read by members. The signing secret is shown once, in the create answer, and kept
+ * encrypted; deliveries are listed for members.
+ */
+export const webhookNote =
+  "The secret is shown only now: store it with your receiver. Verify every delivery's Service-Signature " +
+  "(HMAC-SHA256 of \"<t>.<raw body>\") with it, reject a t more than 5 minutes off, and drop repeated event ids."
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const isUuid = (value: string) => UUID.test(value)
+
+interface EndpointRow {
+  readonly id: string
+  readonly url: string
+  readonly events: ReadonlyArray<EventType>
+  readonly secret_prefix: string
+  readonly created_at: Date
+}
+
+const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeMake(date))
+
+export const endpointRecord = (row: EndpointRow) => ({
+  id: row.id,
+  url: row.url,
+  events: [...row.events],
+  secret_prefix: row.secret_prefix,
+  created_at: iso(row.created_at)
+})
+
+export interface DeliveryListQuery {
+  readonly limit: number
+  readonly startingAfter?: string | undefined
+  readonly webhookId?: string | undefined
+  readonly status?: DeliveryStatus | undefined
+}
+
+export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
+  dependencies: [SecretBox.Default, WebhookDelivery.Default],
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
+    const events = yield* Events
+    const delivery = yield* WebhookDelivery
+    const config = yield* AppConfig
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const checkEventTypes = (requested: ReadonlyArray<string> | undefined) =>
+      Effect.gen(function*() {
+        const unique = [...new Set(requested ?? [])]
+        for (const type of unique) {
+          if (type === "webhook.test") {
+            return yield* new InvalidInput({
+              message: "webhook.test cannot be subscribed to: it is sent by POST /webhooks/{id}/test to that endpoint"
+            })
+          }
+          if (!(subscribableEventTypes as ReadonlyArray<string>).includes(type)) {
+            return yield* new InvalidInput({
+              message: `Unknown event type ${JSON.stringify(type)}; one of: ${subscribableEventTypes.join(", ")}`
+            })
+          }
+        }
+        // Keep the catalogue's order so the stored list reads the same however it was sent.
+        return subscribableEventTypes.filter((type) => unique.includes(type)) as ReadonlyArray<EventType>
+      })
+
+    const create = (actor: OrgActor, input: { readonly url: string; readonly events?: ReadonlyArray<string> | undefined }) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        const types = yield* checkEventTypes(input.events)
+        const url = yield* checkWebhookUrl(input.url, { isProduction: config.isProduction })
+        const secret = newSecret(secretPrefixes.webhook)
+        const sealed = yield* box.seal(secret)
+        const row = yield* Effect.gen(function*() {
+          yield* sql`SELECT id FROM orgs WHERE id = ${actor.org_id} FOR UPDATE`
+          const [count] = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = ${actor.org_id} AND deleted_at IS NULL`
+          if ((count?.n ?? 0) >= commonLimits.webhook_endpoints_per_org) {
+            return yield* new PlanLimit({
+              message: `An org may have at most ${commonLimits.webhook_endpoints_per_org} webhook endpoints; delete one first`
+            })
+          }
+          const rows = yield* sql<EndpointRow>`
+            INSERT INTO webhook_endpoints (id, org_id, url, events, secret_enc, secret_prefix, created_at)
+            VALUES (${randomUUID()}, ${actor.org_id}, ${url}, ${types as Array<string>}, ${sealed},
+                    ${secret.slice(0, 12)}, ${yield* now})
+            RETURNING id, url, events, secret_prefix, created_at`
+          return rows[0]!
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+        return {
+          webhook: { id: row.id, secret, url: row.url, events: [...row.events], created_at: iso(row.created_at) },
+          note: webhookNote
+        }
+      })
+
+    const list = (actor: OrgActor) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<EndpointRow>`
+          SELECT id, url, events, secret_prefix, created_at FROM webhook_endpoints
+          WHERE org_id = ${actor.org_id} AND deleted_at IS NULL
+          ORDER BY created_at DESC, id`.pipe(Effect.orDie)
+        return { webhooks: rows.map(endpointRecord), event_types: [...subscribableEventTypes] }
+      })
+
+    /** Removes an endpoint; its pending deliveries end as failed. Unknown or already removed: 404. */
+    const remove = (actor: OrgActor, webhookId: string) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        if (!isUuid(webhookId)) return yield* new NotFound({ message: "No such webhook endpoint" })
+        const at = yield* now
+        const removed = yield* Effect.gen(function*() {
+          const rows = yield* sql<{ id: string }>`
+            UPDATE webhook_endpoints SET deleted_at = ${at}
+            WHERE id = ${webhookId} AND org_id = ${actor.org_id} AND deleted_at IS NULL
+            RETURNING id`
+          if (rows.length === 0) return false
+          yield* sql`
+            UPDATE webhook_deliveries
+            SET status = 'failed', last_error = 'Endpoint deleted', next_attempt_at = NULL, lease_until = NULL,
+                lease_token = NULL
+            WHERE endpoint_id = ${webhookId} AND status = 'pending'`
+          return true
+        }).pipe(sql.withTransaction, Effect.orDie)
+        if (!removed) return yield* new NotFound({ message: "No such webhook endpoint" })
+        return { id: webhookId, status: "deleted" as const }
+      })
+
+    /** Emits `webhook.test` for this endpoint only, tries it at once and answers the delivery. */
+    const sendTest = (actor: OrgActor, webhookId: string) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        if (!isUuid(webhookId)) return yield* new NotFound({ message: "No such webhook endpoint" })
+        const deliveryId = randomUUID()
+        const leaseToken = randomUUID()
+        const found = yield* Effect.gen(function*() {
+          const endpoint = yield* sql<{ id: string }>`
+            SELECT id FROM webhook_endpoints
+            WHERE id = ${webhookId} AND org_id = ${actor.org_id} AND deleted_at IS NULL`
+          if (endpoint.length === 0) return false
+          const event = yield* events.emit(actor.org_id, {
+            type: "webhook.test",
+            data: { message: "Test delivery requested from the webhook settings" }
+          })
+          // Written already leased to this request, so it is tried here and now, not by a worker.
+          const leaseUntil = new Date(event.created_at.getTime() + Duration.toMillis(LEASE))
+          yield* sql`
+            INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, status, attempts, next_attempt_at,
+                                            lease_until, lease_token, created_at)
+            VALUES (${deliveryId}, ${actor.org_id}, ${webhookId}, ${event.id}, 'pending', 0, ${event.created_at},
+                    ${leaseUntil}, ${leaseToken}, ${event.created_at})`
+          return true
+        }).pipe(sql.withTransaction, Effect.orDie)
+        if (!found) return yield* new NotFound({ message: "No such webhook endpoint" })
+        yield* delivery.attemptLeased(deliveryId, leaseToken)
+        return deliveryRecord(yield* delivery.find(deliveryId))
+      })
+
+    const deliveries = (actor: OrgActor, query: DeliveryListQuery) =>
+      Effect.gen(function*() {
+        let before: string | null = null
+        if (query.startingAfter !== undefined) {
+          const cursor = yield* sql<{ seq: string }>`
+            SELECT seq FROM webhook_deliveries WHERE id = ${query.startingAfter} AND org_id = ${actor.org_id}`.pipe(
+            Effect.orDie
+          )
+          if (cursor.length === 0) {
+            return yield* new InvalidInput({ message: "starting_after is not a delivery of this org" })
+          }
+          before = cursor[0]!.seq
+        }
+        const rows = yield* sql<DeliveryRow>`
+          SELECT ${deliveryColumns(sql)} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+          WHERE d.org_id = ${actor.org_id}
+            ${query.webhookId === undefined ? sql`` : sql`AND d.endpoint_id = ${query.webhookId}`}
+            ${query.status === undefined ? sql`` : sql`AND d.status = ${query.status}`}
+            ${before === null ? sql`` : sql`AND d.seq < ${before}`}
+          ORDER BY d.seq DESC
+          LIMIT ${query.limit + 1}`.pipe(Effect.orDie)
+        return { deliveries: rows.slice(0, query.limit).map(deliveryRecord), has_more: rows.length > query.limit }
+      })
+
+    return { create, list, remove, sendTest, deliveries } as const
+  })
+}) {}
