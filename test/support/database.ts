@@ -1,0 +1,44 @@
+import pg from "pg"
+import { randomBytes } from "node:crypto"
+
+/**
+ * Every suite gets its own database on the real PostgreSQL server named by
+ * TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), dropped afterwards.
+ */
+export const serverUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+
+const withDatabase = (url: string, database: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+export interface TestDatabase {
+  readonly name: string
+  readonly url: string
+  /** Runs one statement on the suite's database. */
+  readonly query: <R extends pg.QueryResultRow = any>(text: string, values?: ReadonlyArray<unknown>) => Promise<Array<R>>
+  readonly drop: () => Promise<void>
+}
+
+export const createTestDatabase = async (label: string): Promise<TestDatabase> => {
+  const name = `t_${label.replace(/[^a-z0-9]/gi, "_").toLowerCase()}_${randomBytes(4).toString("hex")}`
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = withDatabase(serverUrl, name)
+  const pool = new pg.Pool({ connectionString: url, max: 4 })
+  return {
+    name,
+    url,
+    query: async (text, values) => (await pool.query(text, values as Array<unknown>)).rows,
+    drop: async () => {
+      await pool.end()
+      const client = new pg.Client({ connectionString: serverUrl })
+      await client.connect()
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await client.end()
+    }
+  }
+}

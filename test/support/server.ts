@@ -1,0 +1,52 @@
+import { HttpServer } from "@effect/platform"
+import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
+import { ServerLive } from "../../src/Layers/Server.js"
+import { PublicUrl } from "../../src/Services/PublicUrl.js"
+
+/**
+ * Starts the whole service in this process on a free port, configured only by `env`
+ * (nothing is read from the ambient environment), and answers its address.
+ */
+export interface TestServer {
+  /** Where the server listens (loopback). */
+  readonly url: string
+  /** Its public base address (BASE_URL, or the same as url). */
+  readonly baseUrl: string
+  readonly close: () => Promise<void>
+}
+
+export const startServer = async (
+  env: Record<string, string>,
+  /** Optional extra context for the whole service (e.g. `Layer.setClock(...)` for a clock the test moves). */
+  extra: Layer.Layer<never> = Layer.empty
+): Promise<TestServer> => {
+  const config = ConfigProvider.fromMap(new Map(Object.entries({ PORT: "0", LOG_LEVEL: "Warn", ...env })))
+  const runtime = ManagedRuntime.make(ServerLive.pipe(Layer.provide(Layer.setConfigProvider(config)), Layer.provide(extra)))
+  const [baseUrl, httpServer] = await runtime.runPromise(Effect.all([PublicUrl, HttpServer.HttpServer]))
+  const port = httpServer.address._tag === "TcpAddress" ? httpServer.address.port : 0
+  return { url: `http://127.0.0.1:${port}`, baseUrl, close: () => runtime.dispose() }
+}
+
+/** JSON request helper: answers status, headers and parsed body. */
+export const request = async (
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown; rawBody?: string } = {}
+) => {
+  const headers: Record<string, string> = { ...init.headers }
+  let body: string | undefined
+  if (init.rawBody !== undefined) body = init.rawBody
+  else if (init.body !== undefined) {
+    body = JSON.stringify(init.body)
+    headers["content-type"] ??= "application/json"
+  }
+  const response = await fetch(url, { method: init.method ?? "GET", headers, body, redirect: "manual" })
+  const text = await response.text()
+  let json: any = undefined
+  try {
+    json = text.length > 0 ? JSON.parse(text) : undefined
+  } catch {
+    json = undefined
+  }
+  return { status: response.status, headers: response.headers, json, text }
+}
+
