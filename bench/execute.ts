@@ -1,0 +1,86 @@
+import pg from "pg"
+import { seedAgent, seedOrg } from "../test/support/fixtures.js"
+import type { TestDatabase } from "../test/support/database.js"
+import { formatRow, runLoad } from "./support/load.js"
+import { createBenchDatabase, startService } from "./support/service.js"
+
+/**
+ * `POST /v1/execute` throughput with test agents (mock tools answering at once, so what is
+ * measured is the service: credentials, idempotency key, receipt, a ledger hold and
+ * settlement per item, the published check, the answer):
+ * - single inputs, closed loop, each request under its own idempotency key, spread over
+ *   several agents so the per-key rate limit (600 a minute) is never reached;
+ * - one 1,000-input job: time to accept it (every item held) and to finish it, in items/s.
+ */
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000)
+const CONNECTIONS = 16
+const AGENTS = 32
+
+const asTestDatabase = (pool: pg.Pool): TestDatabase =>
+  ({
+    name: "bench",
+    url: "",
+    query: async (text: string, values?: ReadonlyArray<unknown>) => (await pool.query(text, values as Array<unknown>)).rows,
+    drop: async () => undefined
+  }) as TestDatabase
+
+export const run = async () => {
+  const db = await createBenchDatabase()
+  const service = await startService({ DATABASE_URL: db.url, JOB_POLL_INTERVAL_MS: "100" })
+  const pool = new pg.Pool({ connectionString: db.url, max: 4 })
+  try {
+    const fixtures = asTestDatabase(pool)
+    const org = await seedOrg(fixtures)
+    const agents = await Promise.all(
+      Array.from({ length: AGENTS }, () =>
+        seedAgent(fixtures, org.orgId, { approvalThresholdCredits: null, monthlyBudgetCredits: 1_000_000_000n }))
+    )
+    const body = (i: number) =>
+      JSON.stringify({ tool: "jina-reader", inputs: [{ url: `https://news.example.com/${i}` }], idempotency_key: `bench-${i}` })
+    const request = (i: number) => ({
+      method: "POST",
+      headers: { authorization: `Bearer ${agents[i % AGENTS]!.key}` },
+      body: body(i)
+    })
+    // Warm up.
+    await runLoad({ url: `${service.url}/v1/execute`, durationMs: 2000, connections: CONNECTIONS, request: (i) => request(i + 10_000_000) })
+    const single = await runLoad({ url: `${service.url}/v1/execute`, durationMs: DURATION_MS, connections: CONNECTIONS, request })
+    console.log(`\nExecute, single input (${CONNECTIONS} connections, ${DURATION_MS / 1000} s)`)
+    console.log(formatRow("POST /v1/execute, 1 input", single))
+    console.log(`statuses ${JSON.stringify(single.statuses)}`)
+
+    const jobAgent = agents[0]!
+    const inputs = Array.from({ length: 1000 }, (_, i) => ({ url: `https://news.example.com/job/${i}` }))
+    const submitted = performance.now()
+    const accepted = await fetch(`${service.url}/v1/execute`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${jobAgent.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ tool: "jina-reader", inputs })
+    })
+    const acceptedAt = performance.now()
+    const { job_id: jobId } = await accepted.json() as { job_id: string }
+    let done = false
+    while (!done) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      const [row] = (await pool.query(`SELECT status FROM purchase_jobs WHERE id = $1`, [jobId])).rows
+      done = row?.status === "done"
+    }
+    const finishedAt = performance.now()
+    const [{ items }] = (await pool.query(
+      `SELECT count(*)::int AS items FROM receipt_items i JOIN purchase_jobs j ON j.receipt_id = i.receipt_id
+       WHERE j.id = $1 AND i.status = 'passed'`,
+      [jobId]
+    )).rows
+    const seconds = (finishedAt - submitted) / 1000
+    console.log(`\nExecute, one 1,000-input job (${accepted.status})`)
+    console.log(`accepted (1,000 items held) in ${(acceptedAt - submitted).toFixed(0)} ms`)
+    console.log(
+      `finished in ${seconds.toFixed(2)} s: ${(1000 / seconds).toFixed(0)} items/s end to end (${items} passed), ` +
+        `${(1000 / ((finishedAt - acceptedAt) / 1000)).toFixed(0)} items/s after acceptance`
+    )
+  } finally {
+    await pool.end()
+    await service.stop()
+    await db.drop()
+  }
+}

@@ -1,0 +1,142 @@
+import { createHmac } from "node:crypto"
+import * as http from "node:http"
+import pg from "pg"
+import type { TestDatabase } from "../test/support/database.js"
+import { seedOrg } from "../test/support/fixtures.js"
+import { eventEmitter } from "../test/events/support/services.js"
+import { createBenchDatabase, startService } from "./support/service.js"
+
+/**
+ * Webhook deliveries per second to a loopback receiver, measured from outside the service
+ * (a child process, as `npm start` runs it, on a fresh PostgreSQL database):
+ * 1. backlog: N events are written while the service is down, then it starts and drains
+ *    them (deliveries per second, first to last receipt);
+ * 2. steady: the service runs while N events are emitted as fast as transactions commit
+ *    (deliveries per second, and the time from the event's creation to its receipt).
+ * The receiver checks every signature (HMAC-SHA256) and counts each event once.
+ */
+const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 3_000)
+const EMIT_CONCURRENCY = 8
+
+const percentile = (values: Array<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+
+const startReceiver = async () => {
+  let secret = ""
+  const seen = new Set<string>()
+  const latencies: Array<number> = []
+  let first = 0
+  let last = 0
+  let badSignatures = 0
+  let waiter: { count: number; resolve: () => void } | undefined
+  const server = http.createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8")
+      const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(req.headers["service-signature"])) ?? []
+      if (v1 !== createHmac("sha256", secret).update(`${t}.${body}`).digest("hex")) badSignatures++
+      const event = JSON.parse(body) as { id: string; created_at: string }
+      const now = Date.now()
+      if (!seen.has(event.id)) {
+        seen.add(event.id)
+        latencies.push(now - Date.parse(event.created_at))
+        if (first === 0) first = now
+        last = now
+      }
+      res.writeHead(200).end()
+      if (waiter !== undefined && seen.size >= waiter.count) waiter.resolve()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    setSecret: (value: string) => {
+      secret = value
+    },
+    reset: () => {
+      seen.clear()
+      latencies.length = 0
+      first = 0
+      last = 0
+    },
+    waitFor: (count: number) =>
+      new Promise<void>((resolve) => {
+        if (seen.size >= count) return resolve()
+        waiter = { count, resolve }
+      }),
+    stats: () => ({ count: seen.size, first, last, latencies: [...latencies], badSignatures }),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
+const emitMany = async (emit: (i: number) => Promise<unknown>, count: number) => {
+  let next = 0
+  await Promise.all(Array.from({ length: EMIT_CONCURRENCY }, async () => {
+    while (next < count) await emit(next++)
+  }))
+}
+
+export const run = async () => {
+  const db = await createBenchDatabase()
+  const pool = new pg.Pool({ connectionString: db.url, max: 4 })
+  const testDb = {
+    url: db.url,
+    query: async (text: string, values?: ReadonlyArray<unknown>) => (await pool.query(text, values as Array<unknown>)).rows
+  } as TestDatabase
+  const receiver = await startReceiver()
+  let service = await startService({ DATABASE_URL: db.url })
+  const emitter = eventEmitter(testDb, {}, undefined, EMIT_CONCURRENCY)
+  try {
+    const org = await seedOrg(testDb)
+    const created = await (await fetch(`${service.url}/v1/orgs/${org.orgId}/webhooks`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${org.owner.sessionToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ url: receiver.url })
+    })).json() as { webhook: { secret: string } }
+    receiver.setSecret(created.webhook.secret)
+    const emit = (i: number) =>
+      emitter.emit(org.orgId, {
+        type: "job.completed",
+        data: { job_id: `job-${i}`, status: "done", receipt_id: `receipt-${i}`, item_count: 30, passed: 30, expired: 0 }
+      })
+
+    // 1. Backlog drained by a freshly started service.
+    await service.stop()
+    await emitMany(emit, EVENTS)
+    const restarted = Date.now()
+    service = await startService({ DATABASE_URL: db.url })
+    await receiver.waitFor(EVENTS)
+    const backlog = receiver.stats()
+    const drainSeconds = (backlog.last - backlog.first) / 1000
+    console.log(`\nWebhook deliveries to a loopback receiver (${EVENTS} events, one endpoint, worker concurrency ${process.env.WEBHOOK_WORKER_CONCURRENCY ?? 64})`)
+    console.log(
+      `backlog drain        ${(EVENTS / drainSeconds).toFixed(0).padStart(7)} deliveries/s   (${drainSeconds.toFixed(2)} s first to last; ${
+        ((backlog.last - restarted) / 1000).toFixed(2)
+      } s including start-up)`
+    )
+
+    // 2. Steady state: events emitted while the service runs.
+    receiver.reset()
+    const started = Date.now()
+    await emitMany((i) => emit(EVENTS + i), EVENTS)
+    const emitSeconds = (Date.now() - started) / 1000
+    await receiver.waitFor(EVENTS)
+    const steady = receiver.stats()
+    const steadySeconds = (steady.last - started) / 1000
+    console.log(
+      `steady state         ${(EVENTS / steadySeconds).toFixed(0).padStart(7)} deliveries/s   (emitted at ${(EVENTS / emitSeconds).toFixed(0)} events/s; event to receipt p50 ${
+        percentile(steady.latencies, 50)
+      } ms, p99 ${percentile(steady.latencies, 99)} ms)`
+    )
+    console.log(`signatures that failed to verify: ${steady.badSignatures}`)
+  } finally {
+    await emitter.close()
+    await service.stop()
+    await receiver.close()
+    await pool.end()
+    await db.drop()
+  }
+}

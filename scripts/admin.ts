@@ -1,0 +1,43 @@
+import { NodeContext } from "@effect/platform-node"
+import { Cause, ConfigProvider, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { DatabaseLive } from "../src/Layers/Database.js"
+import { MigrationsLive } from "../src/Layers/Migrations.js"
+import { CommandError, parseArgs } from "./admin/command.js"
+import { commands } from "./admin/commands.js"
+
+/**
+ * Operator commands: `npm run admin -- <command> [options]`, against DATABASE_URL (or the
+ * embedded database under DATA_DIR, while the service is stopped). `npm run admin -- help`
+ * lists the commands.
+ */
+const [name, ...rest] = process.argv.slice(2)
+
+const help = () => {
+  console.log("Usage: npm run admin -- <command> [options]\n\nCommands:")
+  for (const [commandName, command] of Object.entries(commands)) {
+    console.log(`  ${commandName.padEnd(10)} ${command.summary}\n  ${"".padEnd(10)} ${command.usage}`)
+  }
+}
+
+const command = name === undefined ? undefined : commands[name]
+if (command === undefined) {
+  if (name !== undefined && name !== "help" && name !== "--help") console.error(`Unknown command: ${name}\n`)
+  help()
+  process.exit(name === undefined || name === "help" || name === "--help" ? 0 : 1)
+}
+
+const Database = Layer.provideMerge(MigrationsLive, DatabaseLive).pipe(Layer.provide(NodeContext.layer))
+
+const program = Effect.suspend(() => command!.run(parseArgs(rest))).pipe(
+  Effect.provide(Database),
+  Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)),
+  Effect.withConfigProvider(ConfigProvider.fromEnv())
+)
+
+Effect.runPromiseExit(program).then((exit) => {
+  if (exit._tag === "Success") process.exit(0)
+  const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+  if (failure instanceof CommandError) console.error(`Error: ${failure.message}`)
+  else console.error("Failed:", exit.cause.toString())
+  process.exit(1)
+})
