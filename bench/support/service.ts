@@ -35,7 +35,9 @@ export interface RunningService {
 
 export const startService = (env: Record<string, string>): Promise<RunningService> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    // BENCH_NODE_ARGS passes flags to the service's Node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+    const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg.length > 0)
+    const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "src/main.ts"], {
       env: { ...process.env, PORT: "0", LOG_LEVEL: "Info", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })

@@ -55,9 +55,20 @@ describe("development without SMTP_URL and TWILIO_*", () => {
 })
 
 describe("production", () => {
+  it("refuses to start without SECRETS_ENCRYPTION_KEY", async () => {
+    await expect(
+      startServer({ DATABASE_URL: db.url, SERVICE_ENV: "production", BASE_URL: "https://api.example.test" })
+    ).rejects.toThrow(/SECRETS_ENCRYPTION_KEY/)
+  })
+
   let server: TestServer
   beforeAll(async () => {
-    server = await startServer({ DATABASE_URL: db.url, SERVICE_ENV: "production", BASE_URL: "https://api.example.test" })
+    server = await startServer({
+      DATABASE_URL: db.url,
+      SERVICE_ENV: "production",
+      BASE_URL: "https://api.example.test",
+      SECRETS_ENCRYPTION_KEY: "test-key-for-the-environments-suite-0123"
+    })
   })
   afterAll(async () => {
     await server?.close()

@@ -4,6 +4,7 @@ import events from "./0003_events.js"
 import ledger from "./0004_ledger.js"
 import webhooks from "./0005_webhooks.js"
 import purchasing from "./0006_purchasing.js"
+import ledgerSignal from "./0007_ledger_signal.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -12,5 +13,6 @@ export const migrations = {
   "0003_events": events,
   "0004_ledger": ledger,
   "0005_webhooks": webhooks,
-  "0006_purchasing": purchasing
+  "0006_purchasing": purchasing,
+  "0007_ledger_signal": ledgerSignal
 }

@@ -7,8 +7,8 @@ import { AppConfig } from "../AppConfig.js"
  * bodies of queued mails, which may carry one-time links): AES-256-GCM under a key derived
  * (SHA-256) from SECRETS_ENCRYPTION_KEY. Stored form: `v1.<base64url(iv | tag | ciphertext)>`.
  *
- * Without SECRETS_ENCRYPTION_KEY a fixed development key is used, with a warning at start;
- * production deployments must set it.
+ * Without SECRETS_ENCRYPTION_KEY a fixed development key is used in development; with
+ * SERVICE_ENV=production the service does not start without it.
  */
 const DEVELOPMENT_KEY = "agent-gateway development key (set SECRETS_ENCRYPTION_KEY)"
 
@@ -37,9 +37,12 @@ export const makeSecretBox = (keyMaterial: string) => {
 export class SecretBox extends Effect.Service<SecretBox>()("SecretBox", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
-    const configured = yield* Config.option(Config.redacted("SECRETS_ENCRYPTION_KEY"))
+    // Production refuses to start without a key of its own (a missing key is a ConfigError).
+    const configured = config.isProduction
+      ? Option.some(yield* Config.redacted("SECRETS_ENCRYPTION_KEY"))
+      : yield* Config.option(Config.redacted("SECRETS_ENCRYPTION_KEY"))
     if (Option.isNone(configured)) {
-      yield* (config.isProduction ? Effect.logError : Effect.logDebug)(
+      yield* Effect.logDebug(
         "SECRETS_ENCRYPTION_KEY is not set: webhook secrets and queued mails are encrypted with the development key"
       )
     }

@@ -1,4 +1,4 @@
-import { SqlClient, type Statement } from "@effect/sql"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { creditsToUsd } from "../../Domain/Money.js"
@@ -23,6 +23,10 @@ export const DEFAULT_HOLD_TTL_MS = 3 * 60 * 60 * 1000
 
 const invalidAmount = (what: string, amount: bigint) =>
   new InvalidAmount({ message: `${what} must be a positive whole number of credits (got ${amount})` })
+
+/** The one-statement settlement refused itself because it causes an event (migration 0007). */
+const isEventDueSignal = (error: SqlError.SqlError): boolean =>
+  (error.cause as { readonly code?: unknown } | undefined)?.code === "LE001"
 
 const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
 
@@ -156,15 +160,41 @@ export const makeLedger = Effect.gen(function*() {
       return { captured, released: amount - captured } satisfies Settlement
     })
 
+  /**
+   * A settlement in its own transaction. Outside any transaction it is first tried as one
+   * statement (no BEGIN or COMMIT round trips, so the agent's row is locked only while the
+   * statement runs); a settlement that causes an event is refused by that statement
+   * (SQLSTATE LE001) and made again in a transaction with its events.
+   */
+  const settleAtomically = (
+    holdId: string,
+    captured: bigint,
+    alongside?: (settled: Statement.Fragment) => Statement.Fragment
+  ) =>
+    Effect.gen(function*() {
+      const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
+      if (!inTransaction && isUuid(holdId)) {
+        const at = new Date(yield* now)
+        const alone = yield* repo.settleStatement(holdId, captured, at, alongside, true).pipe(
+          Effect.map(Option.some),
+          Effect.catchIf(isEventDueSignal, () => Effect.succeed(Option.none<Option.Option<SettleOutcome>>()))
+        )
+        if (Option.isSome(alone)) {
+          const settled = alone.value
+          if (Option.isNone(settled)) return yield* Effect.flatMap(settleRefusal(holdId, captured), Effect.fail)
+          return { captured, released: BigInt(settled.value.amount) - captured } satisfies Settlement
+        }
+      }
+      return yield* sql.withTransaction(settle(holdId, captured, alongside))
+    }).pipe(Effect.catchTag("SqlError", Effect.die))
+
   const capture = (holdId: string, amount: bigint) =>
-    amount <= 0n
-      ? Effect.fail(invalidAmount("A capture", amount))
-      : sql.withTransaction(settle(holdId, amount)).pipe(Effect.catchTag("SqlError", Effect.die))
+    amount <= 0n ? Effect.fail(invalidAmount("A capture", amount)) : settleAtomically(holdId, amount)
 
   const release = (holdId: string) =>
-    sql.withTransaction(settle(holdId, 0n)).pipe(
+    settleAtomically(holdId, 0n).pipe(
       // Releasing captures nothing, so it can never exceed the hold.
-      Effect.catchTags({ SqlError: Effect.die, capture_exceeds_hold: Effect.die })
+      Effect.catchTags({ capture_exceeds_hold: Effect.die })
     )
 
   const refund = (holdId: string, amount: bigint, note: string) =>
@@ -259,7 +289,7 @@ export const makeLedger = Effect.gen(function*() {
   ) =>
     captured < 0n
       ? Effect.die(new Error("settleWith: a negative capture"))
-      : sql.withTransaction(settle(holdId, captured, alongside)).pipe(Effect.catchTag("SqlError", Effect.die))
+      : settleAtomically(holdId, captured, alongside)
 
   return Ledger.of({
     hold: (request) => hold(request),

@@ -250,13 +250,23 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("LedgerRepo", {
      * hottest row of a busy org alone. The statement's snapshot can miss a crossing made by
      * a hold committed just after it began: that hold's own settlement sees it.
      */
-    const settle = (
+    const settleStatement = (
       holdId: string,
       captured: bigint,
       now: Date,
-      alongside?: (settled: Statement.Fragment) => Statement.Fragment
+      alongside?: (settled: Statement.Fragment) => Statement.Fragment,
+      signalEventDue = false
     ) => {
       const c = captured.toString()
+      // With `signalEventDue` the statement fails (SQLSTATE LE001, see migration 0007) rather
+      // than apply a settlement that causes an event, under the same locks and on the same
+      // values the caller would judge the event by.
+      const eventDue = signalEventDue
+        ? sql`, CASE WHEN COALESCE((SELECT low_alert_fired FROM o), false)
+                  OR (${captured > 0n} AND s.agent_mode = 'live' AND NOT s.alerted_80pct AND s.budget > 0
+                      AND s.spent * 5 >= s.budget * 4)
+                THEN ledger_event_due() END AS event_due`
+        : sql``
       return sql<SettleOutcome>`
         WITH h AS (
           UPDATE ledger_holds SET status = ${captured > 0n ? "captured" : "released"}, captured = ${c}, settled_at = ${now}
@@ -301,10 +311,17 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("LedgerRepo", {
         SELECT h.org_id, h.agent_id, h.amount::text AS amount, h.no_credits, to_char(h.month, 'YYYY-MM-DD') AS month,
                s.spent::text AS spent, s.alerted_80pct, s.budget::text AS budget, s.agent_name, s.agent_mode,
                (SELECT balance::text FROM o) AS balance, COALESCE((SELECT low_alert_fired FROM o), false) AS low_alert_fired,
-               (SELECT count(*) FROM e)::int AS entries
+               (SELECT count(*) FROM e)::int AS entries${eventDue}
         FROM h
-        LEFT JOIN s ON true`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+        LEFT JOIN s ON true`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
     }
+
+    const settle = (
+      holdId: string,
+      captured: bigint,
+      now: Date,
+      alongside?: (settled: Statement.Fragment) => Statement.Fragment
+    ) => settleStatement(holdId, captured, now, alongside).pipe(Effect.orDie)
 
     /** Gives back spend of a refunded purchase. */
     const unspendBudget = (agentId: string, month: string, amount: bigint) =>
@@ -484,6 +501,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("LedgerRepo", {
       holdLive,
       holdTest,
       settle,
+      settleStatement,
       insertEntries,
       unspendBudget,
       markBudgetAlerted,
