@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { placeholdersOf } from "../../src/Domain/Catalogue.js"
+import { gatewayPrice } from "../../src/Domain/Plans.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { request, startServer, type TestServer } from "../support/server.js"
 
 let db: TestDatabase
@@ -89,6 +91,24 @@ describe("the gateway catalogue", () => {
     const [row] = await db.query(`SELECT id, base_price_credits FROM catalogue_endpoints WHERE id = 'hunter/email-finder'`)
     const [endpoint] = await endpoints("?q=hunter/email-finder")
     expect(endpoint.price_per_call).toBe(String(row.base_price_credits))
+  })
+
+  it("prices for the agent's org plan when an agent key is sent, and refuses a bad key", async () => {
+    await db.query(`UPDATE catalogue_endpoints SET base_price_credits = 25 WHERE id = 'hunter/email-finder'`)
+    const expected = { payg: "25", pro: String(gatewayPrice(25n, "pro")), max: String(gatewayPrice(25n, "max")) }
+    expect(new Set(Object.values(expected)).size).toBe(3)
+    for (const plan of ["payg", "pro", "max"] as const) {
+      const org = await seedOrg(db, { plan })
+      const agent = await seedAgent(db, org.orgId, { mode: "test" })
+      const res = await request(`${server.url}/v1/endpoints?q=hunter/email-finder`, {
+        headers: { authorization: `Bearer ${agent.key}` }
+      })
+      expect(res.status, res.text).toBe(200)
+      expect(res.json.endpoints[0].price_per_call).toBe(expected[plan])
+    }
+    const bad = await request(`${server.url}/v1/endpoints`, { headers: { authorization: "Bearer sk_live_notakey" } })
+    expect(bad.status).toBe(401)
+    expect(bad.json.error.code).toBe("unauthenticated")
   })
 
   it("keeps a price changed in the database when the catalogue is loaded again", async () => {

@@ -7,6 +7,8 @@ import { Amount } from "../../Domain/Money.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { TaskType, TaskTypeId } from "../../Domain/TaskType.js"
 import { Tool } from "../../Domain/Tool.js"
+import { IpNotAllowed, Unauthenticated } from "../../Errors/ApiErrors.js"
+import { wire } from "../../Errors/Wire.js"
 import { PublicRateLimit, WaitlistRateLimit } from "../Middleware/RateLimitTags.js"
 
 /** Public data: no credential, 120 requests a minute per address. */
@@ -134,7 +136,15 @@ export class PublicGroup extends HttpApiGroup.make("public")
   .add(HttpApiEndpoint.get("formula", "/v1/formula").addSuccess(Formula))
   .add(HttpApiEndpoint.get("reports", "/v1/reports").addSuccess(ReportList))
   .add(HttpApiEndpoint.get("status", "/v1/status").addSuccess(ServiceStatus))
-  .add(HttpApiEndpoint.get("endpoints", "/v1/endpoints").setUrlParams(EndpointSearch).addSuccess(EndpointList))
+  .add(
+    HttpApiEndpoint.get("endpoints", "/v1/endpoints")
+      .setUrlParams(EndpointSearch)
+      .addSuccess(EndpointList)
+      // With an agent key, prices are for its org's plan; a bad key is refused, not ignored.
+      .addError(wire(Unauthenticated))
+      .addError(wire(IpNotAllowed))
+      .annotate(OpenApi.Description, "No credential needed: prices are for Pay as you go. With an agent key, prices are for the agent's org plan.")
+  )
   .middleware(PublicRateLimit)
   .annotateContext(OpenApi.annotations({ title: "Public data", description: "No credential needed." }))
 {}

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, DateTime, Effect } from "effect"
 import { formulaDocument, FORMULA_VERSION } from "../../Domain/Formula.js"
@@ -6,10 +6,13 @@ import { amountOf } from "../../Domain/Money.js"
 import { commonLimits, foundingOffer, plans, trialTerms } from "../../Domain/Plans.js"
 import { taskTypes } from "../../Domain/TaskType.js"
 import { AppConfig } from "../../Services/AppConfig.js"
+import { Credentials } from "../../Services/Auth/Credentials.js"
 import { Catalogue } from "../../Services/Catalogue/Catalogue.js"
 import { Tools } from "../../Services/Tools/Tools.js"
 import { Waitlist } from "../../Services/Waitlist/Waitlist.js"
 import { Api } from "../Api.js"
+import { ClientAddress } from "../ClientAddress.js"
+import { presentedCredential } from "../PresentedCredential.js"
 
 const multiplier = (basisPoints: number) => (basisPoints / 10_000).toFixed(2)
 
@@ -19,6 +22,8 @@ export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
     const catalogue = yield* Catalogue
     const config = yield* AppConfig
     const sql = yield* SqlClient.SqlClient
+    const credentials = yield* Credentials
+    const addresses = yield* ClientAddress
 
     return handlers
       .handle("tools", () => Effect.map(tools.list, (list) => ({ tools: list })))
@@ -128,7 +133,14 @@ export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
           }
         }))
       .handle("endpoints", ({ urlParams }) =>
-        Effect.map(catalogue.search(urlParams, "payg"), (endpoints) => ({ endpoints })))
+        Effect.gen(function*() {
+          // Prices are per plan: an agent key's org plan, else Pay as you go.
+          const { header } = presentedCredential(yield* HttpServerRequest.HttpServerRequest)
+          const plan = header?.kind === "agent_key"
+            ? (yield* credentials.authenticateAgentKey(header.token, yield* addresses.current)).org_plan
+            : "payg"
+          return { endpoints: yield* catalogue.search(urlParams, plan) }
+        }))
   }))
 
 export const WaitlistHandlers = HttpApiBuilder.group(Api, "waitlist", (handlers) =>
