@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { ScorePartsSchema } from "./Formula.js"
+import { AnyJson } from "./Json.js"
 import { Amount } from "./Money.js"
 import { TaskTypeId } from "./TaskType.js"
 import { Check, ToolStatus } from "./Tool.js"
@@ -11,19 +12,6 @@ import { Check, ToolStatus } from "./Tool.js"
  */
 const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC with milliseconds" })
 
-/** Any JSON value (documented as such, without the `$id` that Schema.Unknown repeats). */
-const AnyJson = Schema.Unknown.annotations({
-  jsonSchema: {
-    anyOf: [
-      { type: "object" },
-      { type: "array" },
-      { type: "string" },
-      { type: "number" },
-      { type: "boolean" },
-      { type: "null" }
-    ]
-  }
-})
 
 export const ToolRef = Schema.Struct({
   id: Schema.String,

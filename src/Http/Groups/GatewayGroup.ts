@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { AnyJson } from "../../Domain/Json.js"
 import { Amount } from "../../Domain/Money.js"
 import {
   AupLimit,
@@ -19,19 +20,6 @@ import { AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
 import { PublicRateLimit } from "../Middleware/RateLimitTags.js"
 
 /** The gateway (`POST /v1/call`), the agent's balance, and the org's call list. */
-/** Any JSON value, written out inline in the OpenAPI document (not as a shared `$id`). */
-export const AnyJson = Schema.Unknown.annotations({
-  jsonSchema: {
-    anyOf: [
-      { type: "object" },
-      { type: "array" },
-      { type: "string" },
-      { type: "number" },
-      { type: "boolean" },
-      { type: "null" }
-    ]
-  }
-})
 const ParamObject = Schema.Record({ key: Schema.String, value: AnyJson })
 
 export const CallRequest = Schema.Struct({

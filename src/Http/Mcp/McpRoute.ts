@@ -4,24 +4,21 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, JSONSchema, Runtime, Schema } from "effect"
 import { Availability, Category } from "../../Domain/Catalogue.js"
-import { Forbidden, InvalidInput, MethodNotAllowed, Unauthenticated } from "../../Errors/ApiErrors.js"
+import { AnyJson } from "../../Domain/Json.js"
+import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { encodeApiError, isApiError } from "../../Errors/Wire.js"
-import { Credentials } from "../../Services/Auth/Credentials.js"
 import type { AuthenticatedAgent } from "../../Services/Auth/Current.js"
 import { Catalogue } from "../../Services/Catalogue/Catalogue.js"
 import { Gateway } from "../../Services/Gateway/Gateway.js"
-import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
-import { ClientAddress } from "../ClientAddress.js"
-import { enforceRateLimit } from "../Middleware/RateLimits.js"
+import { makeAgentRequestAuthentication } from "../Middleware/Authentication.js"
 import { MAX_BODY_BYTES } from "../Middleware/Edge.js"
-import { AnyJson } from "../Groups/GatewayGroup.js"
-import { presentedCredential } from "../PresentedCredential.js"
 
 /**
  * The MCP server at `POST /mcp` (Streamable HTTP, stateless: one server and transport per
  * request, JSON answers). The route sits beside the HttpApi groups, so it applies the
- * agent-key rules itself: 401 without a valid agent key, 403 for an org key, 403
- * `ip_not_allowed` off the allowlist, and the agent endpoints' 600 requests a minute.
+ * agent endpoints' authentication itself (401 without a valid agent key, 403
+ * `ip_not_allowed` off the allowlist, 600 requests a minute); the edge has already refused
+ * org keys (403) and other methods (405).
  *
  * Tools: `search_endpoints` (the catalogue, priced for the agent's plan) and
  * `call_endpoint` (a gateway call, exactly as `POST /v1/call`).
@@ -72,9 +69,7 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const gateway = yield* Gateway
     const catalogue = yield* Catalogue
-    const credentials = yield* Credentials
-    const limiter = yield* RateLimiter
-    const addresses = yield* ClientAddress
+    const authenticateAgent = yield* makeAgentRequestAuthentication
 
     /** Runs a tool's effect to a tool result; API errors become `isError` results with the error body. */
     const toolResult = <A, E>(runtime: Runtime.Runtime<never>, effect: Effect.Effect<A, E>) =>
@@ -118,25 +113,10 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
       return server
     }
 
+    // The edge answers other methods (405, Allow: POST) and org keys (403) before this runs.
     const handler = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      if (request.method !== "POST") {
-        return yield* Effect.fail(new MethodNotAllowed({ message: `${request.method} is not supported on /mcp` })).pipe(
-          Effect.catchAll((error) =>
-            Effect.map(encodeApiError(error), ({ body, status }) =>
-              HttpServerResponse.unsafeJson(body, { status, headers: { allow: "POST" } }))
-          )
-        )
-      }
-      const { header } = presentedCredential(request)
-      if (header?.kind === "org_key") {
-        return yield* new Forbidden({ message: "An org key works only under /v1/orgs/{orgId}/... of its own org" })
-      }
-      if (header?.kind !== "agent_key") {
-        return yield* new Unauthenticated({ message: "The MCP server needs an agent key (sk_test_... or sk_live_...)" })
-      }
-      const agent = yield* credentials.authenticateAgentKey(header.token, yield* addresses.current)
-      yield* enforceRateLimit(limiter, policies.agentEndpoints, `agent:${agent.id}`)
+      const agent = yield* authenticateAgent("The MCP server needs an agent key (sk_test_... or sk_live_...)")
 
       const runtime = yield* Effect.runtime<never>()
       const webRequest = yield* HttpServerRequest.toWeb(request)

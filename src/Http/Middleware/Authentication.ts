@@ -16,27 +16,30 @@ import { AdminAuth, AgentAuth, OrgAuth, SessionAuth, SessionOnly } from "./AuthT
  */
 const noCredential = new Unauthenticated({ message: "Send an API key or session: Authorization: Bearer <credential>" })
 
+/**
+ * The agent of the current request: its agent key checked (known, active, allowlist) and
+ * the request counted against the agent endpoints' limit. Shared by the agent endpoints'
+ * middleware and `/mcp`; `missingKey` is the message when no agent key is sent.
+ */
+export const makeAgentRequestAuthentication = Effect.gen(function*() {
+  const credentials = yield* Credentials
+  const limiter = yield* RateLimiter
+  const addresses = yield* ClientAddress
+  return (missingKey: string) =>
+    Effect.gen(function*() {
+      const { header } = presentedCredential(yield* HttpServerRequest.HttpServerRequest)
+      if (header?.kind !== "agent_key") return yield* new Unauthenticated({ message: missingKey })
+      const agent = yield* credentials.authenticateAgentKey(header.token, yield* addresses.current)
+      yield* enforceRateLimit(limiter, policies.agentEndpoints, `agent:${agent.id}`)
+      return agent
+    })
+})
+
 export const AgentAuthLive = Layer.effect(
   AgentAuth,
-  Effect.gen(function*() {
-    const credentials = yield* Credentials
-    const limiter = yield* RateLimiter
-    const addresses = yield* ClientAddress
-    return {
-      bearer: () =>
-        Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const { header } = presentedCredential(request)
-          if (header?.kind !== "agent_key") {
-            return yield* new Unauthenticated({ message: "Agent endpoints need an agent key (sk_test_... or sk_live_...)" })
-          }
-          const address = yield* addresses.current
-          const agent = yield* credentials.authenticateAgentKey(header.token, address)
-          yield* enforceRateLimit(limiter, policies.agentEndpoints, `agent:${agent.id}`)
-          return agent
-        })
-    }
-  })
+  Effect.map(makeAgentRequestAuthentication, (authenticate) => ({
+    bearer: () => authenticate("Agent endpoints need an agent key (sk_test_... or sk_live_...)")
+  }))
 )
 
 export const OrgAuthLive = Layer.effect(
