@@ -145,6 +145,23 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("LedgerRepo", {
       }`.pipe(Effect.asVoid, Effect.orDie)
 
     /**
+     * The budget part of a hold: the agent's month row takes the amount (a conditional
+     * upsert) if it stays within the monthly budget, or always when the budget was approved.
+     */
+    const takeBudget = (hold: HoldInput) => {
+      const amount = hold.amount.toString()
+      return sql`
+          INSERT INTO agent_month_spend AS s (agent_id, month, org_id, spent, held)
+          SELECT a.id, ${hold.month}, a.org_id, 0, ${amount}
+          FROM agents a
+          WHERE a.id = ${hold.agentId} AND (${hold.budgetApproved} OR ${amount}::bigint <= a.monthly_budget_credits)
+          ON CONFLICT (agent_id, month) DO UPDATE SET held = s.held + excluded.held
+          WHERE ${hold.budgetApproved}
+             OR s.spent + s.held + excluded.held <= (SELECT monthly_budget_credits FROM agents WHERE id = excluded.agent_id)
+          RETURNING 1 AS ok`
+    }
+
+    /**
      * A live hold in one statement (one round trip, atomic on its own). Lock order: the
      * agent's month row (a conditional upsert takes the amount if it stays within the
      * budget), then the org's balance row (one conditional `UPDATE ... WHERE balance >=
@@ -157,16 +174,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("LedgerRepo", {
     const holdLive = (hold: HoldInput) => {
       const amount = hold.amount.toString()
       return sql<HoldOutcome>`
-        WITH s AS (
-          INSERT INTO agent_month_spend AS s (agent_id, month, org_id, spent, held)
-          SELECT a.id, ${hold.month}, a.org_id, 0, ${amount}
-          FROM agents a
-          WHERE a.id = ${hold.agentId} AND (${hold.budgetApproved} OR ${amount}::bigint <= a.monthly_budget_credits)
-          ON CONFLICT (agent_id, month) DO UPDATE SET held = s.held + excluded.held
-          WHERE ${hold.budgetApproved}
-             OR s.spent + s.held + excluded.held <= (SELECT monthly_budget_credits FROM agents WHERE id = excluded.agent_id)
-          RETURNING 1 AS ok
-        ),
+        WITH s AS (${takeBudget(hold)}),
         d AS (
           UPDATE org_balances SET
             balance = balance - ${amount}::bigint,
@@ -216,16 +224,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("LedgerRepo", {
     const holdTest = (hold: HoldInput) => {
       const amount = hold.amount.toString()
       return sql<{ held: number }>`
-        WITH s AS (
-          INSERT INTO agent_month_spend AS s (agent_id, month, org_id, spent, held)
-          SELECT a.id, ${hold.month}, a.org_id, 0, ${amount}
-          FROM agents a
-          WHERE a.id = ${hold.agentId} AND (${hold.budgetApproved} OR ${amount}::bigint <= a.monthly_budget_credits)
-          ON CONFLICT (agent_id, month) DO UPDATE SET held = s.held + excluded.held
-          WHERE ${hold.budgetApproved}
-             OR s.spent + s.held + excluded.held <= (SELECT monthly_budget_credits FROM agents WHERE id = excluded.agent_id)
-          RETURNING 1 AS ok
-        ),
+        WITH s AS (${takeBudget(hold)}),
         h AS (
           INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, budget_approved,
                                     month, status, created_at, expires_at)
