@@ -3,9 +3,9 @@ import { type EventInput, eventTypeNames, eventTypes } from "../../src/Domain/Ev
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { addMember, seedOrg, seedUser } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
+import { startSmtp, type TestSmtp } from "../support/smtp.js"
 import { makeShiftableClock, type ShiftableClock } from "./support/clock.js"
 import { eventEmitter, type EventEmitter } from "./support/services.js"
-import { startSmtp, type TestSmtp } from "./support/smtp.js"
 import { waitFor } from "./support/wait.js"
 
 /** Owner mail: durable rows sent through the Mailer to a real SMTP server on loopback. */
@@ -63,7 +63,7 @@ const expectedSubjects: Record<string, RegExp> = {
   "trial.expiring": /Your trial credits expire on 2026-12-01/
 }
 
-const mailsTo = (address: string) => smtp.received.filter((m) => m.to.includes(address))
+const mailsTo = (address: string) => smtp.messages.filter((m) => m.to.includes(address))
 
 const outboxRows = (address: string) =>
   db.query(`SELECT status, attempts, last_error, message_enc FROM mail_outbox WHERE to_address = $1`, [address])

@@ -8,10 +8,10 @@ import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
+import { startSmtp, type TestSmtp } from "../support/smtp.js"
 import { orgApi } from "./support/api.js"
 import { makeShiftableClock, type ShiftableClock } from "./support/clock.js"
 import { startReceiver, type TestReceiver } from "./support/receiver.js"
-import { startSmtp, type TestSmtp } from "./support/smtp.js"
 import { waitFor } from "./support/wait.js"
 
 /**
@@ -72,7 +72,7 @@ const orgWithEndpoint = async () => {
 const received = (orgId: string, type: string) =>
   receiver.received.filter((r) => r.path === `/once-${orgId}` && r.headers["service-event-type"] === type)
 
-const mails = (email: string, pattern: RegExp) => smtp.received.filter((m) => m.to.includes(email) && pattern.test(m.subject))
+const mails = (email: string, pattern: RegExp) => smtp.messages.filter((m) => m.to.includes(email) && pattern.test(m.subject))
 
 /** Lets the workers finish whatever is due, then answers. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 1_200))

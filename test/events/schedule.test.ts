@@ -1,38 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedOrg } from "../support/fixtures.js"
-import { startServer, type TestServer } from "../support/server.js"
 import { orgApi } from "./support/api.js"
 import { makeShiftableClock, type ShiftableClock } from "./support/clock.js"
-import { startReceiver, type TestReceiver } from "./support/receiver.js"
-import { eventEmitter, type EventEmitter } from "./support/services.js"
+import { startReceiver } from "./support/receiver.js"
 import { independentlyVerify } from "./support/signature.js"
 import { waitFor } from "./support/wait.js"
+import { startWebhookWorld, type WebhookWorld } from "./support/world.js"
 
 /**
  * The retry schedule, the final failed state and the 24-hour cut-off, with a clock the
  * test moves: after each failed try the test moves the service's time to the next try.
  */
-let db: TestDatabase
-let server: TestServer
-let receiver: TestReceiver
-let emitter: EventEmitter
+let world: WebhookWorld
 let clock: ShiftableClock
 
 beforeAll(async () => {
-  db = await createTestDatabase("events_schedule")
-  receiver = await startReceiver({ kind: "fail", status: 500 })
   clock = makeShiftableClock()
-  server = await startServer({ DATABASE_URL: db.url }, clock.layer)
-  emitter = eventEmitter(db, {}, clock.layer)
+  world = await startWebhookWorld("events_schedule", { receiverMode: { kind: "fail", status: 500 }, clock: clock.layer })
 })
 
-afterAll(async () => {
-  await emitter?.close()
-  await server?.close()
-  await receiver?.close()
-  await db?.drop()
-})
+afterAll(() => world?.close())
 
 const MINUTE = 60_000
 const lowBalance = { type: "balance.low", data: { balance_credits: "10", balance_usd: "0.010" } } as const
@@ -49,11 +36,11 @@ const moveTo = (iso: string) => clock.advance(Math.max(0, Date.parse(iso) - cloc
 
 describe("retry schedule", () => {
   it("retries after 1, 5, 15, 30, 60, 120, 240, 480 and 480 minutes, then marks the delivery failed", async () => {
-    const org = await seedOrg(db)
-    const api = orgApi(server.url, org.orgId, org.owner.sessionToken)
+    const org = await seedOrg(world.db)
+    const api = orgApi(world.server.url, org.orgId, org.owner.sessionToken)
     const path = `/schedule-${org.orgId}`
-    const made = await api.createWebhook({ url: receiver.url.replace("/hook", path) })
-    const event = await emitter.emit(org.orgId, { type: "tool.paused", data: { tool_id: "t1", tool_name: "Tool", reason: "maintenance" } })
+    const made = await api.createWebhook({ url: world.receiver.url.replace("/hook", path) })
+    const event = await world.emitter.emit(org.orgId, { type: "tool.paused", data: { tool_id: "t1", tool_name: "Tool", reason: "maintenance" } })
     const waits: Array<number> = []
     for (let attempt = 1; attempt <= 10; attempt++) {
       const delivery = await deliveryAfter(api, event.id, attempt)
@@ -64,7 +51,7 @@ describe("retry schedule", () => {
         const wait = Date.parse(delivery.next_attempt_at) - Date.parse(delivery.last_attempt_at)
         waits.push(Math.floor(wait / MINUTE))
         // Nothing is sent before the next try is due.
-        expect(receiver.received.filter((r) => r.path === path)).toHaveLength(attempt)
+        expect(world.receiver.received.filter((r) => r.path === path)).toHaveLength(attempt)
         moveTo(delivery.next_attempt_at)
       } else {
         expect(delivery.status).toBe("failed")
@@ -74,7 +61,7 @@ describe("retry schedule", () => {
     expect(waits).toEqual([1, 5, 15, 30, 60, 120, 240, 480, 480])
     // Ten tries in all, the same event id and body every time, each freshly signed.
     await new Promise((resolve) => setTimeout(resolve, 700))
-    const tries = receiver.received.filter((r) => r.path === path)
+    const tries = world.receiver.received.filter((r) => r.path === path)
     expect(tries).toHaveLength(10)
     expect(new Set(tries.map((r) => r.headers["service-event-id"]))).toEqual(new Set([event.id]))
     expect(new Set(tries.map((r) => r.body)).size).toBe(1)
@@ -84,14 +71,14 @@ describe("retry schedule", () => {
     // Moving further on sends nothing more.
     clock.advance(24 * 60 * MINUTE)
     await new Promise((resolve) => setTimeout(resolve, 1_200))
-    expect(receiver.received.filter((r) => r.path === path)).toHaveLength(10)
+    expect(world.receiver.received.filter((r) => r.path === path)).toHaveLength(10)
   }, 60_000)
 
   it("fails a delivery when its next try would fall more than 24 hours after the event", async () => {
-    const org = await seedOrg(db)
-    const api = orgApi(server.url, org.orgId, org.owner.sessionToken)
-    await api.createWebhook({ url: receiver.url.replace("/hook", `/cutoff-${org.orgId}`) })
-    const event = await emitter.emit(org.orgId, lowBalance)
+    const org = await seedOrg(world.db)
+    const api = orgApi(world.server.url, org.orgId, org.owner.sessionToken)
+    await api.createWebhook({ url: world.receiver.url.replace("/hook", `/cutoff-${org.orgId}`) })
+    const event = await world.emitter.emit(org.orgId, lowBalance)
     const first = await deliveryAfter(api, event.id, 1)
     expect(first.status).toBe("pending")
     // The service was down for almost a day: the second try runs late, and a third would fall past 24 hours.
@@ -103,13 +90,13 @@ describe("retry schedule", () => {
   })
 
   it("delivers on a later try once the receiver recovers, with the same event id", async () => {
-    const org = await seedOrg(db)
-    const api = orgApi(server.url, org.orgId, org.owner.sessionToken)
+    const org = await seedOrg(world.db)
+    const api = orgApi(world.server.url, org.orgId, org.owner.sessionToken)
     const path = `/recover-${org.orgId}`
     const recovering = await startReceiver({ kind: "fail", status: 502 })
     try {
       await api.createWebhook({ url: recovering.url.replace("/hook", path) })
-      const event = await emitter.emit(org.orgId, lowBalance)
+      const event = await world.emitter.emit(org.orgId, lowBalance)
       const first = await deliveryAfter(api, event.id, 1)
       recovering.setMode({ kind: "ok", status: 204 })
       moveTo(first.next_attempt_at)

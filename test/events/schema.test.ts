@@ -2,37 +2,24 @@ import Ajv from "ajv"
 import addFormats from "ajv-formats"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EventInput, eventTypeNames } from "../../src/Domain/Events.js"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedOrg } from "../support/fixtures.js"
-import { request, startServer, type TestServer } from "../support/server.js"
+import { request } from "../support/server.js"
 import { orgApi } from "./support/api.js"
-import { startReceiver, type TestReceiver } from "./support/receiver.js"
-import { eventEmitter, type EventEmitter } from "./support/services.js"
 import { waitFor } from "./support/wait.js"
+import { startWebhookWorld, type WebhookWorld } from "./support/world.js"
 
 /**
  * The published JSON Schema and the events the service actually sends cannot drift: every
  * type is emitted through the event store, delivered, and validated against the schema the
  * service serves; data that breaks its type's schema is refused at emit.
  */
-let db: TestDatabase
-let server: TestServer
-let receiver: TestReceiver
-let emitter: EventEmitter
+let world: WebhookWorld
 
 beforeAll(async () => {
-  db = await createTestDatabase("events_schema")
-  receiver = await startReceiver()
-  server = await startServer({ DATABASE_URL: db.url })
-  emitter = eventEmitter(db)
+  world = await startWebhookWorld("events_schema")
 })
 
-afterAll(async () => {
-  await emitter?.close()
-  await server?.close()
-  await receiver?.close()
-  await db?.drop()
-})
+afterAll(() => world?.close())
 
 const samples: ReadonlyArray<EventInput> = [
   { type: "balance.low", data: { balance_credits: "4200", balance_usd: "4.200" } },
@@ -52,20 +39,20 @@ const samples: ReadonlyArray<EventInput> = [
 
 describe("event schema", () => {
   it("validates every delivered event of every type against /schemas/webhook-event.json", async () => {
-    const { json: schema } = await request(`${server.url}/schemas/webhook-event.json`)
+    const { json: schema } = await request(`${world.server.url}/schemas/webhook-event.json`)
     const ajv = new Ajv.default({ strict: false })
     addFormats.default(ajv)
     const validate = ajv.compile(schema)
     expect(samples.map((s) => s.type)).toEqual([...eventTypeNames])
 
-    const org = await seedOrg(db)
-    const api = orgApi(server.url, org.orgId, org.owner.sessionToken)
-    const made = await api.createWebhook({ url: receiver.url })
-    for (const sample of samples.filter((s) => s.type !== "webhook.test")) await emitter.emit(org.orgId, sample)
+    const org = await seedOrg(world.db)
+    const api = orgApi(world.server.url, org.orgId, org.owner.sessionToken)
+    const made = await api.createWebhook({ url: world.receiver.url })
+    for (const sample of samples.filter((s) => s.type !== "webhook.test")) await world.emitter.emit(org.orgId, sample)
     await api.testWebhook(made.json.webhook.id)
-    await waitFor(() => (receiver.received.length >= samples.length ? true : undefined))
+    await waitFor(() => (world.receiver.received.length >= samples.length ? true : undefined))
     const seen = new Set<string>()
-    for (const delivery of receiver.received) {
+    for (const delivery of world.receiver.received) {
       const envelope = JSON.parse(delivery.body)
       expect(validate(envelope), `${envelope.type}: ${JSON.stringify(validate.errors)}`).toBe(true)
       seen.add(envelope.type)
@@ -76,14 +63,14 @@ describe("event schema", () => {
     expect(json.events).toHaveLength(samples.length)
     for (const event of json.events) expect(validate(event), event.type).toBe(true)
     // And the schema refuses what the service must never send.
-    expect(validate({ ...JSON.parse(receiver.received[0]!.body), data: { balance_credits: 4200, balance_usd: "4.200" } })).toBe(false)
+    expect(validate({ ...JSON.parse(world.receiver.received[0]!.body), data: { balance_credits: 4200, balance_usd: "4.200" } })).toBe(false)
     expect(validate({ id: "6f1c2a9e-1b2c-4d3e-8f40-1a2b3c4d5e6f", type: "balance.high", created_at: "2026-11-22T00:00:00.000Z", data: {} })).toBe(false)
   })
 
   it("refuses at emit data that does not match its type (nothing is written)", async () => {
-    const org = await seedOrg(db)
+    const org = await seedOrg(world.db)
     const bad = { type: "job.completed", data: { job_id: "j", status: "done", receipt_id: "r", item_count: "30", passed: 1, expired: 0 } }
-    await expect(emitter.emit(org.orgId, bad as unknown as EventInput)).rejects.toThrow()
-    expect(await db.query(`SELECT 1 FROM events WHERE org_id = $1`, [org.orgId])).toEqual([])
+    await expect(world.emitter.emit(org.orgId, bad as unknown as EventInput)).rejects.toThrow()
+    expect(await world.db.query(`SELECT 1 FROM events WHERE org_id = $1`, [org.orgId])).toEqual([])
   })
 })

@@ -1,41 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { subscribableEventTypes } from "../../src/Domain/Events.js"
 import { verifyWebhook } from "../../src/Webhooks/verify.js"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { addMember, seedOrg, seedOrgKey, seedUser } from "../support/fixtures.js"
-import { startServer, type TestServer } from "../support/server.js"
 import { orgApi } from "./support/api.js"
-import { closedPort, startReceiver, type TestReceiver } from "./support/receiver.js"
-import { eventEmitter, type EventEmitter } from "./support/services.js"
+import { closedPort, startReceiver } from "./support/receiver.js"
 import { independentlyVerify } from "./support/signature.js"
 import { waitFor } from "./support/wait.js"
+import { startWebhookWorld, type WebhookWorld } from "./support/world.js"
 
-let db: TestDatabase
-let server: TestServer
-let receiver: TestReceiver
-let emitter: EventEmitter
+let world: WebhookWorld
 
 beforeAll(async () => {
-  db = await createTestDatabase("events_webhooks")
-  receiver = await startReceiver()
-  server = await startServer({ DATABASE_URL: db.url })
-  emitter = eventEmitter(db)
+  world = await startWebhookWorld("events_webhooks")
 })
 
-afterAll(async () => {
-  await emitter?.close()
-  await server?.close()
-  await receiver?.close()
-  await db?.drop()
-})
+afterAll(() => world?.close())
 
 const errorBody = (code: string) => ({
-  error: { code, message: expect.any(String), doc_url: `${server.baseUrl}/docs/errors#${code}`, retryable: false }
+  error: { code, message: expect.any(String), doc_url: `${world.server.baseUrl}/docs/errors#${code}`, retryable: false }
 })
 
 const ownerOrg = async () => {
-  const org = await seedOrg(db)
-  return { ...org, api: orgApi(server.url, org.orgId, org.owner.sessionToken) }
+  const org = await seedOrg(world.db)
+  return { ...org, api: orgApi(world.server.url, org.orgId, org.owner.sessionToken) }
 }
 
 const deliveryOf = async (api: ReturnType<typeof orgApi>, eventId: string) => {
@@ -48,46 +35,46 @@ const lowBalance = { type: "balance.low", data: { balance_credits: "4200", balan
 describe("webhook endpoints", () => {
   it("creates an endpoint, shows its whsec_ secret only in that answer, and lists it for members", async () => {
     const org = await ownerOrg()
-    const created = await org.api.createWebhook({ url: receiver.url })
+    const created = await org.api.createWebhook({ url: world.receiver.url })
     expect(created.status).toBe(201)
     expect(created.json).toEqual({
       webhook: {
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         secret: expect.stringMatching(/^whsec_[0-9A-Za-z]{43}$/),
-        url: receiver.url,
+        url: world.receiver.url,
         events: [],
         created_at: expect.any(String)
       },
       note: expect.any(String)
     })
-    const member = await seedUser(db)
-    await addMember(db, org.orgId, member.userId, "member")
-    const listed = await orgApi(server.url, org.orgId, member.sessionToken).listWebhooks()
+    const member = await seedUser(world.db)
+    await addMember(world.db, org.orgId, member.userId, "member")
+    const listed = await orgApi(world.server.url, org.orgId, member.sessionToken).listWebhooks()
     expect(listed.status).toBe(200)
     expect(listed.json.webhooks).toEqual([
-      { id: created.json.webhook.id, url: receiver.url, events: [], secret_prefix: created.json.webhook.secret.slice(0, 12), created_at: created.json.webhook.created_at }
+      { id: created.json.webhook.id, url: world.receiver.url, events: [], secret_prefix: created.json.webhook.secret.slice(0, 12), created_at: created.json.webhook.created_at }
     ])
     expect(listed.text).not.toContain(created.json.webhook.secret)
     expect(listed.json.event_types).toEqual([...subscribableEventTypes])
     expect(listed.json.event_types).toHaveLength(9)
     // The secret is not stored in clear.
-    const rows = await db.query(`SELECT * FROM webhook_endpoints WHERE id = $1`, [created.json.webhook.id])
+    const rows = await world.db.query(`SELECT * FROM webhook_endpoints WHERE id = $1`, [created.json.webhook.id])
     expect(JSON.stringify(rows)).not.toContain(created.json.webhook.secret)
   })
 
   it("keeps a picked list of event types and refuses unknown ones with 400 invalid_input", async () => {
     const org = await ownerOrg()
-    const picked = await org.api.createWebhook({ url: receiver.url, events: ["job.completed", "balance.low", "balance.low"] })
+    const picked = await org.api.createWebhook({ url: world.receiver.url, events: ["job.completed", "balance.low", "balance.low"] })
     expect(picked.status).toBe(201)
     expect(picked.json.webhook.events).toEqual(["balance.low", "job.completed"])
-    const unknown = await org.api.createWebhook({ url: receiver.url, events: ["balance.low", "balance.lowish"] })
+    const unknown = await org.api.createWebhook({ url: world.receiver.url, events: ["balance.low", "balance.lowish"] })
     expect(unknown.status).toBe(400)
     expect(unknown.json).toEqual(errorBody("invalid_input"))
     expect(unknown.json.error.message).toContain("balance.lowish")
-    const test = await org.api.createWebhook({ url: receiver.url, events: ["webhook.test"] })
+    const test = await org.api.createWebhook({ url: world.receiver.url, events: ["webhook.test"] })
     expect(test.status).toBe(400)
     expect(test.json.error.code).toBe("invalid_input")
-    const notAList = await org.api.createWebhook({ url: receiver.url, events: "balance.low" })
+    const notAList = await org.api.createWebhook({ url: world.receiver.url, events: "balance.low" })
     expect(notAList.status).toBe(400)
     expect(notAList.json.error.code).toBe("invalid_input")
     const noUrl = await org.api.createWebhook({ events: [] })
@@ -117,63 +104,63 @@ describe("webhook endpoints", () => {
 
   it("lets owners and write keys change endpoints; members and read keys get 403 forbidden", async () => {
     const org = await ownerOrg()
-    const member = await seedUser(db)
-    await addMember(db, org.orgId, member.userId, "member")
-    const memberApi = orgApi(server.url, org.orgId, member.sessionToken)
-    const made = await org.api.createWebhook({ url: receiver.url, events: ["balance.low"] })
+    const member = await seedUser(world.db)
+    await addMember(world.db, org.orgId, member.userId, "member")
+    const memberApi = orgApi(world.server.url, org.orgId, member.sessionToken)
+    const made = await org.api.createWebhook({ url: world.receiver.url, events: ["balance.low"] })
 
-    const byMember = await memberApi.createWebhook({ url: receiver.url })
+    const byMember = await memberApi.createWebhook({ url: world.receiver.url })
     expect(byMember.status).toBe(403)
     expect(byMember.json).toEqual(errorBody("forbidden"))
     expect((await memberApi.deleteWebhook(made.json.webhook.id)).status).toBe(403)
     expect((await memberApi.testWebhook(made.json.webhook.id)).status).toBe(403)
     expect((await memberApi.setNotifications({ low_balance_usd: 1 })).status).toBe(403)
 
-    const readKey = await seedOrgKey(db, org.orgId, org.owner, "read")
-    const readApi = orgApi(server.url, org.orgId, readKey.secret)
-    const byRead = await readApi.createWebhook({ url: receiver.url })
+    const readKey = await seedOrgKey(world.db, org.orgId, org.owner, "read")
+    const readApi = orgApi(world.server.url, org.orgId, readKey.secret)
+    const byRead = await readApi.createWebhook({ url: world.receiver.url })
     expect(byRead.status).toBe(403)
     expect(byRead.json).toEqual(errorBody("forbidden"))
     expect((await readApi.listWebhooks()).status).toBe(200)
     expect((await readApi.events()).status).toBe(200)
     expect((await readApi.deliveries()).status).toBe(200)
 
-    const writeKey = await seedOrgKey(db, org.orgId, org.owner, "write")
-    const writeApi = orgApi(server.url, org.orgId, writeKey.secret)
-    const byWrite = await writeApi.createWebhook({ url: receiver.url })
+    const writeKey = await seedOrgKey(world.db, org.orgId, org.owner, "write")
+    const writeApi = orgApi(world.server.url, org.orgId, writeKey.secret)
+    const byWrite = await writeApi.createWebhook({ url: world.receiver.url })
     expect(byWrite.status).toBe(201)
     expect((await writeApi.deleteWebhook(byWrite.json.webhook.id)).json).toEqual({ id: byWrite.json.webhook.id, status: "deleted" })
 
     // A write key acts with its maker's current role: once the maker is a member, it cannot.
-    const demoted = await seedUser(db)
-    await addMember(db, org.orgId, demoted.userId, "owner")
-    const demotedKey = await seedOrgKey(db, org.orgId, demoted, "write")
-    await db.query(`UPDATE org_members SET role = 'member' WHERE org_id = $1 AND user_id = $2`, [org.orgId, demoted.userId])
-    expect((await orgApi(server.url, org.orgId, demotedKey.secret).createWebhook({ url: receiver.url })).status).toBe(403)
+    const demoted = await seedUser(world.db)
+    await addMember(world.db, org.orgId, demoted.userId, "owner")
+    const demotedKey = await seedOrgKey(world.db, org.orgId, demoted, "write")
+    await world.db.query(`UPDATE org_members SET role = 'member' WHERE org_id = $1 AND user_id = $2`, [org.orgId, demoted.userId])
+    expect((await orgApi(world.server.url, org.orgId, demotedKey.secret).createWebhook({ url: world.receiver.url })).status).toBe(403)
 
     // Another org's owner sees nothing of this org.
     const other = await ownerOrg()
-    const cross = await orgApi(server.url, org.orgId, other.owner.sessionToken).listWebhooks()
+    const cross = await orgApi(world.server.url, org.orgId, other.owner.sessionToken).listWebhooks()
     expect(cross.status).toBe(404)
     expect((await other.api.deleteWebhook(made.json.webhook.id)).status).toBe(404)
   })
 
   it("allows at most 10 endpoints; the 11th answers 402 plan_limit", async () => {
     const org = await ownerOrg()
-    const made = await Promise.all(Array.from({ length: 10 }, () => org.api.createWebhook({ url: receiver.url })))
+    const made = await Promise.all(Array.from({ length: 10 }, () => org.api.createWebhook({ url: world.receiver.url })))
     expect(made.map((r) => r.status)).toEqual(Array(10).fill(201))
-    const eleventh = await org.api.createWebhook({ url: receiver.url })
+    const eleventh = await org.api.createWebhook({ url: world.receiver.url })
     expect(eleventh.status).toBe(402)
     expect(eleventh.json).toEqual(errorBody("plan_limit"))
     expect((await org.api.deleteWebhook(made[0]!.json.webhook.id)).status).toBe(200)
-    expect((await org.api.createWebhook({ url: receiver.url })).status).toBe(201)
+    expect((await org.api.createWebhook({ url: world.receiver.url })).status).toBe(201)
   })
 
   it("removes an endpoint: 404 for an unknown or removed one, and its pending deliveries stop", async () => {
     const org = await ownerOrg()
     const port = await closedPort()
     const made = await org.api.createWebhook({ url: `http://127.0.0.1:${port}/hook` })
-    const event = await emitter.emit(org.orgId, lowBalance)
+    const event = await world.emitter.emit(org.orgId, lowBalance)
     const pending = await waitFor(async () => {
       const d = await deliveryOf(org.api, event.id)
       return d?.attempts === 1 ? d : undefined
@@ -196,10 +183,10 @@ describe("delivery", () => {
   it("POSTs the event with exactly the spec's headers and a signature an independent verifier accepts", async () => {
     const org = await ownerOrg()
     const path = `/hook-${org.orgId}`
-    const made = await org.api.createWebhook({ url: receiver.url.replace("/hook", path) })
+    const made = await org.api.createWebhook({ url: world.receiver.url.replace("/hook", path) })
     const secret: string = made.json.webhook.secret
-    const event = await emitter.emit(org.orgId, lowBalance)
-    const got = await waitFor(() => receiver.received.find((r) => r.path === path))
+    const event = await world.emitter.emit(org.orgId, lowBalance)
+    const got = await waitFor(() => world.receiver.received.find((r) => r.path === path))
     expect(got.method).toBe("POST")
     const names = got.rawHeaders.map(([name]) => name)
     for (const name of ["Content-Type", "User-Agent", "Service-Event-Id", "Service-Event-Type", "Service-Signature"]) {
@@ -257,14 +244,14 @@ describe("delivery", () => {
 
   it("delivers only the picked types to an endpoint with a list, and every type to one without", async () => {
     const org = await ownerOrg()
-    const picky = await org.api.createWebhook({ url: receiver.url.replace("/hook", `/picky-${org.orgId}`), events: ["job.completed"] })
-    const all = await org.api.createWebhook({ url: receiver.url.replace("/hook", `/all-${org.orgId}`) })
-    const low = await emitter.emit(org.orgId, lowBalance)
-    const job = await emitter.emit(org.orgId, {
+    const picky = await org.api.createWebhook({ url: world.receiver.url.replace("/hook", `/picky-${org.orgId}`), events: ["job.completed"] })
+    const all = await org.api.createWebhook({ url: world.receiver.url.replace("/hook", `/all-${org.orgId}`) })
+    const low = await world.emitter.emit(org.orgId, lowBalance)
+    const job = await world.emitter.emit(org.orgId, {
       type: "job.completed",
       data: { job_id: "j1", status: "done", receipt_id: "r1", item_count: 30, passed: 29, expired: 1 }
     })
-    await waitFor(() => receiver.received.filter((r) => r.path.endsWith(org.orgId)).length >= 3 ? true : undefined)
+    await waitFor(() => world.receiver.received.filter((r) => r.path.endsWith(org.orgId)).length >= 3 ? true : undefined)
     const { json } = await org.api.deliveries()
     const pairs = json.deliveries.map((d: any) => `${d.webhook_id === picky.json.webhook.id ? "picky" : d.webhook_id === all.json.webhook.id ? "all" : "?"}:${d.event_type}`).sort()
     expect(pairs).toEqual(["all:balance.low", "all:job.completed", "picky:job.completed"])
@@ -273,29 +260,29 @@ describe("delivery", () => {
 
   it("writes nothing when the change that emits the event is rolled back", async () => {
     const org = await ownerOrg()
-    await org.api.createWebhook({ url: receiver.url })
-    const result = await emitter.emitAndRollBack(org.orgId, lowBalance)
+    await org.api.createWebhook({ url: world.receiver.url })
+    const result = await world.emitter.emitAndRollBack(org.orgId, lowBalance)
     expect(result._tag).toBe("Left")
-    expect(await db.query(`SELECT 1 FROM events WHERE org_id = $1`, [org.orgId])).toEqual([])
-    expect(await db.query(`SELECT 1 FROM webhook_deliveries WHERE org_id = $1`, [org.orgId])).toEqual([])
+    expect(await world.db.query(`SELECT 1 FROM events WHERE org_id = $1`, [org.orgId])).toEqual([])
+    expect(await world.db.query(`SELECT 1 FROM webhook_deliveries WHERE org_id = $1`, [org.orgId])).toEqual([])
     const owner = org.owner.email
-    expect(await db.query(`SELECT 1 FROM mail_outbox WHERE to_address = $1`, [owner])).toEqual([])
+    expect(await world.db.query(`SELECT 1 FROM mail_outbox WHERE to_address = $1`, [owner])).toEqual([])
   })
 
   it("test sends webhook.test to that endpoint at once and answers the delivery's outcome", async () => {
     const org = await ownerOrg()
     const path = `/test-${org.orgId}`
-    const made = await org.api.createWebhook({ url: receiver.url.replace("/hook", path), events: ["balance.low"] })
-    const other = await org.api.createWebhook({ url: receiver.url.replace("/hook", `/other-${org.orgId}`) })
+    const made = await org.api.createWebhook({ url: world.receiver.url.replace("/hook", path), events: ["balance.low"] })
+    const other = await org.api.createWebhook({ url: world.receiver.url.replace("/hook", `/other-${org.orgId}`) })
     const answer = await org.api.testWebhook(made.json.webhook.id)
     expect(answer.status).toBe(200)
     expect(answer.json).toMatchObject({ webhook_id: made.json.webhook.id, event_type: "webhook.test", status: "delivered", attempts: 1, last_status_code: 200, last_error: null })
-    const got = receiver.received.filter((r) => r.path === path)
+    const got = world.receiver.received.filter((r) => r.path === path)
     expect(got).toHaveLength(1)
     expect(JSON.parse(got[0]!.body)).toMatchObject({ type: "webhook.test", data: { message: expect.any(String) } })
     expect(independentlyVerify(made.json.webhook.secret, got[0]!.headers["service-signature"] as string, got[0]!.body).valid).toBe(true)
     // Only the tested endpoint gets it; the event is listed.
-    expect(receiver.received.some((r) => r.path === `/other-${org.orgId}`)).toBe(false)
+    expect(world.receiver.received.some((r) => r.path === `/other-${org.orgId}`)).toBe(false)
     expect(other.status).toBe(201)
     expect((await org.api.events("?type=webhook.test")).json.events).toHaveLength(1)
   })
@@ -348,8 +335,8 @@ describe("lists", () => {
     const org = await ownerOrg()
     const emitted = []
     for (let i = 0; i < 5; i++) {
-      emitted.push(await emitter.emit(org.orgId, { type: "balance.low", data: { balance_credits: String(1000 + i), balance_usd: `1.00${i}` } }))
-      emitted.push(await emitter.emit(org.orgId, { type: "tool.paused", data: { tool_id: `t${i}`, tool_name: `Tool ${i}`, reason: "maintenance" } }))
+      emitted.push(await world.emitter.emit(org.orgId, { type: "balance.low", data: { balance_credits: String(1000 + i), balance_usd: `1.00${i}` } }))
+      emitted.push(await world.emitter.emit(org.orgId, { type: "tool.paused", data: { tool_id: `t${i}`, tool_name: `Tool ${i}`, reason: "maintenance" } }))
     }
     const all = await org.api.events()
     expect(all.status).toBe(200)
@@ -375,7 +362,7 @@ describe("lists", () => {
 
   it("lists deliveries newest first with status, attempts, last code and error, and the next try", async () => {
     const org = await ownerOrg()
-    const made = await org.api.createWebhook({ url: receiver.url })
+    const made = await org.api.createWebhook({ url: world.receiver.url })
     for (let i = 0; i < 3; i++) await org.api.testWebhook(made.json.webhook.id)
     const page = await org.api.deliveries("?limit=2")
     expect(page.json.deliveries).toHaveLength(2)
@@ -398,7 +385,7 @@ describe("notification settings", () => {
     const set = await org.api.setNotifications({ low_balance_usd: 12.5 })
     expect(set.status).toBe(200)
     expect(set.json).toEqual({ notifications: { low_balance_usd: "12.500", low_balance_credits: "12500" } })
-    expect((await db.query(`SELECT low_balance_credits FROM orgs WHERE id = $1`, [org.orgId]))[0].low_balance_credits).toBe("12500")
+    expect((await world.db.query(`SELECT low_balance_credits FROM orgs WHERE id = $1`, [org.orgId]))[0].low_balance_credits).toBe("12500")
     expect((await org.api.setNotifications({ low_balance_usd: "0.001" })).json.notifications.low_balance_credits).toBe("1")
     expect((await org.api.setNotifications({})).json.notifications.low_balance_usd).toBe("5.000")
     for (const bad of [-1, 1.0001, "abc", "1e3", null]) {

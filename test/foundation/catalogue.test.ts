@@ -1,25 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { placeholdersOf } from "../../src/Domain/Catalogue.js"
 import { gatewayPrice } from "../../src/Domain/Plans.js"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
-import { request, startServer, type TestServer } from "../support/server.js"
+import { request, type ServiceWorld, startServiceWorld } from "../support/server.js"
 
-let db: TestDatabase
-let server: TestServer
+let world: ServiceWorld
 
 beforeAll(async () => {
-  db = await createTestDatabase("catalogue")
-  server = await startServer({ DATABASE_URL: db.url })
+  world = await startServiceWorld("catalogue")
 })
 
-afterAll(async () => {
-  await server?.close()
-  await db?.drop()
-})
+afterAll(() => world?.close())
 
 const endpoints = async (query = "") => {
-  const res = await request(`${server.url}/v1/endpoints${query}`)
+  const res = await request(`${world.server.url}/v1/endpoints${query}`)
   expect(res.status, res.text).toBe(200)
   return res.json.endpoints as Array<any>
 }
@@ -81,40 +75,39 @@ describe("the gateway catalogue", () => {
 
   it("refuses an unknown category or availability with 400 invalid_input", async () => {
     for (const query of ["?category=weather", "?availability=maybe"]) {
-      const res = await request(`${server.url}/v1/endpoints${query}`)
+      const res = await request(`${world.server.url}/v1/endpoints${query}`)
       expect(res.status).toBe(400)
       expect(res.json.error.code).toBe("invalid_input")
     }
   })
 
   it("prices for Pay as you go when anonymous, from the base price in the database", async () => {
-    const [row] = await db.query(`SELECT id, base_price_credits FROM catalogue_endpoints WHERE id = 'hunter/email-finder'`)
+    const [row] = await world.db.query(`SELECT id, base_price_credits FROM catalogue_endpoints WHERE id = 'hunter/email-finder'`)
     const [endpoint] = await endpoints("?q=hunter/email-finder")
     expect(endpoint.price_per_call).toBe(String(row.base_price_credits))
   })
 
   it("prices for the agent's org plan when an agent key is sent, and refuses a bad key", async () => {
-    await db.query(`UPDATE catalogue_endpoints SET base_price_credits = 25 WHERE id = 'hunter/email-finder'`)
+    await world.db.query(`UPDATE catalogue_endpoints SET base_price_credits = 25 WHERE id = 'hunter/email-finder'`)
     const expected = { payg: "25", pro: String(gatewayPrice(25n, "pro")), max: String(gatewayPrice(25n, "max")) }
     expect(new Set(Object.values(expected)).size).toBe(3)
     for (const plan of ["payg", "pro", "max"] as const) {
-      const org = await seedOrg(db, { plan })
-      const agent = await seedAgent(db, org.orgId, { mode: "test" })
-      const res = await request(`${server.url}/v1/endpoints?q=hunter/email-finder`, {
+      const org = await seedOrg(world.db, { plan })
+      const agent = await seedAgent(world.db, org.orgId, { mode: "test" })
+      const res = await request(`${world.server.url}/v1/endpoints?q=hunter/email-finder`, {
         headers: { authorization: `Bearer ${agent.key}` }
       })
       expect(res.status, res.text).toBe(200)
       expect(res.json.endpoints[0].price_per_call).toBe(expected[plan])
     }
-    const bad = await request(`${server.url}/v1/endpoints`, { headers: { authorization: "Bearer sk_live_notakey" } })
+    const bad = await request(`${world.server.url}/v1/endpoints`, { headers: { authorization: "Bearer sk_live_notakey" } })
     expect(bad.status).toBe(401)
     expect(bad.json.error.code).toBe("unauthenticated")
   })
 
   it("keeps a price changed in the database when the catalogue is loaded again", async () => {
-    await db.query(`UPDATE catalogue_endpoints SET base_price_credits = 777 WHERE id = 'hunter/email-finder'`)
-    await server.close()
-    server = await startServer({ DATABASE_URL: db.url })
+    await world.db.query(`UPDATE catalogue_endpoints SET base_price_credits = 777 WHERE id = 'hunter/email-finder'`)
+    await world.restart()
     const [endpoint] = await endpoints("?q=hunter/email-finder")
     expect(endpoint.price_per_call).toBe("777")
     expect(await endpoints()).toHaveLength(947)

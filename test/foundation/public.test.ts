@@ -3,23 +3,17 @@ import addFormats from "ajv-formats"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { errorCodes } from "../../src/Errors/ErrorCatalogue.js"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
-import { request, startServer, type TestServer } from "../support/server.js"
+import { request, type ServiceWorld, startServiceWorld } from "../support/server.js"
 
-let db: TestDatabase
-let server: TestServer
+let world: ServiceWorld
 
 beforeAll(async () => {
-  db = await createTestDatabase("public")
-  server = await startServer({ DATABASE_URL: db.url })
+  world = await startServiceWorld("public")
 })
 
-afterAll(async () => {
-  await server?.close()
-  await db?.drop()
-})
+afterAll(() => world?.close())
 
-const get = (path: string) => request(`${server.url}${path}`)
+const get = (path: string) => request(`${world.server.url}${path}`)
 
 describe("public data", () => {
   it("lists exactly the seven task types", async () => {
@@ -139,12 +133,12 @@ describe("public data", () => {
   })
 
   it("accepts a waitlist address once, a repeat without a duplicate row, and refuses a bad address", async () => {
-    const join = (email: string) => request(`${server.url}/v1/waitlist`, { method: "POST", body: { email } })
+    const join = (email: string) => request(`${world.server.url}/v1/waitlist`, { method: "POST", body: { email } })
     expect((await join("ada@example.com")).status).toBe(202)
     const repeat = await join(" Ada@Example.com ")
     expect(repeat.status).toBe(202)
     expect(repeat.json).toEqual({ status: "on_waitlist" })
-    const rows = await db.query("SELECT email FROM waitlist")
+    const rows = await world.db.query("SELECT email FROM waitlist")
     expect(rows).toHaveLength(1)
     const bad = await join("not-an-address")
     expect(bad.status).toBe(400)

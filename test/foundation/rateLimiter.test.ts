@@ -5,8 +5,7 @@ import { afterAll, beforeAll } from "vitest"
 import { MemoryRateLimitStoreLive } from "../../src/Services/RateLimiter/MemoryRateLimitStore.js"
 import { RateLimiter } from "../../src/Services/RateLimiter/RateLimiter.js"
 import { RedisRateLimitStoreLive } from "../../src/Services/RateLimiter/RedisRateLimitStore.js"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
-import { request, startServer, type TestServer } from "../support/server.js"
+import { request, type ServiceWorld, startServiceWorld } from "../support/server.js"
 
 const redisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379"
 
@@ -56,16 +55,11 @@ for (const [name, store] of Object.entries(stores)) {
 }
 
 describe("public rate limits over HTTP", () => {
-  let db: TestDatabase
-  let server: TestServer
+  let world: ServiceWorld
   beforeAll(async () => {
-    db = await createTestDatabase("ratelimit")
-    server = await startServer({ DATABASE_URL: db.url })
+    world = await startServiceWorld("ratelimit")
   })
-  afterAll(async () => {
-    await server?.close()
-    await db?.drop()
-  })
+  afterAll(() => world?.close())
 
   /** Waits out the end of a window so a burst stays inside one window. */
   const awayFromBoundary = async (windowSeconds: number, margin: number) => {
@@ -79,7 +73,7 @@ describe("public rate limits over HTTP", () => {
     await awayFromBoundary(60, 15)
     let last: Awaited<ReturnType<typeof request>> | undefined
     for (let i = 1; i <= 120; i++) {
-      last = await request(`${server.url}/v1/task-types`)
+      last = await request(`${world.server.url}/v1/task-types`)
       expect(last.status).toBe(200)
       expect(last.headers.get("ratelimit-limit")).toBe("120")
       expect(last.headers.get("ratelimit-remaining")).toBe(String(120 - i))
@@ -88,7 +82,7 @@ describe("public rate limits over HTTP", () => {
     const reset = Number(last!.headers.get("ratelimit-reset"))
     expect(reset).toBeGreaterThan(0)
     expect(reset).toBeLessThanOrEqual(60)
-    const refused = await request(`${server.url}/v1/tools`)
+    const refused = await request(`${world.server.url}/v1/tools`)
     expect(refused.status).toBe(429)
     expect(refused.json.error.code).toBe("rate_limited")
     expect(refused.json.error.retryable).toBe(true)
@@ -99,12 +93,12 @@ describe("public rate limits over HTTP", () => {
   it("allows 10 waitlist joins an hour per address, then 429", async () => {
     await awayFromBoundary(3600, 20)
     for (let i = 1; i <= 10; i++) {
-      const res = await request(`${server.url}/v1/waitlist`, { method: "POST", body: { email: `p${i}@example.com` } })
+      const res = await request(`${world.server.url}/v1/waitlist`, { method: "POST", body: { email: `p${i}@example.com` } })
       expect(res.status).toBe(202)
       expect(res.headers.get("ratelimit-policy")).toBe("10;w=3600")
       expect(res.headers.get("ratelimit-remaining")).toBe(String(10 - i))
     }
-    const refused = await request(`${server.url}/v1/waitlist`, { method: "POST", body: { email: "p11@example.com" } })
+    const refused = await request(`${world.server.url}/v1/waitlist`, { method: "POST", body: { email: "p11@example.com" } })
     expect(refused.status).toBe(429)
     expect(refused.headers.get("retry-after")).not.toBeNull()
   })

@@ -1,16 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
-import { request, startServer, type TestServer } from "../support/server.js"
-import {
-  type FakeProvider,
-  invariants,
-  ledgerRuntime,
-  type LedgerRuntime,
-  seedTestCatalogue,
-  startFakeProvider,
-  topUp
-} from "./support.js"
+import { request } from "../support/server.js"
+import { type GatewayWorld, invariants, startGatewayWorld, topUp } from "./support.js"
 
 /**
  * 500 concurrent gateway calls on real PostgreSQL against an org whose credits fit exactly
@@ -18,44 +9,32 @@ import {
  * the balance and each budget bind), with succeeding, failing, refusing and hanging
  * providers and repeated identical requests.
  */
-let db: TestDatabase
-let server: TestServer
-let fake: FakeProvider
-let ledger: LedgerRuntime
+let world: GatewayWorld
 
 const PRICE = 10n
 const N = 100n
 const M = 60n
 
 beforeAll(async () => {
-  db = await createTestDatabase("concurrency")
-  fake = await startFakeProvider()
-  server = await startServer({ DATABASE_URL: db.url, PROVIDERS_UPSTREAM: fake.url, GATEWAY_TIMEOUT_MS: "300" })
-  await seedTestCatalogue(db)
-  ledger = ledgerRuntime(db)
+  world = await startGatewayWorld("concurrency")
 })
 
-afterAll(async () => {
-  await server?.close()
-  await ledger?.dispose()
-  await fake?.close()
-  await db?.drop()
-})
+afterAll(() => world?.close())
 
 describe("concurrent gateway calls", () => {
   it("never overspends the balance or a budget, and charges nothing for failures", async () => {
-    const org = await seedOrg(db)
-    await topUp(ledger, org.orgId, N * PRICE)
+    const org = await seedOrg(world.db)
+    await topUp(world.ledger, org.orgId, N * PRICE)
     const agents = [
-      await seedAgent(db, org.orgId, { mode: "live", monthlyBudgetCredits: M * PRICE }),
-      await seedAgent(db, org.orgId, { mode: "live", monthlyBudgetCredits: M * PRICE })
+      await seedAgent(world.db, org.orgId, { mode: "live", monthlyBudgetCredits: M * PRICE }),
+      await seedAgent(world.db, org.orgId, { mode: "live", monthlyBudgetCredits: M * PRICE })
     ]
     const mix = ["fakeprov/ok", "fakeprov/ok", "fakeprov/slow", "fakeprov/fail", "fakeprov/refuse", "fakeprov/hang"]
     const bodies = Array.from({ length: 250 }, (_, i) => ({ endpoint: mix[i % mix.length]!, query: { n: i } }))
     // Every request is sent twice at once (the repeats), from both agents: 500 calls.
     const sends = bodies.flatMap((body, i) => {
       const agent = agents[i % 2]!
-      const send = () => request(`${server.url}/v1/call`, { method: "POST", headers: bearer(agent.key), body })
+      const send = () => request(`${world.server.url}/v1/call`, { method: "POST", headers: bearer(agent.key), body })
       return [{ agent, endpoint: body.endpoint, send }, { agent, endpoint: body.endpoint, send }]
     })
     const answers = await Promise.all(sends.map(async (s) => ({ ...s, answer: await s.send() })))
@@ -90,14 +69,14 @@ describe("concurrent gateway calls", () => {
       }
     }
 
-    const inv = await invariants(db, org.orgId)
+    const inv = await invariants(world.db, org.orgId)
     expect(inv.entriesSum).toBe(inv.balance)
     expect(inv.balance).toBe(N * PRICE - BigInt(succeeded.length) * PRICE)
     expect(inv.balance >= 0n).toBe(true)
     expect(inv.openHolds).toBe(0)
     expect(inv.negativeBudgets).toBe(0)
     expect(inv.mismatchedHolds).toBe(0)
-    const spend = await db.query(
+    const spend = await world.db.query(
       `SELECT agent_id, spent, held FROM agent_month_spend WHERE org_id = $1`,
       [org.orgId]
     )
@@ -108,7 +87,7 @@ describe("concurrent gateway calls", () => {
       expect(BigInt(row.held)).toBe(0n)
       expect(BigInt(row.spent) <= M * PRICE).toBe(true)
     }
-    const charged = await db.query(
+    const charged = await world.db.query(
       `SELECT status, SUM(charged_credits)::bigint AS charged, count(*)::int AS n FROM gateway_calls
        WHERE org_id = $1 GROUP BY status`,
       [org.orgId]
@@ -118,7 +97,7 @@ describe("concurrent gateway calls", () => {
       else expect(row.n).toBe(succeeded.length)
     }
     // The hold-side view agrees: captured credits are exactly the successes.
-    const captured = await db.query(
+    const captured = await world.db.query(
       `SELECT COALESCE(SUM(captured), 0) AS captured FROM ledger_holds WHERE org_id = $1`,
       [org.orgId]
     )

@@ -1,57 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { bearer, seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
-import { request, startServer, type TestServer } from "../support/server.js"
-import {
-  type FakeProvider,
-  grantTrial,
-  invariants,
-  ledgerRuntime,
-  type LedgerRuntime,
-  seedTestCatalogue,
-  startFakeProvider,
-  topUp
-} from "./support.js"
+import { request } from "../support/server.js"
+import { type GatewayWorld, grantTrial, invariants, startGatewayWorld, topUp } from "./support.js"
 
-let db: TestDatabase
-let server: TestServer
-let fake: FakeProvider
-let ledger: LedgerRuntime
+let world: GatewayWorld
 
 beforeAll(async () => {
-  db = await createTestDatabase("gateway")
-  fake = await startFakeProvider()
-  server = await startServer({
-    DATABASE_URL: db.url,
-    PROVIDERS_UPSTREAM: fake.url,
+  world = await startGatewayWorld("gateway", {
     PROVIDER_FAKEPROV_API_KEY: "fake-secret-123",
-    PROVIDER_FAKEBODY_API_KEY: "body-secret-456",
-    GATEWAY_TIMEOUT_MS: "300"
+    PROVIDER_FAKEBODY_API_KEY: "body-secret-456"
   })
-  await seedTestCatalogue(db)
-  ledger = ledgerRuntime(db)
 })
 
-afterAll(async () => {
-  await server?.close()
-  await ledger?.dispose()
-  await fake?.close()
-  await db?.drop()
-})
+afterAll(() => world?.close())
 
 const call = (key: string, body: unknown) =>
-  request(`${server.url}/v1/call`, { method: "POST", headers: bearer(key), body })
+  request(`${world.server.url}/v1/call`, { method: "POST", headers: bearer(key), body })
 
 /** A funded org (top-up done, so no trial limit) with a live agent. */
 const liveSetup = async (credits = 10_000n, budget = 50_000n) => {
-  const org = await seedOrg(db)
-  await topUp(ledger, org.orgId, credits)
-  const agent = await seedAgent(db, org.orgId, { mode: "live", monthlyBudgetCredits: budget })
+  const org = await seedOrg(world.db)
+  await topUp(world.ledger, org.orgId, credits)
+  const agent = await seedAgent(world.db, org.orgId, { mode: "live", monthlyBudgetCredits: budget })
   return { org, agent }
 }
 
 const balanceOf = async (orgId: string) =>
-  BigInt((await db.query(`SELECT balance FROM org_balances WHERE org_id = $1`, [orgId]))[0]?.balance ?? 0)
+  BigInt((await world.db.query(`SELECT balance FROM org_balances WHERE org_id = $1`, [orgId]))[0]?.balance ?? 0)
 
 describe("POST /v1/call (live)", () => {
   it("holds the price, forwards the call and captures it when the provider answers", async () => {
@@ -69,30 +44,30 @@ describe("POST /v1/call (live)", () => {
     expect(json.call_id).toMatch(/^[0-9a-f-]{36}$/)
     expect(Number.isInteger(json.latency_ms)).toBe(true)
     expect(await balanceOf(org.orgId)).toBe(9_990n)
-    const inv = await invariants(db, org.orgId)
+    const inv = await invariants(world.db, org.orgId)
     expect(inv.entriesSum).toBe(inv.balance)
     expect(inv.openHolds).toBe(0)
   })
 
   it("passes the provider's own parameters: path placeholders encoded, query and body, credential injected", async () => {
     const { agent } = await liveSetup()
-    const before = fake.seen.length
+    const before = world.fake.seen.length
     const item = await call(agent.key, {
       endpoint: "fakeprov/item",
       path_params: { item_id: "a b/c?d", part: 7 },
       query: { tags: ["x", "y"], n: 3 }
     })
     expect(item.status).toBe(200)
-    const seen = fake.seen[before]!
+    const seen = world.fake.seen[before]!
     expect(seen.url).toBe("/fakeprov/v1/items/a%20b%2Fc%3Fd/7?tags=x&tags=y&n=3")
     expect(seen.headers["x-api-key"]).toBe("Key fake-secret-123")
 
     const echo = await call(agent.key, { endpoint: "fakeprov/echo", body: { name: "Ada", nested: { n: 1 } } })
     expect(echo.json.data).toMatchObject({ method: "POST", body: { name: "Ada", nested: { n: 1 } } })
-    expect(fake.seen.at(-1)!.headers["content-type"]).toBe("application/json")
+    expect(world.fake.seen.at(-1)!.headers["content-type"]).toBe("application/json")
 
     const bodyCost = await call(agent.key, { endpoint: "fakebody/lookup" })
-    expect(new URL(fake.seen.at(-1)!.url, "http://x").searchParams.get("api_key")).toBe("body-secret-456")
+    expect(new URL(world.fake.seen.at(-1)!.url, "http://x").searchParams.get("api_key")).toBe("body-secret-456")
     // The provider reported 3 credits in its body: 3 captured, 7 released.
     expect(bodyCost.json.charged.credits).toBe("3")
     expect(bodyCost.json.refunded).toEqual({ credits: "7", usd: "0.007", reason: "lower_cost_reported" })
@@ -128,11 +103,11 @@ describe("POST /v1/call (live)", () => {
       provider_status: providerStatus
     })
     expect(await balanceOf(org.orgId)).toBe(10_000n)
-    const inv = await invariants(db, org.orgId)
+    const inv = await invariants(world.db, org.orgId)
     expect(inv.entriesSum).toBe(inv.balance)
     expect(inv.openHolds).toBe(0)
     // Nothing charged means nothing counted toward the budget either.
-    const spend = await request(`${server.url}/v1/balance`, { headers: bearer(agent.key) })
+    const spend = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
     expect(spend.json.month_to_date_spend.credits).toBe("0")
   })
 
@@ -154,7 +129,7 @@ describe("POST /v1/call (live)", () => {
     await expectError({ endpoint: "fakeprov/ok", max_price: 9 }, 402, "price_above_max")
     await expectError({ endpoint: "fakeprov/dear" }, 402, "insufficient_credits")
     expect(await balanceOf(org.orgId)).toBe(15n)
-    const holds = await db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND (NOT refused OR status = 'held')`, [org.orgId])
+    const holds = await world.db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND (NOT refused OR status = 'held')`, [org.orgId])
     expect(holds[0].n).toBe(0)
     // A price at max_price passes.
     expect((await call(agent.key, { endpoint: "fakeprov/ok", max_price: 10 })).json.status).toBe("succeeded")
@@ -167,7 +142,7 @@ describe("POST /v1/call (live)", () => {
     const third = await call(agent.key, { endpoint: "fakeprov/ok" })
     expect(third.status).toBe(402)
     expect(third.json.error.code).toBe("over_budget")
-    const balance = await request(`${server.url}/v1/balance`, { headers: bearer(agent.key) })
+    const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
     expect(balance.json).toMatchObject({
       month_to_date_spend: { credits: "20", usd: "0.020" },
       monthly_budget: { credits: "25", usd: "0.025" },
@@ -180,27 +155,27 @@ describe("POST /v1/call (live)", () => {
 
   it("answers credits_frozen for purchases while reads still work", async () => {
     const { agent, org } = await liveSetup()
-    await db.query(`UPDATE org_balances SET frozen = true WHERE org_id = $1`, [org.orgId])
+    await world.db.query(`UPDATE org_balances SET frozen = true WHERE org_id = $1`, [org.orgId])
     const refused = await call(agent.key, { endpoint: "fakeprov/ok" })
     expect(refused.status).toBe(403)
     expect(refused.json.error.code).toBe("credits_frozen")
-    const balance = await request(`${server.url}/v1/balance`, { headers: bearer(agent.key) })
+    const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
     expect(balance.status).toBe(200)
     expect(balance.json.credits_frozen).toBe(true)
   })
 
   it("limits an unfunded org to 50 trial credits an hour (429 trial_limit, retryable)", async () => {
-    const org = await seedOrg(db)
-    await grantTrial(ledger, org.orgId)
-    const agent = await seedAgent(db, org.orgId, { mode: "live" })
+    const org = await seedOrg(world.db)
+    await grantTrial(world.ledger, org.orgId)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
     for (let i = 0; i < 5; i++) expect((await call(agent.key, { endpoint: "fakeprov/ok" })).json.status).toBe("succeeded")
     const sixth = await call(agent.key, { endpoint: "fakeprov/ok" })
     expect(sixth.status).toBe(429)
     expect(sixth.json.error).toMatchObject({ code: "trial_limit", retryable: true })
     // A failed call gives its credits back to the hour's allowance too.
-    await topUp(ledger, org.orgId, 1_000n)
+    await topUp(world.ledger, org.orgId, 1_000n)
     expect((await call(agent.key, { endpoint: "fakeprov/ok" })).json.status).toBe("succeeded")
-    const inv = await invariants(db, org.orgId)
+    const inv = await invariants(world.db, org.orgId)
     expect(inv.balance).toBe(5_000n + 1_000n - 60n)
     expect(inv.entriesSum).toBe(inv.balance)
   })
@@ -218,7 +193,7 @@ describe("POST /v1/call (live)", () => {
 
   it("allows at most 500 people lookups per company domain per org per day (429 aup_limit)", async () => {
     const { agent, org } = await liveSetup(100_000n, 100_000n)
-    await db.query(
+    await world.db.query(
       `INSERT INTO people_lookups_daily (org_id, domain, day, lookups) VALUES ($1, 'acme.com', (now() AT TIME ZONE 'UTC')::date, 499)`,
       [org.orgId]
     )
@@ -234,7 +209,7 @@ describe("POST /v1/call (live)", () => {
     const { agent, org } = await liveSetup()
     await call(agent.key, { endpoint: "fakeprov/ok", query: { secret_input: "do-not-store" } })
     await call(agent.key, { endpoint: "fakeprov/fail" })
-    const { json, status } = await request(`${server.url}/v1/orgs/${org.orgId}/calls`, {
+    const { json, status } = await request(`${world.server.url}/v1/orgs/${org.orgId}/calls`, {
       headers: bearer(org.owner.sessionToken)
     })
     expect(status).toBe(200)
@@ -245,15 +220,15 @@ describe("POST /v1/call (live)", () => {
     expect(json.calls[0].refunded).toEqual({ credits: "10", usd: "0.010", reason: "provider_error" })
     expect(typeof json.calls[1].latency_ms).toBe("number")
     expect(JSON.stringify(json)).not.toContain("do-not-store")
-    const page = await request(`${server.url}/v1/orgs/${org.orgId}/calls?limit=1&starting_after=${json.calls[0].id}`, {
+    const page = await request(`${world.server.url}/v1/orgs/${org.orgId}/calls?limit=1&starting_after=${json.calls[0].id}`, {
       headers: bearer(org.owner.sessionToken)
     })
     expect(page.json.calls.map((c: any) => c.endpoint)).toEqual(["fakeprov/ok"])
     expect(page.json.has_more).toBe(false)
-    const readKey = await seedOrgKey(db, org.orgId, org.owner, "read")
-    expect((await request(`${server.url}/v1/orgs/${org.orgId}/calls`, { headers: bearer(readKey.secret) })).status).toBe(200)
+    const readKey = await seedOrgKey(world.db, org.orgId, org.owner, "read")
+    expect((await request(`${world.server.url}/v1/orgs/${org.orgId}/calls`, { headers: bearer(readKey.secret) })).status).toBe(200)
     // No table keeps request or response contents.
-    const columns = await db.query(
+    const columns = await world.db.query(
       `SELECT column_name FROM information_schema.columns WHERE table_name = 'gateway_calls'`
     )
     expect(columns.map((c: any) => c.column_name)).not.toContain("data")
@@ -262,19 +237,19 @@ describe("POST /v1/call (live)", () => {
 
 describe("POST /v1/call (test keys)", () => {
   it("checks and prices the call without making it; no credits move; the budget counts it", async () => {
-    const org = await seedOrg(db)
-    const agent = await seedAgent(db, org.orgId, { mode: "test", monthlyBudgetCredits: 15n })
-    const before = fake.seen.length
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "test", monthlyBudgetCredits: 15n })
+    const before = world.fake.seen.length
     const first = await call(agent.key, { endpoint: "fakeprov/ok" })
     expect(first.status).toBe(200)
     expect(first.json).toMatchObject({ status: "test", charged: { credits: "10" }, price: { credits: "10" }, data: null })
-    expect(fake.seen.length).toBe(before)
+    expect(world.fake.seen.length).toBe(before)
     const second = await call(agent.key, { endpoint: "fakeprov/ok" })
     expect(second.json.error.code).toBe("over_budget")
     expect((await call(agent.key, { endpoint: "fakeprov/ok", max_price: 1 })).json.error.code).toBe("price_above_max")
-    const entries = await db.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE org_id = $1`, [org.orgId])
+    const entries = await world.db.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE org_id = $1`, [org.orgId])
     expect(entries[0].n).toBe(0)
-    const balance = await request(`${server.url}/v1/balance`, { headers: bearer(agent.key) })
+    const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
     expect(balance.json.month_to_date_spend.credits).toBe("10")
     expect(balance.json.org_credits.credits).toBe("0")
   })
@@ -282,9 +257,9 @@ describe("POST /v1/call (test keys)", () => {
 
 describe("credentials on the gateway", () => {
   it("needs an agent key", async () => {
-    const org = await seedOrg(db)
-    const orgKey = await seedOrgKey(db, org.orgId, org.owner, "write")
-    expect((await request(`${server.url}/v1/call`, { method: "POST", body: { endpoint: "fakeprov/ok" } })).status).toBe(401)
+    const org = await seedOrg(world.db)
+    const orgKey = await seedOrgKey(world.db, org.orgId, org.owner, "write")
+    expect((await request(`${world.server.url}/v1/call`, { method: "POST", body: { endpoint: "fakeprov/ok" } })).status).toBe(401)
     const withOrgKey = await call(orgKey.secret, { endpoint: "fakeprov/ok" })
     expect(withOrgKey.status).toBe(403)
     expect(withOrgKey.json.error.code).toBe("forbidden")

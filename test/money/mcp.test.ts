@@ -1,47 +1,22 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { bearer, seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
-import { request, startServer, type TestServer } from "../support/server.js"
-import {
-  type FakeProvider,
-  ledgerRuntime,
-  type LedgerRuntime,
-  seedTestCatalogue,
-  startFakeProvider,
-  topUp
-} from "./support.js"
+import { request } from "../support/server.js"
+import { type GatewayWorld, startGatewayWorld, topUp } from "./support.js"
 
 /** The MCP server at /mcp, driven by the SDK's own client over Streamable HTTP. */
-let db: TestDatabase
-let server: TestServer
-let fake: FakeProvider
-let ledger: LedgerRuntime
+let world: GatewayWorld
 
 beforeAll(async () => {
-  db = await createTestDatabase("mcp")
-  fake = await startFakeProvider()
-  server = await startServer({
-    DATABASE_URL: db.url,
-    PROVIDERS_UPSTREAM: fake.url,
-    PROVIDER_FAKEPROV_API_KEY: "fake-secret-123",
-    GATEWAY_TIMEOUT_MS: "300"
-  })
-  await seedTestCatalogue(db)
-  ledger = ledgerRuntime(db)
+  world = await startGatewayWorld("mcp", { PROVIDER_FAKEPROV_API_KEY: "fake-secret-123" })
 })
 
-afterAll(async () => {
-  await server?.close()
-  await ledger?.dispose()
-  await fake?.close()
-  await db?.drop()
-})
+afterAll(() => world?.close())
 
 const connect = async (key: string) => {
   const client = new Client({ name: "money-test", version: "1.0.0" })
-  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+  const transport = new StreamableHTTPClientTransport(new URL(`${world.server.url}/mcp`), {
     requestInit: { headers: bearer(key) }
   })
   await client.connect(transport)
@@ -52,9 +27,9 @@ const parsed = (result: any) => JSON.parse(result.content[0].text)
 
 describe("MCP server", () => {
   it("lists search_endpoints and call_endpoint, searches the catalogue and calls an endpoint", async () => {
-    const org = await seedOrg(db, { plan: "pro" })
-    await topUp(ledger, org.orgId, 1_000n)
-    const agent = await seedAgent(db, org.orgId, { mode: "live" })
+    const org = await seedOrg(world.db, { plan: "pro" })
+    await topUp(world.ledger, org.orgId, 1_000n)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
     const client = await connect(agent.key)
     try {
       const tools = await client.listTools()
@@ -88,7 +63,7 @@ describe("MCP server", () => {
       expect(bad.isError).toBe(true)
       expect(parsed(bad).error.code).toBe("invalid_input")
 
-      const balance = await request(`${server.url}/v1/balance`, { headers: bearer(agent.key) })
+      const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
       expect(balance.json.org_credits.credits).toBe("991")
     } finally {
       await client.close()
@@ -96,10 +71,10 @@ describe("MCP server", () => {
   })
 
   it("applies the agent-key rules itself", async () => {
-    const org = await seedOrg(db)
-    const orgKey = await seedOrgKey(db, org.orgId, org.owner, "write")
-    const fenced = await seedAgent(db, org.orgId, { ipAllowlist: ["203.0.113.0/24"] })
-    const disabled = await seedAgent(db, org.orgId, { status: "disabled" })
+    const org = await seedOrg(world.db)
+    const orgKey = await seedOrgKey(world.db, org.orgId, org.owner, "write")
+    const fenced = await seedAgent(world.db, org.orgId, { ipAllowlist: ["203.0.113.0/24"] })
+    const disabled = await seedAgent(world.db, org.orgId, { status: "disabled" })
     const init = {
       jsonrpc: "2.0",
       id: 1,
@@ -107,7 +82,7 @@ describe("MCP server", () => {
       params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
     }
     const post = (headers: Record<string, string>) =>
-      request(`${server.url}/mcp`, {
+      request(`${world.server.url}/mcp`, {
         method: "POST",
         headers: { accept: "application/json, text/event-stream", ...headers },
         body: init
@@ -124,13 +99,13 @@ describe("MCP server", () => {
     expect(outside.status).toBe(403)
     expect(outside.json.error.code).toBe("ip_not_allowed")
 
-    const agent = await seedAgent(db, org.orgId)
+    const agent = await seedAgent(world.db, org.orgId)
     const ok = await post(bearer(agent.key))
     expect(ok.status).toBe(200)
     expect(ok.headers.get("ratelimit-policy")).toBe("600;w=60")
 
     for (const method of ["GET", "DELETE", "PUT"]) {
-      const other = await request(`${server.url}/mcp`, { method, headers: bearer(agent.key) })
+      const other = await request(`${world.server.url}/mcp`, { method, headers: bearer(agent.key) })
       expect(other.status).toBe(405)
       expect(other.json.error.code).toBe("method_not_allowed")
       expect(other.headers.get("allow")).toBe("POST")
@@ -138,9 +113,9 @@ describe("MCP server", () => {
   })
 
   it("counts /mcp against the agent's 600 requests a minute", async () => {
-    const org = await seedOrg(db)
-    const agent = await seedAgent(db, org.orgId)
-    const balance = () => request(`${server.url}/v1/balance`, { headers: bearer(agent.key) })
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId)
+    const balance = () => request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
     // Windows are clock-aligned minutes: start in a fresh one so all 600 land in one window.
     const first = await balance()
     const reset = Number(first.headers.get("ratelimit-reset"))
@@ -153,7 +128,7 @@ describe("MCP server", () => {
       const batch = await Promise.all(Array.from({ length: Math.min(50, 600 - sent) }, balance))
       expect(batch.every((r) => r.status === 200)).toBe(true)
     }
-    const limited = await request(`${server.url}/mcp`, {
+    const limited = await request(`${world.server.url}/mcp`, {
       method: "POST",
       headers: { ...bearer(agent.key), accept: "application/json, text/event-stream" },
       body: { jsonrpc: "2.0", id: 1, method: "tools/list" }

@@ -4,7 +4,8 @@ import * as http from "node:http"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerMaintenance } from "../../src/Services/Ledger/LedgerMaintenance.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
-import type { TestDatabase } from "../support/database.js"
+import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { startServer, type TestServer } from "../support/server.js"
 
 /**
  * A fake data provider on loopback, reached through PROVIDERS_UPSTREAM
@@ -142,6 +143,42 @@ export const ledgerRuntime = (db: TestDatabase) =>
   )
 
 export type LedgerRuntime = ReturnType<typeof ledgerRuntime>
+
+/**
+ * A gateway world: the service on its own database, reaching the fake provider through
+ * PROVIDERS_UPSTREAM with a short GATEWAY_TIMEOUT_MS (so `/v1/hang` times out quickly),
+ * the fake's catalogue seeded, and the ledger for top-ups and checks.
+ */
+export interface GatewayWorld {
+  readonly db: TestDatabase
+  readonly fake: FakeProvider
+  readonly server: TestServer
+  readonly ledger: LedgerRuntime
+  readonly close: () => Promise<void>
+}
+
+export const startGatewayWorld = async (label: string, env: Record<string, string> = {}): Promise<GatewayWorld> => {
+  const db = await createTestDatabase(label)
+  const fake = await startFakeProvider()
+  const ledger = ledgerRuntime(db)
+  let server: TestServer | undefined
+  const close = async () => {
+    await server?.close()
+    await ledger.dispose()
+    await fake.close()
+    await db.drop()
+  }
+  try {
+    server = await startServer({ DATABASE_URL: db.url, PROVIDERS_UPSTREAM: fake.url, GATEWAY_TIMEOUT_MS: "300", ...env })
+    // After the server: its start runs the migrations that create the catalogue tables.
+    await seedTestCatalogue(db)
+  } catch (error) {
+    // Nothing from a half-started world may outlive the suite.
+    await close()
+    throw error
+  }
+  return { db, fake, server, ledger, close }
+}
 
 export const topUp = (runtime: LedgerRuntime, orgId: string, credits: bigint) =>
   runtime.runPromise(Effect.flatMap(Ledger, (ledger) => ledger.credit(orgId, credits, "top_up", "test top-up")))
