@@ -1,7 +1,6 @@
-import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
-import { startServer, type TestServer } from "../support/server.js"
+import { type RawRequest, rawRequest, startServer, type TestServer } from "../support/server.js"
 
 let db: TestDatabase
 let server: TestServer
@@ -16,21 +15,7 @@ afterAll(async () => {
   await db?.drop()
 })
 
-/** Sends a raw request so chunked bodies and exact headers can be controlled. */
-const raw = (options: { method: string; path: string; headers?: Record<string, string | number>; chunks?: Array<string> }) =>
-  new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
-    const req = http.request(
-      { host: "127.0.0.1", port: Number(new URL(server.url).port), method: options.method, path: options.path, headers: options.headers },
-      (res) => {
-        let body = ""
-        res.on("data", (chunk) => (body += chunk))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-      }
-    )
-    req.on("error", reject)
-    for (const chunk of options.chunks ?? []) req.write(chunk)
-    req.end()
-  })
+const raw = (options: RawRequest) => rawRequest(server.url, options)
 
 const errorBody = (code: string, message: string, retryable = false) => ({
   error: { code, message, doc_url: `https://api.example.test/docs/errors#${code}`, retryable }

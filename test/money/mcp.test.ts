@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
-import { request } from "../support/server.js"
+import { rawRequest, request } from "../support/server.js"
 import { type GatewayWorld, startGatewayWorld, topUp } from "./support.js"
 
 /** The MCP server at /mcp, driven by the SDK's own client over Streamable HTTP. */
@@ -110,6 +110,25 @@ describe("MCP server", () => {
       expect(other.json.error.code).toBe("method_not_allowed")
       expect(other.headers.get("allow")).toBe("POST")
     }
+  })
+
+  it("answers a chunked body over 1 MB with the service's 413 payload_too_large", async () => {
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId)
+    const chunk = "a".repeat(64 * 1024)
+    const res = await rawRequest(world.server.url, {
+      method: "POST",
+      path: "/mcp",
+      headers: {
+        ...bearer(agent.key),
+        accept: "application/json, text/event-stream",
+        "content-type": "application/json",
+        "transfer-encoding": "chunked"
+      },
+      chunks: ["{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"pad\":\"", ...Array.from({ length: 17 }, () => chunk), "\"}}"]
+    })
+    expect(res.status).toBe(413)
+    expect(JSON.parse(res.body).error).toMatchObject({ code: "payload_too_large", retryable: false })
   })
 
   it("counts /mcp against the agent's 600 requests a minute", async () => {

@@ -1,4 +1,5 @@
 import { HttpServer } from "@effect/platform"
+import * as http from "node:http"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { ServerLive } from "../../src/Layers/Server.js"
 import { PublicUrl } from "../../src/Services/PublicUrl.js"
@@ -85,3 +86,27 @@ export const request = async (
   return { status: response.status, headers: response.headers, json, text }
 }
 
+
+export interface RawRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers?: Record<string, string | number>
+  /** Written one by one: with `transfer-encoding: chunked`, a body of unknown length. */
+  readonly chunks?: ReadonlyArray<string>
+}
+
+/** Sends a raw request (node:http) so chunked bodies and exact headers can be controlled. */
+export const rawRequest = (serverUrl: string, options: RawRequest) =>
+  new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+    const req = http.request(
+      { host: "127.0.0.1", port: Number(new URL(serverUrl).port), method: options.method, path: options.path, headers: options.headers },
+      (res) => {
+        let body = ""
+        res.on("data", (chunk) => (body += chunk))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+      }
+    )
+    req.on("error", reject)
+    for (const chunk of options.chunks ?? []) req.write(chunk)
+    req.end()
+  })

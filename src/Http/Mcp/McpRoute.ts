@@ -119,7 +119,15 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
       const agent = yield* authenticateAgent("The MCP server needs an agent key (sk_test_... or sk_live_...)")
 
       const runtime = yield* Effect.runtime<never>()
-      const webRequest = yield* HttpServerRequest.toWeb(request)
+      // The body is read here, under the edge's 1 MB limit, so a chunked body past it gets
+      // the service's 413 `payload_too_large` (the edge maps the read failure) rather than
+      // the MCP library's own error.
+      const body = yield* request.arrayBuffer
+      const webRequest = new Request(new URL(request.url, "http://localhost"), {
+        method: request.method,
+        headers: new Headers(request.headers as Record<string, string>),
+        body
+      })
       const server = makeServer(agent, runtime)
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
