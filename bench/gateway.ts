@@ -118,6 +118,14 @@ export const run = async () => {
       request: (i) => viaGateway(i + 30_000_000)
     })
 
+    // The ceiling of the stack on this machine: an agent-key request doing one statement.
+    const agentMax = await runLoad({
+      url: `${service.url}/v1/agent`,
+      durationMs: DURATION_MS,
+      connections: CONNECTIONS,
+      request: (i) => ({ method: "GET", headers: { authorization: `Bearer ${keys[i % keys.length]}` } })
+    })
+
     const [{ calls, charged }] = (await pool.query(
       `SELECT count(*)::int AS calls, COALESCE(SUM(charged_credits), 0)::text AS charged FROM gateway_calls WHERE status = 'succeeded'`
     )).rows
@@ -148,6 +156,7 @@ export const run = async () => {
         gatewayMax.rps >= 1000 && gatewayMax.errors === 0 ? "met" : "NOT met"
       }`
     )
+    console.log(summary("  GET /v1/agent (agent key, one statement)", agentMax))
     console.log(`Ledger after the run: ${calls} calls charged ${charged} credits; open holds ${open}`)
   } finally {
     await ledger.dispose()
