@@ -141,6 +141,12 @@ describe("approvals", () => {
     const o = await seedApprovalOrg()
     const body = { tool: "hunter-email-finder", inputs: threeInputs }
     const approval = (await execute(o.agent.key, body)).json.approval
+    // The decision body is JSON: an empty body is refused and decides nothing.
+    const empty = await call(world, "POST", `/v1/orgs/${o.org.orgId}/approvals/${approval.id}/approve`, {
+      token: o.org.owner.sessionToken
+    })
+    expect(empty.status).toBe(400)
+    expect(empty.json.error.code).toBe("invalid_input")
     const approved = await call(world, "POST", `/v1/orgs/${o.org.orgId}/approvals/${approval.id}/approve`, {
       token: o.org.owner.sessionToken,
       body: { note: "ok for this batch" }
