@@ -86,7 +86,6 @@ export const request = async (
   return { status: response.status, headers: response.headers, json, text }
 }
 
-
 export interface RawRequest {
   readonly method: string
   readonly path: string

@@ -25,8 +25,8 @@ const invalidAmount = (what: string, amount: bigint) =>
   new InvalidAmount({ message: `${what} must be a positive whole number of credits (got ${amount})` })
 
 /** The one-statement settlement refused itself because it causes an event (migration 0007). */
-const isEventDueSignal = (error: SqlError.SqlError): boolean =>
-  (error.cause as { readonly code?: unknown } | undefined)?.code === "LE001"
+const isEventDueSignal = (error: { readonly _tag: string }): error is SqlError.SqlError =>
+  error._tag === "SqlError" && ((error as SqlError.SqlError).cause as { readonly code?: unknown } | undefined)?.code === "LE001"
 
 const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
 
@@ -118,37 +118,34 @@ export const makeLedger = Effect.gen(function*() {
 
   /**
    * Settles a hold (one statement), then writes the events it causes in the same
-   * transaction: `captured` becomes spend, the rest goes back to balance and budget.
+   * transaction: `captured` becomes spend, the rest goes back to balance and budget. With
+   * `signalEventDue` the statement instead fails (SQLSTATE LE001) when it would cause one.
    */
   const settle = (
     holdId: string,
     captured: bigint,
-    alongside?: (settled: Statement.Fragment) => Statement.Fragment
+    alongside: ((settled: Statement.Fragment) => Statement.Fragment) | undefined,
+    signalEventDue: boolean
   ) =>
     Effect.gen(function*() {
       const at = new Date(yield* now)
       const settled = isUuid(holdId)
-        ? yield* repo.settle(holdId, captured, at, alongside)
+        ? yield* repo.settleStatement(holdId, captured, at, alongside, signalEventDue)
         : Option.none<SettleOutcome>()
       if (Option.isNone(settled)) return yield* Effect.flatMap(settleRefusal(holdId, captured), Effect.fail)
       const held = settled.value
       const amount = BigInt(held.amount)
-      if (
-        captured > 0n && held.agent_mode === "live" && held.alerted_80pct === false && held.spent !== null &&
-        held.budget !== null && BigInt(held.budget) > 0n && BigInt(held.spent) * 5n >= BigInt(held.budget) * 4n
-      ) {
-        // The agent's month row is locked by the settling statement: one emitter.
-        if (yield* repo.markBudgetAlerted(held.agent_id, held.month)) {
-          yield* events.emit(held.org_id, {
-            type: "budget.80pct",
-            data: {
-              agent_id: held.agent_id,
-              agent_name: held.agent_name ?? "",
-              spent_credits: held.spent,
-              budget_credits: held.budget
-            }
-          })
-        }
+      // The agent's month row is locked by the settling statement: one emitter.
+      if (held.budget_alert_due && (yield* repo.markBudgetAlerted(held.agent_id, held.month))) {
+        yield* events.emit(held.org_id, {
+          type: "budget.80pct",
+          data: {
+            agent_id: held.agent_id,
+            agent_name: held.agent_name ?? "",
+            spent_credits: held.spent ?? "0",
+            budget_credits: held.budget ?? "0"
+          }
+        })
       }
       if (held.low_alert_fired && held.balance !== null) {
         const balance = BigInt(held.balance)
@@ -163,8 +160,8 @@ export const makeLedger = Effect.gen(function*() {
   /**
    * A settlement in its own transaction. Outside any transaction it is first tried as one
    * statement (no BEGIN or COMMIT round trips, so the agent's row is locked only while the
-   * statement runs); a settlement that causes an event is refused by that statement
-   * (SQLSTATE LE001) and made again in a transaction with its events.
+   * statement runs); a settlement that causes an event is refused by that statement and
+   * made again in a transaction with its events.
    */
   const settleAtomically = (
     holdId: string,
@@ -172,20 +169,10 @@ export const makeLedger = Effect.gen(function*() {
     alongside?: (settled: Statement.Fragment) => Statement.Fragment
   ) =>
     Effect.gen(function*() {
-      const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
-      if (!inTransaction && isUuid(holdId)) {
-        const at = new Date(yield* now)
-        const alone = yield* repo.settleStatement(holdId, captured, at, alongside, true).pipe(
-          Effect.map(Option.some),
-          Effect.catchIf(isEventDueSignal, () => Effect.succeed(Option.none<Option.Option<SettleOutcome>>()))
-        )
-        if (Option.isSome(alone)) {
-          const settled = alone.value
-          if (Option.isNone(settled)) return yield* Effect.flatMap(settleRefusal(holdId, captured), Effect.fail)
-          return { captured, released: BigInt(settled.value.amount) - captured } satisfies Settlement
-        }
-      }
-      return yield* sql.withTransaction(settle(holdId, captured, alongside))
+      const inTransaction = Effect.serviceOption(SqlClient.TransactionConnection)
+      const withEvents = sql.withTransaction(settle(holdId, captured, alongside, false))
+      if (Option.isSome(yield* inTransaction)) return yield* withEvents
+      return yield* settle(holdId, captured, alongside, true).pipe(Effect.catchIf(isEventDueSignal, () => withEvents))
     }).pipe(Effect.catchTag("SqlError", Effect.die))
 
   const capture = (holdId: string, amount: bigint) =>

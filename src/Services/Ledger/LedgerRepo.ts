@@ -117,6 +117,8 @@ export interface SettleOutcome {
   readonly balance: string | null
   /** This settlement took the balance under the org's armed alert (and disarmed it). */
   readonly low_alert_fired: boolean
+  /** This charge took a live agent's month to 80% of its budget, not yet alerted. */
+  readonly budget_alert_due: boolean
   readonly entries: number
 }
 
@@ -257,14 +259,14 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("LedgerRepo", {
       signalEventDue = false
     ) => {
       const c = captured.toString()
+      // A charge that takes a live agent's month to 80% of its budget, not yet alerted.
+      const budgetAlertDue = sql`COALESCE(${captured > 0n} AND s.agent_mode = 'live' AND NOT s.alerted_80pct
+                                 AND s.budget > 0 AND s.spent * 5 >= s.budget * 4, false)`
+      const lowAlertFired = sql`COALESCE((SELECT low_alert_fired FROM o), false)`
       // With `signalEventDue` the statement fails (SQLSTATE LE001, see migration 0007) rather
-      // than apply a settlement that causes an event, under the same locks and on the same
-      // values the caller would judge the event by.
+      // than apply a settlement that causes an event, judged under its own locks.
       const eventDue = signalEventDue
-        ? sql`, CASE WHEN COALESCE((SELECT low_alert_fired FROM o), false)
-                  OR (${captured > 0n} AND s.agent_mode = 'live' AND NOT s.alerted_80pct AND s.budget > 0
-                      AND s.spent * 5 >= s.budget * 4)
-                THEN ledger_event_due() END AS event_due`
+        ? sql`, CASE WHEN ${lowAlertFired} OR ${budgetAlertDue} THEN ledger_event_due() END AS event_due`
         : sql``
       return sql<SettleOutcome>`
         WITH h AS (
@@ -309,8 +311,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("LedgerRepo", {
         )${alongside === undefined ? sql`` : sql`, alongside AS (${alongside(sql`EXISTS (SELECT 1 FROM h)`)})`}
         SELECT h.org_id, h.agent_id, h.amount::text AS amount, h.no_credits, to_char(h.month, 'YYYY-MM-DD') AS month,
                s.spent::text AS spent, s.alerted_80pct, s.budget::text AS budget, s.agent_name, s.agent_mode,
-               (SELECT balance::text FROM o) AS balance, COALESCE((SELECT low_alert_fired FROM o), false) AS low_alert_fired,
-               (SELECT count(*) FROM e)::int AS entries${eventDue}
+               (SELECT balance::text FROM o) AS balance, ${lowAlertFired} AS low_alert_fired,
+               ${budgetAlertDue} AS budget_alert_due, (SELECT count(*) FROM e)::int AS entries${eventDue}
         FROM h
         LEFT JOIN s ON true`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
     }
