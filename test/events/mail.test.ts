@@ -151,7 +151,12 @@ describe("owner mail", () => {
     clock.advance(61_000)
     const mail = await waitFor(() => mailsTo(address)[0])
     expect(mail.subject).toBe("Retry me")
-    expect((await outboxRows(address))[0]).toMatchObject({ status: "sent", attempts: 3, last_error: null })
+    // The server has the mail before the sender records it as sent: wait for the row to catch up.
+    const sent = await waitFor(async () => {
+      const [row] = await outboxRows(address)
+      return row?.status === "sent" ? row : undefined
+    })
+    expect(sent).toMatchObject({ status: "sent", attempts: 3, last_error: null })
     expect(smtp.refused()).toBeGreaterThanOrEqual(2)
   })
 
