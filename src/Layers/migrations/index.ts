@@ -5,6 +5,7 @@ import ledger from "./0004_ledger.js"
 import webhooks from "./0005_webhooks.js"
 import purchasing from "./0006_purchasing.js"
 import ledgerSignal from "./0007_ledger_signal.js"
+import billing from "./0008_billing.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -14,5 +15,6 @@ export const migrations = {
   "0004_ledger": ledger,
   "0005_webhooks": webhooks,
   "0006_purchasing": purchasing,
-  "0007_ledger_signal": ledgerSignal
+  "0007_ledger_signal": ledgerSignal,
+  "0008_billing": billing
 }

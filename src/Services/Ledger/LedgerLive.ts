@@ -228,6 +228,23 @@ export const makeLedger = Effect.gen(function*() {
         return { balance }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
+  const takeBack = (orgId: string, amount: bigint, note: string) =>
+    amount <= 0n
+      ? Effect.fail(invalidAmount("Credits taken back", amount))
+      : sql.withTransaction(Effect.gen(function*() {
+        const at = new Date(yield* now)
+        yield* repo.insertEntries([{ orgId, kind: "adjustment", amount: -amount, credits: amount, note, at }])
+        const balance = yield* repo.removeCredits(orgId, amount, at)
+        const disarmed = yield* repo.disarmLowAlert(orgId)
+        if (Option.isSome(disarmed)) {
+          yield* events.emit(orgId, {
+            type: "balance.low",
+            data: { balance_credits: disarmed.value.toString(), balance_usd: creditsToUsd(disarmed.value) }
+          })
+        }
+        return { balance }
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
   const grantTrial = (orgId: string) =>
     sql.withTransaction(Effect.gen(function*() {
       const ms = yield* now
@@ -284,6 +301,7 @@ export const makeLedger = Effect.gen(function*() {
     release,
     refund,
     credit,
+    takeBack,
     grantTrial,
     orgCredits,
     agentMonthSpend,
