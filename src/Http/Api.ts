@@ -12,6 +12,7 @@ import { OrgKeysGroup } from "./Groups/OrgKeysGroup.js"
 import { OrgsGroup } from "./Groups/OrgsGroup.js"
 import { GatewayCallsGroup, GatewayGroup, GatewayProvidersGroup } from "./Groups/GatewayGroup.js"
 import { AdminDisputesGroup, ApprovalLinksGroup, OrgPurchasingGroup, PurchasingGroup } from "./Groups/PurchasingGroup.js"
+import { AdminBillingGroup, BillingGroup, PaymentWebhookGroup, SandboxPaymentsGroup } from "./Groups/BillingGroup.js"
 import { openApiErrorShapes } from "./OpenApiErrorShapes.js"
 
 /**
@@ -40,6 +41,10 @@ export class Api extends HttpApi.make("service")
   .add(OrgPurchasingGroup)
   .add(ApprovalLinksGroup)
   .add(AdminDisputesGroup)
+  .add(BillingGroup)
+  .add(PaymentWebhookGroup)
+  .add(SandboxPaymentsGroup)
+  .add(AdminBillingGroup)
   .addError(wire(InvalidInput))
   .addError(wire(NotFound))
   .addError(wire(MethodNotAllowed))

@@ -57,6 +57,14 @@ import { PublicUrl } from "../Services/PublicUrl.js"
 import { RateLimiter, RateLimitStoreLive } from "../Services/RateLimiter/RateLimiter.js"
 import { Tools } from "../Services/Tools/Tools.js"
 import { Waitlist } from "../Services/Waitlist/Waitlist.js"
+import {
+  AdminBillingHandlers,
+  BillingHandlers,
+  PaymentWebhookHandlers,
+  SandboxPaymentsHandlers
+} from "../Http/Handlers/BillingHandlers.js"
+import { BillingLive, LedgerWakingAutoReload } from "../Services/Billing/BillingLive.js"
+import { BillingWorkersLive } from "../Services/Billing/BillingWorkers.js"
 import { DatabaseLive } from "./Database.js"
 import { DrainingIncomingMessage } from "./DrainingIncomingMessage.js"
 import { MigrationsLive } from "./Migrations.js"
@@ -113,7 +121,7 @@ const Services = Layer.mergeAll(
   Waitlist.Default,
   Credentials.Default,
   LedgerLive,
-  Gateway.Default.pipe(Layer.provide(LedgerLive)),
+  Gateway.Default.pipe(Layer.provide(LedgerWakingAutoReload)),
   CallLog.Default,
   LedgerMaintenance.Default.pipe(Layer.provide(LedgerLive)),
   AuthConfig.Default,
@@ -125,7 +133,8 @@ const Services = Layer.mergeAll(
   Agents.Default,
   OrgKeys.Default,
   Admins.Default,
-  PurchasingLive
+  PurchasingLive,
+  BillingLive
 ).pipe(Layer.provideMerge(Infrastructure))
 
 const Middlewares = Layer.mergeAll(
@@ -160,7 +169,11 @@ const Handlers = Layer.mergeAll(
   PurchasingHandlers,
   OrgPurchasingHandlers,
   ApprovalLinksHandlers,
-  AdminDisputesHandlers
+  AdminDisputesHandlers,
+  BillingHandlers,
+  PaymentWebhookHandlers,
+  SandboxPaymentsHandlers,
+  AdminBillingHandlers
 ).pipe(Layer.provide(Middlewares))
 
 /** Background fibers (durable-row workers, sweepers), scoped to the server. */
@@ -169,7 +182,8 @@ const Workers = Layer.mergeAll(
   MailWorkerLive,
   MoneyWorkersLive,
   WebhookWorkerLive,
-  JobWorkersLive
+  JobWorkersLive,
+  BillingWorkersLive
 )
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers))

@@ -62,6 +62,13 @@ export const Pricing = Schema.Struct({
     ends_at: Schema.String,
     status: Schema.Literal("open", "sold_out", "ended")
   }),
+  top_up: Schema.Struct({
+    min: Amount,
+    max: Amount,
+    currencies: Schema.Array(Schema.Literal("usd", "inr")),
+    new_account_cap: Amount,
+    new_account_cap_days: Schema.Int
+  }),
   limits: Schema.Struct({
     webhook_endpoints_per_org: Schema.Int,
     org_keys_per_org: Schema.Int,

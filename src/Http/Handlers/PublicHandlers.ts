@@ -1,6 +1,8 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, DateTime, Effect } from "effect"
+import { topUpCap, topUpLimits } from "../../Domain/Billing.js"
+import { PlanChanges } from "../../Services/Billing/PlanChanges.js"
 import { formulaDocument, FORMULA_VERSION } from "../../Domain/Formula.js"
 import { amountOf } from "../../Domain/Money.js"
 import { commonLimits, foundingOffer, plans, trialTerms } from "../../Domain/Plans.js"
@@ -24,6 +26,7 @@ export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
     const sql = yield* SqlClient.SqlClient
     const credentials = yield* Credentials
     const addresses = yield* ClientAddress
+    const planChanges = yield* PlanChanges
 
     return handlers
       .handle("tools", () => Effect.map(tools.list, (list) => ({ tools: list })))
@@ -44,10 +47,7 @@ export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
       .handle("taskTypes", () => Effect.succeed({ task_types: taskTypes }))
       .handle("pricing", () =>
         Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const taken = 0
-          const remaining = foundingOffer.total_seats - taken
-          const ended = now > Date.parse(foundingOffer.ends_at)
+          const offer = yield* planChanges.offerStatus
           return {
             credit: { usd: "0.001", note: "Prices and balances are counted in credits; 1 credit = $0.001." },
             plans: Object.values(plans).map((plan) => ({
@@ -75,10 +75,17 @@ export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
               plan: foundingOffer.plan,
               monthly_fee_usd: foundingOffer.monthly_fee_usd,
               total: foundingOffer.total_seats,
-              taken,
-              remaining,
+              taken: offer.taken,
+              remaining: offer.remaining,
               ends_at: foundingOffer.ends_at,
-              status: ended ? "ended" as const : remaining <= 0 ? "sold_out" as const : "open" as const
+              status: offer.status
+            },
+            top_up: {
+              min: amountOf(topUpLimits.min_credits),
+              max: amountOf(topUpLimits.max_credits),
+              currencies: ["usd" as const, "inr" as const],
+              new_account_cap: amountOf(topUpCap.credits),
+              new_account_cap_days: topUpCap.days
             },
             limits: { ...commonLimits }
           }

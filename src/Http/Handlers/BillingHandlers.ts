@@ -1,0 +1,155 @@
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Clock, Effect, Option } from "effect"
+import { NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
+import { CurrentActor } from "../../Services/Auth/Current.js"
+import { requireOwner } from "../../Services/Auth/Roles.js"
+import { AutoReload } from "../../Services/Billing/AutoReload.js"
+import { BillingRepo } from "../../Services/Billing/BillingRepo.js"
+import { PaymentProvider } from "../../Services/Billing/PaymentProvider.js"
+import { paymentRecord } from "../../Services/Billing/PaymentRecords.js"
+import { Payments, type StartedPayment } from "../../Services/Billing/Payments.js"
+import { PaymentStates } from "../../Services/Billing/PaymentStates.js"
+import { PaymentWebhooks } from "../../Services/Billing/PaymentWebhooks.js"
+import { PlanChanges } from "../../Services/Billing/PlanChanges.js"
+import { SandboxPayments } from "../../Services/Billing/SandboxProvider.js"
+import { providerLabel, Summary } from "../../Services/Billing/Summary.js"
+import { TopUps } from "../../Services/Billing/TopUps.js"
+import { Ledger } from "../../Services/Ledger/Ledger.js"
+import { Api } from "../Api.js"
+
+const nextStep = (kind: "stripe" | "sandbox" | "off", started: StartedPayment) => {
+  if (started.payment.status !== "pending" && started.payment.status !== "failed" && started.payment.status !== "creating") {
+    return `This payment is ${started.payment.status}; nothing more to do.`
+  }
+  return kind === "stripe"
+    ? `Confirm client_secret with Stripe.js (stripe.confirmCardPayment), then POST /v1/orgs/${started.payment.org_id}/billing/payments/${started.payment.id}/confirm.`
+    : `Sandbox: POST /v1/billing/sandbox/confirm {client_secret, card_number: "4242424242424242"}.`
+}
+
+export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
+  Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    const payments = yield* Payments
+    const topUps = yield* TopUps
+    const autoReload = yield* AutoReload
+    const planChanges = yield* PlanChanges
+    const summary = yield* Summary
+    const repo = yield* BillingRepo
+    const label = providerLabel(provider.kind, provider.publishableKey)
+
+    const started = (result: StartedPayment) => ({
+      payment: paymentRecord(result.payment),
+      client_secret: result.clientSecret,
+      provider: label,
+      next_step: nextStep(provider.kind, result)
+    })
+
+    return handlers
+      .handle("summary", () => Effect.flatMap(CurrentActor, summary.get))
+      .handle("payments", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const list = yield* payments.list(yield* CurrentActor, urlParams.limit, urlParams.starting_after)
+          return { ...list, provider: label }
+        }))
+      .handle("payment", ({ path }) =>
+        Effect.map(Effect.flatMap(CurrentActor, (actor) => payments.get(actor, path.paymentId)), (payment) => ({
+          payment,
+          provider: label
+        })))
+      .handle("topUp", ({ payload }) =>
+        Effect.gen(function*() {
+          return started(yield* topUps.start(yield* CurrentActor, payload))
+        }))
+      .handle("confirm", ({ path }) =>
+        Effect.gen(function*() {
+          const row = yield* payments.confirm(yield* CurrentActor, path.paymentId)
+          return { payment: paymentRecord(row), provider: label }
+        }))
+      .handle("autoReload", () =>
+        Effect.gen(function*() {
+          return { auto_reload: yield* autoReload.settings(yield* CurrentActor), provider: label }
+        }))
+      .handle("setAutoReload", ({ payload }) =>
+        Effect.gen(function*() {
+          return { auto_reload: yield* autoReload.update(yield* CurrentActor, payload), provider: label }
+        }))
+      .handle("removeCard", () =>
+        Effect.gen(function*() {
+          yield* payments.requireConfigured
+          const actor = yield* CurrentActor
+          yield* requireOwner(actor)
+          const at = new Date(yield* Clock.currentTimeMillis)
+          yield* repo.ensureProfile(actor.org_id, at).pipe(Effect.orDie)
+          yield* repo.updateProfile(actor.org_id, {
+            card_payment_method_id: null,
+            card_brand: null,
+            card_last4: null,
+            card_exp_month: null,
+            card_exp_year: null,
+            auto_reload_enabled: false,
+            updated_at: at
+          }).pipe(Effect.orDie)
+          return { status: "removed" as const, provider: label }
+        }))
+      .handle("changePlan", ({ payload }) =>
+        Effect.gen(function*() {
+          const result = yield* planChanges.change(yield* CurrentActor, payload)
+          if (result.payment === null) {
+            return {
+              plan: result.plan,
+              payment: null,
+              client_secret: null,
+              provider: label,
+              next_step: "The org is on Pay as you go now."
+            }
+          }
+          const answer = started(result.payment)
+          return { plan: result.plan, ...answer, next_step: `The plan changes when this payment succeeds. ${answer.next_step}` }
+        }))
+  }))
+
+export const PaymentWebhookHandlers = HttpApiBuilder.group(Api, "paymentWebhook", (handlers) =>
+  Effect.gen(function*() {
+    const webhooks = yield* PaymentWebhooks
+    return handlers.handle("receive", () =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        // The raw body as received: the signature covers these exact bytes.
+        const raw = yield* request.text.pipe(Effect.orDie)
+        return yield* webhooks.receive(raw, request.headers["stripe-signature"])
+      }))
+  }))
+
+export const SandboxPaymentsHandlers = HttpApiBuilder.group(Api, "sandboxPayments", (handlers) =>
+  Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    const sandbox = yield* SandboxPayments
+    const states = yield* PaymentStates
+    const repo = yield* BillingRepo
+    const label = providerLabel(provider.kind, provider.publishableKey)
+    return handlers.handle("confirm", ({ payload }) =>
+      Effect.gen(function*() {
+        if (provider.kind !== "sandbox") {
+          return yield* new NotConfigured({ message: "The payment sandbox runs only in development without Stripe keys" })
+        }
+        const providerId = yield* sandbox.confirm(payload.client_secret, payload.card_number)
+        // The client comes straight back: apply the outcome as the confirm endpoint does.
+        const applied = yield* states.apply(yield* sandbox.provider.retrievePayment(providerId).pipe(Effect.orDie))
+        if (Option.isNone(applied)) return yield* new NotFound({ message: "No payment of the service uses that client secret" })
+        const row = yield* repo.findPayment(applied.value.org_id, applied.value.id)
+        return { payment: paymentRecord(Option.getOrElse(row, () => applied.value)), provider: label }
+      }))
+  }))
+
+export const AdminBillingHandlers = HttpApiBuilder.group(Api, "adminBilling", (handlers) =>
+  Effect.gen(function*() {
+    const ledger = yield* Ledger
+    const repo = yield* BillingRepo
+    return handlers.handle("unfreeze", ({ path }) =>
+      Effect.gen(function*() {
+        const org = yield* repo.org(path.orgId)
+        if (Option.isNone(org)) return yield* new NotFound({ message: "No such org" })
+        yield* ledger.setFrozen(path.orgId, false)
+        return { org_id: path.orgId, credits_frozen: false as const }
+      }))
+  }))

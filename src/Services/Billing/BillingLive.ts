@@ -1,0 +1,85 @@
+import { Effect, Layer } from "effect"
+import { NotConfigured } from "../../Errors/ApiErrors.js"
+import { Ledger } from "../Ledger/Ledger.js"
+import { LedgerLive } from "../Ledger/LedgerLive.js"
+import { AutoReload, AutoReloadSignal } from "./AutoReload.js"
+import { BillingConfig } from "./BillingConfig.js"
+import { BillingMail } from "./BillingMail.js"
+import { BillingRepo } from "./BillingRepo.js"
+import { Fx } from "./Fx.js"
+import { PaymentProvider } from "./PaymentProvider.js"
+import { Payments } from "./Payments.js"
+import { PaymentStates } from "./PaymentStates.js"
+import { PaymentWebhooks } from "./PaymentWebhooks.js"
+import { PlanChanges } from "./PlanChanges.js"
+import { SandboxPayments, SandboxProviderLive } from "./SandboxProvider.js"
+import { StripeProvider } from "./StripeProvider.js"
+import { Summary } from "./Summary.js"
+import { TopUps } from "./TopUps.js"
+
+/** Production without Stripe keys: billing is off and says so. */
+const notConfigured = Effect.fail(
+  new NotConfigured({ message: "Billing is not configured: set STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET" })
+)
+const OffProvider = Layer.succeed(
+  PaymentProvider,
+  PaymentProvider.of({
+    kind: "off",
+    publishableKey: null,
+    createCustomer: () => notConfigured,
+    createPayment: () => notConfigured,
+    chargeOffSession: () => notConfigured,
+    retrievePayment: () => notConfigured,
+    cancelPayment: () => notConfigured,
+    verifyWebhook: () => notConfigured
+  })
+)
+
+/** Stripe with keys; the sandbox in development without them; off in production without them. */
+export const PaymentProviderLive = Layer.unwrapEffect(Effect.map(BillingConfig, (config) => {
+  switch (config.mode._tag) {
+    case "stripe":
+      return StripeProvider(config.mode.stripe, config.providerTimeoutMs)
+    case "sandbox":
+      return SandboxProviderLive
+    case "off":
+      return OffProvider
+  }
+})).pipe(Layer.provide(SandboxPayments.Default), Layer.provide(BillingConfig.Default))
+
+/**
+ * The ledger as the gateway uses it, waking the auto-reload worker after each settlement:
+ * an in-memory signal, no statement added to the settlement.
+ */
+export const LedgerWakingAutoReload = Layer.effect(
+  Ledger,
+  Effect.gen(function*() {
+    const ledger = yield* Ledger
+    const signal = yield* AutoReloadSignal
+    return Ledger.of({
+      ...ledger,
+      capture: (holdId, amount) => Effect.tap(ledger.capture(holdId, amount), () => signal.wake),
+      settleWith: (holdId, captured, alongside) => Effect.tap(ledger.settleWith(holdId, captured, alongside), () => signal.wake)
+    })
+  })
+).pipe(Layer.provide(LedgerLive), Layer.provide(AutoReloadSignal.Default))
+
+/** Every billing service, for the server's Services list (the workers are BillingWorkersLive). */
+export const BillingLive = Layer.mergeAll(
+  BillingConfig.Default,
+  BillingRepo.Default,
+  BillingMail.Default,
+  Fx.Default,
+  SandboxPayments.Default,
+  PaymentStates.Default,
+  Payments.Default,
+  TopUps.Default,
+  AutoReload.Default,
+  PlanChanges.Default,
+  Summary.Default,
+  PaymentWebhooks.Default
+).pipe(
+  Layer.provideMerge(PaymentProviderLive),
+  Layer.provideMerge(AutoReloadSignal.Default),
+  Layer.provide(LedgerLive)
+)

@@ -1,0 +1,103 @@
+import { Effect, Option } from "effect"
+import { minorToDecimal } from "../../Domain/Billing.js"
+import { creditsToUsd } from "../../Domain/Money.js"
+import { AppConfig } from "../AppConfig.js"
+import { MailOutbox } from "../Mailer/MailOutbox.js"
+import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
+
+/**
+ * Billing's mails to every owner of an org, queued in the durable outbox inside the
+ * transaction of the change they report (so a mail exists exactly when the change does):
+ * a receipt for each successful payment, a failed auto-reload, auto-reload switched off,
+ * a plan that ended.
+ */
+const escapeHtml = (value: string) =>
+  value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
+
+const render = (headline: string, lines: ReadonlyArray<string>, footer: string) => ({
+  text: [headline, "", ...lines.map((line) => `- ${line}`), "", footer].join("\n"),
+  html: [
+    "<!doctype html><html><body style=\"font-family:sans-serif;line-height:1.5\">",
+    `<h2>${escapeHtml(headline)}</h2><ul>${lines.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>`,
+    `<p style="color:#666;font-size:12px">${escapeHtml(footer)}</p></body></html>`
+  ].join("")
+})
+
+export const describeAmount = (payment: PaymentRow) =>
+  `${payment.currency.toUpperCase()} ${minorToDecimal(BigInt(payment.amount_minor))}`
+
+const purposeName = { top_up: "Top-up", auto_reload: "Auto-reload", plan: "Plan fee" } as const
+
+export class BillingMail extends Effect.Service<BillingMail>()("BillingMail", {
+  effect: Effect.gen(function*() {
+    const outbox = yield* MailOutbox
+    const repo = yield* BillingRepo
+    const config = yield* AppConfig
+    const baseUrl = Option.getOrElse(config.baseUrl, () => `http://localhost:${config.port}`)
+
+    const toOwners = (
+      orgId: string,
+      dedupe: string,
+      make: (orgName: string) => { readonly subject: string; readonly headline: string; readonly lines: ReadonlyArray<string> }
+    ) =>
+      Effect.gen(function*() {
+        const owners = yield* repo.owners(orgId)
+        for (const owner of owners) {
+          const content = make(owner.org_name)
+          const footer = `Org: ${owner.org_name} (${orgId}) · Billing: GET ${baseUrl}/v1/orgs/${orgId}/billing · You receive this mail because you are an owner of this org.`
+          yield* outbox.enqueue({
+            to: owner.email,
+            subject: `[${owner.org_name}] ${content.subject}`,
+            ...render(content.headline, content.lines, footer),
+            dedupeKey: `${dedupe}:owner:${owner.user_id}`
+          })
+        }
+      })
+
+    /** A receipt to every owner for a successful payment. */
+    const receipt = (payment: PaymentRow, sandbox: boolean) =>
+      toOwners(payment.org_id, `payment:${payment.id}:receipt`, () => {
+        const credits = BigInt(payment.credits)
+        return {
+          subject: `${sandbox ? "[Sandbox] " : ""}Receipt: ${describeAmount(payment)} paid`,
+          headline: `${sandbox ? "Sandbox payment (no money moved)" : "Payment received"}: thank you`,
+          lines: [
+            `${purposeName[payment.purpose]} of ${describeAmount(payment)}, payment ${payment.id}.`,
+            ...(credits > 0n ? [`${credits} credits ($${creditsToUsd(credits)}) were added to the org's balance.`] : []),
+            ...(payment.plan === null ? [] : [`Plan: ${payment.plan}${payment.offer === null ? "" : ` (${payment.offer})`}, one month.`]),
+            ...(payment.fx_rate === null
+              ? []
+              : [`Converted from USD ${minorToDecimal(BigInt(payment.usd_cents))} at ${payment.fx_rate} INR per USD (ECB reference rate).`]),
+            ...(payment.card_last4 === null ? [] : [`Card: ${payment.card_brand ?? "card"} ending ${payment.card_last4}.`]),
+            ...(payment.receipt_url === null ? [] : [`The payment provider's receipt: ${payment.receipt_url}`])
+          ]
+        }
+      })
+
+    const autoReloadFailed = (payment: PaymentRow, failures: number, disabled: boolean) =>
+      toOwners(payment.org_id, `payment:${payment.id}:auto-reload-failed`, () => ({
+        subject: disabled ? "Auto-reload switched off after 3 failed charges" : "Auto-reload charge failed",
+        headline: disabled ? "Auto-reload is now off" : "An auto-reload charge failed",
+        lines: [
+          `The saved card could not be charged ${describeAmount(payment)}: ${payment.failure_message ?? "declined"}.`,
+          disabled
+            ? `That was the 3rd failure in a row, so auto-reload has been switched off. Top up once with save_card: true to save a working card, then switch auto-reload on again (PUT /v1/orgs/${payment.org_id}/billing/auto-reload).`
+            : `Failures in a row: ${failures} of 3; after 3, auto-reload switches off. It will try again later; to fix it now, top up with save_card: true to save another card.`
+        ]
+      }))
+
+    const planEnded = (orgId: string, plan: string, reason: string, dedupe: string) =>
+      toOwners(orgId, dedupe, () => ({
+        subject: `Your ${plan} plan ended`,
+        headline: "The org is back on Pay as you go",
+        lines: [
+          reason,
+          "Existing agents and members are kept; new ones above the Pay as you go limits are refused.",
+          `To return to the plan, choose it again: POST /v1/orgs/${orgId}/billing/plan.`
+        ]
+      }))
+
+    return { receipt, autoReloadFailed, planEnded } as const
+  }),
+  dependencies: [BillingRepo.Default, AppConfig.Default]
+}) {}

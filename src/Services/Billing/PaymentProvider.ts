@@ -1,0 +1,94 @@
+import { Context, type Effect } from "effect"
+import type { InvalidSignature, NotConfigured, PaymentUnavailable } from "../../Errors/ApiErrors.js"
+
+/**
+ * The payment provider as billing sees it: Stripe (StripeProvider.ts), the development
+ * sandbox (SandboxProvider.ts), or nothing (production without keys: every call answers
+ * `not_configured`). Amounts are in the currency's minor unit (cents, paise).
+ *
+ * Every call that creates something takes our idempotency key and passes it on, so a
+ * retry after a lost answer gets the first result instead of a second charge. A provider
+ * answer that is not what was expected, or none in time, is `payment_unavailable`.
+ */
+export interface CardDetails {
+  readonly brand: string
+  readonly last4: string
+  readonly expMonth: number
+  readonly expYear: number
+}
+
+export type ProviderPaymentStatus =
+  | "requires_payment_method"
+  | "requires_confirmation"
+  | "requires_action"
+  | "processing"
+  | "requires_capture"
+  | "canceled"
+  | "succeeded"
+
+export interface ProviderPayment {
+  readonly id: string
+  readonly status: ProviderPaymentStatus
+  readonly amountMinor: bigint
+  readonly currency: string
+  readonly clientSecret: string | null
+  readonly customerId: string | null
+  readonly paymentMethodId: string | null
+  readonly card: CardDetails | null
+  readonly receiptUrl: string | null
+  /** Why the last attempt failed (a decline, authentication needed). */
+  readonly failureMessage: string | null
+  /** Our payment id, set when the payment was created. */
+  readonly ourPaymentId: string | null
+}
+
+export interface CreatePayment {
+  readonly ourPaymentId: string
+  readonly amountMinor: bigint
+  readonly currency: "usd" | "inr"
+  readonly description: string
+  /** Keep the card for later off-session charges (needs `customerId`). */
+  readonly saveCard: boolean
+  readonly customerId: string | null
+  readonly idempotencyKey: string
+}
+
+export interface OffSessionCharge {
+  readonly ourPaymentId: string
+  readonly amountMinor: bigint
+  readonly currency: "usd"
+  readonly description: string
+  readonly customerId: string
+  readonly paymentMethodId: string
+  readonly idempotencyKey: string
+}
+
+/** What a verified webhook event means to billing. */
+export type ProviderEvent =
+  & { readonly eventId: string; readonly type: string }
+  & (
+    | { readonly kind: "payment_changed"; readonly payment: ProviderPayment }
+    | { readonly kind: "refunded"; readonly paymentId: string; readonly amountRefundedMinor: bigint }
+    | { readonly kind: "disputed"; readonly paymentId: string; readonly amountMinor: bigint }
+    | { readonly kind: "ignored" }
+  )
+
+export type ProviderError = PaymentUnavailable | NotConfigured
+
+export class PaymentProvider extends Context.Tag("PaymentProvider")<PaymentProvider, {
+  readonly kind: "stripe" | "sandbox" | "off"
+  /** What a browser needs to confirm a payment (Stripe.js); null for the sandbox. */
+  readonly publishableKey: string | null
+  readonly createCustomer: (orgId: string, idempotencyKey: string) => Effect.Effect<string, ProviderError>
+  readonly createPayment: (request: CreatePayment) => Effect.Effect<ProviderPayment, ProviderError>
+  /** Charges a saved card without the customer; a decline comes back as a payment that did not succeed. */
+  readonly chargeOffSession: (request: OffSessionCharge) => Effect.Effect<ProviderPayment, ProviderError>
+  readonly retrievePayment: (providerPaymentId: string) => Effect.Effect<ProviderPayment, ProviderError>
+  /** Cancels an unpaid payment; one that already succeeded comes back unchanged. */
+  readonly cancelPayment: (providerPaymentId: string) => Effect.Effect<ProviderPayment, ProviderError>
+  /** Checks the signature against the raw body before anything is parsed. */
+  readonly verifyWebhook: (
+    rawBody: string,
+    signature: string | undefined
+  ) => Effect.Effect<ProviderEvent, InvalidSignature | ProviderError>
+}>() {}

@@ -1,0 +1,226 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import { Ledger } from "../Ledger/Ledger.js"
+import { BillingMail } from "./BillingMail.js"
+import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
+import { PaymentProvider, type ProviderPayment } from "./PaymentProvider.js"
+
+/**
+ * What the provider says about a payment, applied to ours exactly once. Every path that
+ * learns a payment's state (the webhook, the client coming back, the auto-reload worker,
+ * the expiry sweep) calls `apply`, which locks our payment row and moves it only forward:
+ * the first caller to see `succeeded` credits the ledger (one `top_up` entry naming the
+ * payment), saves the card, starts the plan period and queues the receipts, all in one
+ * transaction; every later caller finds it credited and does nothing.
+ */
+export const AUTO_RELOAD_MAX_FAILURES = 3
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b)
+const min = (a: bigint, b: bigint) => (a < b ? a : b)
+
+/** The same instant one calendar month later (UTC), the day clamped to the month's end. */
+export const addMonth = (from: Date): Date => {
+  const year = from.getUTCFullYear()
+  const month = from.getUTCMonth() + 1
+  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
+  return new Date(Date.UTC(
+    year,
+    month,
+    Math.min(from.getUTCDate(), lastDay),
+    from.getUTCHours(),
+    from.getUTCMinutes(),
+    from.getUTCSeconds(),
+    from.getUTCMilliseconds()
+  ))
+}
+
+export class PaymentStates extends Effect.Service<PaymentStates>()("PaymentStates", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* BillingRepo
+    const ledger = yield* Ledger
+    const mail = yield* BillingMail
+    const provider = yield* PaymentProvider
+    const sandbox = provider.kind === "sandbox"
+
+    const succeed = (row: PaymentRow, payment: ProviderPayment, now: Date) =>
+      Effect.gen(function*() {
+        const done: PaymentRow = {
+          ...row,
+          status: "succeeded",
+          provider_payment_id: payment.id,
+          receipt_url: payment.receiptUrl,
+          card_brand: payment.card?.brand ?? row.card_brand,
+          card_last4: payment.card?.last4 ?? row.card_last4,
+          failure_message: null,
+          credited_at: now,
+          updated_at: now
+        }
+        yield* repo.updatePayment(row.id, {
+          status: done.status,
+          provider_payment_id: done.provider_payment_id,
+          receipt_url: done.receipt_url,
+          card_brand: done.card_brand,
+          card_last4: done.card_last4,
+          failure_message: null,
+          credited_at: now,
+          updated_at: now
+        })
+        const credits = BigInt(row.credits)
+        if (credits > 0n) {
+          // A top-up ends the trial's hourly limit and re-arms balance.low (the ledger's rules).
+          yield* ledger.credit(row.org_id, credits, "top_up", `Payment ${row.id} (${payment.id})`)
+        }
+        yield* repo.ensureProfile(row.org_id, now)
+        // Plan payments always keep the card: the fee renews on it.
+        const keepCard = (row.save_card || row.purpose === "plan") && payment.paymentMethodId !== null &&
+          payment.customerId !== null
+        if (keepCard) {
+          yield* repo.updateProfile(row.org_id, {
+            customer_id: payment.customerId,
+            card_payment_method_id: payment.paymentMethodId,
+            card_brand: payment.card?.brand ?? null,
+            card_last4: payment.card?.last4 ?? null,
+            card_exp_month: payment.card?.expMonth ?? null,
+            card_exp_year: payment.card?.expYear ?? null,
+            updated_at: now
+          })
+        }
+        if (row.purpose === "auto_reload") {
+          yield* repo.updateProfile(row.org_id, { auto_reload_failures: 0, auto_reload_next_attempt_at: null, updated_at: now })
+        }
+        if (row.purpose === "plan" && row.plan !== null) yield* startPlanPeriod(row, now)
+        yield* mail.receipt(done, sandbox)
+      })
+
+    /** The plan takes effect at once: limits and quotas read `orgs.plan`. A renewal extends the period. */
+    const startPlanPeriod = (row: PaymentRow, now: Date) =>
+      Effect.gen(function*() {
+        const profile = yield* repo.lockProfile(row.org_id, now)
+        const org = yield* repo.org(row.org_id)
+        // A renewal continues the month it follows; a new plan starts now.
+        const continuing = Option.isSome(org) && org.value.plan === row.plan && profile.plan_period_end !== null
+        const from = continuing ? profile.plan_period_end! : now
+        yield* sql`UPDATE orgs SET plan = ${row.plan} WHERE id = ${row.org_id}`
+        yield* repo.updateProfile(row.org_id, {
+          plan_period_end: addMonth(from),
+          plan_founding: row.offer !== null,
+          updated_at: now
+        })
+        if (row.offer !== null) {
+          yield* sql`
+            UPDATE founding_offer_claims SET status = 'taken', taken_at = ${now}
+            WHERE org_id = ${row.org_id} AND payment_id = ${row.id}`
+        }
+      })
+
+    const fail = (row: PaymentRow, payment: ProviderPayment, now: Date) =>
+      Effect.gen(function*() {
+        const failed: PaymentRow = {
+          ...row,
+          status: "failed",
+          provider_payment_id: payment.id,
+          failure_message: payment.failureMessage ?? "The payment was not completed",
+          updated_at: now
+        }
+        yield* repo.updatePayment(row.id, {
+          status: "failed",
+          provider_payment_id: payment.id,
+          failure_message: failed.failure_message,
+          updated_at: now
+        })
+        if (row.purpose !== "auto_reload") return
+        // An off-session charge that fails (or needs its holder) counts toward switching auto-reload off.
+        const profile = yield* repo.lockProfile(row.org_id, now)
+        const failures = profile.auto_reload_failures + 1
+        const disabled = failures >= AUTO_RELOAD_MAX_FAILURES
+        yield* repo.updateProfile(row.org_id, {
+          auto_reload_failures: failures,
+          auto_reload_enabled: profile.auto_reload_enabled && !disabled,
+          auto_reload_disabled_reason: disabled
+            ? `Switched off after ${failures} failed charges in a row (last: ${failed.failure_message})`
+            : profile.auto_reload_disabled_reason,
+          updated_at: now
+        })
+        yield* mail.autoReloadFailed(failed, failures, disabled)
+      })
+
+    const cancel = (row: PaymentRow, payment: ProviderPayment, now: Date) =>
+      Effect.gen(function*() {
+        yield* repo.updatePayment(row.id, { status: "canceled", provider_payment_id: payment.id, updated_at: now })
+        yield* sql`DELETE FROM founding_offer_claims WHERE payment_id = ${row.id} AND status = 'reserved'`
+      })
+
+    /**
+     * Applies the provider's state of a payment to ours, once; answers our payment after
+     * it (none when the payment is not one of ours).
+     */
+    const apply = (payment: ProviderPayment) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const locked = yield* repo.lockPayment(payment.ourPaymentId, payment.id)
+        if (Option.isNone(locked)) return Option.none<PaymentRow>()
+        const row = locked.value
+        if (row.provider_payment_id !== null && row.provider_payment_id !== payment.id) {
+          // Metadata naming a payment the provider knows under another id: not this one.
+          return Option.some(row)
+        }
+        const open = row.status === "creating" || row.status === "pending" || row.status === "failed"
+        if (payment.status === "succeeded") {
+          if (row.credited_at === null && row.status !== "canceled") yield* succeed(row, payment, now)
+        } else if (payment.status === "canceled") {
+          if (open) yield* cancel(row, payment, now)
+        } else if (
+          (row.status === "creating" || row.status === "pending") &&
+          (payment.failureMessage !== null || (row.purpose !== "top_up" && row.purpose !== "plan" && payment.status === "requires_action"))
+        ) {
+          yield* fail(row, payment, now)
+        } else if (row.status === "creating") {
+          yield* repo.setProviderId(row.id, payment.id, now)
+        }
+        return yield* repo.lockPayment(row.id, payment.id)
+      })).pipe(Effect.orDie)
+
+    /**
+     * Takes back credits of a refunded or disputed payment: the provider's refunded (or
+     * disputed) amount so far, in proportion to the credits it bought, less what was taken
+     * back before, with one adjustment entry that may drive the balance negative. A dispute
+     * also freezes the org's credits until an administrator unfreezes them.
+     */
+    const reverse = (providerPaymentId: string, kind: "refund" | "dispute", amountMinor: bigint) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const locked = yield* repo.lockPayment(null, providerPaymentId)
+        if (Option.isNone(locked)) return Option.none<PaymentRow>()
+        const row = locked.value
+        const total = BigInt(row.amount_minor)
+        // Amounts only grow (events may come twice or out of order); a refund of disputed money is the same money.
+        const refunded = max(BigInt(row.refunded_minor), kind === "refund" ? amountMinor : 0n)
+        const disputed = max(BigInt(row.disputed_minor), kind === "dispute" ? amountMinor : 0n)
+        const reversedMinor = min(max(refunded, disputed), total)
+        const credits = BigInt(row.credits)
+        // Credits for the reversed share, rounded up: never keep credits for money given back.
+        const target = row.credited_at === null ? 0n : (credits * reversedMinor + total - 1n) / total
+        const already = BigInt(row.reversed_credits)
+        const take = target > already ? target - already : 0n
+        yield* repo.updatePayment(row.id, {
+          refunded_minor: refunded.toString(),
+          disputed_minor: disputed.toString(),
+          reversed_credits: (already + take).toString(),
+          updated_at: now
+        })
+        if (take > 0n) {
+          yield* ledger.takeBack(
+            row.org_id,
+            take,
+            `${kind === "refund" ? "Refund" : "Chargeback"} of payment ${row.id} (${providerPaymentId})`
+          )
+        }
+        if (kind === "dispute") yield* ledger.setFrozen(row.org_id, true)
+        return yield* repo.lockPayment(row.id, providerPaymentId)
+      })).pipe(Effect.orDie)
+
+    return { apply, reverse } as const
+  }),
+  dependencies: [BillingRepo.Default, BillingMail.Default]
+}) {}

@@ -1,0 +1,55 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { NotConfigured } from "../../Errors/ApiErrors.js"
+import { BillingRepo } from "./BillingRepo.js"
+import { PaymentProvider } from "./PaymentProvider.js"
+import { PaymentStates } from "./PaymentStates.js"
+
+/**
+ * `POST /v1/billing/webhook`: the payment provider's events. The signature is checked with
+ * the provider's library against the raw body before anything is parsed (`invalid_signature`
+ * otherwise, and nothing changes). A handled event's id is recorded in the transaction of
+ * its effect, so a redelivery after a crash does the work, and a duplicate (even one
+ * arriving at the same moment) does nothing.
+ *
+ * - `payment_intent.succeeded` / `.payment_failed` / `.canceled`: the payment's state,
+ *   read again from the provider (the source of truth), applied once (credits, card,
+ *   plan, receipts; a failed auto-reload counts toward switching it off);
+ * - `charge.refunded`: the refunded share of the credits is taken back;
+ * - `charge.dispute.created`: the disputed share is taken back and the org's credits are
+ *   frozen until an administrator unfreezes them.
+ */
+export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("PaymentWebhooks", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* BillingRepo
+    const provider = yield* PaymentProvider
+    const states = yield* PaymentStates
+
+    const receive = (rawBody: string, signature: string | undefined) =>
+      Effect.gen(function*() {
+        if (provider.kind !== "stripe") {
+          return yield* new NotConfigured({
+            message: "Payment webhooks need Stripe (STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY, STRIPE_WEBHOOK_SECRET)"
+          })
+        }
+        const event = yield* provider.verifyWebhook(rawBody, signature)
+        if (event.kind === "ignored") return { received: true, handled: false, duplicate: false }
+        if (yield* repo.eventSeen(event.eventId)) return { received: true, handled: true, duplicate: true }
+        // The provider call happens before the transaction: none is held open across it.
+        const fresh = event.kind === "payment_changed" ? yield* provider.retrievePayment(event.payment.id) : null
+        const first = yield* sql.withTransaction(Effect.gen(function*() {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          if (!(yield* repo.recordEvent(event.eventId, event.type, now))) return false
+          if (event.kind === "payment_changed") yield* states.apply(fresh!)
+          else if (event.kind === "refunded") yield* states.reverse(event.paymentId, "refund", event.amountRefundedMinor)
+          else yield* states.reverse(event.paymentId, "dispute", event.amountMinor)
+          return true
+        })).pipe(Effect.orDie)
+        return { received: true, handled: true, duplicate: !first }
+      })
+
+    return { receive } as const
+  }),
+  dependencies: [BillingRepo.Default, PaymentStates.Default]
+}) {}

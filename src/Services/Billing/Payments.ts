@@ -1,0 +1,250 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import { createHash, randomUUID } from "node:crypto"
+import { usdCentsToPaise } from "../../Domain/Billing.js"
+import { IdempotencyConflict, InvalidInput, NotConfigured, NotFound, RequestInProgress } from "../../Errors/ApiErrors.js"
+import type { OrgActor } from "../Auth/Current.js"
+import { BillingConfig } from "./BillingConfig.js"
+import { BillingRepo, type PaymentRow, type ProfileRow } from "./BillingRepo.js"
+import { Fx } from "./Fx.js"
+import { PaymentProvider } from "./PaymentProvider.js"
+import { paymentRecord } from "./PaymentRecords.js"
+import { PaymentStates } from "./PaymentStates.js"
+
+/**
+ * Starting a payment the customer confirms (a top-up, a plan fee) and learning how it
+ * ended when the client comes back. The order of a start:
+ *
+ * 1. The idempotency key (as on execute): a key already used by the org with the same
+ *    request answers that payment again; with another request `idempotency_conflict`; a
+ *    first request still talking to the provider `request_in_progress`.
+ * 2. INR: the USD amount converted at the rate in force (`fx_unavailable` without one).
+ * 3. One transaction locks the org's billing profile, runs the caller's check (the
+ *    new-account cap, the founding offer's seat) and writes the payment as `creating`.
+ * 4. The provider creates the payment under an idempotency key derived from ours, so a
+ *    retry after a lost answer finds the same payment instead of making a second. If the
+ *    provider fails, the `creating` row is removed: nothing changed (`payment_unavailable`).
+ *
+ * A payment left `creating` by a crash is taken up again by the next retry under its key
+ * (or by the expiry sweep), with the same provider idempotency key.
+ */
+export interface PaymentSpec {
+  readonly purpose: "top_up" | "plan"
+  /** Credits it buys (0 for a plan fee). */
+  readonly credits: bigint
+  readonly usdCents: bigint
+  readonly currency: "usd" | "inr"
+  readonly saveCard: boolean
+  readonly plan: "pro" | "max" | null
+  readonly offer: string | null
+}
+
+export interface StartedPayment {
+  readonly payment: PaymentRow
+  readonly clientSecret: string | null
+  readonly replayed: boolean
+}
+
+/** Runs inside the reservation transaction, after the org's billing profile is locked. */
+export type Reservation<E> = (context: {
+  readonly orgId: string
+  readonly paymentId: string
+  readonly now: Date
+  readonly profile: ProfileRow
+}) => Effect.Effect<void, E, SqlClient.SqlClient>
+
+const fingerprintOf = (spec: PaymentSpec) =>
+  createHash("sha256")
+    .update(JSON.stringify([spec.purpose, spec.credits.toString(), spec.usdCents.toString(), spec.currency, spec.saveCard, spec.plan, spec.offer]))
+    .digest("hex")
+
+/** A UUID (version 8, RFC 9562) made from a hash. */
+const uuidFromHex = (hex: string) =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
+
+export class Payments extends Effect.Service<Payments>()("Payments", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* BillingRepo
+    const provider = yield* PaymentProvider
+    const states = yield* PaymentStates
+    const fx = yield* Fx
+    const config = yield* BillingConfig
+
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const requireConfigured = provider.kind === "off"
+      ? Effect.fail(
+        new NotConfigured({
+          message: "Billing is not configured: set STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET"
+        })
+      )
+      : Effect.void
+
+    /** The org's provider customer, made once (the provider's idempotency key is the org's). */
+    const customerFor = (orgId: string) =>
+      Effect.gen(function*() {
+        const existing = yield* repo.profile(orgId)
+        if (Option.isSome(existing) && existing.value.customer_id !== null) return existing.value.customer_id
+        const id = yield* provider.createCustomer(orgId, `customer:${orgId}`)
+        const at = yield* now
+        yield* repo.ensureProfile(orgId, at).pipe(Effect.orDie)
+        const rows = yield* sql<{ customer_id: string }>`
+          UPDATE billing_profiles SET customer_id = COALESCE(customer_id, ${id}), updated_at = ${at}
+          WHERE org_id = ${orgId} RETURNING customer_id`.pipe(Effect.orDie)
+        return rows[0]!.customer_id
+      })
+
+    /** Asks the provider for the payment of a `creating` row and records its id. */
+    const createAtProvider = (row: PaymentRow) =>
+      Effect.gen(function*() {
+        const customerId = row.save_card || row.purpose === "plan" ? yield* customerFor(row.org_id) : null
+        const created = yield* provider.createPayment({
+          ourPaymentId: row.id,
+          amountMinor: BigInt(row.amount_minor),
+          currency: row.currency,
+          description: row.purpose === "plan"
+            ? `Plan ${row.plan}${row.offer === null ? "" : ` (${row.offer})`}, one month`
+            : `${row.credits} credits`,
+          saveCard: row.save_card || row.purpose === "plan",
+          customerId,
+          idempotencyKey: row.provider_idempotency_key
+        })
+        yield* repo.setProviderId(row.id, created.id, yield* now).pipe(Effect.orDie)
+        const after = yield* repo.findPayment(row.org_id, row.id)
+        return { payment: Option.getOrElse(after, () => row), clientSecret: created.clientSecret }
+      })
+
+    /** The answer for a key used before: the same payment, or why not. */
+    const answerForKey = (row: PaymentRow, fingerprint: string) =>
+      Effect.gen(function*() {
+        if (row.fingerprint !== fingerprint) {
+          return yield* new IdempotencyConflict({
+            message: "This idempotency_key was used with a different request; use a new key for a new payment"
+          })
+        }
+        if (row.status === "creating") {
+          const age = (yield* Clock.currentTimeMillis) - row.created_at.getTime()
+          if (age < config.providerTimeoutMs + 5_000) {
+            return yield* new RequestInProgress({
+              message: "A request with this idempotency_key is still running; retry shortly for its answer"
+            })
+          }
+          // Its first request was cut off: finish it with the same provider idempotency key.
+          return { ...(yield* createAtProvider(row)), replayed: true }
+        }
+        const open = row.status === "pending" || row.status === "failed"
+        const clientSecret = open && row.provider_payment_id !== null
+          ? (yield* provider.retrievePayment(row.provider_payment_id)).clientSecret
+          : null
+        return { payment: row, clientSecret, replayed: true }
+      })
+
+    const start = <E>(
+      actor: OrgActor,
+      spec: PaymentSpec,
+      idempotencyKey: string | undefined,
+      reserve: Reservation<E>
+    ) =>
+      Effect.gen(function*() {
+        yield* requireConfigured
+        if (idempotencyKey !== undefined && !KEY_PATTERN.test(idempotencyKey)) {
+          return yield* new InvalidInput({ message: "idempotency_key must be 1 to 255 printable ASCII characters" })
+        }
+        const fingerprint = fingerprintOf(spec)
+        if (idempotencyKey !== undefined) {
+          const existing = yield* repo.findByKey(actor.org_id, idempotencyKey)
+          if (Option.isSome(existing)) return yield* answerForKey(existing.value, fingerprint)
+        }
+        let amountMinor = spec.usdCents
+        let rate: { readonly inrPerUsd: string; readonly date: string } | null = null
+        if (spec.currency === "inr") {
+          rate = yield* fx.rateForCharge
+          amountMinor = usdCentsToPaise(spec.usdCents, rate.inrPerUsd)
+        }
+        // With a key, the payment's id and the provider's key follow from it, so a retry after a
+        // lost answer sends the provider the very same request and gets the same payment.
+        const keyHash = idempotencyKey === undefined
+          ? null
+          : createHash("sha256").update(`${actor.org_id}\n${idempotencyKey}\n${fingerprint}`).digest("hex")
+        const id = keyHash === null ? randomUUID() : uuidFromHex(keyHash)
+        const at = yield* now
+        const providerKey = keyHash === null ? `payment:${id}` : `payment:${actor.org_id}:${keyHash}`
+        const inserted = yield* sql.withTransaction(Effect.gen(function*() {
+          const profile = yield* repo.lockProfile(actor.org_id, at)
+          yield* reserve({ orgId: actor.org_id, paymentId: id, now: at, profile })
+          return yield* repo.insertPayment({
+            id,
+            org_id: actor.org_id,
+            purpose: spec.purpose,
+            provider: provider.kind === "stripe" ? "stripe" : "sandbox",
+            provider_idempotency_key: providerKey,
+            currency: spec.currency,
+            amount_minor: amountMinor.toString(),
+            usd_cents: spec.usdCents.toString(),
+            credits: spec.credits.toString(),
+            fx_rate: rate?.inrPerUsd ?? null,
+            fx_rate_date: rate?.date ?? null,
+            plan: spec.plan,
+            offer: spec.offer,
+            save_card: spec.saveCard,
+            idempotency_key: idempotencyKey ?? null,
+            fingerprint,
+            created_by: actor.user_id,
+            created_at: at,
+            updated_at: at
+          })
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        if (Option.isNone(inserted)) {
+          // A concurrent request took the same key first.
+          const existing = yield* repo.findByKey(actor.org_id, idempotencyKey!)
+          if (Option.isNone(existing)) return yield* Effect.dieMessage("An idempotency key vanished")
+          return (yield* answerForKey(existing.value, fingerprint)) as StartedPayment
+        }
+        const created = yield* createAtProvider(inserted.value).pipe(
+          // Nothing changes when the provider failed: the row (and any seat it reserved) goes.
+          Effect.tapError(() => repo.deletePayment(id).pipe(Effect.orDie))
+        )
+        return { ...created, replayed: false } as StartedPayment
+      })
+
+    /** The client came back: ask the provider how the payment ended and apply it (once). */
+    const confirm = (actor: OrgActor, paymentId: string) =>
+      Effect.gen(function*() {
+        yield* requireConfigured
+        const found = yield* repo.findPayment(actor.org_id, paymentId)
+        if (Option.isNone(found)) return yield* new NotFound({ message: "No such payment" })
+        const row = found.value
+        if (row.provider_payment_id === null) return row
+        const payment = yield* provider.retrievePayment(row.provider_payment_id)
+        const after = yield* states.apply(payment)
+        return Option.getOrElse(after, () => row)
+      })
+
+    const get = (actor: OrgActor, paymentId: string) =>
+      Effect.gen(function*() {
+        yield* requireConfigured
+        const found = yield* repo.findPayment(actor.org_id, paymentId)
+        if (Option.isNone(found)) return yield* new NotFound({ message: "No such payment" })
+        return paymentRecord(found.value)
+      })
+
+    const list = (actor: OrgActor, limit: number, startingAfter: string | undefined) =>
+      Effect.gen(function*() {
+        yield* requireConfigured
+        let before: PaymentRow | null = null
+        if (startingAfter !== undefined) {
+          const cursor = yield* repo.findPayment(actor.org_id, startingAfter)
+          if (Option.isNone(cursor)) return yield* new InvalidInput({ message: "starting_after is not a payment of this org" })
+          before = cursor.value
+        }
+        const rows = yield* repo.listPayments(actor.org_id, limit, before)
+        return { payments: rows.slice(0, limit).map(paymentRecord), has_more: rows.length > limit }
+      })
+
+    return { start, confirm, get, list, requireConfigured, customerFor } as const
+  }),
+  dependencies: [BillingRepo.Default, PaymentStates.Default, Fx.Default, BillingConfig.Default]
+}) {}

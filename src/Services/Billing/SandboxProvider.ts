@@ -1,0 +1,226 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Layer, Option } from "effect"
+import { randomBytes, randomUUID } from "node:crypto"
+import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
+import { PaymentProvider, type ProviderPayment, type ProviderPaymentStatus } from "./PaymentProvider.js"
+
+/**
+ * The development payment sandbox: a payment provider inside the service, behind the same
+ * interface as Stripe, so a newcomer can top up on the embedded default without an
+ * account. No money moves. Payments are rows of `sandbox_payment_intents`; a client
+ * confirms one with its client secret and a test card (`SandboxPayments.confirm`, served
+ * at `POST /v1/billing/sandbox/confirm`), as a browser would with Stripe.js.
+ *
+ * Test cards (any future expiry, any CVC):
+ * - 4242 4242 4242 4242 (Visa), 5555 5555 5555 4444 (Mastercard): succeed;
+ * - 4000 0000 0000 0002: declined; 4000 0000 0000 9995: declined, insufficient funds;
+ * - 4000 0027 6000 3184: succeeds when its holder is there, needs authentication off-session.
+ */
+export const sandboxTestCards = {
+  "4242424242424242": { brand: "visa", behaviour: "succeeds" },
+  "5555555555554444": { brand: "mastercard", behaviour: "succeeds" },
+  "4000000000000002": { brand: "visa", behaviour: "declined" },
+  "4000000000009995": { brand: "visa", behaviour: "insufficient_funds" },
+  "4000002760003184": { brand: "visa", behaviour: "authentication_required" }
+} as const
+
+type Behaviour = typeof sandboxTestCards[keyof typeof sandboxTestCards]["behaviour"]
+
+const declineMessages: Record<Exclude<Behaviour, "succeeds">, string> = {
+  declined: "Your card was declined.",
+  insufficient_funds: "Your card has insufficient funds.",
+  authentication_required: "This payment needs the card holder's authentication."
+}
+
+interface SandboxRow {
+  readonly id: string
+  readonly client_secret: string
+  readonly amount_minor: string
+  readonly currency: string
+  readonly status: ProviderPaymentStatus
+  readonly customer_id: string | null
+  readonly payment_method_id: string | null
+  readonly card_brand: string | null
+  readonly card_last4: string | null
+  readonly card_exp_month: number | null
+  readonly card_exp_year: number | null
+  readonly save_card: boolean
+  readonly failure_message: string | null
+  readonly metadata: { readonly payment_id?: string }
+}
+
+const toPayment = (row: SandboxRow): ProviderPayment => ({
+  id: row.id,
+  status: row.status,
+  amountMinor: BigInt(row.amount_minor),
+  currency: row.currency,
+  clientSecret: row.client_secret,
+  customerId: row.customer_id,
+  paymentMethodId: row.payment_method_id,
+  card: row.card_brand === null || row.card_last4 === null
+    ? null
+    : { brand: row.card_brand, last4: row.card_last4, expMonth: row.card_exp_month ?? 0, expYear: row.card_exp_year ?? 0 },
+  receiptUrl: null,
+  failureMessage: row.failure_message,
+  ourPaymentId: typeof row.metadata?.payment_id === "string" ? row.metadata.payment_id : null
+})
+
+/** A saved sandbox card carries its test behaviour in its id (`pm_sandbox_<behaviour>_<last4>_<random>`). */
+const behaviourOf = (paymentMethodId: string): Behaviour => {
+  const found = /^pm_sandbox_([a-z_]+?)_\d{4}_/.exec(paymentMethodId)?.[1]
+  return found === "succeeds" || found === "declined" || found === "insufficient_funds" || found === "authentication_required"
+    ? found
+    : "declined"
+}
+
+const columns = `id, client_secret, amount_minor, currency, status, customer_id, payment_method_id, card_brand, card_last4, card_exp_month,
+  card_exp_year, save_card, failure_message, metadata`
+
+export class SandboxPayments extends Effect.Service<SandboxPayments>()("SandboxPayments", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.unsafe(columns)
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const find = (id: string) =>
+      sql<SandboxRow>`SELECT ${cols} FROM sandbox_payment_intents WHERE id = ${id}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    const insert = (input: {
+      readonly amountMinor: bigint
+      readonly currency: string
+      readonly customerId: string | null
+      readonly saveCard: boolean
+      readonly ourPaymentId: string
+      readonly idempotencyKey: string
+      readonly status: ProviderPaymentStatus
+      readonly paymentMethodId: string | null
+      readonly card: { readonly brand: string; readonly last4: string } | null
+      readonly failureMessage: string | null
+    }) =>
+      Effect.gen(function*() {
+        // The same idempotency key answers the payment it first made.
+        const existing = yield* sql<SandboxRow>`
+          SELECT ${cols} FROM sandbox_payment_intents WHERE idempotency_key = ${input.idempotencyKey}`.pipe(Effect.orDie)
+        if (existing[0] !== undefined) return existing[0]
+        const id = `pi_sandbox_${randomUUID().replace(/-/g, "")}`
+        const clientSecret = `${id}_secret_${randomBytes(16).toString("hex")}`
+        const rows = yield* sql<SandboxRow>`
+          INSERT INTO sandbox_payment_intents (id, idempotency_key, client_secret, amount_minor, currency, status, customer_id,
+            payment_method_id, card_brand, card_last4, card_exp_month, card_exp_year, save_card, failure_message, metadata, created_at)
+          VALUES (${id}, ${input.idempotencyKey}, ${clientSecret}, ${input.amountMinor.toString()}, ${input.currency},
+            ${input.status}, ${input.customerId}, ${input.paymentMethodId}, ${input.card?.brand ?? null},
+            ${input.card?.last4 ?? null}, ${input.card === null ? null : 12}, ${input.card === null ? null : 2099},
+            ${input.saveCard}, ${input.failureMessage}, ${JSON.stringify({ payment_id: input.ourPaymentId })}, ${yield* now})
+          ON CONFLICT (idempotency_key) DO NOTHING
+          RETURNING ${cols}`.pipe(Effect.orDie)
+        if (rows[0] === undefined) {
+          const again = yield* sql<SandboxRow>`
+            SELECT ${cols} FROM sandbox_payment_intents WHERE idempotency_key = ${input.idempotencyKey}`.pipe(Effect.orDie)
+          return again[0]!
+        }
+        return rows[0]
+      })
+
+    const provider = PaymentProvider.of({
+      kind: "sandbox",
+      publishableKey: null,
+      createCustomer: () => Effect.succeed(`cus_sandbox_${randomUUID().replace(/-/g, "")}`),
+      createPayment: (request) =>
+        Effect.map(
+          insert({
+            amountMinor: request.amountMinor,
+            currency: request.currency,
+            customerId: request.customerId,
+            saveCard: request.saveCard,
+            ourPaymentId: request.ourPaymentId,
+            idempotencyKey: request.idempotencyKey,
+            status: "requires_payment_method",
+            paymentMethodId: null,
+            card: null,
+            failureMessage: null
+          }),
+          toPayment
+        ),
+      chargeOffSession: (request) =>
+        Effect.gen(function*() {
+          const behaviour = behaviourOf(request.paymentMethodId)
+          const last4 = /_(\d{4})_[0-9a-f]+$/.exec(request.paymentMethodId)?.[1] ?? "0000"
+          const row = yield* insert({
+            amountMinor: request.amountMinor,
+            currency: request.currency,
+            customerId: request.customerId,
+            saveCard: false,
+            ourPaymentId: request.ourPaymentId,
+            idempotencyKey: request.idempotencyKey,
+            status: behaviour === "succeeds"
+              ? "succeeded"
+              : behaviour === "authentication_required"
+              ? "requires_action"
+              : "requires_payment_method",
+            paymentMethodId: request.paymentMethodId,
+            card: { brand: "visa", last4 },
+            failureMessage: behaviour === "succeeds" ? null : declineMessages[behaviour]
+          })
+          return toPayment(row)
+        }),
+      retrievePayment: (id) =>
+        Effect.flatMap(find(id), (row) =>
+          Option.match(row, {
+            onNone: () => Effect.dieMessage(`No sandbox payment ${id}`),
+            onSome: (r) => Effect.succeed(toPayment(r))
+          })),
+      cancelPayment: (id) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<SandboxRow>`
+            UPDATE sandbox_payment_intents SET status = 'canceled'
+            WHERE id = ${id} AND status NOT IN ('succeeded', 'canceled')
+            RETURNING ${cols}`.pipe(Effect.orDie)
+          if (rows[0] !== undefined) return toPayment(rows[0])
+          const row = yield* find(id)
+          return Option.isSome(row) ? toPayment(row.value) : yield* Effect.dieMessage(`No sandbox payment ${id}`)
+        }),
+      // The sandbox has no webhooks: a confirmation settles the payment at once.
+      verifyWebhook: () => Effect.dieMessage("The payment sandbox sends no webhooks")
+    })
+
+    /**
+     * Pays a sandbox payment with a test card, as a browser would with Stripe.js; answers
+     * the provider's id of the payment (whatever the card did).
+     */
+    const confirm = (clientSecret: string, cardNumber: string) =>
+      Effect.gen(function*() {
+        const number = cardNumber.replace(/[\s-]/g, "")
+        const card = sandboxTestCards[number as keyof typeof sandboxTestCards]
+        if (card === undefined) {
+          return yield* new InvalidInput({
+            message: `Not a sandbox test card; use one of ${Object.keys(sandboxTestCards).join(", ")}`
+          })
+        }
+        const id = clientSecret.split("_secret_")[0] ?? ""
+        const rows = yield* sql<{ status: ProviderPaymentStatus; save_card: boolean }>`
+          SELECT status, save_card FROM sandbox_payment_intents
+          WHERE id = ${id} AND client_secret = ${clientSecret}`.pipe(Effect.orDie)
+        if (rows[0] === undefined) return yield* new NotFound({ message: "No sandbox payment with that client secret" })
+        const succeeds = card.behaviour === "succeeds" || card.behaviour === "authentication_required"
+        const last4 = number.slice(-4)
+        const paymentMethodId = `pm_sandbox_${card.behaviour}_${last4}_${randomBytes(6).toString("hex")}`
+        yield* sql`
+          UPDATE sandbox_payment_intents SET
+            status = ${succeeds ? "succeeded" : "requires_payment_method"},
+            payment_method_id = ${paymentMethodId}, card_brand = ${card.brand}, card_last4 = ${last4},
+            card_exp_month = 12, card_exp_year = 2099,
+            failure_message = ${succeeds ? null : declineMessages[card.behaviour as Exclude<Behaviour, "succeeds">]}
+          WHERE id = ${id} AND status IN ('requires_payment_method', 'requires_confirmation', 'requires_action')`.pipe(
+          Effect.orDie
+        )
+        return id
+      })
+
+    return { provider, confirm } as const
+  })
+}) {}
+
+export const SandboxProviderLive = Layer.effect(PaymentProvider, Effect.map(SandboxPayments, (s) => s.provider))

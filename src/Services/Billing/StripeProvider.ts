@@ -1,0 +1,248 @@
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import Stripe from "stripe"
+import { InvalidSignature, PaymentUnavailable } from "../../Errors/ApiErrors.js"
+import type { StripeSettings } from "./BillingConfig.js"
+import { PaymentProvider, type ProviderEvent, type ProviderPayment } from "./PaymentProvider.js"
+
+/**
+ * The payment provider on Stripe, through the official library. The API version is
+ * pinned here (the one the pinned library is written for), so an account's default
+ * version never changes what we read. Every creating call carries our idempotency key.
+ * Answers are checked against the few fields we use: anything else is
+ * `payment_unavailable` (retryable, and nothing was changed on our side).
+ */
+export const STRIPE_API_VERSION = "2026-10-28.endive" as const
+
+/** Seconds a webhook's signature timestamp may be from our clock (Stripe's default). */
+const WEBHOOK_TOLERANCE_SECONDS = 300
+
+const Card = Schema.Struct({
+  brand: Schema.String,
+  last4: Schema.String,
+  exp_month: Schema.Number,
+  exp_year: Schema.Number
+})
+
+const PaymentIntentShape = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("payment_intent"),
+  status: Schema.Literal(
+    "requires_payment_method",
+    "requires_confirmation",
+    "requires_action",
+    "processing",
+    "requires_capture",
+    "canceled",
+    "succeeded"
+  ),
+  amount: Schema.Number,
+  currency: Schema.String,
+  client_secret: Schema.optional(Schema.NullOr(Schema.String)),
+  customer: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
+  payment_method: Schema.optional(
+    Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String, card: Schema.optional(Schema.NullOr(Card)) })))
+  ),
+  latest_charge: Schema.optional(
+    Schema.NullOr(Schema.Union(
+      Schema.String,
+      Schema.Struct({
+        id: Schema.String,
+        receipt_url: Schema.optional(Schema.NullOr(Schema.String)),
+        payment_method_details: Schema.optional(Schema.NullOr(Schema.Struct({ card: Schema.optional(Schema.NullOr(Card)) })))
+      })
+    ))
+  ),
+  last_payment_error: Schema.optional(Schema.NullOr(Schema.Struct({ message: Schema.optional(Schema.NullOr(Schema.String)) }))),
+  metadata: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
+})
+
+const decodePaymentIntent = Schema.decodeUnknown(PaymentIntentShape)
+
+const idOf = (value: string | { readonly id: string } | null | undefined) =>
+  value === null || value === undefined ? null : typeof value === "string" ? value : value.id
+
+/** Our view of a PaymentIntent, or `payment_unavailable` when it is not shaped like one. */
+export const toProviderPayment = (raw: unknown) =>
+  Effect.map(
+    decodePaymentIntent(raw).pipe(
+      Effect.mapError(() => new PaymentUnavailable({ message: "The payment provider answered with something that is not a payment" }))
+    ),
+    (pi): ProviderPayment => {
+      const charge = typeof pi.latest_charge === "object" && pi.latest_charge !== null ? pi.latest_charge : null
+      const method = typeof pi.payment_method === "object" && pi.payment_method !== null ? pi.payment_method : null
+      const card = charge?.payment_method_details?.card ?? method?.card ?? null
+      return {
+        id: pi.id,
+        status: pi.status,
+        amountMinor: BigInt(Math.round(pi.amount)),
+        currency: pi.currency,
+        clientSecret: pi.client_secret ?? null,
+        customerId: idOf(pi.customer),
+        paymentMethodId: idOf(pi.payment_method),
+        card: card === null ? null : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year },
+        receiptUrl: charge?.receipt_url ?? null,
+        failureMessage: pi.last_payment_error?.message ?? null,
+        ourPaymentId: pi.metadata?.payment_id ?? null
+      }
+    }
+  )
+
+const unavailable = (what: string, cause: unknown) => {
+  const detail = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
+  return Effect.zipRight(
+    Effect.logWarning(`Payment provider: ${what} failed (${detail})`),
+    Effect.fail(new PaymentUnavailable({ message: `The payment provider did not answer as expected (${what}); nothing was changed, retry shortly` }))
+  )
+}
+
+const EXPAND = ["latest_charge", "payment_method"]
+
+export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
+  Layer.sync(PaymentProvider, () => {
+    const base = Option.map(settings.apiBase, (address) => new URL(address))
+    const stripe = new Stripe(Redacted.value(settings.secretKey), {
+      apiVersion: STRIPE_API_VERSION,
+      // A retry is ours to make, under the same idempotency key.
+      maxNetworkRetries: 0,
+      timeout: timeoutMs,
+      telemetry: false,
+      ...Option.match(base, {
+        onNone: () => ({}),
+        onSome: (url) => ({
+          host: url.hostname,
+          port: url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port),
+          protocol: url.protocol === "http:" ? "http" as const : "https" as const
+        })
+      })
+    })
+
+    /** One library call, bounded in time; any failure is `payment_unavailable`. */
+    const call = <A>(what: string, run: () => Promise<A>) =>
+      Effect.tryPromise({ try: run, catch: (cause) => cause }).pipe(
+        Effect.timeoutFail({ duration: timeoutMs + 1_000, onTimeout: () => new Error(`no answer within ${timeoutMs} ms`) }),
+        Effect.catchAll((cause) => unavailable(what, cause))
+      )
+
+    const retrievePayment = (id: string) =>
+      Effect.flatMap(call("retrieving a payment", () => stripe.paymentIntents.retrieve(id, { expand: EXPAND })), toProviderPayment)
+
+    const chargeOffSession: PaymentProvider["Type"]["chargeOffSession"] = (request) =>
+      Effect.tryPromise({
+        try: () =>
+          stripe.paymentIntents.create({
+            amount: Number(request.amountMinor),
+            currency: request.currency,
+            customer: request.customerId,
+            payment_method: request.paymentMethodId,
+            off_session: true,
+            confirm: true,
+            description: request.description,
+            metadata: { payment_id: request.ourPaymentId },
+            expand: EXPAND
+          }, { idempotencyKey: request.idempotencyKey }),
+        catch: (cause) => cause
+      }).pipe(
+        Effect.timeoutFail({ duration: timeoutMs + 1_000, onTimeout: () => new Error(`no answer within ${timeoutMs} ms`) }),
+        Effect.flatMap(toProviderPayment),
+        // A decline or a card that needs its holder comes back as an error carrying the payment.
+        Effect.catchAll((cause) =>
+          cause instanceof Stripe.errors.StripeCardError && cause.payment_intent !== undefined
+            ? Effect.map(toProviderPayment(cause.payment_intent), (payment) => ({
+              ...payment,
+              failureMessage: payment.failureMessage ?? cause.message
+            }))
+            : cause instanceof PaymentUnavailable
+            ? Effect.fail(cause)
+            : unavailable("charging a saved card", cause)
+        )
+      )
+
+    const verifyWebhook = (rawBody: string, signature: string | undefined) =>
+      Effect.gen(function*() {
+        if (signature === undefined || signature === "") {
+          return yield* new InvalidSignature({ message: "The Stripe-Signature header is missing" })
+        }
+        const event = yield* Effect.try({
+          try: () => stripe.webhooks.constructEvent(rawBody, signature, Redacted.value(settings.webhookSecret), WEBHOOK_TOLERANCE_SECONDS),
+          catch: () => new InvalidSignature({ message: "The webhook's signature did not verify against its raw body" })
+        })
+        return yield* toProviderEvent(event.id, event.type, event.data.object as unknown)
+      })
+
+    return PaymentProvider.of({
+      kind: "stripe",
+      publishableKey: settings.publishableKey,
+      createCustomer: (orgId, idempotencyKey) =>
+        Effect.map(
+          call("creating a customer", () =>
+            stripe.customers.create({ description: `Org ${orgId}`, metadata: { org_id: orgId } }, { idempotencyKey })),
+          (customer) => customer.id
+        ),
+      createPayment: (request) =>
+        Effect.flatMap(
+          call("creating a payment", () =>
+            stripe.paymentIntents.create({
+              amount: Number(request.amountMinor),
+              currency: request.currency,
+              description: request.description,
+              metadata: { payment_id: request.ourPaymentId },
+              ...(request.customerId === null ? {} : { customer: request.customerId }),
+              ...(request.saveCard ? { setup_future_usage: "off_session" as const } : {})
+            }, { idempotencyKey: request.idempotencyKey })),
+          toProviderPayment
+        ),
+      chargeOffSession,
+      retrievePayment,
+      cancelPayment: (id) =>
+        Effect.flatMap(retrievePayment(id), (payment) =>
+          payment.status === "succeeded" || payment.status === "canceled" || payment.status === "processing"
+            ? Effect.succeed(payment)
+            : Effect.flatMap(call("cancelling a payment", () => stripe.paymentIntents.cancel(id)), toProviderPayment)),
+      verifyWebhook
+    })
+  })
+
+const ChargeShape = Schema.Struct({
+  object: Schema.Literal("charge"),
+  payment_intent: Schema.NullOr(Schema.String),
+  amount_refunded: Schema.Number
+})
+
+const DisputeShape = Schema.Struct({
+  object: Schema.Literal("dispute"),
+  payment_intent: Schema.NullOr(Schema.String),
+  amount: Schema.Number
+})
+
+/** What a verified event means to billing; an event we do not handle is `ignored`. */
+const toProviderEvent = (eventId: string, type: string, object: unknown): Effect.Effect<ProviderEvent, PaymentUnavailable> => {
+  const base = { eventId, type }
+  switch (type) {
+    case "payment_intent.succeeded":
+    case "payment_intent.payment_failed":
+    case "payment_intent.canceled":
+      return Effect.map(toProviderPayment(object), (payment) => ({ ...base, kind: "payment_changed" as const, payment }))
+    case "charge.refunded":
+      return Effect.map(
+        Schema.decodeUnknown(ChargeShape)(object).pipe(
+          Effect.mapError(() => new PaymentUnavailable({ message: "A charge.refunded event without a charge" }))
+        ),
+        (charge): ProviderEvent =>
+          charge.payment_intent === null
+            ? { ...base, kind: "ignored" }
+            : { ...base, kind: "refunded", paymentId: charge.payment_intent, amountRefundedMinor: BigInt(charge.amount_refunded) }
+      )
+    case "charge.dispute.created":
+      return Effect.map(
+        Schema.decodeUnknown(DisputeShape)(object).pipe(
+          Effect.mapError(() => new PaymentUnavailable({ message: "A charge.dispute.created event without a dispute" }))
+        ),
+        (dispute): ProviderEvent =>
+          dispute.payment_intent === null
+            ? { ...base, kind: "ignored" }
+            : { ...base, kind: "disputed", paymentId: dispute.payment_intent, amountMinor: BigInt(dispute.amount) }
+      )
+    default:
+      return Effect.succeed({ ...base, kind: "ignored" as const })
+  }
+}
