@@ -6,7 +6,8 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   publicEndpoint: () => import("./publicEndpoint.js"),
   webhooks: () => import("./webhooks.js"),
   execute: () => import("./execute.js"),
-  gateway: () => import("./gateway.js")
+  gateway: () => import("./gateway.js"),
+  autoReload: () => import("./autoReload.js")
 }
 
 const selected = process.argv.slice(2)

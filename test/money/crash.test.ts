@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { killChildService, startChildService } from "../support/childService.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
 import { type FakeProvider, invariants, ledgerRuntime, type LedgerRuntime, seedTestCatalogue, startFakeProvider, topUp } from "./support.js"
@@ -17,40 +17,8 @@ let ledger: LedgerRuntime
 
 const TIMEOUT_MS = 1_000
 
-interface Child {
-  readonly url: string
-  readonly process: ChildProcess
-}
-
-const startChild = (env: Record<string, string>) =>
-  new Promise<Child>((resolve, reject) => {
-    // The test runner's environment carries BASE_URL ("/", from Vite): not for the service.
-    const { BASE_URL: _base, ...inherited } = process.env
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      env: { ...inherited, PORT: "0", LOG_LEVEL: "Info", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = /Service ready at http:\/\/localhost:(\d+)/.exec(output)
-      if (match) {
-        child.stdout!.off("data", onData)
-        child.stdout!.resume()
-        resolve({ url: `http://127.0.0.1:${match[1]}`, process: child })
-      }
-    }
-    child.stdout!.on("data", onData)
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
-    child.once("exit", (code, signal) => reject(new Error(`service exited (${code ?? signal}) before ready:\n${output}`)))
-  })
-
-const kill = (child: Child) =>
-  new Promise<void>((resolve) => {
-    if (child.process.exitCode !== null || child.process.signalCode !== null) return resolve()
-    child.process.once("exit", () => resolve())
-    child.process.kill("SIGKILL")
-  })
+const startChild = startChildService
+const kill = killChildService
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
