@@ -5,9 +5,9 @@ import { apiErrorClasses } from "../../src/Errors/ApiErrors.js"
 import { errorCatalogue, errorCodes } from "../../src/Errors/ErrorCatalogue.js"
 import { currentDocsBaseUrl, encodeApiError, wire } from "../../src/Errors/Wire.js"
 
-/** The Errors table of the specification, read from the shared spec beside the repository. */
+/** The Errors table of the specification, read from the copy of the specification kept in docs/spec. */
 const specErrors = () => {
-  const spec = fs.readFileSync(new URL("../../../shared/spec/interface-spec.md", import.meta.url), "utf8")
+  const spec = fs.readFileSync(new URL("../../docs/spec/interface-spec.md", import.meta.url), "utf8")
   const section = spec.slice(spec.indexOf("## Errors"), spec.indexOf("Client-side codes"))
   return Array.from(section.matchAll(/^\| ([a-z_]+) \| (\d{3}) \| (yes|no|-) \|/gm), (m) => ({
     code: m[1]!,
