@@ -65,6 +65,7 @@ import {
 } from "../Http/Handlers/BillingHandlers.js"
 import { BillingLive, LedgerWakingAutoReload } from "../Services/Billing/BillingLive.js"
 import { BillingWorkersLive } from "../Services/Billing/BillingWorkers.js"
+import { ClientErrorsLive } from "./ClientErrors.js"
 import { DatabaseLive } from "./Database.js"
 import { DrainingIncomingMessage } from "./DrainingIncomingMessage.js"
 import { MigrationsLive } from "./Migrations.js"
@@ -208,14 +209,12 @@ const LoggingLive = Layer.unwrapEffect(
 
 /** The service listening on PORT (0 picks a free port, as the tests do); it offers its server and PublicUrl. */
 export const ServerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    HttpLive.pipe(
+  Effect.map(AppConfig, (config) => {
+    const nodeServer = createServer({ IncomingMessage: DrainingIncomingMessage })
+    return ClientErrorsLive(nodeServer).pipe(
+      Layer.provideMerge(HttpLive),
       Layer.tap((context) => Effect.logInfo(`Service ready at ${Context.get(context, PublicUrl)}`)),
-      Layer.provideMerge(
-        NodeHttpServer.layer(() => createServer({ IncomingMessage: DrainingIncomingMessage }), {
-          port: config.port,
-          host: "0.0.0.0"
-        })
-      )
-    ))
+      Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: "0.0.0.0" }))
+    )
+  })
 ).pipe(Layer.provide(AppConfig.Default), Layer.provide(LoggingLive))

@@ -122,7 +122,7 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
       // The body is read here, under the edge's 1 MB limit, so a chunked body past it gets
       // the service's 413 `payload_too_large` (the edge maps the read failure) rather than
       // the MCP library's own error.
-      const body = yield* request.arrayBuffer
+      const body = yield* request.text
       const webRequest = new Request(new URL(request.url, "http://localhost"), {
         method: request.method,
         headers: new Headers(request.headers as Record<string, string>),

@@ -7,14 +7,15 @@ import { extraRoutes } from "../ExtraRoutes.js"
 import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
 import { makeRouteTable, routesOfApi } from "../RouteTable.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
+import { announcesBody, problemInContentType, problemInJsonBody, problemInTarget } from "./RequestChecks.js"
 
 /** Largest request body accepted: 1 MB. */
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /**
- * The outermost middleware of every request: unknown paths and methods, org keys used
- * outside their org's paths, the body limit, and the shaping of every failure into the
- * common error body.
+ * The outermost middleware of every request: malformed targets, unknown paths and methods,
+ * org keys used outside their org's paths, the body limit, bodies that are not clean JSON
+ * (see RequestChecks.ts), and the shaping of every failure into the common error body.
  *
  * Body limit: a `Content-Length` over 1 MB is refused before the body is read; a chunked
  * body is read up to 1 MB and refused with the same 413 as soon as it goes past.
@@ -26,6 +27,8 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
     return (app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
+        const targetProblem = problemInTarget(request.url)
+        if (targetProblem !== undefined) return errorResponse(baseUrl, "invalid_input", targetProblem)
         const pathname = request.url.split("?", 1)[0] ?? "/"
         const match = routes.match(request.method, pathname)
         if (match._tag === "NotFound") {
@@ -42,6 +45,12 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
         const declaredLength = Number(request.headers["content-length"] ?? "0")
         if (declaredLength > MAX_BODY_BYTES) {
           return errorResponse(baseUrl, "payload_too_large", "Request body is over 1 MB")
+        }
+        const typeProblem = problemInContentType(request.method, request.headers)
+        if (typeProblem !== undefined) return errorResponse(baseUrl, "invalid_input", typeProblem)
+        if (announcesBody(request.headers)) {
+          const bodyProblem = problemInJsonBody(yield* request.text)
+          if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
         }
         return yield* app
       }).pipe(

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
+import { isUuid } from "../Auth/Records.js"
 
 /**
  * Billing's SQL: payments, the per-org billing profile (saved card, auto-reload, plan
@@ -131,8 +132,9 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
         ON CONFLICT DO NOTHING
         RETURNING *`.pipe(Effect.map(first))
 
+    // Identifiers come from paths: one that is not a UUID is simply not found.
     const findPayment = (orgId: string, id: string) =>
-      sql<PaymentRow>`SELECT * FROM payments WHERE id = ${id} AND org_id = ${orgId}`.pipe(Effect.map(first), Effect.orDie)
+      !isUuid(id) ? Effect.succeed(Option.none<PaymentRow>()) : sql<PaymentRow>`SELECT * FROM payments WHERE id = ${id} AND org_id = ${orgId}`.pipe(Effect.map(first), Effect.orDie)
 
     const findByKey = (orgId: string, key: string) =>
       sql<PaymentRow>`SELECT * FROM payments WHERE org_id = ${orgId} AND idempotency_key = ${key}`.pipe(
@@ -243,7 +245,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
         ORDER BY u.email`
 
     const org = (orgId: string) =>
-      sql<{ id: string; name: string; plan: "payg" | "pro" | "max"; created_at: Date }>`
+      !isUuid(orgId) ? Effect.succeed(Option.none()) : sql<{ id: string; name: string; plan: "payg" | "pro" | "max"; created_at: Date }>`
         SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId}`.pipe(Effect.map(first), Effect.orDie)
 
     return {
