@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { type AddressPolicy, addressRefusal, bareHost, isIpLiteral } from "./AddressPolicy.js"
+import { specialNameRefusal } from "./SpecialNames.js"
 import { DnsResolver } from "./WebhookHttp.js"
 
 /**
@@ -8,7 +9,8 @@ import { DnsResolver } from "./WebhookHttp.js"
  * addresses; otherwise also `http` (or `https`) to localhost and loopback, for a local
  * receiver. Every address the host resolves to must be allowed (the same check runs again
  * at every delivery, on the address actually connected to); plain http needs a host that
- * resolves to loopback only.
+ * resolves to loopback only. In production the name must also be one that can reach the
+ * public internet (see SpecialNames.ts) and must resolve now.
  */
 export const MAX_URL_LENGTH = 2048
 
@@ -33,14 +35,22 @@ export const checkWebhookUrl = (raw: string, options: { readonly isProduction: b
     if (isIpLiteral(host)) {
       addresses = [host]
     } else {
-      // A name that does not resolve now is accepted (its deliveries fail until it does);
-      // the connect-time check refuses it later should it resolve to a forbidden address.
+      if (options.isProduction) {
+        const refusal = specialNameRefusal(host)
+        if (refusal !== undefined) return yield* invalid(`url must reach a public address: ${refusal}`)
+      }
+      // Outside production a name that does not resolve now is accepted (its deliveries
+      // fail until it does); the connect-time check refuses it later should it resolve to a
+      // forbidden address.
       const resolver = yield* DnsResolver
       const resolved = yield* Effect.tryPromise(() => resolver.lookup(host)).pipe(
         Effect.timeout("5 seconds"),
         Effect.orElseSucceed(() => [])
       )
       addresses = resolved.map((entry) => entry.address)
+      if (options.isProduction && addresses.length === 0) {
+        return yield* invalid(`url must reach a public address: ${host} does not resolve`)
+      }
     }
     for (const address of addresses) {
       const refusal = addressRefusal(address, policy)
