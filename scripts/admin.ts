@@ -1,13 +1,14 @@
 import { NodeContext } from "@effect/platform-node"
 import { Cause, ConfigProvider, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { DatabaseLive } from "../src/Layers/Database.js"
+import { EmbeddedDatabaseInUse } from "../src/Layers/EmbeddedLock.js"
 import { MigrationsLive } from "../src/Layers/Migrations.js"
 import { CommandError, parseArgs } from "./admin/command.js"
 import { commands } from "./admin/commands.js"
 
 /**
  * Operator commands: `npm run admin -- <command> [options]`, against DATABASE_URL (or the
- * embedded database under DATA_DIR, while the service is stopped). `npm run admin -- help`
+ * embedded database under DATA_DIR, which it refuses while the service holds it). `npm run admin -- help`
  * lists the commands.
  */
 const [name, ...rest] = process.argv.slice(2)
@@ -37,7 +38,7 @@ const program = Effect.suspend(() => command!.run(parseArgs(rest))).pipe(
 Effect.runPromiseExit(program).then((exit) => {
   if (exit._tag === "Success") process.exit(0)
   const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
-  if (failure instanceof CommandError) console.error(`Error: ${failure.message}`)
-  else console.error("Failed:", exit.cause.toString())
+  if (failure instanceof CommandError || failure instanceof EmbeddedDatabaseInUse) console.error(`Error: ${failure.message}`)
+  else console.error(`Failed: ${Cause.pretty(exit.cause, { renderErrorCause: true })}`)
   process.exit(1)
 })

@@ -4,11 +4,13 @@ import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { holdEmbeddedLock } from "./EmbeddedLock.js"
 
 /**
  * The SQL client: PostgreSQL at DATABASE_URL, or, when it is unset, embedded PGlite kept
  * under DATA_DIR (default ./.data) and served over one loopback socket. PGlite handles one
- * connection at a time, so the pool is one connection on both sides (see docs/decisions.md).
+ * connection at a time, so the pool is one connection on both sides (see docs/decisions.md),
+ * and one process at a time holds the files (EmbeddedLock.ts).
  */
 const embeddedPostgres = (dataDir: string) =>
   Effect.acquireRelease(
@@ -35,6 +37,8 @@ export const DatabaseLive = Layer.unwrapScoped(
       return PgClient.layer({ url: url.value, maxConnections: poolSize, applicationName: "agent-gateway" })
     }
     const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
+    fs.mkdirSync(dataDir, { recursive: true })
+    yield* holdEmbeddedLock(dataDir)
     const embedded = yield* embeddedPostgres(dataDir)
     yield* Effect.logInfo(`Embedded PostgreSQL (PGlite) at ${path.resolve(dataDir)}`)
     return PgClient.layer({
