@@ -7,6 +7,8 @@ import { type ChildProcess, spawn } from "node:child_process"
 export interface ChildService {
   readonly url: string
   readonly process: ChildProcess
+  /** Everything it printed so far (standard output and error). */
+  readonly output: () => string
 }
 
 export const startChildService = (env: Record<string, string>) =>
@@ -23,8 +25,8 @@ export const startChildService = (env: Record<string, string>) =>
       const match = /Service ready at http:\/\/localhost:(\d+)/.exec(output)
       if (match) {
         child.stdout!.off("data", onData)
-        child.stdout!.resume()
-        resolve({ url: `http://127.0.0.1:${match[1]}`, process: child })
+        child.stdout!.on("data", (more: Buffer) => (output += more.toString()))
+        resolve({ url: `http://127.0.0.1:${match[1]}`, process: child, output: () => output })
       }
     }
     child.stdout!.on("data", onData)

@@ -119,7 +119,12 @@ export const ServiceStatus = Schema.Struct({
     on_request: Schema.Int,
     categories: Schema.Int
   }),
-  tools: Schema.Struct({ count: Schema.Int, purchasable: Schema.Int, task_types: Schema.Int })
+  tools: Schema.Struct({ count: Schema.Int, purchasable: Schema.Int, task_types: Schema.Int }),
+  rate_limits: Schema.Struct({
+    store: Schema.Literal("memory", "redis", "memory_fallback").annotations({
+      description: "Where rate-limit counters are kept: this replica's memory, Redis, or memory while Redis is unreachable"
+    })
+  })
 }).annotations({ identifier: "ServiceStatus" })
 
 export const EndpointList = Schema.Struct({ endpoints: Schema.Array(CatalogueEndpoint) })

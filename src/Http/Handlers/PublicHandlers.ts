@@ -10,6 +10,7 @@ import { taskTypes } from "../../Domain/TaskType.js"
 import { AppConfig } from "../../Services/AppConfig.js"
 import { Credentials } from "../../Services/Auth/Credentials.js"
 import { Catalogue } from "../../Services/Catalogue/Catalogue.js"
+import { RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import { Tools } from "../../Services/Tools/Tools.js"
 import { Waitlist } from "../../Services/Waitlist/Waitlist.js"
 import { Api } from "../Api.js"
@@ -27,6 +28,7 @@ export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
     const credentials = yield* Credentials
     const addresses = yield* ClientAddress
     const planChanges = yield* PlanChanges
+    const rateLimiter = yield* RateLimiter
 
     return handlers
       .handle("tools", () => Effect.map(tools.list, (list) => ({ tools: list })))
@@ -136,7 +138,8 @@ export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
               count: toolRecords.length,
               purchasable: toolRecords.filter((record) => record.purchasable).length,
               task_types: new Set(toolRecords.map((record) => record.row.task_type)).size
-            }
+            },
+            rate_limits: { store: yield* rateLimiter.storeState }
           }
         }))
       .handle("endpoints", ({ urlParams }) =>

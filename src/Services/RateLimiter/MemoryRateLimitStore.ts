@@ -22,7 +22,8 @@ export const makeMemoryRateLimitStore = Effect.sync(() => {
         }
         current.count += 1
         return current.count
-      })
+      }),
+    state: Effect.succeed("memory")
   })
 })
 

@@ -42,7 +42,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("RateLimiter", {
           policy
         } satisfies RateLimitDecision
       })
-    return { consume } as const
+    return { consume, storeState: store.state } as const
   })
 }) {}
 

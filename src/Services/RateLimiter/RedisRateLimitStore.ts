@@ -1,30 +1,83 @@
-import { Effect, Layer } from "effect"
+import { Clock, Config, Effect, Layer, Ref } from "effect"
 import { Redis } from "ioredis"
+import { makeMemoryRateLimitStore } from "./MemoryRateLimitStore.js"
 import { RateLimitStore } from "./RateLimitStore.js"
 
 /**
  * Counters in Redis, shared by every replica: INCR and PEXPIREAT in one MULTI, so a
- * counter never outlives its window. When Redis cannot answer, the request is let through
- * and the failure logged: rate limits protect capacity, not money.
+ * counter never outlives its window.
+ *
+ * Redis away must not slow requests down nor switch limits off. Commands are bounded by
+ * REDIS_COMMAND_TIMEOUT_MS (nothing queues while disconnected), and a circuit breaker
+ * counts in this process's memory after a failure: for REDIS_RETRY_AFTER_MS no request
+ * tries Redis, then one does, and success closes the breaker. The outage and the return
+ * are logged once each, and `/v1/status` shows `memory_fallback` meanwhile. Limits are
+ * then per replica, which is the best that can be done without the shared store.
  */
 export const makeRedisRateLimitStore = (url: string) =>
   Effect.gen(function*() {
+    const commandTimeoutMs = yield* Config.integer("REDIS_COMMAND_TIMEOUT_MS").pipe(Config.withDefault(250))
+    const retryAfterMs = yield* Config.integer("REDIS_RETRY_AFTER_MS").pipe(Config.withDefault(5000))
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() => new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false })),
-      (redis) => Effect.promise(() => redis.quit().catch(() => "OK"))
+      Effect.sync(() =>
+        new Redis(url, {
+          connectTimeout: Math.max(commandTimeoutMs, 1000),
+          commandTimeout: commandTimeoutMs,
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 0,
+          // Reconnect in the background, never more often than once a second.
+          retryStrategy: (attempt) => Math.min(attempt * 200, 1000)
+        })
+      ),
+      (redis) => Effect.sync(() => redis.disconnect())
     )
-    return RateLimitStore.of({
-      hit: (key, expiresAtMs) =>
-        Effect.tryPromise(() => client.multi().incr(key).pexpireat(key, expiresAtMs).exec()).pipe(
-          Effect.flatMap((results) => {
-            const [error, count] = results?.[0] ?? [new Error("empty MULTI answer"), null]
-            return error ? Effect.fail(error) : Effect.succeed(Number(count))
-          }),
+    // Connection errors are expected while Redis is away: the breaker reports them.
+    client.on("error", () => undefined)
+
+    const fallback = yield* makeMemoryRateLimitStore
+    /** When the breaker lets the next request try Redis again; 0 while closed. */
+    const openUntil = yield* Ref.make(0)
+
+    const incrementInRedis = (key: string, expiresAtMs: number) =>
+      Effect.tryPromise(() => client.multi().incr(key).pexpireat(key, expiresAtMs).exec()).pipe(
+        Effect.flatMap((results) => {
+          const [error, count] = results?.[0] ?? [new Error("empty MULTI answer"), null]
+          return error ? Effect.fail(error) : Effect.succeed(Number(count))
+        }),
+        Effect.timeoutFail({
+          duration: commandTimeoutMs,
+          onTimeout: () => new Error(`Redis did not answer within ${commandTimeoutMs} ms`)
+        })
+      )
+
+    const hit = (key: string, expiresAtMs: number) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const until = yield* Ref.get(openUntil)
+        if (until > now) return yield* fallback.hit(key, expiresAtMs)
+        return yield* incrementInRedis(key, expiresAtMs).pipe(
+          Effect.tap(() =>
+            until === 0 ? Effect.void : Effect.zipRight(
+              Ref.set(openUntil, 0),
+              Effect.logInfo("Redis is back; rate limits are shared again")
+            )
+          ),
           Effect.catchAll((error) =>
-            Effect.as(Effect.logWarning("Rate-limit store unavailable; request allowed", error), 0)
+            Effect.gen(function*() {
+              if (until === 0) {
+                yield* Effect.logWarning(
+                  `Redis unavailable (${error instanceof Error ? error.message : String(error)}); counting rate limits in memory on this replica until it returns`
+                )
+              }
+              yield* Ref.set(openUntil, now + retryAfterMs)
+              return yield* fallback.hit(key, expiresAtMs)
+            })
           )
         )
-    })
+      })
+
+    const state = Effect.map(Ref.get(openUntil), (until) => (until === 0 ? "redis" as const : "memory_fallback" as const))
+    return RateLimitStore.of({ hit, state })
   })
 
 export const RedisRateLimitStoreLive = (url: string) => Layer.scoped(RateLimitStore, makeRedisRateLimitStore(url))
