@@ -19,6 +19,7 @@ export const ApiErrorWith = <const C extends ErrorCode, const Fields extends Sch
   fields: Fields
 ) => <Self = never>() => Schema.TaggedError<Self>()(code, { message: messageField(code), ...fields })
 
+export class ServiceUnavailable extends ApiError("service_unavailable")<ServiceUnavailable>() {}
 export class InvalidInput extends ApiError("invalid_input")<InvalidInput>() {}
 export class Unauthenticated extends ApiError("unauthenticated")<Unauthenticated>() {}
 export class Forbidden extends ApiError("forbidden")<Forbidden>() {}
@@ -164,7 +165,9 @@ export const apiErrorClasses = {
   internal_error: InternalError,
   unknown_endpoint: UnknownEndpoint,
   endpoint_on_request: EndpointOnRequest,
-  endpoint_unavailable: EndpointUnavailable,} as const satisfies { readonly [C in ErrorCode]: { readonly _tag: C } }
+  endpoint_unavailable: EndpointUnavailable,
+  service_unavailable: ServiceUnavailable
+} as const satisfies { readonly [C in ErrorCode]: { readonly _tag: C } }
 
 export type ApiErrorClass = (typeof apiErrorClasses)[ErrorCode]
 export type AnyApiError = InstanceType<ApiErrorClass>

@@ -78,9 +78,15 @@ export const errorCatalogue = {
   unknown_endpoint: { status: 404, retryable: false, meaning: "Gateway: no endpoint with that id." },
   endpoint_on_request: { status: 409, retryable: false, meaning: "Gateway: endpoint opened per customer." },
   endpoint_unavailable: { status: 503, retryable: true, meaning: "Gateway switched off; retry later." },
+  // Beyond the specification (see docs/decisions.md): no code of the spec says "this
+  // replica is over capacity or shutting down, retry shortly".
+  service_unavailable: { status: 503, retryable: true, meaning: "Over capacity or shutting down; retry after `Retry-After` seconds." },
 } as const satisfies Record<string, ErrorEntry>
 
 export type ErrorCode = keyof typeof errorCatalogue
+
+/** Codes the service adds to the specification's table, each with its reason in docs/decisions.md. */
+export const codesBeyondSpec: ReadonlyArray<ErrorCode> = ["service_unavailable"]
 
 export const errorCodes = Object.keys(errorCatalogue) as ReadonlyArray<ErrorCode>
 

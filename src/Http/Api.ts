@@ -1,5 +1,12 @@
 import { HttpApi, OpenApi } from "@effect/platform"
-import { InternalError, InvalidInput, MethodNotAllowed, NotFound, PayloadTooLarge } from "../Errors/ApiErrors.js"
+import {
+  InternalError,
+  InvalidInput,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable
+} from "../Errors/ApiErrors.js"
 import { wire } from "../Errors/Wire.js"
 import { DocsGroup, PublicGroup, WaitlistGroup } from "./Groups/PublicGroup.js"
 import { EventsGroup } from "./Groups/EventsGroup.js"
@@ -13,6 +20,7 @@ import { OrgsGroup } from "./Groups/OrgsGroup.js"
 import { GatewayCallsGroup, GatewayGroup, GatewayProvidersGroup } from "./Groups/GatewayGroup.js"
 import { AdminDisputesGroup, ApprovalLinksGroup, OrgPurchasingGroup, PurchasingGroup } from "./Groups/PurchasingGroup.js"
 import { AdminBillingGroup, BillingGroup, PaymentWebhookGroup, SandboxPaymentsGroup } from "./Groups/BillingGroup.js"
+import { HealthGroup } from "./Groups/HealthGroup.js"
 import { openApiErrorShapes } from "./OpenApiErrorShapes.js"
 
 /**
@@ -45,11 +53,13 @@ export class Api extends HttpApi.make("service")
   .add(PaymentWebhookGroup)
   .add(SandboxPaymentsGroup)
   .add(AdminBillingGroup)
+  .add(HealthGroup)
   .addError(wire(InvalidInput))
   .addError(wire(NotFound))
   .addError(wire(MethodNotAllowed))
   .addError(wire(PayloadTooLarge))
   .addError(wire(InternalError))
+  .addError(wire(ServiceUnavailable))
   .annotateContext(OpenApi.annotations({
     title: "Agent Purchasing and Gateway Service",
     version: "0.1.0",

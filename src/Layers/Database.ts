@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Duration, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { holdEmbeddedLock } from "./EmbeddedLock.js"
@@ -33,8 +33,17 @@ export const DatabaseLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const url = yield* Config.option(Config.redacted("DATABASE_URL"))
     const poolSize = yield* Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(20))
+    // How long a request waits for a free connection before answering 503 (never forever).
+    const acquireTimeout = Duration.millis(
+      yield* Config.integer("DATABASE_ACQUIRE_TIMEOUT_MS").pipe(Config.withDefault(5000))
+    )
     if (Option.isSome(url)) {
-      return PgClient.layer({ url: url.value, maxConnections: poolSize, applicationName: "agent-gateway" })
+      return PgClient.layer({
+        url: url.value,
+        maxConnections: poolSize,
+        connectTimeout: acquireTimeout,
+        applicationName: "agent-gateway"
+      })
     }
     const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
     fs.mkdirSync(dataDir, { recursive: true })
@@ -47,6 +56,7 @@ export const DatabaseLive = Layer.unwrapScoped(
       database: "postgres",
       username: "postgres",
       maxConnections: 1,
+      connectTimeout: acquireTimeout,
       applicationName: "agent-gateway"
     })
   })

@@ -67,6 +67,9 @@ import { BillingLive, LedgerWakingAutoReload } from "../Services/Billing/Billing
 import { BillingWorkersLive } from "../Services/Billing/BillingWorkers.js"
 import { ClientErrorsLive } from "./ClientErrors.js"
 import { DatabaseLive } from "./Database.js"
+import { ShutdownLive } from "./Shutdown.js"
+import { Lifecycle } from "../Services/Lifecycle/Lifecycle.js"
+import { HealthHandlers } from "../Http/Handlers/HealthHandlers.js"
 import { DrainingIncomingMessage } from "./DrainingIncomingMessage.js"
 import { MigrationsLive } from "./Migrations.js"
 
@@ -174,7 +177,8 @@ const Handlers = Layer.mergeAll(
   BillingHandlers,
   PaymentWebhookHandlers,
   SandboxPaymentsHandlers,
-  AdminBillingHandlers
+  AdminBillingHandlers,
+  HealthHandlers
 ).pipe(Layer.provide(Middlewares))
 
 /** Background fibers (durable-row workers, sweepers), scoped to the server. */
@@ -211,10 +215,13 @@ const LoggingLive = Layer.unwrapEffect(
 export const ServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
     const nodeServer = createServer({ IncomingMessage: DrainingIncomingMessage })
-    return ClientErrorsLive(nodeServer).pipe(
+    // ShutdownLive is built last so that its draining runs first when the service stops.
+    return ShutdownLive(nodeServer).pipe(
+      Layer.provideMerge(ClientErrorsLive(nodeServer)),
       Layer.provideMerge(HttpLive),
       Layer.tap((context) => Effect.logInfo(`Service ready at ${Context.get(context, PublicUrl)}`)),
-      Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: "0.0.0.0" }))
+      Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: "0.0.0.0" })),
+      Layer.provideMerge(Lifecycle.Default)
     )
   })
 ).pipe(Layer.provide(AppConfig.Default), Layer.provide(LoggingLive))

@@ -13,7 +13,7 @@ import { startServer, type TestServer } from "../support/server.js"
  * `/v1/ok`, `/v1/fail` (500), `/v1/refuse` (404), `/v1/hang` (never answers), `/v1/empty`
  * (204), `/v1/cost` (reports $0.004 in `x-cost-usd`), `/v1/bodycost` (reports 3 credits
  * in the body at `meta.cost`), `/v1/echo` and `/v1/items/<id>` (echo the request),
- * `/v1/slow` (answers after 100 ms). It records every request it gets.
+ * `/v1/slow` (answers after 100 ms), `/v1/late` (after 1.5 s). It records every request it gets.
  */
 export interface SeenRequest {
   readonly method: string
@@ -65,6 +65,8 @@ export const startFakeProvider = async (): Promise<FakeProvider> => {
           return json(200, { ok: true, meta: { cost: 3 } })
         case "slow":
           return void setTimeout(() => json(200, { ok: true, slow: true }), 100)
+        case "late":
+          return void setTimeout(() => json(200, { ok: true, late: true }), 1500)
         case "echo":
         case "items":
           return json(200, { method: request.method, url: request.url, body: body.length > 0 ? JSON.parse(body) : null })
@@ -115,6 +117,7 @@ export const seedTestCatalogue = async (db: TestDatabase) => {
     ["fakeprov/empty", "fakeprov", "GET", "/v1/empty", [], 10, "live", null, "utilities"],
     ["fakeprov/cost", "fakeprov", "GET", "/v1/cost", [], 10, "live", null, "utilities"],
     ["fakeprov/slow", "fakeprov", "GET", "/v1/slow", [], 10, "live", null, "utilities"],
+    ["fakeprov/late", "fakeprov", "GET", "/v1/late", [], 10, "live", null, "utilities"],
     ["fakeprov/echo", "fakeprov", "POST", "/v1/echo", [], 10, "live", null, "utilities"],
     ["fakeprov/item", "fakeprov", "GET", "/v1/items/{item_id}/{part}", ["item_id", "part"], 10, "live", null, "utilities"],
     ["fakeprov/people", "fakeprov", "GET", "/v1/ok", [], 10, "live", "domain", "people"],

@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { currentDocsBaseUrl } from "../../Errors/Wire.js"
+import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
 import { extraRoutes } from "../ExtraRoutes.js"
@@ -9,13 +10,17 @@ import { makeRouteTable, routesOfApi } from "../RouteTable.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
 import { announcesBody, problemInContentType, problemInJsonBody, problemInTarget } from "./RequestChecks.js"
 
+/** Probes answer outside admission, so an overloaded or draining replica still reports itself. */
+const probePaths = new Set(["/healthz", "/readyz"])
+
 /** Largest request body accepted: 1 MB. */
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /**
  * The outermost middleware of every request: malformed targets, unknown paths and methods,
  * org keys used outside their org's paths, the body limit, bodies that are not clean JSON
- * (see RequestChecks.ts), and the shaping of every failure into the common error body.
+ * (see RequestChecks.ts), admission (Lifecycle.ts: over capacity or shutting down answers
+ * 503 with `Retry-After`), and the shaping of every failure into the common error body.
  *
  * Body limit: a `Content-Length` over 1 MB is refused before the body is read; a chunked
  * body is read up to 1 MB and refused with the same 413 as soon as it goes past.
@@ -23,6 +28,7 @@ export const MAX_BODY_BYTES = 1024 * 1024
 export const EdgeMiddleware = HttpApiBuilder.middleware(
   Effect.gen(function*() {
     const baseUrl = yield* PublicUrl
+    const lifecycle = yield* Lifecycle
     const routes = makeRouteTable([...routesOfApi(Api), ...extraRoutes])
     return (app) =>
       Effect.gen(function*() {
@@ -52,10 +58,15 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
           const bodyProblem = problemInJsonBody(yield* request.text)
           if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
         }
-        return yield* app
+        return yield* (probePaths.has(pathname) ? app : lifecycle.admit(app))
       }).pipe(
         HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
         Effect.catchAllCause((cause) => responseForCause(baseUrl, cause)),
+        Effect.flatMap((response) =>
+          Effect.map(lifecycle.state, (state) =>
+            // While draining, keep-alive clients are told to reconnect (to another replica).
+            state.draining ? HttpServerResponse.setHeader(response, "connection", "close") : response)
+        ),
         Effect.locally(currentDocsBaseUrl, baseUrl)
       )
   }),

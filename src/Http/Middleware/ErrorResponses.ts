@@ -32,6 +32,26 @@ const classifyBodyFailure = (error: HttpServerError.RequestError): { code: Error
   return { code: "invalid_input", message: "The request body could not be read" }
 }
 
+/** Seconds a client should wait before retrying a 503 `service_unavailable`. */
+export const RETRY_AFTER_SECONDS = 1
+
+export const unavailableResponse = (baseUrl: string, message: string) =>
+  errorResponse(baseUrl, "service_unavailable", message).pipe(
+    HttpServerResponse.setHeader("retry-after", String(RETRY_AFTER_SECONDS))
+  )
+
+/**
+ * No database connection came free within DATABASE_ACQUIRE_TIMEOUT_MS (the pool's answer
+ * is an error whose cause chain says so): the replica is overloaded, not broken.
+ */
+const isPoolExhausted = (u: unknown): boolean => {
+  for (let current = u, depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (/timeout exceeded when trying to connect/i.test(current.message)) return true
+    current = (current as { cause?: unknown }).cause
+  }
+  return false
+}
+
 const isRequestError = (u: unknown): u is HttpServerError.RequestError =>
   HttpServerError.isServerError(u) && u._tag === "RequestError"
 
@@ -42,7 +62,10 @@ export const responseForCause = (baseUrl: string, cause: Cause.Cause<unknown>) =
       const error = failure.value
       if (isApiError(error)) {
         const { body, status } = yield* encodeApiError(error)
-        return HttpServerResponse.unsafeJson(body, { status })
+        const response = HttpServerResponse.unsafeJson(body, { status })
+        return error._tag === "service_unavailable"
+          ? HttpServerResponse.setHeader(response, "retry-after", String(RETRY_AFTER_SECONDS))
+          : response
       }
       if (error instanceof HttpApiError.HttpApiDecodeError) {
         return errorResponse(baseUrl, "invalid_input", describeDecodeError(error))
@@ -59,6 +82,10 @@ export const responseForCause = (baseUrl: string, cause: Cause.Cause<unknown>) =
     if (Option.isSome(defect) && isRequestError(defect.value)) {
       const { code, message } = classifyBodyFailure(defect.value)
       return errorResponse(baseUrl, code, message)
+    }
+    const squashed = Cause.squash(cause)
+    if (isPoolExhausted(squashed)) {
+      return unavailableResponse(baseUrl, "The service is over capacity (no database connection came free); retry shortly")
     }
     if (Cause.isInterruptedOnly(cause)) {
       return yield* Effect.interrupt

@@ -1,0 +1,17 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ServiceUnavailable } from "../../Errors/ApiErrors.js"
+import { wire } from "../../Errors/Wire.js"
+
+/**
+ * Probes for an orchestrator: `/healthz` answers while the process serves at all;
+ * `/readyz` answers 200 only while this replica takes new requests (its database reachable,
+ * not shutting down). Neither waits in the request queue nor counts toward rate limits.
+ */
+export const Health = Schema.Struct({ status: Schema.Literal("ok") }).annotations({ identifier: "Health" })
+
+export class HealthGroup extends HttpApiGroup.make("health")
+  .add(HttpApiEndpoint.get("live", "/healthz").addSuccess(Health))
+  .add(HttpApiEndpoint.get("ready", "/readyz").addSuccess(Health).addError(wire(ServiceUnavailable)))
+  .annotateContext(OpenApi.annotations({ title: "Health", description: "Liveness and readiness probes." }))
+{}

@@ -1,0 +1,128 @@
+import { Config, Deferred, Duration, Effect, Exit, Option, Schedule } from "effect"
+import { ServiceUnavailable } from "../../Errors/ApiErrors.js"
+
+/**
+ * Admission and draining of requests on this replica.
+ *
+ * Overload: at most MAX_CONCURRENT_REQUESTS run at once; up to MAX_QUEUED_REQUESTS more
+ * wait, each for at most REQUEST_QUEUE_TIMEOUT_MS. Past either bound a request answers at
+ * once 503 `service_unavailable` with `Retry-After`, rather than late. Waiting happens
+ * before a request does anything, so a gateway call never holds credits while queued.
+ *
+ * Shutdown: once draining, new requests answer 503; `drain` waits for those admitted to
+ * finish, up to the grace, then stops the rest (they answer 503; a gateway call's own
+ * fiber, stopped with the gateway, releases its hold).
+ */
+export interface Admission {
+  readonly running: number
+  readonly queued: number
+  readonly draining: boolean
+}
+
+export class Lifecycle extends Effect.Service<Lifecycle>()("Lifecycle", {
+  effect: Effect.gen(function*() {
+    const maxRunning = yield* Config.integer("MAX_CONCURRENT_REQUESTS").pipe(Config.withDefault(256))
+    const maxQueued = yield* Config.integer("MAX_QUEUED_REQUESTS").pipe(Config.withDefault(1024))
+    const queueTimeout = Duration.millis(
+      yield* Config.integer("REQUEST_QUEUE_TIMEOUT_MS").pipe(Config.withDefault(5000))
+    )
+
+    // Plain state changed only inside synchronous steps, so each change is atomic.
+    let running = 0
+    let draining = false
+    const waiting: Array<Deferred.Deferred<void>> = []
+    /** Completed when the grace is over: what still runs is stopped. */
+    const stopNow = yield* Deferred.make<void>()
+
+    /** Hands a freed place to the longest waiter, or gives it back. */
+    const release = Effect.sync(() => {
+      const next = waiting.shift()
+      if (next === undefined) running--
+      else Deferred.unsafeDone(next, Exit.void)
+    })
+
+    const unavailable = (message: string) => new ServiceUnavailable({ message })
+
+    /** Takes a place: at once when one is free, else in the queue until one is handed over. */
+    const takePlace = Effect.suspend(() => {
+      if (draining) return Effect.fail(unavailable("The service is shutting down; retry on another replica"))
+      if (running < maxRunning) {
+        running++
+        return Effect.void
+      }
+      if (waiting.length >= maxQueued) {
+        return Effect.fail(unavailable("The service is over capacity; retry shortly"))
+      }
+      const place = Deferred.unsafeMake<void>(undefined as never)
+      waiting.push(place)
+      return Deferred.await(place).pipe(
+        Effect.timeoutOption(queueTimeout),
+        Effect.onInterrupt(() => giveUp(place)),
+        Effect.flatMap(Option.match({
+          onSome: () => Effect.void,
+          onNone: () =>
+            Effect.zipRight(giveUp(place), Effect.fail(unavailable("The service is over capacity; retry shortly")))
+        }))
+      )
+    })
+
+    /** A waiter that stops waiting: out of the queue, or, if a place reached it meanwhile, passes it on. */
+    const giveUp = (place: Deferred.Deferred<void>) =>
+      Effect.suspend(() => {
+        const index = waiting.indexOf(place)
+        if (index >= 0) {
+          waiting.splice(index, 1)
+          return Effect.void
+        }
+        return release
+      })
+
+    /**
+     * Runs `effect` as an admitted request. The platform runs a request uninterruptibly
+     * (its router makes handlers interruptible), so waiting for a place and running are
+     * made interruptible here explicitly: a queue timeout or the end of the grace must be
+     * able to stop them. Between the two, nothing can stop the place from being given back.
+     */
+    const admit = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | ServiceUnavailable, R> =>
+      Effect.uninterruptible(
+        Effect.zipRight(
+          Effect.interruptible(takePlace),
+          Effect.interruptible(
+            Effect.raceFirst(
+              effect,
+              Effect.zipRight(
+                Deferred.await(stopNow),
+                Effect.fail(unavailable("The service shut down before this request finished; it was stopped"))
+              )
+            )
+          ).pipe(Effect.ensuring(release))
+        )
+      )
+
+    const state = Effect.sync((): Admission => ({ running, queued: waiting.length, draining }))
+
+    /** New requests answer 503 from now on. */
+    const markDraining = Effect.sync(() => {
+      draining = true
+    })
+
+    const idle = Effect.sync(() => running === 0 && waiting.length === 0)
+    // Interruptible on purpose: drain runs in a finalizer, where everything is
+    // uninterruptible, and the grace's timeout must be able to stop the waiting.
+    const untilIdle = Effect.interruptible(
+      Effect.repeat(idle, { until: (done) => done, schedule: Schedule.spaced("20 millis") })
+    )
+
+    /** Waits for admitted requests to finish, up to `grace`; then stops what remains and waits for it to end. */
+    const drain = (grace: Duration.DurationInput) =>
+      Effect.gen(function*() {
+        const finished = yield* untilIdle.pipe(Effect.timeoutOption(grace))
+        if (Option.isSome(finished)) return { stopped: false }
+        yield* Deferred.succeed(stopNow, undefined)
+        yield* untilIdle.pipe(Effect.timeoutOption("5 seconds"))
+        return { stopped: true }
+      })
+
+    return { admit, state, markDraining, drain } as const
+  })
+}) {}
