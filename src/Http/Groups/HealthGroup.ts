@@ -10,8 +10,16 @@ import { wire } from "../../Errors/Wire.js"
  */
 export const Health = Schema.Struct({ status: Schema.Literal("ok") }).annotations({ identifier: "Health" })
 
+export const Readiness = Schema.Struct({
+  status: Schema.Literal("ok"),
+  requests: Schema.Struct({
+    running: Schema.Int.annotations({ description: "Requests running now (at most MAX_CONCURRENT_REQUESTS)" }),
+    queued: Schema.Int.annotations({ description: "Requests waiting for a place (at most MAX_QUEUED_REQUESTS)" })
+  })
+}).annotations({ identifier: "Readiness" })
+
 export class HealthGroup extends HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("live", "/healthz").addSuccess(Health))
-  .add(HttpApiEndpoint.get("ready", "/readyz").addSuccess(Health).addError(wire(ServiceUnavailable)))
+  .add(HttpApiEndpoint.get("ready", "/readyz").addSuccess(Readiness).addError(wire(ServiceUnavailable)))
   .annotateContext(OpenApi.annotations({ title: "Health", description: "Liveness and readiness probes." }))
 {}

@@ -13,13 +13,14 @@ export const HealthHandlers = HttpApiBuilder.group(Api, "health", (handlers) =>
       .handle("live", () => Effect.succeed({ status: "ok" as const }))
       .handle("ready", () =>
         Effect.gen(function*() {
-          if ((yield* lifecycle.state).draining) {
+          const state = yield* lifecycle.state
+          if (state.draining) {
             return yield* new ServiceUnavailable({ message: "Shutting down: not taking new requests" })
           }
           yield* sql`SELECT 1`.pipe(
             Effect.timeout("2 seconds"),
             Effect.mapError(() => new ServiceUnavailable({ message: "The database does not answer" }))
           )
-          return { status: "ok" as const }
+          return { status: "ok" as const, requests: { running: state.running, queued: state.queued } }
         }))
   }))
