@@ -1,7 +1,8 @@
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addressRefusal } from "../../src/Services/Webhooks/AddressPolicy.js"
 import { DnsResolver, postWebhook } from "../../src/Services/Webhooks/WebhookHttp.js"
+import { fakeDns } from "../support/dns.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedOrg } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
@@ -19,19 +20,12 @@ let receiver: TestReceiver
 /** What the stand-in DNS answers for each name (development server only). */
 const dnsAnswers = new Map<string, Array<string>>()
 
-const fakeDns = Layer.succeed(DnsResolver, {
-  lookup: async (hostname: string) => {
-    const answers = dnsAnswers.get(hostname)
-    if (answers === undefined) throw Object.assign(new Error(`${hostname} not found`), { code: "ENOTFOUND" })
-    return answers.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))
-  }
-})
 
 beforeAll(async () => {
   db = await createTestDatabase("events_ssrf")
   receiver = await startReceiver()
   production = await startServer({ DATABASE_URL: db.url, SERVICE_ENV: "production", SECRETS_ENCRYPTION_KEY: "test-key-for-the-ssrf-suite-0123456789" })
-  development = await startServer({ DATABASE_URL: db.url }, fakeDns)
+  development = await startServer({ DATABASE_URL: db.url }, fakeDns(dnsAnswers))
 })
 
 afterAll(async () => {

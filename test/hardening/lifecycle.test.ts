@@ -23,6 +23,23 @@ const settled = (admission: Lifecycle, running: number, queued: number) =>
 const gated = (gate: Deferred.Deferred<void>, started: Array<string>, name: string) =>
   Effect.zipRight(Effect.sync(() => started.push(name)), Deferred.await(gate))
 
+/** Two requests hold both places until `gate` opens, and a third waits in the queue. */
+const fullWithOneWaiting = <A, E>(
+  admission: Lifecycle,
+  gate: Deferred.Deferred<void>,
+  started: Array<string>,
+  waiter: Effect.Effect<A, E>
+) =>
+  Effect.gen(function*() {
+    const running = yield* Effect.fork(
+      Effect.all([admission.admit(gated(gate, started, "a")), admission.admit(gated(gate, started, "b"))], { concurrency: 2 })
+    )
+    yield* settled(admission, 2, 0)
+    const waiting = yield* Effect.fork(waiter)
+    yield* settled(admission, 2, 1)
+    return { running, waiting }
+  })
+
 describe("admission", () => {
   it.effect("runs two, queues one, refuses the fourth at once", () =>
     Effect.gen(function*() {
@@ -46,10 +63,9 @@ describe("admission", () => {
       const admission = yield* Lifecycle
       const gate = yield* Deferred.make<void>()
       const started: Array<string> = []
-      const running = yield* Effect.fork(Effect.all([admission.admit(gated(gate, started, "a")), admission.admit(gated(gate, started, "b"))], { concurrency: 2 }))
-      yield* settled(admission, 2, 0)
-      const waiting = yield* Effect.fork(Effect.exit(admission.admit(gated(gate, started, "late"))))
-      yield* settled(admission, 2, 1)
+      const { running, waiting } = yield* fullWithOneWaiting(
+        admission, gate, started, Effect.exit(admission.admit(gated(gate, started, "late")))
+      )
       yield* TestClock.adjust("999 millis")
       expect((yield* admission.state).queued).toBe(1)
       yield* TestClock.adjust("1 millis")
@@ -72,10 +88,7 @@ describe("admission", () => {
       const admission = yield* Lifecycle
       const gate = yield* Deferred.make<void>()
       const started: Array<string> = []
-      const running = yield* Effect.fork(Effect.all([admission.admit(gated(gate, started, "a")), admission.admit(gated(gate, started, "b"))], { concurrency: 2 }))
-      yield* settled(admission, 2, 0)
-      const waiting = yield* Effect.fork(admission.admit(gated(gate, started, "gone")))
-      yield* settled(admission, 2, 1)
+      const { running, waiting } = yield* fullWithOneWaiting(admission, gate, started, admission.admit(gated(gate, started, "gone")))
       yield* Fiber.interrupt(waiting)
       expect(yield* admission.state).toEqual({ running: 2, queued: 0, draining: false })
       yield* Deferred.succeed(gate, undefined)

@@ -1,8 +1,7 @@
-import { Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { specialNameRefusal } from "../../src/Services/Webhooks/SpecialNames.js"
-import { DnsResolver } from "../../src/Services/Webhooks/WebhookHttp.js"
 import { orgApi } from "../events/support/api.js"
+import { fakeDns } from "../support/dns.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedOrg } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
@@ -25,19 +24,12 @@ const dnsAnswers = new Map<string, Array<string>>([
   ["private.example.com", ["10.1.2.3", "fd00::1"]]
 ])
 
-const fakeDns = Layer.succeed(DnsResolver, {
-  lookup: async (hostname: string) => {
-    const answers = dnsAnswers.get(hostname)
-    if (answers === undefined) throw Object.assign(new Error(`${hostname} not found`), { code: "ENOTFOUND" })
-    return answers.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))
-  }
-})
 
 beforeAll(async () => {
   db = await createTestDatabase("webhook_names")
   production = await startServer(
     { DATABASE_URL: db.url, SERVICE_ENV: "production", SECRETS_ENCRYPTION_KEY: "test-key-for-the-names-suite-0123456789" },
-    fakeDns
+    fakeDns(dnsAnswers)
   )
 })
 

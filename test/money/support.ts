@@ -149,7 +149,8 @@ export type LedgerRuntime = ReturnType<typeof ledgerRuntime>
 
 /**
  * A gateway world: the service on its own database, reaching the fake provider through
- * PROVIDERS_UPSTREAM with a short GATEWAY_TIMEOUT_MS (so `/v1/hang` times out quickly),
+ * PROVIDERS_UPSTREAM with a GATEWAY_TIMEOUT_MS short enough that `/v1/hang` times out in
+ * seconds, long enough that a loaded machine answers every other call in time,
  * the fake's catalogue seeded, and the ledger for top-ups and checks.
  */
 export interface GatewayWorld {
@@ -172,7 +173,7 @@ export const startGatewayWorld = async (label: string, env: Record<string, strin
     await db.drop()
   }
   try {
-    server = await startServer({ DATABASE_URL: db.url, PROVIDERS_UPSTREAM: fake.url, GATEWAY_TIMEOUT_MS: "300", ...env })
+    server = await startServer({ DATABASE_URL: db.url, PROVIDERS_UPSTREAM: fake.url, GATEWAY_TIMEOUT_MS: "2000", ...env })
     // After the server: its start runs the migrations that create the catalogue tables.
     await seedTestCatalogue(db)
   } catch (error) {

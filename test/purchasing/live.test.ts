@@ -75,7 +75,9 @@ beforeAll(async () => {
   world = await startWorld("plive", {
     LIVE_EXECUTE_ENABLED: "true",
     PROVIDERS_UPSTREAM: fake.url,
-    GATEWAY_TIMEOUT_MS: "300",
+    // Long enough for a loaded machine to answer every call that should succeed; only the
+    // hanging provider waits it out (twice: one retry).
+    GATEWAY_TIMEOUT_MS: "5000",
     PROVIDER_HUNTER_API_KEY: "hunter-secret",
     PROVIDER_FIRECRAWL_API_KEY: "fc-secret"
   })

@@ -6,6 +6,7 @@ import webhooks from "./0005_webhooks.js"
 import purchasing from "./0006_purchasing.js"
 import ledgerSignal from "./0007_ledger_signal.js"
 import billing from "./0008_billing.js"
+import idempotencyLease from "./0009_idempotency_lease.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -16,5 +17,6 @@ export const migrations = {
   "0005_webhooks": webhooks,
   "0006_purchasing": purchasing,
   "0007_ledger_signal": ledgerSignal,
-  "0008_billing": billing
+  "0008_billing": billing,
+  "0009_idempotency_lease": idempotencyLease
 }

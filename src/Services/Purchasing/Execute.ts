@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Fiber, FiberSet, Option, Queue, Schema } from "effect"
+import { Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { amountOf } from "../../Domain/Money.js"
 import { type ExecuteRequest, JobAccepted } from "../../Domain/Purchasing.js"
@@ -18,6 +18,7 @@ import {
 import type { AuthenticatedAgent } from "../Auth/Current.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Tools } from "../Tools/Tools.js"
+import { InterruptedPurchases } from "./InterruptedPurchases.js"
 import { Approvals } from "./Approvals.js"
 import { sha256OfCanonical } from "./Canonical.js"
 import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
@@ -115,7 +116,14 @@ const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): ItemRow => ({
  * the same key runs again.
  */
 export class Execute extends Effect.Service<Execute>()("Execute", {
-  dependencies: [PurchasingRepo.Default, ItemRunner.Default, PurchasingConfig.Default, Approvals.Default, JobSignal.Default],
+  dependencies: [
+    PurchasingRepo.Default,
+    ItemRunner.Default,
+    PurchasingConfig.Default,
+    Approvals.Default,
+    JobSignal.Default,
+    InterruptedPurchases.Default
+  ],
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* PurchasingRepo
@@ -123,6 +131,7 @@ export class Execute extends Effect.Service<Execute>()("Execute", {
     const config = yield* PurchasingConfig
     const approvals = yield* Approvals
     const signal = yield* JobSignal
+    const interrupted = yield* InterruptedPurchases
     const ledger = yield* Ledger
     const tools = yield* Tools
     // Direct purchases run here, not on the request's fiber: a client that hangs up does
@@ -155,10 +164,43 @@ export class Execute extends Effect.Service<Execute>()("Execute", {
         if (row.status === "done" && row.response_status !== null && row.response_body !== null) {
           return { _tag: "Replay", answer: { status: row.response_status, body: row.response_body } } as KeyState
         }
+        const recovered = yield* finishLapsed(agentId, key)
+        if (Option.isSome(recovered)) return { _tag: "Replay", answer: recovered.value } as KeyState
         return yield* new RequestInProgress({
           message: "A request with this idempotency_key is still running; retry shortly for its answer"
         })
       })
+
+    /**
+     * A key whose purchase's process died (its lease lapsed): finish that purchase now and
+     * answer what the key keeps. None while the lease is live or another request finishes it.
+     */
+    const finishLapsed = (agentId: string, key: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const lapsed = yield* repo.lockLapsedKey(agentId, key, yield* now)
+        if (Option.isNone(lapsed) || lapsed.value.receipt_id === null) return Option.none<StoredAnswer>()
+        const receipt = yield* repo.lockReceipt(lapsed.value.receipt_id)
+        if (Option.isNone(receipt)) return Option.none<StoredAnswer>()
+        return yield* interrupted.finish(receipt.value)
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    /** Runs `effect` while renewing the purchase's lease (its items' claims and its key's) every third of it. */
+    const holdingLease = <A, E, R>(
+      owner: string,
+      key: { readonly agentId: string; readonly key: string } | null,
+      effect: Effect.Effect<A, E, R>
+    ) => {
+      const renew = Effect.flatMap(now, (at) => repo.renewLease(owner, key, new Date(at.getTime() + config.leaseMs))).pipe(
+        Effect.delay(Duration.millis(Math.floor(config.leaseMs / 3))),
+        Effect.forever
+      )
+      // Forked interruptible: a fiber forked in acquire would inherit its uninterruptibility.
+      return Effect.acquireUseRelease(
+        Effect.forkDaemon(Effect.interruptible(renew)),
+        () => effect,
+        (fiber) => Fiber.interrupt(fiber)
+      )
+    }
 
     /** Raised inside a purchase's transaction when a concurrent request took its key first. */
     class KeyTaken {
@@ -254,7 +296,8 @@ export class Execute extends Effect.Service<Execute>()("Execute", {
           status: isJob ? "pending" : "running",
           hold_id: "",
           claimed_by: isJob ? null : owner,
-          claimed_until: isJob ? null : new Date(at.getTime() + purchasingRules.itemClaimMs),
+          // A direct purchase's claims last one lease, renewed while it runs (holdingLease).
+          claimed_until: isJob ? null : new Date(at.getTime() + config.leaseMs),
           started_at: isJob ? null : at,
           runs: isJob ? 0 : 1
         }))
@@ -284,7 +327,8 @@ export class Execute extends Effect.Service<Execute>()("Execute", {
               response_body: jobBody,
               receipt_id: context.receiptId,
               created_at: at,
-              expires_at: new Date(at.getTime() + purchasingRules.idempotencyRetentionMs)
+              expires_at: new Date(at.getTime() + purchasingRules.idempotencyRetentionMs),
+              lease_until: jobBody === null ? new Date(at.getTime() + config.leaseMs) : null
             })
             if (!claimed) return yield* Effect.fail(new KeyTaken())
           }
@@ -370,7 +414,11 @@ export class Execute extends Effect.Service<Execute>()("Execute", {
           if (key !== null && answer._tag === "Left") yield* repo.deleteKey(agent.id, key.value)
           return answer
         })
-        const run = Effect.flatten(items.run(context, held, owner, finish))
+        const run = holdingLease(
+          owner,
+          key === null ? null : { agentId: agent.id, key: key.value },
+          Effect.flatten(items.run(context, held, owner, finish))
+        )
         const fiber = yield* FiberSet.run(running, run)
         return yield* Fiber.join(fiber)
       })

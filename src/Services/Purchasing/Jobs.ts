@@ -8,11 +8,10 @@ import { currentDocsBaseUrl } from "../../Errors/Wire.js"
 import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { PublicUrl } from "../PublicUrl.js"
-import { Tools } from "../Tools/Tools.js"
-import { directAnswer } from "./Answers.js"
 import { JobSignal } from "./Execute.js"
-import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
+import { ItemRunner } from "./ItemRunner.js"
 import { type JobRow, PurchasingRepo, type ReceiptRow } from "./PurchasingRepo.js"
+import { InterruptedPurchases } from "./InterruptedPurchases.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
 import { countsOf, Receipts, resultItemView } from "./Receipts.js"
 import { isoOrNull, isUuid } from "./Records.js"
@@ -32,7 +31,7 @@ import { isoOrNull, isUuid } from "./Records.js"
 const RESULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000
 
 export class JobRunner extends Effect.Service<JobRunner>()("JobRunner", {
-  dependencies: [PurchasingRepo.Default, ItemRunner.Default, Receipts.Default],
+  dependencies: [PurchasingRepo.Default, ItemRunner.Default, Receipts.Default, InterruptedPurchases.Default, PurchasingConfig.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* PurchasingRepo
@@ -40,25 +39,12 @@ export class JobRunner extends Effect.Service<JobRunner>()("JobRunner", {
     const receipts = yield* Receipts
     const ledger = yield* Ledger
     const events = yield* Events
-    const tools = yield* Tools
+    const interrupted = yield* InterruptedPurchases
+    const config = yield* PurchasingConfig
+    const contextOf = interrupted.contextOf
 
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    /** The purchase as its items run now: the receipt's tool at its held price, and its fallbacks. */
-    const contextOf = (receipt: ReceiptRow) =>
-      Effect.gen(function*() {
-        const ranked = yield* tools.scored()
-        const scored = ranked.find((s) => s.tool.row.id === receipt.tool_id)
-        if (scored === undefined) return yield* Effect.dieMessage(`Tool ${receipt.tool_id} of receipt ${receipt.id} is gone`)
-        const price = BigInt(receipt.price_credits)
-        return {
-          receiptId: receipt.id,
-          mode: receipt.mode,
-          tool: choiceOf(scored.tool.row, price),
-          fallback: receipt.fallback,
-          fallbacks: receipt.fallback ? fallbackChain(ranked, receipt.tool_id, receipt.task_type, price) : []
-        } satisfies PurchaseContext
-      })
 
     const receiptRow = (receiptId: string) =>
       sql<ReceiptRow>`SELECT * FROM receipts WHERE id = ${receiptId}`.pipe(
@@ -165,43 +151,15 @@ export class JobRunner extends Effect.Service<JobRunner>()("JobRunner", {
       })
 
     /**
-     * Finishes direct purchases whose replica died mid-way (their items' claims lapsed):
-     * unfinished items are released and marked failed (`interrupted`). If an item was
-     * charged, the answer is kept under the idempotency key, so a retry never buys twice;
-     * otherwise the key is given back. Also forgets expired keys and old results.
+     * Finishes direct purchases whose replica died mid-way (their items' claims, renewed
+     * with the purchase's lease, lapsed): see InterruptedPurchases. Also forgets expired
+     * keys and old results.
      */
     const sweep = Effect.gen(function*() {
       const at = yield* now
       const stale = yield* sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* repo.staleDirectReceipts(new Date(at.getTime() - purchasingRules.itemClaimMs), 20)
-        for (const receipt of rows) {
-          const lapsed = yield* repo.lapsedDirectItems(receipt.id, at)
-          for (const item of lapsed) {
-            yield* items.abandon(item, {
-              status: "failed",
-              tool_id: null,
-              provider: null,
-              fallback_from: null,
-              cost_credits: 0n,
-              result: null,
-              result_hash: null,
-              check_id: null,
-              check_version: null,
-              reason: "The purchase was interrupted before this item finished; its hold was released",
-              error_code: "interrupted"
-            })
-          }
-          yield* repo.completeReceipt(receipt.id, at)
-          if (receipt.idempotency_key !== null) {
-            const context = yield* contextOf(receipt)
-            const answer = yield* Effect.either(directAnswer(context, yield* repo.items(receipt.id)))
-            if (answer._tag === "Right") {
-              yield* repo.storeAnswer(receipt.agent_id, receipt.idempotency_key, answer.right.status, answer.right.body)
-            } else {
-              yield* repo.deleteKey(receipt.agent_id, receipt.idempotency_key)
-            }
-          }
-        }
+        const rows = yield* repo.staleDirectReceipts(new Date(at.getTime() - config.leaseMs), at, 20)
+        for (const receipt of rows) yield* interrupted.finish(receipt)
         return rows.length
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       yield* repo.purgeKeys(at)

@@ -8,6 +8,9 @@ import { Config, Effect } from "effect"
  * - JOB_WORKERS (default 2): jobs one replica runs at the same time.
  * - JOB_POLL_INTERVAL_MS (default 1000): how often idle workers look for jobs (a replica
  *   that accepts a job wakes its own workers at once).
+ * - IDEMPOTENCY_LEASE_MS (default 20000): the lease of a direct purchase running under a
+ *   key, renewed every third of it; after a crash the key's next request finishes the
+ *   purchase once the lease lapsed.
  */
 export class PurchasingConfig extends Effect.Service<PurchasingConfig>()("PurchasingConfig", {
   effect: Effect.gen(function*() {
@@ -15,11 +18,13 @@ export class PurchasingConfig extends Effect.Service<PurchasingConfig>()("Purcha
     const mockLatencyMs = yield* Config.integer("MOCK_TOOL_LATENCY_MS").pipe(Config.withDefault(0))
     const jobWorkers = yield* Config.integer("JOB_WORKERS").pipe(Config.withDefault(2))
     const jobPollIntervalMs = yield* Config.integer("JOB_POLL_INTERVAL_MS").pipe(Config.withDefault(1000))
+    const leaseMs = yield* Config.integer("IDEMPOTENCY_LEASE_MS").pipe(Config.withDefault(20_000))
     return {
       liveExecuteEnabled,
       mockLatencyMs: Math.max(0, mockLatencyMs),
       jobWorkers: Math.max(1, jobWorkers),
-      jobPollIntervalMs: Math.max(10, jobPollIntervalMs)
+      jobPollIntervalMs: Math.max(10, jobPollIntervalMs),
+      leaseMs: Math.max(300, leaseMs)
     } as const
   })
 }) {}

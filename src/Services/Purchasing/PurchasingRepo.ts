@@ -120,6 +120,7 @@ export interface IdempotencyRow {
   readonly receipt_id: string | null
   readonly created_at: Date
   readonly expires_at: Date
+  readonly lease_until: Date | null
 }
 
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
@@ -286,10 +287,22 @@ export class PurchasingRepo extends Effect.Service<PurchasingRepo>()("Purchasing
         .pipe(Effect.asVoid, Effect.orDie)
 
     /** Direct purchases still running after their items' claims must have lapsed. */
-    const staleDirectReceipts = (before: Date, limit: number) =>
+    /** Direct purchases started before `before` none of whose items is still claimed at `now`. */
+    const staleDirectReceipts = (before: Date, now: Date, limit: number) =>
       sql<ReceiptRow>`
-        SELECT * FROM receipts WHERE status = 'running' AND job_id IS NULL AND created_at < ${before}
-        ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`.pipe(Effect.orDie)
+        SELECT * FROM receipts r
+        WHERE r.status = 'running' AND r.job_id IS NULL AND r.created_at < ${before}
+          AND NOT EXISTS (
+            SELECT 1 FROM receipt_items i WHERE i.receipt_id = r.id AND i.status = 'running' AND i.claimed_until >= ${now})
+        ORDER BY r.created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`.pipe(Effect.orDie)
+
+    const hasLiveItems = (receiptId: string, now: Date) =>
+      sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM receipt_items
+        WHERE receipt_id = ${receiptId} AND status = 'running' AND claimed_until >= ${now}`.pipe(
+        Effect.map((rows) => (rows[0]?.n ?? 0) > 0),
+        Effect.orDie
+      )
 
     const markRefunded = (itemId: string, amount: bigint) =>
       sql`UPDATE receipt_items SET refunded_credits = refunded_credits + ${amount.toString()} WHERE id = ${itemId}`
@@ -383,6 +396,7 @@ export class PurchasingRepo extends Effect.Service<PurchasingRepo>()("Purchasing
       readonly receipt_id: string
       readonly created_at: Date
       readonly expires_at: Date
+      readonly lease_until: Date | null
     }) =>
       Effect.flatMap(
         sql<{ locked: boolean }>`
@@ -391,10 +405,34 @@ export class PurchasingRepo extends Effect.Service<PurchasingRepo>()("Purchasing
         INSERT INTO idempotency_keys ${sql.insert(row)}
         ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
           response_status = excluded.response_status, response_body = excluded.response_body,
-          receipt_id = excluded.receipt_id, created_at = excluded.created_at, expires_at = excluded.expires_at
+          receipt_id = excluded.receipt_id, created_at = excluded.created_at, expires_at = excluded.expires_at,
+          lease_until = excluded.lease_until
         WHERE idempotency_keys.expires_at < excluded.created_at
         RETURNING key`
       ).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
+    /** Renews a running direct purchase's lease: its items' claims and its key's lease. */
+    const renewLease = (owner: string, key: { readonly agentId: string; readonly key: string } | null, until: Date) =>
+      Effect.zipRight(
+        sql`UPDATE receipt_items SET claimed_until = ${until} WHERE claimed_by = ${owner} AND status = 'running'`,
+        key === null ? Effect.void : sql`
+          UPDATE idempotency_keys SET lease_until = ${until}
+          WHERE agent_id = ${key.agentId} AND key = ${key.key} AND status = 'in_progress'`
+      ).pipe(Effect.asVoid, Effect.orDie)
+
+    /**
+     * A key still running whose lease lapsed (its process died), locked for finishing its
+     * purchase; none when it is live, done, or being finished by a concurrent request.
+     */
+    const lockLapsedKey = (agentId: string, key: string, now: Date) =>
+      sql<IdempotencyRow>`
+        SELECT * FROM idempotency_keys
+        WHERE agent_id = ${agentId} AND key = ${key} AND status = 'in_progress'
+          AND COALESCE(lease_until, created_at + interval '5 minutes') < ${now}
+        FOR UPDATE SKIP LOCKED`.pipe(Effect.map(first), Effect.orDie)
+
+    const lockReceipt = (receiptId: string) =>
+      sql<ReceiptRow>`SELECT * FROM receipts WHERE id = ${receiptId} FOR UPDATE`.pipe(Effect.map(first), Effect.orDie)
 
     const storeAnswer = (agentId: string, key: string, status: number, body: string) =>
       sql`
@@ -429,6 +467,7 @@ export class PurchasingRepo extends Effect.Service<PurchasingRepo>()("Purchasing
       lapsedDirectItems,
       completeReceipt,
       staleDirectReceipts,
+      hasLiveItems,
       markRefunded,
       toolByRef,
       purgeResults,
@@ -441,6 +480,9 @@ export class PurchasingRepo extends Effect.Service<PurchasingRepo>()("Purchasing
       job,
       findKey,
       claimKey,
+      renewLease,
+      lockLapsedKey,
+      lockReceipt,
       storeAnswer,
       deleteKey,
       purgeKeys

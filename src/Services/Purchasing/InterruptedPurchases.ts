@@ -1,0 +1,76 @@
+import { Clock, Effect, Option } from "effect"
+import { encodeApiError } from "../../Errors/Wire.js"
+import { Tools } from "../Tools/Tools.js"
+import { directAnswer, type StoredAnswer } from "./Answers.js"
+import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
+import { PurchasingRepo, type ReceiptRow } from "./PurchasingRepo.js"
+
+/**
+ * Direct purchases whose process died mid-way, finished by whoever finds them first: the
+ * sweeper, or the next request under the purchase's idempotency key once its lease lapsed.
+ * Items whose claim lapsed are released and marked failed (`interrupted`), never run
+ * again (a provider may already have been called for them), and the answer is kept under
+ * the key, `provider_error` included, so a retry replays this receipt and never buys
+ * twice. Also the purchase context of a stored receipt, which jobs resume with.
+ */
+export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()("InterruptedPurchases", {
+  dependencies: [PurchasingRepo.Default, ItemRunner.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* PurchasingRepo
+    const items = yield* ItemRunner
+    const tools = yield* Tools
+
+    /** The purchase as its items run now: the receipt's tool at its held price, and its fallbacks. */
+    const contextOf = (receipt: ReceiptRow) =>
+      Effect.gen(function*() {
+        const ranked = yield* tools.scored()
+        const scored = ranked.find((s) => s.tool.row.id === receipt.tool_id)
+        if (scored === undefined) return yield* Effect.dieMessage(`Tool ${receipt.tool_id} of receipt ${receipt.id} is gone`)
+        const price = BigInt(receipt.price_credits)
+        return {
+          receiptId: receipt.id,
+          mode: receipt.mode,
+          tool: choiceOf(scored.tool.row, price),
+          fallback: receipt.fallback,
+          fallbacks: receipt.fallback ? fallbackChain(ranked, receipt.tool_id, receipt.task_type, price) : []
+        } satisfies PurchaseContext
+      })
+
+    /**
+     * Finishes an interrupted receipt (inside the caller's transaction, the receipt locked);
+     * answers what its key now keeps. A receipt with an item still claimed by a live
+     * process is left alone.
+     */
+    const finish = (receipt: ReceiptRow) =>
+      Effect.gen(function*() {
+        const at = new Date(yield* Clock.currentTimeMillis)
+        if (yield* repo.hasLiveItems(receipt.id, at)) return Option.none<StoredAnswer>()
+        for (const item of yield* repo.lapsedDirectItems(receipt.id, at)) {
+          yield* items.abandon(item, {
+            status: "failed",
+            tool_id: null,
+            provider: null,
+            fallback_from: null,
+            cost_credits: 0n,
+            result: null,
+            result_hash: null,
+            check_id: null,
+            check_version: null,
+            reason: "The purchase was interrupted before this item finished; its hold was released",
+            error_code: "interrupted"
+          })
+        }
+        yield* repo.completeReceipt(receipt.id, at)
+        if (receipt.idempotency_key === null) return Option.none<StoredAnswer>()
+        const context = yield* contextOf(receipt)
+        const answer: StoredAnswer = yield* directAnswer(context, yield* repo.items(receipt.id)).pipe(
+          Effect.catchTag("provider_error", (error) =>
+            Effect.map(encodeApiError(error), ({ body, status }) => ({ status, body: JSON.stringify(body) })))
+        )
+        yield* repo.storeAnswer(receipt.agent_id, receipt.idempotency_key, answer.status, answer.body)
+        return Option.some(answer)
+      })
+
+    return { contextOf, finish } as const
+  })
+}) {}
