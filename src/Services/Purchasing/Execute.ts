@@ -164,8 +164,15 @@ export class Execute extends Effect.Service<Execute>()("Execute", {
         if (row.status === "done" && row.response_status !== null && row.response_body !== null) {
           return { _tag: "Replay", answer: { status: row.response_status, body: row.response_body } } as KeyState
         }
-        const recovered = yield* finishLapsed(agentId, key)
-        if (Option.isSome(recovered)) return { _tag: "Replay", answer: recovered.value } as KeyState
+        if (row.receipt_id !== null) {
+          const recovered = yield* finishLapsed(agentId, key, row.receipt_id)
+          if (Option.isSome(recovered)) return { _tag: "Replay", answer: recovered.value } as KeyState
+          // The sweeper may have finished it meanwhile: then the key holds the answer.
+          const after = yield* repo.findKey(agentId, key)
+          if (Option.isSome(after) && after.value.response_status !== null && after.value.response_body !== null) {
+            return { _tag: "Replay", answer: { status: after.value.response_status, body: after.value.response_body } } as KeyState
+          }
+        }
         return yield* new RequestInProgress({
           message: "A request with this idempotency_key is still running; retry shortly for its answer"
         })
@@ -174,13 +181,14 @@ export class Execute extends Effect.Service<Execute>()("Execute", {
     /**
      * A key whose purchase's process died (its lease lapsed): finish that purchase now and
      * answer what the key keeps. None while the lease is live or another request finishes it.
+     * Locks in the sweeper's order (the receipt, then its key), so the two never deadlock.
      */
-    const finishLapsed = (agentId: string, key: string) =>
+    const finishLapsed = (agentId: string, key: string, receiptId: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const lapsed = yield* repo.lockLapsedKey(agentId, key, yield* now)
-        if (Option.isNone(lapsed) || lapsed.value.receipt_id === null) return Option.none<StoredAnswer>()
-        const receipt = yield* repo.lockReceipt(lapsed.value.receipt_id)
+        const receipt = yield* repo.lockReceipt(receiptId)
         if (Option.isNone(receipt)) return Option.none<StoredAnswer>()
+        const lapsed = yield* repo.lockLapsedKey(agentId, key, yield* now)
+        if (Option.isNone(lapsed) || lapsed.value.receipt_id !== receiptId) return Option.none<StoredAnswer>()
         return yield* interrupted.finish(receipt.value)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
