@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Schema } from "effect"
 import { randomUUID } from "node:crypto"
+import { approvalNeeded } from "../../Domain/ApprovalRule.js"
 import { amountOf } from "../../Domain/Money.js"
 import { type ExecuteRequest, JobAccepted } from "../../Domain/Purchasing.js"
 import { isPurchasable } from "../../Domain/Tool.js"
@@ -266,10 +267,13 @@ export class Execute extends Effect.Service<Execute>()("Execute", {
           approvalId = approval.id
           budgetApproved = approval.reason === "over_budget"
         } else {
-          const spent = yield* ledger.agentMonthSpend(agent.id)
-          const overBudget = spent + amount > agent.monthly_budget_credits
-          const overThreshold = agent.approval_threshold_credits !== null && amount > agent.approval_threshold_credits
-          if (overBudget || overThreshold) {
+          const reason = approvalNeeded({
+            amount,
+            spentThisMonth: yield* ledger.agentMonthSpend(agent.id),
+            monthlyBudget: agent.monthly_budget_credits,
+            threshold: agent.approval_threshold_credits
+          })
+          if (reason !== null) {
             return yield* approvals.request({
               orgId: agent.org_id,
               agentId: agent.id,
@@ -278,7 +282,7 @@ export class Execute extends Effect.Service<Execute>()("Execute", {
               inputsHash,
               itemCount: count,
               amount,
-              reason: overBudget ? "over_budget" : "over_threshold",
+              reason,
               baseUrl
             })
           }
