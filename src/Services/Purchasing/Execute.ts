@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Schema } from "effect"
+import { Clock, Duration, Effect, Fiber, FiberSet, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
 import { amountOf } from "../../Domain/Money.js"
@@ -26,14 +26,7 @@ import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./Ite
 import { type ItemOutcomeUpdate, type ItemRow, type NewItem, PurchasingRepo } from "./PurchasingRepo.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
 import { directAnswer, type StoredAnswer } from "./Answers.js"
-
-/** Wakes the job workers of this replica when it accepts a job. */
-export class JobSignal extends Effect.Service<JobSignal>()("JobSignal", {
-  effect: Effect.map(Queue.sliding<void>(1), (queue) => ({
-    notify: Queue.offer(queue, undefined).pipe(Effect.asVoid),
-    wait: Queue.take(queue)
-  }))
-}) {}
+import { JobSignal } from "./JobSignal.js"
 
 const encodeJob = Schema.encode(JobAccepted)
 
