@@ -4,7 +4,7 @@ import pg from "pg"
 import type { TestDatabase } from "../test/support/database.js"
 import { seedAgent, seedOrg } from "../test/support/fixtures.js"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
-import { createBenchDatabase, startService } from "./support/service.js"
+import { createBenchDatabase, seedBenchEndpoint, startService } from "./support/service.js"
 
 /**
  * Does auto-reload slow a gateway call? The same closed loop of live `POST /v1/call`s, in
@@ -44,16 +44,7 @@ export const run = async () => {
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
   const database = { query: async (text: string, values?: ReadonlyArray<unknown>) => (await pool.query(text, values as Array<unknown>)).rows } as unknown as TestDatabase
   try {
-    await pool.query(
-      `INSERT INTO providers (id, name, base_url, auth, cost_report, daily_call_cap, docs_url)
-       VALUES ('benchprov', 'Bench provider', 'https://unused.invalid', '{"in":"header","name":"X-Api-Key","prefix":""}',
-               NULL, 1000000, 'https://docs.invalid')`
-    )
-    await pool.query(
-      `INSERT INTO catalogue_endpoints (id, provider_id, name, category, method, path, path_params, base_price_credits,
-                                        availability, search_text)
-       VALUES ('benchprov/ok', 'benchprov', 'Ok', 'utilities', 'GET', '/v1/ok', '[]', 10, 'live', 'bench')`
-    )
+    await seedBenchEndpoint(pool, { id: "benchprov/ok", name: "Ok", category: "utilities", path: "/v1/ok" })
     const orgIds: Array<string> = []
     const keys: Array<string> = []
     for (let o = 0; o < ORGS; o++) {

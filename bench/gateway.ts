@@ -7,7 +7,7 @@ import { LedgerStandaloneLive } from "../src/Services/Ledger/LedgerStandalone.js
 import { seedAgent, seedOrg } from "../test/support/fixtures.js"
 import type { TestDatabase } from "../test/support/database.js"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
-import { createBenchDatabase, startService } from "./support/service.js"
+import { createBenchDatabase, seedBenchEndpoint, startService } from "./support/service.js"
 
 /**
  * The gateway against a loopback fake provider, in one run:
@@ -63,16 +63,7 @@ export const run = async () => {
     )
   )
   try {
-    await pool.query(
-      `INSERT INTO providers (id, name, base_url, auth, cost_report, daily_call_cap, docs_url)
-       VALUES ('benchprov', 'Bench provider', 'https://unused.invalid', '{"in":"header","name":"X-Api-Key","prefix":""}',
-               NULL, 1000000, 'https://docs.invalid')`
-    )
-    await pool.query(
-      `INSERT INTO catalogue_endpoints (id, provider_id, name, category, method, path, path_params, base_price_credits,
-                                        availability, search_text)
-       VALUES ('benchprov/person', 'benchprov', 'Person', 'people', 'GET', '/v1/person', '[]', 10, 'live', 'bench')`
-    )
+    await seedBenchEndpoint(pool, { id: "benchprov/person", name: "Person", category: "people", path: "/v1/person" })
     const keys: Array<string> = []
     for (let o = 0; o < ORGS; o++) {
       const org = await seedOrg(database)

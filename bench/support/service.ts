@@ -62,3 +62,25 @@ export const startService = (env: Record<string, string>): Promise<RunningServic
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
     child.once("exit", (code) => reject(new Error(`service exited (${code}) before it was ready:\n${output}`)))
   })
+
+/**
+ * The benchmarks' own provider and one live endpoint of it (10 credits a call), written
+ * into the catalogue; PROVIDERS_UPSTREAM points the service at the bench's provider.
+ */
+export const seedBenchEndpoint = async (
+  pool: pg.Pool,
+  endpoint: { readonly id: string; readonly name: string; readonly category: string; readonly path: string }
+) => {
+  await pool.query(
+    `INSERT INTO providers (id, name, base_url, auth, cost_report, daily_call_cap, docs_url)
+     VALUES ('benchprov', 'Bench provider', 'https://unused.invalid', '{"in":"header","name":"X-Api-Key","prefix":""}',
+             NULL, 1000000, 'https://docs.invalid')
+     ON CONFLICT (id) DO NOTHING`
+  )
+  await pool.query(
+    `INSERT INTO catalogue_endpoints (id, provider_id, name, category, method, path, path_params, base_price_credits,
+                                      availability, search_text)
+     VALUES ($1, 'benchprov', $2, $3, 'GET', $4, '[]', 10, 'live', 'bench')`,
+    [endpoint.id, endpoint.name, endpoint.category, endpoint.path]
+  )
+}
