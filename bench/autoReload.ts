@@ -1,10 +1,9 @@
-import * as http from "node:http"
 import { loadavg } from "node:os"
 import pg from "pg"
 import type { TestDatabase } from "../test/support/database.js"
 import { seedAgent, seedOrg } from "../test/support/fixtures.js"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
-import { createBenchDatabase, seedBenchEndpoint, startService } from "./support/service.js"
+import { createBenchDatabase, seedBenchEndpoint, startBenchProvider, startService } from "./support/service.js"
 
 /**
  * Does auto-reload slow a gateway call? The same closed loop of live `POST /v1/call`s, in
@@ -20,19 +19,7 @@ const ORGS = 8
 const AGENTS_PER_ORG = 8
 const CONNECTIONS = 32
 
-const startProvider = async () => {
-  const body = JSON.stringify({ ok: true })
-  const server = http.createServer((req, res) => {
-    req.resume()
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-      res.end(body)
-    })
-  })
-  server.keepAliveTimeout = 60_000
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() }
-}
+const startProvider = () => startBenchProvider({ ok: true })
 
 const median = (values: Array<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 

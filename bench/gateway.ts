@@ -1,13 +1,12 @@
 import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
-import * as http from "node:http"
 import pg from "pg"
 import { Ledger } from "../src/Services/Ledger/Ledger.js"
 import { LedgerStandaloneLive } from "../src/Services/Ledger/LedgerStandalone.js"
 import { seedAgent, seedOrg } from "../test/support/fixtures.js"
 import type { TestDatabase } from "../test/support/database.js"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
-import { createBenchDatabase, seedBenchEndpoint, startService } from "./support/service.js"
+import { createBenchDatabase, seedBenchEndpoint, startBenchProvider, startService } from "./support/service.js"
 
 /**
  * The gateway against a loopback fake provider, in one run:
@@ -26,19 +25,7 @@ const AGENTS_PER_ORG = 8
 const RATE = 300
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
 
-const startProvider = async () => {
-  const body = JSON.stringify({ ok: true, person: { name: "Ada Lovelace", email: "ada@example.com" } })
-  const server = http.createServer((req, res) => {
-    req.resume()
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-      res.end(body)
-    })
-  })
-  server.keepAliveTimeout = 60_000
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() }
-}
+const startProvider = () => startBenchProvider({ ok: true, person: { name: "Ada Lovelace", email: "ada@example.com" } })
 
 const summary = (label: string, result: LoadResult) =>
   `${formatRow(label, result)}   statuses ${JSON.stringify(result.statuses)}`

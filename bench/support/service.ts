@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import pg from "pg"
 import { randomBytes } from "node:crypto"
+import * as http from "node:http"
 
 /**
  * Starts the service as a child process (as `npm start` would) on a fresh database of the
@@ -83,4 +84,19 @@ export const seedBenchEndpoint = async (
      VALUES ($1, 'benchprov', $2, $3, 'GET', $4, '[]', 10, 'live', 'bench')`,
     [endpoint.id, endpoint.name, endpoint.category, endpoint.path]
   )
+}
+
+/** The benchmarks' stand-in provider on loopback: answers every request 200 with `answer`. */
+export const startBenchProvider = async (answer: unknown) => {
+  const body = JSON.stringify(answer)
+  const server = http.createServer((req, res) => {
+    req.resume()
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+      res.end(body)
+    })
+  })
+  server.keepAliveTimeout = 60_000
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() }
 }
