@@ -21,7 +21,7 @@ import { GatewayCallsGroup, GatewayGroup, GatewayProvidersGroup } from "./Groups
 import { AdminDisputesGroup, ApprovalLinksGroup, OrgPurchasingGroup, PurchasingGroup } from "./Groups/PurchasingGroup.js"
 import { AdminBillingGroup, BillingGroup, PaymentWebhookGroup, SandboxPaymentsGroup } from "./Groups/BillingGroup.js"
 import { HealthGroup } from "./Groups/HealthGroup.js"
-import { openApiErrorShapes } from "./OpenApiErrorShapes.js"
+import { finishOpenApi } from "./OpenApi/Document.js"
 
 /**
  * The whole HTTP contract, one group per area. Nothing here imports server code, so the
@@ -64,6 +64,6 @@ export class Api extends HttpApi.make("service")
     title: "Agent Purchasing and Gateway Service",
     version: "0.1.0",
     description: "Verified data results and 947 provider endpoints for software agents, paid with prepaid credits.",
-    transform: openApiErrorShapes
+    transform: finishOpenApi
   }))
 {}

@@ -27,6 +27,7 @@ import { SmsLive } from "../Services/Sms/Sms.js"
 import { EdgeMiddleware } from "../Http/Middleware/Edge.js"
 import { GatewayCallsHandlers, GatewayHandlers, GatewayProvidersHandlers } from "../Http/Handlers/GatewayHandlers.js"
 import { McpRouteLive } from "../Http/Mcp/McpRoute.js"
+import { OpenApiRouteLive } from "../Http/Handlers/OpenApiRoute.js"
 import { CallLog } from "../Services/Gateway/CallLog.js"
 import { Gateway } from "../Services/Gateway/Gateway.js"
 import { MoneyWorkersLive } from "../Services/Gateway/MoneyWorkers.js"
@@ -161,6 +162,7 @@ const Handlers = Layer.mergeAll(
   GatewayCallsHandlers,
   GatewayProvidersHandlers,
   McpRouteLive,
+  OpenApiRouteLive,
   AuthHandlers,
   AuthSessionHandlers,
   AccountHandlers,
@@ -195,7 +197,6 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers))
 
 export const HttpLive = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
-  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(EdgeMiddleware),
   Layer.provide(ApiLive),
   Layer.provide(Workers),

@@ -31,7 +31,7 @@ export class AdminSignInGroup extends HttpApiGroup.make("adminSignIn")
         "Five failures lock the account for 15 minutes (401 invalid_credentials, then 429 locked)."
       )
   )
-  .annotateContext(OpenApi.annotations({ title: "Administrative sign-in" }))
+  .annotateContext(OpenApi.annotations({ title: "Administrative sign-in", description: "Administrators sign in with email and password." }))
 {}
 
 /** Endpoints every administrator session reaches; later admin groups use the same middleware. */

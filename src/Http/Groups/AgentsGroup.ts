@@ -4,6 +4,7 @@ import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
 import { Agent, OrgPath, PathId, Revoked, WholeCreditsInput } from "./IdentitySchemas.js"
+import { pageLimitOrDefault } from "./Pagination.js"
 
 /** Agents and agent keys, managed by any member (session or write key). */
 export const AgentName = Schema.Trim.pipe(
@@ -53,9 +54,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
     HttpApiEndpoint.get("list", "/v1/orgs/:orgId/agents")
       .setPath(OrgPath)
       .setUrlParams(Schema.Struct({
-        limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), {
-          default: () => 50
-        }),
+        limit: pageLimitOrDefault,
         starting_after: Schema.optional(Schema.String)
       }))
       .addSuccess(Schema.Struct({ agents: Schema.Array(Agent) }))

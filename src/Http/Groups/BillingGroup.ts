@@ -19,6 +19,7 @@ import { Forbidden, NotFound } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { AdminAuth, OrgAuth } from "../Middleware/AuthTags.js"
 import { OrgPath, PathId } from "./IdentitySchemas.js"
+import { pageLimitOrDefault } from "./Pagination.js"
 
 /**
  * Billing: owners buy credits by card (USD or INR), keep a card for auto-reload, move
@@ -138,7 +139,7 @@ export class BillingGroup extends HttpApiGroup.make("billing")
     HttpApiEndpoint.get("payments", "/v1/orgs/:orgId/billing/payments")
       .setPath(OrgPath)
       .setUrlParams(Schema.Struct({
-        limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 }),
+        limit: pageLimitOrDefault,
         starting_after: Schema.optional(Schema.String)
       }))
       .addSuccess(Schema.Struct({ payments: Schema.Array(Payment), has_more: Schema.Boolean, provider: ProviderLabel }))

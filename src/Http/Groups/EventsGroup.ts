@@ -4,14 +4,15 @@ import { EventTypeSchema, WebhookEvent } from "../../Domain/Events.js"
 import { Forbidden } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth } from "../Middleware/AuthTags.js"
-import { Limit, OrgPath } from "./WebhooksGroup.js"
+import { PageLimit } from "./Pagination.js"
+import { OrgPath } from "./WebhooksGroup.js"
 
 /** The org's events (with or without webhook endpoints) and its notification settings. */
 export const EventList = Schema.Struct({ events: Schema.Array(WebhookEvent), has_more: Schema.Boolean })
 
 export const EventQuery = Schema.Struct({
   type: Schema.optional(EventTypeSchema),
-  limit: Schema.optional(Limit),
+  limit: Schema.optional(PageLimit),
   starting_after: Schema.optional(Schema.UUID)
 })
 

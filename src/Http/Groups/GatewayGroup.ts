@@ -18,6 +18,7 @@ import {
 import { wire } from "../../Errors/Wire.js"
 import { AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
 import { PublicRateLimit } from "../Middleware/RateLimitTags.js"
+import { pageLimitOrDefault } from "./Pagination.js"
 
 /** The gateway (`POST /v1/call`), the agent's balance, and the org's call list. */
 const ParamObject = Schema.Record({ key: Schema.String, value: AnyJson })
@@ -119,9 +120,7 @@ export class GatewayCallsGroup extends HttpApiGroup.make("gatewayCalls")
     HttpApiEndpoint.get("list", "/v1/orgs/:orgId/calls")
       .setPath(Schema.Struct({ orgId: Schema.String }))
       .setUrlParams(Schema.Struct({
-        limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), {
-          default: () => 50
-        }),
+        limit: pageLimitOrDefault,
         starting_after: Schema.optional(Schema.String)
       }))
       .addSuccess(Schema.Struct({ calls: Schema.Array(CallRecord), has_more: Schema.Boolean }))

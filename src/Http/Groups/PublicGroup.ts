@@ -170,7 +170,7 @@ export class WaitlistGroup extends HttpApiGroup.make("waitlist")
       .addSuccess(Schema.Struct({ status: Schema.Literal("on_waitlist") }), { status: 202 })
   )
   .middleware(WaitlistRateLimit)
-  .annotateContext(OpenApi.annotations({ title: "Waitlist" }))
+  .annotateContext(OpenApi.annotations({ title: "Waitlist", description: "Ask for an invitation while sign-up is closed." }))
 {}
 
 export const HtmlPage = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
@@ -178,5 +178,5 @@ export const HtmlPage = HttpApiSchema.Text({ contentType: "text/html; charset=ut
 export class DocsGroup extends HttpApiGroup.make("docs")
   .add(HttpApiEndpoint.get("errors", "/docs/errors").addSuccess(HtmlPage))
   .add(HttpApiEndpoint.get("webhookEventSchema", "/schemas/webhook-event.json").addSuccess(Schema.Unknown))
-  .annotateContext(OpenApi.annotations({ title: "Documentation" }))
+  .annotateContext(OpenApi.annotations({ title: "Documentation", description: "Human-readable error codes and the webhook event schema." }))
 {}

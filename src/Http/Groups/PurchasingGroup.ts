@@ -52,13 +52,14 @@ import { wire } from "../../Errors/Wire.js"
 import { AdminAuth, AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
 import { PublicRateLimit } from "../Middleware/RateLimitTags.js"
 import { dailyQuotaWire } from "./PurchasingErrors.js"
+import { pageLimitOrDefault } from "./Pagination.js"
 
 /** Purchasing: recommend, execute, jobs, receipts, disputes and approvals. */
 const IdPath = Schema.Struct({ id: Schema.String })
 const OrgIdPath = Schema.Struct({ orgId: Schema.String })
 const OrgItemPath = Schema.Struct({ orgId: Schema.String, id: Schema.String })
 const ListQuery = Schema.Struct({
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 }),
+  limit: pageLimitOrDefault,
   starting_after: Schema.optional(Schema.String)
 })
 

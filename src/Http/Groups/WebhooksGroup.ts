@@ -4,14 +4,12 @@ import { EventTypeSchema, subscribableEventTypes } from "../../Domain/Events.js"
 import { Forbidden, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth } from "../Middleware/AuthTags.js"
+import { PageLimit } from "./Pagination.js"
 
 /** Webhook endpoints and their deliveries: `/v1/orgs/{orgId}/webhooks...`, `/webhook-deliveries`. */
 export const OrgPath = Schema.Struct({ orgId: Schema.String })
 export const WebhookPath = Schema.Struct({ orgId: Schema.String, id: Schema.String })
 
-export const Limit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)).annotations({
-  description: "Items per page, 1 to 200 (default 50)"
-})
 
 export const CreateWebhookRequest = Schema.Struct({
   url: Schema.String.annotations({
@@ -66,7 +64,7 @@ export const WebhookDelivery = Schema.Struct({
 export const DeliveryList = Schema.Struct({ deliveries: Schema.Array(WebhookDelivery), has_more: Schema.Boolean })
 
 export const DeliveryQuery = Schema.Struct({
-  limit: Schema.optional(Limit),
+  limit: Schema.optional(PageLimit),
   starting_after: Schema.optional(Schema.UUID),
   webhook_id: Schema.optional(Schema.UUID),
   status: Schema.optional(DeliveryStatus)

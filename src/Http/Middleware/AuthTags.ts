@@ -13,14 +13,14 @@ import { CurrentActor, CurrentAdmin, CurrentAgent, CurrentUser } from "../../Ser
 export class AgentAuth extends HttpApiMiddleware.Tag<AgentAuth>()("AgentAuth", {
   provides: CurrentAgent,
   failure: Schema.Union(wire(Unauthenticated), wire(Forbidden), wire(IpNotAllowed), wire(RateLimited)),
-  security: { bearer: HttpApiSecurity.bearer }
+  security: { agentKey: HttpApiSecurity.bearer }
 }) {}
 
 /** `/v1/orgs/{orgId}/...`: a session of a member, or an org key of that org. */
 export class OrgAuth extends HttpApiMiddleware.Tag<OrgAuth>()("OrgAuth", {
   provides: CurrentActor,
   failure: Schema.Union(wire(Unauthenticated), wire(Forbidden), wire(NotFound), wire(RateLimited), wire(EmailUnverified)),
-  security: { bearer: HttpApiSecurity.bearer }
+  security: { orgCredential: HttpApiSecurity.bearer }
 }) {}
 
 /**
@@ -35,7 +35,7 @@ export class SessionOnly extends HttpApiMiddleware.Tag<SessionOnly>()("SessionOn
 export class SessionAuth extends HttpApiMiddleware.Tag<SessionAuth>()("SessionAuth", {
   provides: CurrentUser,
   failure: Schema.Union(wire(Unauthenticated), wire(Forbidden), wire(EmailUnverified)),
-  security: { bearer: HttpApiSecurity.bearer }
+  security: { session: HttpApiSecurity.bearer }
 }) {}
 
 /**
@@ -45,5 +45,5 @@ export class SessionAuth extends HttpApiMiddleware.Tag<SessionAuth>()("SessionAu
 export class AdminAuth extends HttpApiMiddleware.Tag<AdminAuth>()("AdminAuth", {
   provides: CurrentAdmin,
   failure: Schema.Union(wire(Unauthenticated), wire(Forbidden)),
-  security: { bearer: HttpApiSecurity.bearer }
+  security: { adminSession: HttpApiSecurity.bearer }
 }) {}

@@ -38,7 +38,7 @@ export const makeAgentRequestAuthentication = Effect.gen(function*() {
 export const AgentAuthLive = Layer.effect(
   AgentAuth,
   Effect.map(makeAgentRequestAuthentication, (authenticate) => ({
-    bearer: () => authenticate("Agent endpoints need an agent key (sk_test_... or sk_live_...)")
+    agentKey: () => authenticate("Agent endpoints need an agent key (sk_test_... or sk_live_...)")
   }))
 )
 
@@ -49,7 +49,7 @@ export const OrgAuthLive = Layer.effect(
     const limiter = yield* RateLimiter
     const addresses = yield* ClientAddress
     return {
-      bearer: () =>
+      orgCredential: () =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const route = yield* HttpRouter.RouteContext
@@ -98,7 +98,7 @@ export const SessionAuthLive = Layer.effect(
   Effect.gen(function*() {
     const credentials = yield* Credentials
     return {
-      bearer: () =>
+      session: () =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const session = sessionTokenOf(presentedCredential(request))
@@ -115,7 +115,7 @@ export const AdminAuthLive = Layer.effect(
   Effect.gen(function*() {
     const admins = yield* Admins
     return {
-      bearer: () =>
+      adminSession: () =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const { header } = presentedCredential(request)
