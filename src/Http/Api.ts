@@ -1,3 +1,4 @@
+import { SERVICE_VERSION } from "../Domain/ServiceVersion.js"
 import { HttpApi, OpenApi } from "@effect/platform"
 import {
   InternalError,
@@ -62,7 +63,7 @@ export class Api extends HttpApi.make("service")
   .addError(wire(ServiceUnavailable))
   .annotateContext(OpenApi.annotations({
     title: "Agent Purchasing and Gateway Service",
-    version: "0.1.0",
+    version: SERVICE_VERSION,
     description: "Verified data results and 947 provider endpoints for software agents, paid with prepaid credits.",
     transform: finishOpenApi
   }))

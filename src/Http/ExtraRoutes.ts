@@ -1,7 +1,14 @@
+import { PROTECTED_RESOURCE_PATH } from "./Mcp/ProtectedResource.js"
 import type { RouteSpec } from "./RouteTable.js"
 
-/** Routes served beside the HttpApi groups (documentation UI, OpenAPI document). */
+/**
+ * Routes served beside the HttpApi groups: the front door, the documentation UI, the OpenAPI
+ * document, MCP and its protected-resource metadata, and the metrics.
+ */
 export const extraRoutes: ReadonlyArray<RouteSpec> = [
+  { method: "GET", path: "/" },
+  { method: "GET", path: PROTECTED_RESOURCE_PATH },
+  { method: "GET", path: `${PROTECTED_RESOURCE_PATH}/mcp` },
   { method: "GET", path: "/docs" },
   { method: "GET", path: "/openapi.json" },
   { method: "POST", path: "/mcp" }

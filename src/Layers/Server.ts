@@ -28,6 +28,8 @@ import { EdgeMiddleware } from "../Http/Middleware/Edge.js"
 import { GatewayCallsHandlers, GatewayHandlers, GatewayProvidersHandlers } from "../Http/Handlers/GatewayHandlers.js"
 import { McpRouteLive } from "../Http/Mcp/McpRoute.js"
 import { OpenApiRouteLive } from "../Http/Handlers/OpenApiRoute.js"
+import { FrontDoorLive } from "../Http/Handlers/FrontDoor.js"
+import { ProtectedResourceLive } from "../Http/Mcp/ProtectedResource.js"
 import { CallLog } from "../Services/Gateway/CallLog.js"
 import { Gateway } from "../Services/Gateway/Gateway.js"
 import { MoneyWorkersLive } from "../Services/Gateway/MoneyWorkers.js"
@@ -163,6 +165,8 @@ const Handlers = Layer.mergeAll(
   GatewayProvidersHandlers,
   McpRouteLive,
   OpenApiRouteLive,
+  FrontDoorLive,
+  ProtectedResourceLive,
   AuthHandlers,
   AuthSessionHandlers,
   AccountHandlers,

@@ -1,3 +1,4 @@
+import { SERVICE_VERSION } from "../Domain/ServiceVersion.js"
 import { Config, Effect, Option, Redacted } from "effect"
 
 /** Settings every part of the service shares, read once from the environment. */
@@ -21,7 +22,7 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
       isProduction: environment === "production",
       redisUrl: Option.map(redisUrl, Redacted.value),
       trustedProxies,
-      version: "0.1.0"
+      version: SERVICE_VERSION
     } as const
   })
 }) {}

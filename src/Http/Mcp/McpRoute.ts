@@ -12,6 +12,9 @@ import { Catalogue } from "../../Services/Catalogue/Catalogue.js"
 import { Gateway } from "../../Services/Gateway/Gateway.js"
 import { makeAgentRequestAuthentication } from "../Middleware/Authentication.js"
 import { MAX_BODY_BYTES } from "../Middleware/Edge.js"
+import { errorResponse } from "../Middleware/ErrorResponses.js"
+import { PublicUrl } from "../../Services/PublicUrl.js"
+import { mcpChallenge } from "./ProtectedResource.js"
 
 /**
  * The MCP server at `POST /mcp` (Streamable HTTP, stateless: one server and transport per
@@ -70,6 +73,7 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
     const gateway = yield* Gateway
     const catalogue = yield* Catalogue
     const authenticateAgent = yield* makeAgentRequestAuthentication
+    const baseUrl = yield* PublicUrl
 
     /** Runs a tool's effect to a tool result; API errors become `isError` results with the error body. */
     const toolResult = <A, E>(runtime: Runtime.Runtime<never>, effect: Effect.Effect<A, E>) =>
@@ -142,6 +146,15 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
       return HttpServerResponse.fromWeb(response)
     })
 
-    yield* router.all("/mcp", handler)
+    // A missing or unknown key tells MCP clients where to read how to authenticate.
+    const challenged = handler.pipe(
+      Effect.catchTag("unauthenticated", (error) =>
+        Effect.succeed(
+          errorResponse(baseUrl, "unauthenticated", error.message).pipe(
+            HttpServerResponse.setHeader("www-authenticate", mcpChallenge(baseUrl))
+          )
+        ))
+    )
+    yield* router.all("/mcp", challenged)
   })
 )
