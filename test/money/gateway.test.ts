@@ -242,7 +242,7 @@ describe("POST /v1/call (test keys)", () => {
     const before = world.fake.seen.length
     const first = await call(agent.key, { endpoint: "fakeprov/ok" })
     expect(first.status).toBe(200)
-    expect(first.json).toMatchObject({ status: "test", charged: { credits: "10" }, price: { credits: "10" }, data: null })
+    expect(first.json).toMatchObject({ status: "test", charged: { credits: "10" }, price: { credits: "10" }, sample: true })
     expect(world.fake.seen.length).toBe(before)
     const second = await call(agent.key, { endpoint: "fakeprov/ok" })
     expect(second.json.error.code).toBe("over_budget")
@@ -252,6 +252,34 @@ describe("POST /v1/call (test keys)", () => {
     const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
     expect(balance.json.month_to_date_spend.credits).toBe("10")
     expect(balance.json.org_credits.credits).toBe("0")
+  })
+})
+
+describe("test-mode sample data", () => {
+  it("answers the sandbox's deterministic sample for the endpoint and parameters, marked as a sample", async () => {
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "test" })
+    const before = world.fake.seen.length
+    const ask = (domain: string) => call(agent.key, { endpoint: "fakeprov/ok", query: { domain } })
+    const first = await ask("example.org")
+    expect(first.status).toBe(200)
+    expect(first.json.sample).toBe(true)
+    expect(first.json.provider_status).toBeNull()
+    expect(first.json.data).toMatchObject({ sandbox: true, endpoint: "fakeprov/ok" })
+    expect(first.json.data.data).not.toBeNull()
+    // Same call, same answer; other parameters, another answer. The provider never hears of it.
+    expect((await ask("example.org")).json.data).toEqual(first.json.data)
+    expect((await ask("another.example")).json.data).not.toEqual(first.json.data)
+    expect(world.fake.seen.length).toBe(before)
+  })
+
+  it("live keys never carry the sample mark", async () => {
+    const org = await seedOrg(world.db)
+    await topUp(world.ledger, org.orgId, 1_000n)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
+    const live = await call(agent.key, { endpoint: "fakeprov/ok" })
+    expect(live.json.status).toBe("succeeded")
+    expect(live.json).not.toHaveProperty("sample")
   })
 })
 

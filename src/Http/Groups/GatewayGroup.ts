@@ -53,8 +53,13 @@ export const CallResult = Schema.Struct({
   charged: Amount,
   latency_ms: Schema.Int,
   provider_status: Schema.NullOr(Schema.Int),
-  data: AnyJson.annotations({ description: "The provider's own answer (JSON, or text when it is not JSON)" }),
-  refunded: Schema.optional(Refunded)
+  data: AnyJson.annotations({
+    description: "The provider's own answer (JSON, or text when it is not JSON); with a test key, the sandbox's sample"
+  }),
+  refunded: Schema.optional(Refunded),
+  sample: Schema.optional(Schema.Literal(true)).annotations({
+    description: "Present with a test key: the call was checked and priced, not made, and `data` is a sample"
+  })
 }).annotations({ identifier: "CallResult" })
 
 export const Balance = Schema.Struct({

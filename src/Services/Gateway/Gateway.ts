@@ -15,6 +15,7 @@ import type { AuthenticatedAgent } from "../Auth/Current.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { dayOf } from "../Ledger/Time.js"
 import { Providers } from "../Providers/Providers.js"
+import { sandboxSample } from "../Providers/Sandbox.js"
 import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"
 import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
 import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
@@ -29,7 +30,8 @@ import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
  * - `failed` — the provider failed (5xx, redirect, network error); nothing charged;
  * - `timed_out` — no answer within the timeout (60 s); nothing charged;
  * - `test` — a test key: checked and priced, not made; no credits move, the price counts
- *   toward the agent's monthly budget.
+ *   toward the agent's monthly budget. `data` is the built-in sandbox's deterministic
+ *   sample answer for the endpoint and parameters, and `sample: true` says so.
  * In the call list two more appear: `pending` (in flight) and `abandoned` (left behind by
  * a crash; the hold was released by the sweeper).
  *
@@ -65,6 +67,8 @@ export interface CallResult {
   readonly provider_status: number | null
   readonly data: unknown
   readonly refunded?: Amount & { readonly reason: RefundReason }
+  /** Test keys only: `data` is the sandbox's sample, not a provider's answer. */
+  readonly sample?: true
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -243,7 +247,9 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway", {
             invalid_amount: Effect.die
           })
         )
-        return resultOf(callId, endpoint, price, "test", price, 0, null, null, null)
+        // Nothing is sent: the answer is the built-in sandbox's sample for these parameters.
+        const sample = sandboxSample(endpoint, prepared.params)
+        return { ...resultOf(callId, endpoint, price, "test", price, 0, null, sample, null), sample: true as const }
       })
 
     const liveCall = (agent: AuthenticatedAgent, prepared: Effect.Effect.Success<ReturnType<typeof prepare>>) =>

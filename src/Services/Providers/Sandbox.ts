@@ -134,13 +134,15 @@ const dataFor = (endpoint: EndpointRecord, params: CallParams, rng: Seeded): unk
   }
 }
 
-/** The sandbox's answer to one call. */
-export const sandboxAnswer = (endpoint: EndpointRecord, params: CallParams): ProviderAnswer => {
+/** The sandbox's answer body to one call: the same call always gets the same answer. */
+export const sandboxSample = (endpoint: EndpointRecord, params: CallParams): unknown => {
   const seed = JSON.stringify([endpoint.id, params.pathParams, params.query ?? null, params.body ?? null])
-  const rng = new Seeded(seed)
-  return {
-    status: 200,
-    headers: { "content-type": "application/json", "x-sandbox": "true" },
-    body: JSON.stringify({ sandbox: true, endpoint: endpoint.id, data: dataFor(endpoint, params, rng) })
-  }
+  return { sandbox: true, endpoint: endpoint.id, data: dataFor(endpoint, params, new Seeded(seed)) }
 }
+
+/** The sandbox's answer to one call. */
+export const sandboxAnswer = (endpoint: EndpointRecord, params: CallParams): ProviderAnswer => ({
+  status: 200,
+  headers: { "content-type": "application/json", "x-sandbox": "true" },
+  body: JSON.stringify(sandboxSample(endpoint, params))
+})
