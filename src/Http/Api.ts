@@ -22,6 +22,7 @@ import { GatewayCallsGroup, GatewayGroup, GatewayProvidersGroup } from "./Groups
 import { AdminDisputesGroup, ApprovalLinksGroup, OrgPurchasingGroup, PurchasingGroup } from "./Groups/PurchasingGroup.js"
 import { AdminBillingGroup, BillingGroup, PaymentWebhookGroup, SandboxPaymentsGroup } from "./Groups/BillingGroup.js"
 import { HealthGroup } from "./Groups/HealthGroup.js"
+import { UsageGroup } from "./Groups/UsageGroup.js"
 import { finishOpenApi } from "./OpenApi/Document.js"
 
 /**
@@ -54,6 +55,7 @@ export class Api extends HttpApi.make("service")
   .add(PaymentWebhookGroup)
   .add(SandboxPaymentsGroup)
   .add(AdminBillingGroup)
+  .add(UsageGroup)
   .add(HealthGroup)
   .addError(wire(InvalidInput))
   .addError(wire(NotFound))

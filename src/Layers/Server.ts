@@ -73,6 +73,8 @@ import { DatabaseLive } from "./Database.js"
 import { ShutdownLive } from "./Shutdown.js"
 import { Lifecycle } from "../Services/Lifecycle/Lifecycle.js"
 import { HealthHandlers } from "../Http/Handlers/HealthHandlers.js"
+import { UsageHandlers } from "../Http/Handlers/UsageHandlers.js"
+import { Usage } from "../Services/Usage/Usage.js"
 import { DrainingIncomingMessage } from "./DrainingIncomingMessage.js"
 import { MigrationsLive } from "./Migrations.js"
 
@@ -141,7 +143,8 @@ const Services = Layer.mergeAll(
   OrgKeys.Default,
   Admins.Default,
   PurchasingLive,
-  BillingLive
+  BillingLive,
+  Usage.Default.pipe(Layer.provide(LedgerLive))
 ).pipe(Layer.provideMerge(Infrastructure))
 
 const Middlewares = Layer.mergeAll(
@@ -184,6 +187,7 @@ const Handlers = Layer.mergeAll(
   PaymentWebhookHandlers,
   SandboxPaymentsHandlers,
   AdminBillingHandlers,
+  UsageHandlers,
   HealthHandlers
 ).pipe(Layer.provide(Middlewares))
 

@@ -1,0 +1,85 @@
+import { Clock, Effect } from "effect"
+import { amountOf } from "../../Domain/Money.js"
+import { InvalidInput } from "../../Errors/ApiErrors.js"
+import type { OrgActor } from "../Auth/Current.js"
+import { Ledger } from "../Ledger/Ledger.js"
+import { type UsageRange, UsageRepo } from "./UsageRepo.js"
+
+const DAY_MS = 24 * 60 * 60 * 1000
+/** The longest range one request may ask for. */
+export const MAX_RANGE_DAYS = 366
+
+const dayText = (date: Date) => date.toISOString().slice(0, 10)
+
+/** A `YYYY-MM-DD` that names a real day, as a UTC midnight. */
+const parseDay = (field: string, text: string) => {
+  const date = new Date(`${text}T00:00:00.000Z`)
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(date.getTime()) && dayText(date) === text
+    ? Effect.succeed(date)
+    : Effect.fail(new InvalidInput({ message: `\`${field}\` must be a day as YYYY-MM-DD` }))
+}
+
+export interface UsageQuery {
+  readonly from?: string | undefined
+  readonly to?: string | undefined
+}
+
+/**
+ * `GET /v1/orgs/{orgId}/usage`: the org's balance, trial and frozen state now, and where
+ * its credits went over a range of UTC days (`from` and `to` inclusive; by default the
+ * month so far).
+ */
+export class Usage extends Effect.Service<Usage>()("Usage", {
+  dependencies: [UsageRepo.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* UsageRepo
+    const ledger = yield* Ledger
+
+    const rangeOf = (orgId: string, query: UsageQuery) =>
+      Effect.gen(function*() {
+        const today = new Date(Math.floor((yield* Clock.currentTimeMillis) / DAY_MS) * DAY_MS)
+        const monthStart = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1))
+        const from = query.from === undefined ? monthStart : yield* parseDay("from", query.from)
+        const to = query.to === undefined ? today : yield* parseDay("to", query.to)
+        if (to < from) return yield* new InvalidInput({ message: "`to` is before `from`" })
+        const days = (to.getTime() - from.getTime()) / DAY_MS + 1
+        if (days > MAX_RANGE_DAYS) {
+          return yield* new InvalidInput({ message: `A range covers at most ${MAX_RANGE_DAYS} days` })
+        }
+        return { orgId, from, until: new Date(to.getTime() + DAY_MS) } satisfies UsageRange
+      })
+
+    const get = (actor: OrgActor, query: UsageQuery) =>
+      Effect.gen(function*() {
+        const range = yield* rangeOf(actor.org_id, query)
+        const [credits, trial, agents, days, endpoints, tools] = yield* Effect.all([
+          ledger.orgCredits(actor.org_id),
+          ledger.trialGrant(actor.org_id),
+          repo.byAgent(range),
+          repo.byDay(range),
+          repo.topEndpoints(range),
+          repo.topTools(range)
+        ], { concurrency: "unbounded" })
+        const now = yield* Clock.currentTimeMillis
+        const total = agents.reduce((sum, row) => sum + BigInt(row.spend), 0n)
+        return {
+          org_id: actor.org_id,
+          balance: amountOf(credits.balance),
+          credits_frozen: credits.frozen,
+          trial: trial === null ? null : {
+            credits: amountOf(trial.credits),
+            expires_at: trial.expiresAt.toISOString(),
+            expired: trial.expiredAt !== null || trial.expiresAt.getTime() <= now
+          },
+          range: { from: dayText(range.from), to: dayText(new Date(range.until.getTime() - DAY_MS)) },
+          total_spend: amountOf(total),
+          by_agent: agents.map((row) => ({ agent_id: row.agent_id, name: row.name, spend: amountOf(BigInt(row.spend)) })),
+          by_day: days.map((row) => ({ day: row.day, spend: amountOf(BigInt(row.spend)) })),
+          top_endpoints: endpoints.map((row) => ({ endpoint: row.id, calls: row.uses, spend: amountOf(BigInt(row.spend)) })),
+          top_tools: tools.map((row) => ({ tool: row.id, name: row.name, items: row.uses, spend: amountOf(BigInt(row.spend)) }))
+        }
+      })
+
+    return { get } as const
+  })
+}) {}

@@ -1,0 +1,100 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/**
+ * The reads behind `GET /v1/orgs/{orgId}/usage`. Money comes from the ledger's holds, the
+ * record every charge goes through: what a live hold captured less what was refunded since
+ * (disputes, lower reported costs). A hold is dated by when it was made, so a call or an
+ * item counts on the day it ran. The call and item rows only name what the money paid for
+ * (the endpoint, the tool). Test-mode holds move no credits and are left out.
+ */
+export interface UsageRange {
+  readonly orgId: string
+  /** Inclusive start and exclusive end, UTC midnights. */
+  readonly from: Date
+  readonly until: Date
+}
+
+interface AgentSpendRow {
+  readonly agent_id: string
+  readonly name: string
+  readonly spend: string
+}
+
+interface DaySpendRow {
+  readonly day: string
+  readonly spend: string
+}
+
+interface LabelSpendRow {
+  readonly id: string
+  readonly name: string
+  readonly uses: number
+  readonly spend: string
+}
+
+/** How many endpoints and tools the "top" lists name. */
+export const TOP_COUNT = 10
+
+export class UsageRepo extends Effect.Service<UsageRepo>()("UsageRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** The org's live holds in the range that moved credits. */
+    const spentHolds = (range: UsageRange) =>
+      sql`
+        SELECT id, agent_id, purpose, reference, created_at, captured - refunded AS spend
+        FROM ledger_holds
+        WHERE org_id = ${range.orgId} AND NOT test_mode AND captured > 0
+          AND created_at >= ${range.from} AND created_at < ${range.until}`
+
+    const byAgent = (range: UsageRange) =>
+      sql<AgentSpendRow>`
+        WITH spent AS (${spentHolds(range)})
+        SELECT s.agent_id, a.name, sum(s.spend)::text AS spend
+        FROM spent s JOIN agents a ON a.id = s.agent_id
+        GROUP BY s.agent_id, a.name
+        ORDER BY sum(s.spend) DESC, a.name`
+
+    /** Every day of the range, days without spend included. */
+    const byDay = (range: UsageRange) =>
+      sql<DaySpendRow>`
+        WITH spent AS (${spentHolds(range)}),
+        days AS (
+          SELECT generate_series(${range.from}::timestamptz, ${range.until}::timestamptz - interval '1 day', interval '1 day') AS day
+        )
+        SELECT to_char(d.day AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, coalesce(sum(s.spend), 0)::text AS spend
+        FROM days d LEFT JOIN spent s ON s.created_at >= d.day AND s.created_at < d.day + interval '1 day'
+        GROUP BY d.day ORDER BY d.day`
+
+    const topEndpoints = (range: UsageRange) =>
+      sql<LabelSpendRow>`
+        WITH spent AS (${spentHolds(range)})
+        SELECT c.endpoint_id AS id, c.endpoint_id AS name, count(*)::int AS uses, sum(s.spend)::text AS spend
+        FROM spent s JOIN gateway_calls c ON c.id::text = s.reference
+        WHERE s.purpose = 'gateway_call'
+        GROUP BY c.endpoint_id
+        ORDER BY sum(s.spend) DESC, c.endpoint_id
+        LIMIT ${TOP_COUNT}`
+
+    const topTools = (range: UsageRange) =>
+      sql<LabelSpendRow>`
+        WITH spent AS (${spentHolds(range)})
+        SELECT t.slug AS id, t.name, count(*)::int AS uses, sum(s.spend)::text AS spend
+        FROM spent s
+          JOIN receipt_items i ON i.id::text = s.reference
+          JOIN tools t ON t.id = i.tool_id
+        WHERE s.purpose = 'purchase_item'
+        GROUP BY t.slug, t.name
+        ORDER BY sum(s.spend) DESC, t.slug
+        LIMIT ${TOP_COUNT}`
+
+    const orDie = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.orDie(effect)
+    return {
+      byAgent: (range: UsageRange) => orDie(byAgent(range)),
+      byDay: (range: UsageRange) => orDie(byDay(range)),
+      topEndpoints: (range: UsageRange) => orDie(topEndpoints(range)),
+      topTools: (range: UsageRange) => orDie(topTools(range))
+    } as const
+  })
+}) {}
