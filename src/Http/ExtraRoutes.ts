@@ -11,5 +11,6 @@ export const extraRoutes: ReadonlyArray<RouteSpec> = [
   { method: "GET", path: `${PROTECTED_RESOURCE_PATH}/mcp` },
   { method: "GET", path: "/docs" },
   { method: "GET", path: "/openapi.json" },
-  { method: "POST", path: "/mcp" }
+  { method: "POST", path: "/mcp" },
+  { method: "GET", path: "/metrics" }
 ]

@@ -10,7 +10,7 @@ export interface RouteSpec {
 }
 
 export type RouteMatch =
-  | { readonly _tag: "Found" }
+  | { readonly _tag: "Found"; readonly route: string }
   | { readonly _tag: "NotFound" }
   | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
 
@@ -35,10 +35,10 @@ const patternOf = (path: string): RegExp =>
   )
 
 export const makeRouteTable = (routes: ReadonlyArray<RouteSpec>) => {
-  const byPattern = new Map<string, { pattern: RegExp; methods: Set<string> }>()
+  const byPattern = new Map<string, { pattern: RegExp; route: string; methods: Set<string> }>()
   for (const route of routes) {
     const pattern = patternOf(route.path)
-    const entry = byPattern.get(pattern.source) ?? { pattern, methods: new Set<string>() }
+    const entry = byPattern.get(pattern.source) ?? { pattern, route: route.path, methods: new Set<string>() }
     entry.methods.add(route.method.toUpperCase())
     byPattern.set(pattern.source, entry)
   }
@@ -48,7 +48,7 @@ export const makeRouteTable = (routes: ReadonlyArray<RouteSpec>) => {
       const allowed = new Set<string>()
       for (const entry of entries) {
         if (!entry.pattern.test(pathname)) continue
-        if (entry.methods.has(method.toUpperCase())) return { _tag: "Found" }
+        if (entry.methods.has(method.toUpperCase())) return { _tag: "Found", route: entry.route }
         entry.methods.forEach((m) => allowed.add(m))
       }
       return allowed.size === 0 ? { _tag: "NotFound" } : { _tag: "MethodNotAllowed", allow: Array.from(allowed).sort() }

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Config, Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import { Api } from "../Http/Api.js"
 import { ClientAddress } from "../Http/ClientAddress.js"
@@ -30,6 +30,9 @@ import { McpRouteLive } from "../Http/Mcp/McpRoute.js"
 import { OpenApiRouteLive } from "../Http/Handlers/OpenApiRoute.js"
 import { FrontDoorLive } from "../Http/Handlers/FrontDoor.js"
 import { ProtectedResourceLive } from "../Http/Mcp/ProtectedResource.js"
+import { MetricsRouteLive } from "../Http/Handlers/MetricsRoute.js"
+import { Backlogs } from "../Services/Observability/Backlogs.js"
+import { ObservabilityConfig } from "../Services/Observability/ObservabilityConfig.js"
 import { CallLog } from "../Services/Gateway/CallLog.js"
 import { Gateway } from "../Services/Gateway/Gateway.js"
 import { MoneyWorkersLive } from "../Services/Gateway/MoneyWorkers.js"
@@ -77,6 +80,8 @@ import { UsageHandlers } from "../Http/Handlers/UsageHandlers.js"
 import { Usage } from "../Services/Usage/Usage.js"
 import { DrainingIncomingMessage } from "./DrainingIncomingMessage.js"
 import { MigrationsLive } from "./Migrations.js"
+import { LoggingLive } from "./Logging.js"
+import { TelemetryLive } from "./Telemetry.js"
 
 /**
  * Composition of the whole service. Configuration comes from the ambient ConfigProvider
@@ -118,7 +123,9 @@ const Infrastructure = Layer.mergeAll(
   MailerLive,
   SmsLive,
   MailOutboxLive,
-  Events.Default
+  Events.Default,
+  ObservabilityConfig.Default,
+  Backlogs.Default
 )
 
 /** One entry per capability. */
@@ -170,6 +177,7 @@ const Handlers = Layer.mergeAll(
   OpenApiRouteLive,
   FrontDoorLive,
   ProtectedResourceLive,
+  MetricsRouteLive,
   AuthHandlers,
   AuthSessionHandlers,
   AccountHandlers,
@@ -215,11 +223,6 @@ export const HttpLive = HttpApiBuilder.serve().pipe(
   Layer.provide(AppConfig.Default)
 )
 
-/** Log level from LOG_LEVEL (default Info). */
-const LoggingLive = Layer.unwrapEffect(
-  Effect.map(Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)), Logger.minimumLogLevel)
-)
-
 /** The service listening on PORT (0 picks a free port, as the tests do); it offers its server and PublicUrl. */
 export const ServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -233,4 +236,4 @@ export const ServerLive = Layer.unwrapEffect(
       Layer.provideMerge(Lifecycle.Default)
     )
   })
-).pipe(Layer.provide(AppConfig.Default), Layer.provide(LoggingLive))
+).pipe(Layer.provide(AppConfig.Default), Layer.provide(TelemetryLive), Layer.provide(LoggingLive))

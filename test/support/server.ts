@@ -2,6 +2,7 @@ import { HttpServer } from "@effect/platform"
 import * as http from "node:http"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { ServerLive } from "../../src/Layers/Server.js"
+import { Lifecycle } from "../../src/Services/Lifecycle/Lifecycle.js"
 import { PublicUrl } from "../../src/Services/PublicUrl.js"
 import { createTestDatabase, type TestDatabase } from "./database.js"
 
@@ -14,6 +15,8 @@ export interface TestServer {
   readonly url: string
   /** Its public base address (BASE_URL, or the same as url). */
   readonly baseUrl: string
+  /** Runs an effect against the running service's own services (its Lifecycle, say). */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Lifecycle>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -26,7 +29,12 @@ export const startServer = async (
   const runtime = ManagedRuntime.make(ServerLive.pipe(Layer.provide(Layer.setConfigProvider(config)), Layer.provide(extra)))
   const [baseUrl, httpServer] = await runtime.runPromise(Effect.all([PublicUrl, HttpServer.HttpServer]))
   const port = httpServer.address._tag === "TcpAddress" ? httpServer.address.port : 0
-  return { url: `http://127.0.0.1:${port}`, baseUrl, close: () => runtime.dispose() }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    baseUrl,
+    run: (effect) => runtime.runPromise(effect),
+    close: () => runtime.dispose()
+  }
 }
 
 /** The service on a database of its own, for suites that need nothing else around it. */

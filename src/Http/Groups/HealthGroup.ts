@@ -5,8 +5,8 @@ import { wire } from "../../Errors/Wire.js"
 
 /**
  * Probes for an orchestrator: `/healthz` answers while the process serves at all;
- * `/readyz` answers 200 only while this replica takes new requests (its database reachable,
- * not shutting down). Neither waits in the request queue nor counts toward rate limits.
+ * `/readyz` answers 200 only while this replica takes new requests (its database reachable
+ * with every migration applied, not shutting down). Neither waits in the request queue nor counts toward rate limits.
  */
 export const Health = Schema.Struct({ status: Schema.Literal("ok") }).annotations({ identifier: "Health" })
 

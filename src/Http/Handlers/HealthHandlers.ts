@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ServiceUnavailable } from "../../Errors/ApiErrors.js"
 import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
+import { LATEST_MIGRATION } from "../../Layers/migrations/index.js"
 import { Api } from "../Api.js"
 
 export const HealthHandlers = HttpApiBuilder.group(Api, "health", (handlers) =>
@@ -17,10 +18,17 @@ export const HealthHandlers = HttpApiBuilder.group(Api, "health", (handlers) =>
           if (state.draining) {
             return yield* new ServiceUnavailable({ message: "Shutting down: not taking new requests" })
           }
-          yield* sql`SELECT 1`.pipe(
+          const [row] = yield* sql<{ latest: number | null }>`
+            SELECT max(migration_id) AS latest FROM effect_sql_migrations`.pipe(
             Effect.timeout("2 seconds"),
             Effect.mapError(() => new ServiceUnavailable({ message: "The database does not answer" }))
           )
+          // Another replica may have rolled the schema back, or a restore may predate it.
+          if ((row?.latest ?? 0) < LATEST_MIGRATION) {
+            return yield* new ServiceUnavailable({
+              message: `Migrations not applied: the database is at ${row?.latest ?? 0}, this version needs ${LATEST_MIGRATION}`
+            })
+          }
           return { status: "ok" as const, requests: { running: state.running, queued: state.queued } }
         }))
   }))

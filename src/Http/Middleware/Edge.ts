@@ -7,7 +7,9 @@ import { Api } from "../Api.js"
 import { extraRoutes } from "../ExtraRoutes.js"
 import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
 import { makeRouteTable, routesOfApi } from "../RouteTable.js"
+import { ObservabilityConfig } from "../../Services/Observability/ObservabilityConfig.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
+import { observeRequest } from "./Observe.js"
 import { announcesBody, problemInContentType, problemInJsonBody, problemInTarget } from "./RequestChecks.js"
 
 /** Probes answer outside admission, so an overloaded or draining replica still reports itself. */
@@ -21,6 +23,8 @@ export const MAX_BODY_BYTES = 1024 * 1024
  * org keys used outside their org's paths, the body limit, bodies that are not clean JSON
  * (see RequestChecks.ts), admission (Lifecycle.ts: over capacity or shutting down answers
  * 503 with `Retry-After`), and the shaping of every failure into the common error body.
+ * Every request, answered here or by a handler, gets its request id, metrics and access
+ * log line (Observe.ts).
  *
  * Body limit: a `Content-Length` over 1 MB is refused before the body is read; a chunked
  * body is read up to 1 MB and refused with the same 413 as soon as it goes past.
@@ -29,46 +33,51 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
   Effect.gen(function*() {
     const baseUrl = yield* PublicUrl
     const lifecycle = yield* Lifecycle
+    const observability = yield* ObservabilityConfig
     const routes = makeRouteTable([...routesOfApi(Api), ...extraRoutes])
     return (app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const targetProblem = problemInTarget(request.url)
-        if (targetProblem !== undefined) return errorResponse(baseUrl, "invalid_input", targetProblem)
         const pathname = request.url.split("?", 1)[0] ?? "/"
         const match = routes.match(request.method, pathname)
-        if (match._tag === "NotFound") {
-          return errorResponse(baseUrl, "not_found", `No such path: ${pathname}`)
-        }
-        if (match._tag === "MethodNotAllowed") {
-          return errorResponse(baseUrl, "method_not_allowed", `${request.method} is not supported on ${pathname}`).pipe(
-            HttpServerResponse.setHeader("allow", match.allow.join(", "))
+        const checked = Effect.gen(function*() {
+          const targetProblem = problemInTarget(request.url)
+          if (targetProblem !== undefined) return errorResponse(baseUrl, "invalid_input", targetProblem)
+          if (match._tag === "NotFound") {
+            return errorResponse(baseUrl, "not_found", `No such path: ${pathname}`)
+          }
+          if (match._tag === "MethodNotAllowed") {
+            return errorResponse(baseUrl, "method_not_allowed", `${request.method} is not supported on ${pathname}`).pipe(
+              HttpServerResponse.setHeader("allow", match.allow.join(", "))
+            )
+          }
+          if (isOrgKeyOutsideOrgs(request, pathname)) {
+            return errorResponse(baseUrl, "forbidden", "An org key works only under /v1/orgs/{orgId}/... of its own org")
+          }
+          const declaredLength = Number(request.headers["content-length"] ?? "0")
+          if (declaredLength > MAX_BODY_BYTES) {
+            return errorResponse(baseUrl, "payload_too_large", "Request body is over 1 MB")
+          }
+          const typeProblem = problemInContentType(request.method, request.headers)
+          if (typeProblem !== undefined) return errorResponse(baseUrl, "invalid_input", typeProblem)
+          if (announcesBody(request.headers)) {
+            const bodyProblem = problemInJsonBody(yield* request.text)
+            if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
+          }
+          return yield* (probePaths.has(pathname) ? app : lifecycle.admit(app))
+        }).pipe(
+          HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+          Effect.catchAllCause((cause) => responseForCause(baseUrl, cause)),
+          Effect.flatMap((response) =>
+            Effect.map(lifecycle.state, (state) =>
+              // While draining, keep-alive clients are told to reconnect (to another replica).
+              state.draining ? HttpServerResponse.setHeader(response, "connection", "close") : response)
           )
-        }
-        if (isOrgKeyOutsideOrgs(request, pathname)) {
-          return errorResponse(baseUrl, "forbidden", "An org key works only under /v1/orgs/{orgId}/... of its own org")
-        }
-        const declaredLength = Number(request.headers["content-length"] ?? "0")
-        if (declaredLength > MAX_BODY_BYTES) {
-          return errorResponse(baseUrl, "payload_too_large", "Request body is over 1 MB")
-        }
-        const typeProblem = problemInContentType(request.method, request.headers)
-        if (typeProblem !== undefined) return errorResponse(baseUrl, "invalid_input", typeProblem)
-        if (announcesBody(request.headers)) {
-          const bodyProblem = problemInJsonBody(yield* request.text)
-          if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
-        }
-        return yield* (probePaths.has(pathname) ? app : lifecycle.admit(app))
-      }).pipe(
-        HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
-        Effect.catchAllCause((cause) => responseForCause(baseUrl, cause)),
-        Effect.flatMap((response) =>
-          Effect.map(lifecycle.state, (state) =>
-            // While draining, keep-alive clients are told to reconnect (to another replica).
-            state.draining ? HttpServerResponse.setHeader(response, "connection", "close") : response)
-        ),
-        Effect.locally(currentDocsBaseUrl, baseUrl)
-      )
+        )
+        // Unknown paths share one label, so a scan cannot grow the metrics without bound.
+        const route = match._tag === "Found" ? match.route : "unmatched"
+        return yield* observeRequest(request, route, observability.accessLog, checked)
+      }).pipe(Effect.locally(currentDocsBaseUrl, baseUrl))
   }),
   { withContext: true }
 )

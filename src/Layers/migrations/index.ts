@@ -20,3 +20,6 @@ export const migrations = {
   "0008_billing": billing,
   "0009_idempotency_lease": idempotencyLease
 }
+
+/** The id of the newest migration: a database below it is not ready for this version. */
+export const LATEST_MIGRATION = Math.max(...Object.keys(migrations).map((key) => Number(key.split("_", 1)[0])))

@@ -349,7 +349,9 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway", {
 
         const work = Effect.gen(function*() {
           const sentMs = yield* Clock.currentTimeMillis
-          const outcome = yield* providers.send(endpoint, params)
+          const outcome = yield* providers.send(endpoint, params).pipe(
+            Effect.withSpan("gateway.provider_call", { kind: "client", attributes: { "gateway.endpoint": endpoint.id } })
+          )
           const latencyMs = Math.max(0, (yield* Clock.currentTimeMillis) - sentMs)
           return yield* settle(outcome, latencyMs)
         }).pipe(
