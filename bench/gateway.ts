@@ -1,12 +1,12 @@
-import { PgClient } from "@effect/sql-pg"
-import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import pg from "pg"
-import { Ledger } from "../src/Services/Ledger/Ledger.js"
-import { LedgerStandaloneLive } from "../src/Services/Ledger/LedgerStandalone.js"
-import { seedAgent, seedOrg } from "../test/support/fixtures.js"
-import type { TestDatabase } from "../test/support/database.js"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
-import { createBenchDatabase, seedBenchEndpoint, startBenchProvider, startService } from "./support/service.js"
+import {
+  createBenchDatabase,
+  seedBenchEndpoint,
+  seedLiveAgentKeys,
+  startBenchProvider,
+  startService
+} from "./support/service.js"
 
 /**
  * The gateway against a loopback fake provider, in one run:
@@ -42,23 +42,9 @@ export const run = async () => {
     throw error
   })
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
-  const database = { query: async (text: string, values?: ReadonlyArray<unknown>) => (await pool.query(text, values as Array<unknown>)).rows } as unknown as TestDatabase
-  const ledger = ManagedRuntime.make(
-    LedgerStandaloneLive.pipe(
-      Layer.provideMerge(PgClient.layer({ url: Redacted.make(db.url), maxConnections: 2 })),
-      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
-    )
-  )
   try {
     await seedBenchEndpoint(pool, { id: "benchprov/person", name: "Person", category: "people", path: "/v1/person" })
-    const keys: Array<string> = []
-    for (let o = 0; o < ORGS; o++) {
-      const org = await seedOrg(database)
-      await ledger.runPromise(Effect.flatMap(Ledger, (l) => l.credit(org.orgId, 100_000_000n, "top_up", "bench")))
-      for (let a = 0; a < AGENTS_PER_ORG; a++) {
-        keys.push((await seedAgent(database, org.orgId, { mode: "live", monthlyBudgetCredits: 100_000_000n })).key)
-      }
-    }
+    const keys = await seedLiveAgentKeys(db.url, ORGS, AGENTS_PER_ORG)
     const viaGateway = (i: number) => ({
       method: "POST",
       headers: { authorization: `Bearer ${keys[i % keys.length]}` },
@@ -137,7 +123,6 @@ export const run = async () => {
     console.log(summary("  GET /v1/agent (agent key, one statement)", agentMax))
     console.log(`Ledger after the run: ${calls} calls charged ${charged} credits; open holds ${open}`)
   } finally {
-    await ledger.dispose()
     await pool.end()
     await service.stop()
     provider.close()

@@ -7,6 +7,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   webhooks: () => import("./webhooks.js"),
   execute: () => import("./execute.js"),
   gateway: () => import("./gateway.js"),
+  observability: () => import("./observability.js"),
   autoReload: () => import("./autoReload.js")
 }
 

@@ -1,5 +1,11 @@
+import { PgClient } from "@effect/sql-pg"
+import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import pg from "pg"
+import { Ledger } from "../../src/Services/Ledger/Ledger.js"
+import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
+import type { TestDatabase } from "../../test/support/database.js"
+import { seedAgent, seedOrg } from "../../test/support/fixtures.js"
 import { randomBytes } from "node:crypto"
 import * as http from "node:http"
 
@@ -99,4 +105,36 @@ export const startBenchProvider = async (answer: unknown) => {
   server.keepAliveTimeout = 60_000
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() }
+}
+
+/**
+ * `orgs` orgs with `agentsPerOrg` live agents each, every org funded far beyond what a run
+ * spends; answers the agents' keys. Writes straight into `databaseUrl` (the service's own
+ * database, migrated by the service's start).
+ */
+export const seedLiveAgentKeys = async (databaseUrl: string, orgs: number, agentsPerOrg: number) => {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
+  const database = {
+    query: async (text: string, values?: ReadonlyArray<unknown>) => (await pool.query(text, values as Array<unknown>)).rows
+  } as unknown as TestDatabase
+  const ledger = ManagedRuntime.make(
+    LedgerStandaloneLive.pipe(
+      Layer.provideMerge(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 2 })),
+      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
+    )
+  )
+  try {
+    const keys: Array<string> = []
+    for (let o = 0; o < orgs; o++) {
+      const org = await seedOrg(database)
+      await ledger.runPromise(Effect.flatMap(Ledger, (l) => l.credit(org.orgId, 100_000_000n, "top_up", "bench")))
+      for (let a = 0; a < agentsPerOrg; a++) {
+        keys.push((await seedAgent(database, org.orgId, { mode: "live", monthlyBudgetCredits: 100_000_000n })).key)
+      }
+    }
+    return keys
+  } finally {
+    await ledger.dispose()
+    await pool.end()
+  }
 }
