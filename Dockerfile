@@ -1,0 +1,27 @@
+# The service as a container image: Node 20, dependencies installed with the lockfile,
+# run as the unprivileged `node` user. Build: docker build -t agent-gateway .
+# (No container engine runs on the project's own machines: this file is kept to the same
+# commands as the README, `npm ci` and `npm start`, and checked by test/operations.)
+
+FROM node:20-bookworm-slim AS dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    PORT=8080 \
+    DATA_DIR=/app/.data
+WORKDIR /app
+COPY --from=dependencies /app/node_modules ./node_modules
+COPY package.json package-lock.json tsconfig.json ./
+COPY src ./src
+COPY data ./data
+# Only the embedded database (no DATABASE_URL) writes here.
+RUN mkdir -p /app/.data && chown node:node /app/.data
+USER node
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s \
+  CMD node -e "fetch('http://127.0.0.1:' + process.env.PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+# SIGTERM drains requests in flight (SHUTDOWN_GRACE_MS); run with an init (compose: init: true).
+CMD ["npm", "start"]

@@ -1,0 +1,51 @@
+import { existsSync, readFileSync } from "node:fs"
+import { describe, expect, it } from "vitest"
+
+/**
+ * No container engine runs here, so the Dockerfile and compose.yaml are checked for what
+ * can drift: the Node version, the commands (the README's), what an image without dev
+ * dependencies needs to start, the files copied, and the variables being documented.
+ */
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8")
+const pkg = JSON.parse(read("package.json"))
+const dockerfile = read("Dockerfile")
+const compose = read("compose.yaml")
+const readme = read("README.md")
+
+describe("container files", () => {
+  it("build on the Node line the project supports", () => {
+    const engines: string = pkg.engines.node
+    const major = /(\d+)/.exec(engines)![1]
+    const bases = [...dockerfile.matchAll(/^FROM node:(\d+)/gm)].map((m) => m[1])
+    expect(bases.length).toBeGreaterThanOrEqual(2)
+    for (const base of bases) expect(base).toBe(major)
+  })
+
+  it("install with the lockfile and start with the README's command, as a non-root user", () => {
+    expect(dockerfile).toMatch(/RUN npm ci --omit=dev/)
+    expect(dockerfile).toMatch(/^USER node$/m)
+    expect(dockerfile).toMatch(/^CMD \["npm", "start"\]$/m)
+    expect(readme).toContain("npm start")
+    // The image has no dev dependencies: what `npm start` runs must be a dependency.
+    const runner = pkg.scripts.start.split(" ")[0]
+    expect(Object.keys(pkg.dependencies)).toContain(runner)
+    expect(Object.keys(pkg.devDependencies ?? {})).not.toContain(runner)
+  })
+
+  it("copy only files that exist", () => {
+    for (const match of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
+      for (const path of match[1]!.split(" ")) expect(existsSync(new URL(`../../${path}`, import.meta.url)), path).toBe(true)
+    }
+  })
+
+  it("compose runs PostgreSQL, Redis and the service with documented variables", () => {
+    expect(compose).toMatch(/image: postgres:15/)
+    expect(compose).toMatch(/image: redis:/)
+    expect(compose).toMatch(/build: \./)
+    const block = compose.slice(compose.indexOf("  service:"))
+    const environment = block.slice(block.indexOf("environment:"), block.indexOf("depends_on:"))
+    const names = [...environment.matchAll(/^\s+([A-Z_]+):/gm)].map((m) => m[1]!)
+    expect(names).toContain("DATABASE_URL")
+    for (const name of names) expect(readme, name).toContain(`| ${name} |`)
+  })
+})
