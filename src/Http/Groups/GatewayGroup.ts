@@ -19,19 +19,10 @@ import { wire } from "../../Errors/Wire.js"
 import { AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
 import { PublicRateLimit } from "../Middleware/RateLimitTags.js"
 import { pageLimitOrDefault } from "./Pagination.js"
+import { CallRequest } from "../../Domain/GatewayCall.js"
 
 /** The gateway (`POST /v1/call`), the agent's balance, and the org's call list. */
-const ParamObject = Schema.Record({ key: Schema.String, value: AnyJson })
-
-export const CallRequest = Schema.Struct({
-  endpoint: Schema.String.annotations({ description: "Endpoint id, `<provider>/<endpoint_slug>`" }),
-  query: Schema.optional(ParamObject.annotations({ description: "Query parameters, passed to the provider" })),
-  body: Schema.optional(ParamObject.annotations({ description: "JSON body, passed to the provider (not for GET)" })),
-  path_params: Schema.optional(
-    ParamObject.annotations({ description: "One value per `{name}` placeholder of the endpoint's path" })
-  ),
-  max_price: Schema.optional(Schema.Number.annotations({ description: "Refuse the call if it costs more credits" }))
-}).annotations({ identifier: "CallRequest" })
+export { CallRequest }
 
 export const CallStatus = Schema.Literal("succeeded", "refused", "failed", "timed_out", "test").annotations({
   description: "succeeded: answered and charged; refused: provider 4xx; failed: provider 5xx or network error; " +

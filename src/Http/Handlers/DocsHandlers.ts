@@ -3,9 +3,7 @@ import { Effect } from "effect"
 import { webhookEventJsonSchema } from "../../Domain/Events.js"
 import { errorCatalogue, errorCodes } from "../../Errors/ErrorCatalogue.js"
 import { Api } from "../Api.js"
-
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
+import { escapeHtml } from "../../Domain/Html.js"
 
 /** `GET /docs/errors`: every error code with its status, meaning and whether to retry. */
 export const errorsPage = (): string => {

@@ -12,6 +12,7 @@ import { Receipts } from "../../Services/Purchasing/Receipts.js"
 import { Recommend } from "../../Services/Purchasing/Recommend.js"
 import { Api } from "../Api.js"
 import { dailyQuotaWire } from "../Groups/PurchasingErrors.js"
+import { escapeHtml } from "../../Domain/Html.js"
 
 export const PurchasingHandlers = HttpApiBuilder.group(Api, "purchasing", (handlers) =>
   Effect.gen(function*() {
@@ -79,9 +80,6 @@ export const OrgPurchasingHandlers = HttpApiBuilder.group(Api, "orgPurchasing", 
       .handle("receipt", ({ path }) =>
         Effect.flatMap(CurrentActor, (actor) => Effect.map(receipts.get(actor.org_id, path.id), (receipt) => ({ receipt }))))
   }))
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
 
 const page = (title: string, body: string) =>
   HttpServerResponse.html(`<!doctype html>

@@ -4,7 +4,6 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, JSONSchema, Runtime, Schema } from "effect"
 import { Availability, Category } from "../../Domain/Catalogue.js"
-import { AnyJson } from "../../Domain/Json.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { encodeApiError, isApiError } from "../../Errors/Wire.js"
 import type { AuthenticatedAgent } from "../../Services/Auth/Current.js"
@@ -15,6 +14,7 @@ import { MAX_BODY_BYTES } from "../Middleware/Edge.js"
 import { errorResponse } from "../Middleware/ErrorResponses.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { mcpChallenge } from "./ProtectedResource.js"
+import { CallRequest } from "../../Domain/GatewayCall.js"
 
 /**
  * The MCP server at `POST /mcp` (Streamable HTTP, stateless: one server and transport per
@@ -26,7 +26,6 @@ import { mcpChallenge } from "./ProtectedResource.js"
  * Tools: `search_endpoints` (the catalogue, priced for the agent's plan) and
  * `call_endpoint` (a gateway call, exactly as `POST /v1/call`).
  */
-const ParamObject = Schema.Record({ key: Schema.String, value: AnyJson })
 
 export const SearchArguments = Schema.Struct({
   q: Schema.optional(Schema.String.annotations({ description: "Words that must all match the id, provider or name" })),
@@ -35,16 +34,13 @@ export const SearchArguments = Schema.Struct({
   availability: Schema.optional(Availability)
 })
 
-export const CallArguments = Schema.Struct({
-  endpoint: Schema.String.annotations({ description: "Endpoint id, <provider>/<endpoint_slug>" }),
-  body: Schema.optional(ParamObject.annotations({ description: "JSON body for POST, PATCH and DELETE endpoints" })),
-  query: Schema.optional(ParamObject.annotations({ description: "Query parameters (GET endpoints)" })),
-  path_params: Schema.optional(ParamObject.annotations({ description: "One value per {name} in the path" })),
-  max_price: Schema.optional(Schema.Number.annotations({ description: "Refuse the call if it costs more credits" }))
-})
 
-const inputSchema = (schema: Schema.Schema.Any) => {
-  const { $schema: _ignored, ...rest } = JSONSchema.make(schema) as unknown as Record<string, unknown>
+/**
+ * A tool's input as JSON Schema. The struct is rebuilt from its fields so that a named schema
+ * (`identifier`) is inlined: MCP wants `type: "object"` at the top, not a `$ref`.
+ */
+const inputSchema = <Fields extends Schema.Struct.Fields>(schema: Schema.Struct<Fields>) => {
+  const { $schema: _ignored, ...rest } = JSONSchema.make(Schema.Struct(schema.fields)) as unknown as Record<string, unknown>
   return rest as { type: "object"; properties?: Record<string, object>; required?: Array<string> }
 }
 
@@ -59,7 +55,7 @@ const tools = [
     name: "call_endpoint",
     description: "Call a live catalogue endpoint with the provider's own parameters. The price is held and " +
       "charged only when the provider answers; failures, refusals and timeouts are refunded.",
-    inputSchema: inputSchema(CallArguments)
+    inputSchema: inputSchema(CallRequest)
   }
 ]
 
@@ -108,7 +104,7 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
           case "call_endpoint":
             return toolResult(
               runtime,
-              Effect.flatMap(decodeArguments(CallArguments, request.params.arguments), (args) => gateway.call(agent, args))
+              Effect.flatMap(decodeArguments(CallRequest, request.params.arguments), (args) => gateway.call(agent, args))
             )
           default:
             return jsonResult({ error: { code: "invalid_input", message: `Unknown tool ${request.params.name}` } }, true)

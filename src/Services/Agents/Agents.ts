@@ -7,8 +7,9 @@ import { type PlanId, plans } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
-import { iso, isoOrNull, isUuid } from "../Auth/Records.js"
+import { iso, isoOrNull } from "../../Domain/Timestamps.js"
 import { type AgentChanges, type AgentRow, AgentsRepo } from "./AgentsRepo.js"
+import { isUuid } from "../../Domain/Ids.js"
 
 /** Defaults of the specification's Agent record. */
 export const agentDefaults = {

@@ -4,7 +4,7 @@ import { sha256Hex } from "../../Domain/Secrets.js"
 import { EmailUnverified, Forbidden, IpNotAllowed, NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
 import type { AuthenticatedAgent, OrgActor, SessionUser } from "./Current.js"
 import { CredentialsRepo } from "./CredentialsRepo.js"
-import { isUuid } from "./Records.js"
+import { isUuid } from "../../Domain/Ids.js"
 
 const USAGE_STAMP_MS = 60_000
 

@@ -4,6 +4,7 @@ import { creditsToUsd } from "../../Domain/Money.js"
 import { AppConfig } from "../AppConfig.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
 import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
+import { escapeHtml } from "../../Domain/Html.js"
 
 /**
  * Billing's mails to every owner of an org, queued in the durable outbox inside the
@@ -11,9 +12,6 @@ import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
  * a receipt for each successful payment, a failed auto-reload, auto-reload switched off,
  * a plan that ended.
  */
-const escapeHtml = (value: string) =>
-  value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
-
 const render = (headline: string, lines: ReadonlyArray<string>, footer: string) => ({
   text: [headline, "", ...lines.map((line) => `- ${line}`), "", footer].join("\n"),
   html: [

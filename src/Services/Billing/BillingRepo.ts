@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { isUuid } from "../Auth/Records.js"
+import { isUuid } from "../../Domain/Ids.js"
 
 /**
  * Billing's SQL: payments, the per-org billing profile (saved card, auto-reload, plan

@@ -1,12 +1,12 @@
-import { DateTime, Effect } from "effect"
+import { Effect } from "effect"
 import { amountOf } from "../../Domain/Money.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { type CallRow, GatewayRepo } from "./GatewayRepo.js"
+import { isUuid } from "../../Domain/Ids.js"
+import { iso } from "../../Domain/Timestamps.js"
 
 /** The org's gateway calls as the dashboard lists them: endpoint, status, charge, latency. */
-const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
 
-const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeMake(date))
 
 export const callRecord = (row: CallRow) => ({
   id: row.id,

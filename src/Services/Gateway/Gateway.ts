@@ -19,6 +19,7 @@ import { sandboxSample } from "../Providers/Sandbox.js"
 import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"
 import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
 import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
+import type { CallRequest } from "../../Domain/GatewayCall.js"
 
 /**
  * `POST /v1/call`: check, price, hold, forward, then capture what the answer costs or
@@ -40,13 +41,6 @@ import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
  * `lower_cost_reported` (the provider reported a lower cost; the difference was released)
  * or `hold_expired` (the answer came after the hold's time and the sweeper released it).
  */
-export interface CallInput {
-  readonly endpoint: string
-  readonly query?: unknown
-  readonly body?: unknown
-  readonly path_params?: unknown
-  readonly max_price?: number | undefined
-}
 
 export type RefundReason =
   | "provider_refused"
@@ -70,16 +64,6 @@ export interface CallResult {
   /** Test keys only: `data` is the sandbox's sample, not a provider's answer. */
   readonly sample?: true
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const objectField = (name: string, value: unknown) =>
-  value === undefined
-    ? Effect.succeed(undefined)
-    : isPlainObject(value)
-    ? Effect.succeed(value)
-    : Effect.fail(new InvalidInput({ message: `\`${name}\` must be an object` }))
 
 /**
  * How long a gateway hold may stay unsettled before the sweeper takes it for left behind:
@@ -108,20 +92,15 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway", {
     })
 
     /** Validates the request and prices it; nothing is held yet. */
-    const prepare = (agent: AuthenticatedAgent, input: CallInput) =>
+    const prepare = (agent: AuthenticatedAgent, input: CallRequest) =>
       Effect.gen(function*() {
         if (!enabled) {
           return yield* new EndpointUnavailable({ message: "The gateway is switched off for now; retry later" })
         }
-        const query = yield* objectField("query", input.query)
-        const body = yield* objectField("body", input.body)
-        const pathParams = (yield* objectField("path_params", input.path_params)) ?? {}
-        if (input.max_price !== undefined && !(Number.isFinite(input.max_price) && input.max_price >= 0)) {
-          return yield* new InvalidInput({ message: "`max_price` must be a number of credits, zero or more" })
-        }
-        if (typeof input.endpoint !== "string" || input.endpoint.length === 0) {
-          return yield* new InvalidInput({ message: "`endpoint` is required" })
-        }
+        // The shape (objects, a non-negative max_price, an endpoint id) is decoded by each
+        // entry point with the CallRequest schema.
+        const { body, query } = input
+        const pathParams = input.path_params ?? {}
         const found = yield* endpoints.get(input.endpoint)
         if (Option.isNone(found)) {
           return yield* new UnknownEndpoint({ message: `No endpoint ${input.endpoint}; see GET /v1/endpoints` })
@@ -367,7 +346,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway", {
       })
 
     /** Makes one gateway call for `agent`. */
-    const call = (agent: AuthenticatedAgent, input: CallInput) =>
+    const call = (agent: AuthenticatedAgent, input: CallRequest) =>
       Effect.flatMap(prepare(agent, input), (prepared) =>
         agent.mode === "test" ? testCall(agent, prepared) : liveCall(agent, prepared)).pipe(
           // Prices are at least 1 credit, so a hold's amount is always valid.

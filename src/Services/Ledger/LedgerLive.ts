@@ -17,6 +17,7 @@ import { Events } from "../Events/Events.js"
 import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
 import { type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
 import { hourStartOf, monthOf } from "./Time.js"
+import { isUuid } from "../../Domain/Ids.js"
 
 /** A hold not settled within this time is taken for left behind by a crash and released. */
 export const DEFAULT_HOLD_TTL_MS = 3 * 60 * 60 * 1000
@@ -28,7 +29,6 @@ const invalidAmount = (what: string, amount: bigint) =>
 const isEventDueSignal = (error: { readonly _tag: string }): error is SqlError.SqlError =>
   error._tag === "SqlError" && ((error as SqlError.SqlError).cause as { readonly code?: unknown } | undefined)?.code === "LE001"
 
-const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
 
 /**
  * The ledger on PostgreSQL. Each operation is one transaction (a savepoint when the

@@ -1,5 +1,6 @@
 import type { EmailedEventType, EventData } from "../../Domain/Events.js"
 import { creditsToUsd } from "../../Domain/Money.js"
+import { escapeHtml } from "../../Domain/Html.js"
 
 /**
  * The mails owners receive for the events marked "emailed to owners": what happened and
@@ -27,9 +28,6 @@ interface Content {
 
 const usd = (credits: string) => `$${creditsToUsd(BigInt(credits))}`
 const day = (timestamp: string) => timestamp.slice(0, 10)
-
-const escapeHtml = (value: string) =>
-  value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 type Renderers = { readonly [T in EmailedEventType]: (data: EventData<T>, context: OwnerMailContext) => Content }
 

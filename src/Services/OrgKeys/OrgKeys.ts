@@ -5,9 +5,10 @@ import { commonLimits } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
 import { NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
-import { iso, isoOrNull, isUuid } from "../Auth/Records.js"
+import { iso, isoOrNull } from "../../Domain/Timestamps.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { type OrgKeyRow, OrgKeysRepo } from "./OrgKeysRepo.js"
+import { isUuid } from "../../Domain/Ids.js"
 
 export const ORG_KEY_PREFIX_LENGTH = 10
 

@@ -16,12 +16,14 @@ import {
 import { AuthConfig } from "../Auth/AuthConfig.js"
 import type { OrgActor, OrgRole, SessionUser } from "../Auth/Current.js"
 import { mailRetry } from "../Auth/EmailSignIn.js"
-import { DAY_MS, iso, isUuid } from "../Auth/Records.js"
+import { DAY_MS } from "../Auth/Records.js"
+import { iso } from "../../Domain/Timestamps.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { Users } from "../Auth/Users.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Mailer } from "../Mailer/Mailer.js"
 import { type DeletionRequestRow, type InviteRow, type MemberRow, type OrgRow, OrgsRepo } from "./OrgsRepo.js"
+import { isUuid } from "../../Domain/Ids.js"
 
 /** Invitations are valid 7 days. */
 export const INVITE_LIFETIME_MS = 7 * DAY_MS

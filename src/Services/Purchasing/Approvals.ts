@@ -20,7 +20,8 @@ import { requireOwner } from "../Auth/Roles.js"
 import { Events } from "../Events/Events.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
 import { purchasingRules } from "./PurchasingConfig.js"
-import { isUuid } from "./Records.js"
+import { isUuid } from "../../Domain/Ids.js"
+import { escapeHtml } from "../../Domain/Html.js"
 
 /**
  * Owner approvals of purchases over an agent's approval threshold or monthly budget.
@@ -114,9 +115,6 @@ const approvalRequired = (row: ApprovalRow) =>
       : "This purchase is above the agent's approval threshold; an org owner must approve it. Retry with approval_id once approved.",
     approval: summaryOf(row)
   })
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
 
 export class Approvals extends Effect.Service<Approvals>()("Approvals", {
   effect: Effect.gen(function*() {

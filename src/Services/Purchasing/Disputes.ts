@@ -17,7 +17,8 @@ import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { PurchasingRepo } from "./PurchasingRepo.js"
 import { purchasingRules } from "./PurchasingConfig.js"
-import { isoOrNull, isUuid } from "./Records.js"
+import { isUuid } from "../../Domain/Ids.js"
+import { isoOrNull } from "../../Domain/Timestamps.js"
 
 /**
  * Disputes of charged items (passed or partial), opened by the org's agents within 7 days

@@ -14,7 +14,8 @@ import { type JobRow, PurchasingRepo, type ReceiptRow } from "./PurchasingRepo.j
 import { InterruptedPurchases } from "./InterruptedPurchases.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
 import { countsOf, Receipts, resultItemView } from "./Receipts.js"
-import { isoOrNull, isUuid } from "./Records.js"
+import { isUuid } from "../../Domain/Ids.js"
+import { isoOrNull } from "../../Domain/Timestamps.js"
 
 /**
  * Jobs: purchases of more than 25 inputs. A job is a durable row; workers take it with

@@ -3,7 +3,8 @@ import { amountOf } from "../../Domain/Money.js"
 import type { ItemCounts, Receipt, ReceiptItem, ReceiptSummary, ResultItem } from "../../Domain/Purchasing.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { type ItemRow, PurchasingRepo, type ReceiptTotalsRow } from "./PurchasingRepo.js"
-import { isoOrNull, isUuid } from "./Records.js"
+import { isUuid } from "../../Domain/Ids.js"
+import { isoOrNull } from "../../Domain/Timestamps.js"
 
 /**
  * Receipts: one per purchase, written when it starts, with one item per input (provider,

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Config, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import type { EventType } from "../../Domain/Events.js"
 import { AppConfig } from "../AppConfig.js"
@@ -9,6 +9,7 @@ import { SecretBox } from "../Events/SecretBox.js"
 import { policyFor } from "./AddressPolicy.js"
 import { deliveryHeaders } from "./Signature.js"
 import { postWebhook } from "./WebhookHttp.js"
+import { iso } from "../../Domain/Timestamps.js"
 
 /**
  * Webhook deliveries. A delivery is a row per (endpoint, event); a try is one signed POST.
@@ -67,7 +68,6 @@ export interface ClaimedDelivery {
   readonly secret_enc: string
 }
 
-const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeMake(date))
 
 export const deliveryColumns = (sql: SqlClient.SqlClient) =>
   sql`d.id, d.org_id, d.endpoint_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at,

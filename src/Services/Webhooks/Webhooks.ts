@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { type EventType, subscribableEventTypes } from "../../Domain/Events.js"
 import { commonLimits } from "../../Domain/Plans.js"
@@ -13,6 +13,8 @@ import { Events } from "../Events/Events.js"
 import { SecretBox } from "../Events/SecretBox.js"
 import { deliveryColumns, deliveryRecord, type DeliveryRow, type DeliveryStatus, WebhookDelivery } from "./Delivery.js"
 import { checkWebhookUrl } from "./WebhookUrl.js"
+import { isUuid } from "../../Domain/Ids.js"
+import { iso } from "../../Domain/Timestamps.js"
 
 /**
  * Webhook endpoints of an org: made and removed by owners (sessions or their write keys),
@@ -23,8 +25,6 @@ export const webhookNote =
   "The secret is shown only now: store it with your receiver. Verify every delivery's Service-Signature " +
   "(HMAC-SHA256 of \"<t>.<raw body>\") with it, reject a t more than 5 minutes off, and drop repeated event ids."
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const isUuid = (value: string) => UUID.test(value)
 
 interface EndpointRow {
   readonly id: string
@@ -34,7 +34,6 @@ interface EndpointRow {
   readonly created_at: Date
 }
 
-const iso = (date: Date) => DateTime.formatIso(DateTime.unsafeMake(date))
 
 export const endpointRecord = (row: EndpointRow) => ({
   id: row.id,
