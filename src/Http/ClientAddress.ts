@@ -21,7 +21,7 @@ export const clientAddressOf = (
   return hops[0] ?? socketPeer
 }
 
-export class ClientAddress extends Effect.Service<ClientAddress>()("ClientAddress", {
+export class ClientAddress extends Effect.Service<ClientAddress>()("Http/ClientAddress", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const trusted = config.trustedProxies.flatMap((entry) => {

@@ -52,8 +52,8 @@ import { Credentials } from "../Services/Auth/Credentials.js"
 import { Catalogue } from "../Services/Catalogue/Catalogue.js"
 import { Events } from "../Services/Events/Events.js"
 import { MailerLive } from "../Services/Mailer/Mailer.js"
-import { MailOutboxLive } from "../Services/Notifications/MailOutboxLive.js"
-import { MailWorkerLive } from "../Services/Notifications/MailWorker.js"
+import { MailOutboxLive } from "../Services/Mailer/MailOutboxLive.js"
+import { MailWorkerLive } from "../Services/Mailer/MailWorker.js"
 import { Notifications } from "../Services/Notifications/Notifications.js"
 import { WebhookWorkerLive } from "../Services/Webhooks/Delivery.js"
 import { Webhooks } from "../Services/Webhooks/Webhooks.js"
@@ -78,6 +78,7 @@ import { Lifecycle } from "../Services/Lifecycle/Lifecycle.js"
 import { HealthHandlers } from "../Http/Handlers/HealthHandlers.js"
 import { UsageHandlers } from "../Http/Handlers/UsageHandlers.js"
 import { Usage } from "../Services/Usage/Usage.js"
+import { Readiness } from "../Services/Lifecycle/Readiness.js"
 import { DrainingIncomingMessage } from "./DrainingIncomingMessage.js"
 import { MigrationsLive } from "./Migrations.js"
 import { LoggingLive } from "./Logging.js"
@@ -151,7 +152,8 @@ const Services = Layer.mergeAll(
   Admins.Default,
   PurchasingLive,
   BillingLive,
-  Usage.Default.pipe(Layer.provide(LedgerLive))
+  Usage.Default.pipe(Layer.provide(LedgerLive)),
+  Readiness.Default
 ).pipe(Layer.provideMerge(Infrastructure))
 
 const Middlewares = Layer.mergeAll(

@@ -2,7 +2,7 @@ import { SERVICE_VERSION } from "../Domain/ServiceVersion.js"
 import { Config, Effect, Option, Redacted } from "effect"
 
 /** Settings every part of the service shares, read once from the environment. */
-export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
+export class AppConfig extends Effect.Service<AppConfig>()("App/AppConfig", {
   effect: Effect.gen(function*() {
     const port = yield* Config.integer("PORT").pipe(Config.withDefault(8080))
     const baseUrl = yield* Config.option(Config.string("BASE_URL"))

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
-import { delayAfterTries } from "../../src/Services/Events/DurableRetry.js"
-import { mailRetrySchedule } from "../../src/Services/Notifications/MailWorker.js"
+import { delayAfterTries } from "../../src/Services/Background/DurableRetry.js"
+import { mailRetrySchedule } from "../../src/Services/Mailer/MailWorker.js"
 import { webhookRetrySchedule } from "../../src/Services/Webhooks/Delivery.js"
 
 /** The durable retry waits come from Effect Schedules, stepped without sleeping. */

@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { InvalidCode, NotConfigured, PhoneInUse, PhoneUnverified, RateLimited } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { SessionAuth } from "../Middleware/AuthTags.js"
+import { SessionAuth } from "../Security/AuthTags.js"
 import { Me, Org, Timestamp, User } from "./IdentitySchemas.js"
 
 /** The signed-in person's own account (a session only). */

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { EmailAddress } from "../../Domain/Email.js"
 import { InvalidCredentials, Locked, RateLimited, WeakPassword } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { AdminAuth } from "../Middleware/AuthTags.js"
+import { AdminAuth } from "../Security/AuthTags.js"
 import { Timestamp } from "./IdentitySchemas.js"
 
 /** Administrative sign-in: email, password and a TOTP code. */

@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
+import { AgentAuth, OrgAuth } from "../Security/AuthTags.js"
 import { Agent, OrgPath, PathId, Revoked, WholeCreditsInput } from "./IdentitySchemas.js"
 import { pageLimitOrDefault } from "./Pagination.js"
 

@@ -12,7 +12,7 @@ import {
   UnverifiedEmail
 } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { SessionAuth } from "../Middleware/AuthTags.js"
+import { SessionAuth } from "../Security/AuthTags.js"
 import { Org } from "./IdentitySchemas.js"
 
 /** Sign-in: email links and the identity provider. No credential. */

@@ -17,7 +17,7 @@ import {
 } from "../../Errors/ApiErrors.js"
 import { Forbidden, NotFound } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { AdminAuth, OrgAuth } from "../Middleware/AuthTags.js"
+import { AdminAuth, OrgAuth } from "../Security/AuthTags.js"
 import { OrgPath, PathId } from "./IdentitySchemas.js"
 import { pageLimitOrDefault } from "./Pagination.js"
 

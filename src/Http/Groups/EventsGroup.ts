@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { EventTypeSchema, WebhookEvent } from "../../Domain/Events.js"
 import { Forbidden } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { OrgAuth } from "../Middleware/AuthTags.js"
+import { OrgAuth } from "../Security/AuthTags.js"
 import { PageLimit } from "./Pagination.js"
 import { OrgPath } from "./WebhooksGroup.js"
 

@@ -16,8 +16,8 @@ import {
   UnknownEndpoint
 } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
-import { PublicRateLimit } from "../Middleware/RateLimitTags.js"
+import { AgentAuth, OrgAuth } from "../Security/AuthTags.js"
+import { PublicRateLimit } from "../Security/RateLimitTags.js"
 import { pageLimitOrDefault } from "./Pagination.js"
 import { CallRequest } from "../../Domain/GatewayCall.js"
 

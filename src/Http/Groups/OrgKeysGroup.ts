@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Forbidden, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { OrgAuth, SessionOnly } from "../Middleware/AuthTags.js"
+import { OrgAuth, SessionOnly } from "../Security/AuthTags.js"
 import { OrgKey, OrgPath, PathId, Revoked } from "./IdentitySchemas.js"
 
 /** Org keys: a signed-in owner makes and revokes them; members list them. Session only. */

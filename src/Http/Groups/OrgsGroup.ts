@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { EmailAddress } from "../../Domain/Email.js"
 import { Conflict, Forbidden, LastOwner, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { OrgAuth, SessionOnly } from "../Middleware/AuthTags.js"
+import { OrgAuth, SessionOnly } from "../Security/AuthTags.js"
 import { DeletionRequest, Invite, Member, Org, OrgPath, PathId, Revoked, Role } from "./IdentitySchemas.js"
 
 /** An org, its people and its data-deletion requests: `/v1/orgs/{orgId}/...`. */

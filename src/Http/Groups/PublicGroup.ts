@@ -9,7 +9,7 @@ import { TaskType, TaskTypeId } from "../../Domain/TaskType.js"
 import { Tool } from "../../Domain/Tool.js"
 import { IpNotAllowed, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { PublicRateLimit, WaitlistRateLimit } from "../Middleware/RateLimitTags.js"
+import { PublicRateLimit, WaitlistRateLimit } from "../Security/RateLimitTags.js"
 
 /** Public data: no credential, 120 requests a minute per address. */
 export const ToolList = Schema.Struct({ tools: Schema.Array(Tool) })

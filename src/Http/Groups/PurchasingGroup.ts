@@ -49,8 +49,8 @@ import {
   UnknownTool
 } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { AdminAuth, AgentAuth, OrgAuth } from "../Middleware/AuthTags.js"
-import { PublicRateLimit } from "../Middleware/RateLimitTags.js"
+import { AdminAuth, AgentAuth, OrgAuth } from "../Security/AuthTags.js"
+import { PublicRateLimit } from "../Security/RateLimitTags.js"
 import { dailyQuotaWire } from "./PurchasingErrors.js"
 import { pageLimitOrDefault } from "./Pagination.js"
 

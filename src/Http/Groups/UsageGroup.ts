@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Amount } from "../../Domain/Money.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { OrgAuth } from "../Middleware/AuthTags.js"
+import { OrgAuth } from "../Security/AuthTags.js"
 import { OrgPath } from "./IdentitySchemas.js"
 
 const Day = Schema.String.annotations({ description: "A UTC day, YYYY-MM-DD", examples: ["2026-11-01"] })

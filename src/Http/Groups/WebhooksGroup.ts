@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { EventTypeSchema, subscribableEventTypes } from "../../Domain/Events.js"
 import { Forbidden, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { OrgAuth } from "../Middleware/AuthTags.js"
+import { OrgAuth } from "../Security/AuthTags.js"
 import { PageLimit } from "./Pagination.js"
 
 /** Webhook endpoints and their deliveries: `/v1/orgs/{orgId}/webhooks...`, `/webhook-deliveries`. */

@@ -7,7 +7,7 @@ import { ClientAddress } from "../ClientAddress.js"
 import { presentedCredential, sessionTokenOf } from "../PresentedCredential.js"
 import { enforceRateLimit } from "./RateLimits.js"
 import { Admins } from "../../Services/Auth/Admins.js"
-import { AdminAuth, AgentAuth, OrgAuth, SessionAuth, SessionOnly } from "./AuthTags.js"
+import { AdminAuth, AgentAuth, OrgAuth, SessionAuth, SessionOnly } from "../Security/AuthTags.js"
 
 /**
  * The credential middlewares. Each reads the raw request itself: the platform's bearer

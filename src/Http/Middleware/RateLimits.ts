@@ -8,7 +8,7 @@ import {
   policies
 } from "../../Services/RateLimiter/RateLimiter.js"
 import { ClientAddress } from "../ClientAddress.js"
-import { PublicRateLimit, WaitlistRateLimit } from "./RateLimitTags.js"
+import { PublicRateLimit, WaitlistRateLimit } from "../Security/RateLimitTags.js"
 
 /** The `RateLimit-*` headers (and `Retry-After` when refused) of a decision. */
 export const rateLimitHeaders = (decision: RateLimitDecision): Record<string, string> => ({

@@ -3,7 +3,7 @@ import { SESSION_COOKIE } from "../PresentedCredential.js"
 
 /**
  * One security scheme per credential, so generated clients know which one to send. The
- * credential middlewares (Middleware/AuthTags.ts) each declare one scheme name; the ones
+ * credential middlewares (Security/AuthTags.ts) each declare one scheme name; the ones
  * that take several credentials (`orgCredential`, `session`) are written out here as the
  * alternatives they accept.
  */

@@ -81,7 +81,7 @@ export interface NewAgentInput {
 }
 
 /** Agents and their keys; any member (session or write key) may manage them. */
-export class Agents extends Effect.Service<Agents>()("Agents", {
+export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
   dependencies: [AgentsRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

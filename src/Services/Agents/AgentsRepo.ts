@@ -40,7 +40,7 @@ export interface AgentChanges {
 
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
 
-export class AgentsRepo extends Effect.Service<AgentsRepo>()("AgentsRepo", {
+export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql`id, org_id, name, mode, status, monthly_budget_credits, approval_threshold_credits,

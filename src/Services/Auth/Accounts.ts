@@ -19,7 +19,7 @@ const wrongCode = new InvalidCode({ message: "That code is wrong or expired; ask
 const phoneInUse = new PhoneInUse({ message: "This phone number is already verified on another account" })
 
 /** The signed-in person's own account: who they are, their orgs, their phone. */
-export class Accounts extends Effect.Service<Accounts>()("Accounts", {
+export class Accounts extends Effect.Service<Accounts>()("Auth/Accounts", {
   dependencies: [Users.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

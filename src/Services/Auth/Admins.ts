@@ -53,7 +53,7 @@ type Attempt =
  * Administrators: created from the command line (`npm run admin -- create`), signed in
  * with email, password and a TOTP code. Their `as_` sessions reach admin endpoints only.
  */
-export class Admins extends Effect.Service<Admins>()("Admins", {
+export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

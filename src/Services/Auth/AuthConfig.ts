@@ -13,7 +13,7 @@ export interface IdpSettings {
   readonly clientSecret: Redacted.Redacted<string>
 }
 
-export class AuthConfig extends Effect.Service<AuthConfig>()("AuthConfig", {
+export class AuthConfig extends Effect.Service<AuthConfig>()("Auth/AuthConfig", {
   effect: Effect.gen(function*() {
     const dashboardPath = yield* Config.string("DASHBOARD_PATH").pipe(
       Config.withDefault("/dashboard"),

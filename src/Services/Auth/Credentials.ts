@@ -12,7 +12,7 @@ const USAGE_STAMP_MS = 60_000
  * Checks presented secrets against what is stored (their SHA-256 only) and says who the
  * caller is, with the errors the specification gives for each refusal.
  */
-export class Credentials extends Effect.Service<Credentials>()("Credentials", {
+export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials", {
   dependencies: [CredentialsRepo.Default],
   scoped: Effect.gen(function*() {
     const repo = yield* CredentialsRepo

@@ -41,7 +41,7 @@ export interface MembershipRow {
 
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
 
-export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("CredentialsRepo", {
+export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/CredentialsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

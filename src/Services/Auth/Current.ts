@@ -15,7 +15,7 @@ export interface AuthenticatedAgent {
 }
 
 /** An agent key holder on an agent endpoint. */
-export class CurrentAgent extends Context.Tag("CurrentAgent")<CurrentAgent, AuthenticatedAgent>() {}
+export class CurrentAgent extends Context.Tag("Auth/CurrentAgent")<CurrentAgent, AuthenticatedAgent>() {}
 
 export type OrgRole = "owner" | "member"
 
@@ -33,7 +33,7 @@ export interface OrgActor {
 }
 
 /** A person (session) or script (org key) acting on `/v1/orgs/{orgId}/...`. */
-export class CurrentActor extends Context.Tag("CurrentActor")<CurrentActor, OrgActor>() {}
+export class CurrentActor extends Context.Tag("Auth/CurrentActor")<CurrentActor, OrgActor>() {}
 
 export interface SessionUser {
   readonly user_id: string
@@ -42,7 +42,7 @@ export interface SessionUser {
 }
 
 /** A signed-in person on an account endpoint. */
-export class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, SessionUser>() {}
+export class CurrentUser extends Context.Tag("Auth/CurrentUser")<CurrentUser, SessionUser>() {}
 
 export interface AdminUser {
   readonly admin_id: string
@@ -51,4 +51,4 @@ export interface AdminUser {
 }
 
 /** A signed-in administrator on an admin endpoint. */
-export class CurrentAdmin extends Context.Tag("CurrentAdmin")<CurrentAdmin, AdminUser>() {}
+export class CurrentAdmin extends Context.Tag("Auth/CurrentAdmin")<CurrentAdmin, AdminUser>() {}

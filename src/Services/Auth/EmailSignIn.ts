@@ -21,7 +21,7 @@ export const mailRetry = Schedule.exponential("200 millis").pipe(Schedule.inters
  * Email sign-in: `start` mails a one-time link; `verify` spends it and opens a session,
  * creating the account when the address is new.
  */
-export class EmailSignIn extends Effect.Service<EmailSignIn>()("EmailSignIn", {
+export class EmailSignIn extends Effect.Service<EmailSignIn>()("Auth/EmailSignIn", {
   dependencies: [Sessions.Default, Users.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -40,7 +40,7 @@ const isEmail = Schema.is(EmailAddress)
  * bound to a short-lived cookie, a nonce checked in the ID token. Accounts are matched
  * by the provider's verified email.
  */
-export class IdentityProvider extends Effect.Service<IdentityProvider>()("IdentityProvider", {
+export class IdentityProvider extends Effect.Service<IdentityProvider>()("Auth/IdentityProvider", {
   dependencies: [AuthConfig.Default, Sessions.Default, Users.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -19,7 +19,7 @@ export interface Origin {
   readonly userAgent: string | undefined
 }
 
-export class Sessions extends Effect.Service<Sessions>()("Sessions", {
+export class Sessions extends Effect.Service<Sessions>()("Auth/Sessions", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -38,7 +38,7 @@ export interface OrgMembershipRecord {
   readonly role: "owner" | "member"
 }
 
-export class Users extends Effect.Service<Users>()("Users", {
+export class Users extends Effect.Service<Users>()("Auth/Users", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

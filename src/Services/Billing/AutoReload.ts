@@ -28,7 +28,7 @@ import { TopUps } from "./TopUps.js"
  * charge cannot even be written. The provider is called after the commit, under an
  * idempotency key naming our payment, so a retry after a crash never charges twice.
  */
-export class AutoReloadSignal extends Effect.Service<AutoReloadSignal>()("AutoReloadSignal", {
+export class AutoReloadSignal extends Effect.Service<AutoReloadSignal>()("Billing/AutoReloadSignal", {
   effect: Effect.map(Queue.sliding<void>(1), (queue) => ({
     /** Asks the worker to look now; many wakes before it looks count as one. */
     wake: Effect.asVoid(Queue.offer(queue, undefined)),
@@ -67,7 +67,7 @@ export const autoReloadRecord = (profile: Option.Option<ProfileRow>, usedThisMon
   }
 }
 
-export class AutoReload extends Effect.Service<AutoReload>()("AutoReload", {
+export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo

@@ -22,7 +22,7 @@ export type PaymentMode =
   | { readonly _tag: "sandbox" }
   | { readonly _tag: "off" }
 
-export class BillingConfig extends Effect.Service<BillingConfig>()("BillingConfig", {
+export class BillingConfig extends Effect.Service<BillingConfig>()("Billing/BillingConfig", {
   effect: Effect.gen(function*() {
     const app = yield* AppConfig
     const secretKey = yield* Config.option(Config.redacted("STRIPE_SECRET_KEY"))

@@ -26,7 +26,7 @@ export const describeAmount = (payment: PaymentRow) =>
 
 const purposeName = { top_up: "Top-up", auto_reload: "Auto-reload", plan: "Plan fee" } as const
 
-export class BillingMail extends Effect.Service<BillingMail>()("BillingMail", {
+export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingMail", {
   effect: Effect.gen(function*() {
     const outbox = yield* MailOutbox
     const repo = yield* BillingRepo

@@ -119,7 +119,7 @@ export const offSessionPayment = (input: {
 
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
 
-export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
+export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

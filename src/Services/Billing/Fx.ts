@@ -58,7 +58,7 @@ const toRate = (row: RateRow): FxRate => ({
   fetchedAt: row.fetched_at
 })
 
-export class Fx extends Effect.Service<Fx>()("Fx", {
+export class Fx extends Effect.Service<Fx>()("Billing/Fx", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const config = yield* BillingConfig

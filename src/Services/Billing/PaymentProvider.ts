@@ -75,7 +75,7 @@ export type ProviderEvent =
 
 export type ProviderError = PaymentUnavailable | NotConfigured
 
-export class PaymentProvider extends Context.Tag("PaymentProvider")<PaymentProvider, {
+export class PaymentProvider extends Context.Tag("Billing/PaymentProvider")<PaymentProvider, {
   readonly kind: "stripe" | "sandbox" | "off"
   /** What a browser needs to confirm a payment (Stripe.js); null for the sandbox. */
   readonly publishableKey: string | null

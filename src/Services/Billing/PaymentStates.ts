@@ -34,7 +34,7 @@ export const addMonth = (from: Date): Date => {
   ))
 }
 
-export class PaymentStates extends Effect.Service<PaymentStates>()("PaymentStates", {
+export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/PaymentStates", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo

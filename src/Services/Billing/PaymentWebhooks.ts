@@ -19,7 +19,7 @@ import { PaymentStates } from "./PaymentStates.js"
  * - `charge.dispute.created`: the disputed share is taken back and the org's credits are
  *   frozen until an administrator unfreezes them.
  */
-export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("PaymentWebhooks", {
+export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/PaymentWebhooks", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo

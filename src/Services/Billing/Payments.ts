@@ -64,7 +64,7 @@ const uuidFromHex = (hex: string) =>
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 
-export class Payments extends Effect.Service<Payments>()("Payments", {
+export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo

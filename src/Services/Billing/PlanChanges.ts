@@ -40,7 +40,7 @@ const feeCents = (usd: string) => {
 export const planFeeCents = (plan: "pro" | "max", founding: boolean) =>
   feeCents(founding ? foundingOffer.monthly_fee_usd : plans[plan].monthly_fee_usd)
 
-export class PlanChanges extends Effect.Service<PlanChanges>()("PlanChanges", {
+export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChanges", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo

@@ -76,7 +76,7 @@ const behaviourOf = (paymentMethodId: string): Behaviour => {
 const columns = `id, client_secret, amount_minor, currency, status, customer_id, payment_method_id, card_brand, card_last4, card_exp_month,
   card_exp_year, save_card, failure_message, metadata`
 
-export class SandboxPayments extends Effect.Service<SandboxPayments>()("SandboxPayments", {
+export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/SandboxPayments", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.unsafe(columns)

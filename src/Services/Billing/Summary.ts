@@ -26,7 +26,7 @@ export const providerLabel = (kind: "stripe" | "sandbox" | "off", publishableKey
 })
 
 /** `GET /v1/orgs/{orgId}/billing`: everything a member needs to see about the org's money and plan. */
-export class Summary extends Effect.Service<Summary>()("Summary", {
+export class Summary extends Effect.Service<Summary>()("Billing/Summary", {
   effect: Effect.gen(function*() {
     const repo = yield* BillingRepo
     const ledger = yield* Ledger

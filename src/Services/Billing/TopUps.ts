@@ -25,7 +25,7 @@ export const capMessage = (remaining: bigint, endsAt: Date) =>
     creditsToUsd(remaining)
   }) are left until ${endsAt.toISOString()}`
 
-export class TopUps extends Effect.Service<TopUps>()("TopUps", {
+export class TopUps extends Effect.Service<TopUps>()("Billing/TopUps", {
   effect: Effect.gen(function*() {
     const repo = yield* BillingRepo
     const payments = yield* Payments

@@ -18,7 +18,7 @@ export interface EndpointQuery {
 }
 
 /** The gateway catalogue: loaded from ./data at start, searched and priced per plan. */
-export class Catalogue extends Effect.Service<Catalogue>()("Catalogue", {
+export class Catalogue extends Effect.Service<Catalogue>()("Catalogue/Catalogue", {
   dependencies: [CatalogueRepo.Default],
   effect: Effect.gen(function*() {
     const repo = yield* CatalogueRepo

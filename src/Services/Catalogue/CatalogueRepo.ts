@@ -26,7 +26,7 @@ export interface EndpointFilter {
 
 const likeEscape = (word: string) => word.replace(/[\\%_]/g, (c) => `\\${c}`)
 
-export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("CatalogueRepo", {
+export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("Catalogue/CatalogueRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

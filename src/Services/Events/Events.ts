@@ -11,8 +11,8 @@ import {
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { AppConfig } from "../AppConfig.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
-import { MailOutboxLive } from "../Notifications/MailOutboxLive.js"
-import { renderOwnerMail } from "../Notifications/OwnerMail.js"
+import { MailOutboxLive } from "../Mailer/MailOutboxLive.js"
+import { renderOwnerMail } from "../Mailer/OwnerMail.js"
 
 /**
  * The event store and its outbox. `emit` runs inside the transaction of the change that
@@ -54,7 +54,7 @@ interface OwnerRow {
   readonly org_name: string
 }
 
-export class Events extends Effect.Service<Events>()("Events", {
+export class Events extends Effect.Service<Events>()("Events/Events", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const outbox = yield* MailOutbox

@@ -26,7 +26,7 @@ export const callRecord = (row: CallRow) => ({
   finished_at: row.finished_at === null ? null : iso(row.finished_at)
 })
 
-export class CallLog extends Effect.Service<CallLog>()("CallLog", {
+export class CallLog extends Effect.Service<CallLog>()("Gateway/CallLog", {
   dependencies: [GatewayRepo.Default],
   effect: Effect.gen(function*() {
     const repo = yield* GatewayRepo

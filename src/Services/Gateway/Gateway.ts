@@ -72,7 +72,7 @@ export interface CallResult {
  */
 const holdTtlMs = (timeoutMs: number) => 2 * timeoutMs + 5_000
 
-export class Gateway extends Effect.Service<Gateway>()("Gateway", {
+export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
   dependencies: [GatewayRepo.Default, Providers.Default, Quotas.Default],
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

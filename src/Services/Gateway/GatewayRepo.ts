@@ -73,7 +73,7 @@ export interface CallFinish {
 const callColumns = `id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits, charged_credits,
   refunded_credits, refund_reason, provider_status, latency_ms, created_at, finished_at`
 
-export class GatewayRepo extends Effect.Service<GatewayRepo>()("GatewayRepo", {
+export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const callCols = sql.unsafe(callColumns)

@@ -71,7 +71,7 @@ export interface TrialGrant {
 export type HoldError = InvalidAmount | InsufficientCredits | OverBudget | CreditsFrozen | TrialLimit
 export type SettleError = InvalidAmount | CaptureExceedsHold | NotAHold | AlreadySettled
 
-export class Ledger extends Context.Tag("Ledger")<Ledger, {
+export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
   /** Reserves `amount` atomically against balance, budget, freeze and trial limits. */
   readonly hold: (request: HoldRequest) => Effect.Effect<Hold, HoldError>
   /** Charges `amount` (at most the hold) and releases the rest; a hold settles once. */

@@ -16,7 +16,7 @@ const TRIAL_NOTICE_DAYS = 7
  * - take back unspent trial credits when the trial ends;
  * - emit `trial.expiring` once per grant when its credits expire within 7 days.
  */
-export class LedgerMaintenance extends Effect.Service<LedgerMaintenance>()("LedgerMaintenance", {
+export class LedgerMaintenance extends Effect.Service<LedgerMaintenance>()("Ledger/LedgerMaintenance", {
   dependencies: [LedgerRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -125,7 +125,7 @@ export interface SettleOutcome {
 const holdColumns = `id, org_id, agent_id, amount, purpose, reference, test_mode, to_char(month, 'YYYY-MM-DD') AS month,
   status, captured, refunded, created_at, expires_at`
 
-export class LedgerRepo extends Effect.Service<LedgerRepo>()("LedgerRepo", {
+export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const holdCols = sql.unsafe(holdColumns)

@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../AppConfig.js"
 import { Events } from "../Events/Events.js"
-import { MailOutboxLive } from "../Notifications/MailOutboxLive.js"
+import { MailOutboxLive } from "../Mailer/MailOutboxLive.js"
 import { Ledger } from "./Ledger.js"
 import { LedgerLive } from "./LedgerLive.js"
 import { LedgerMaintenance } from "./LedgerMaintenance.js"

@@ -19,7 +19,7 @@ export interface Admission {
   readonly draining: boolean
 }
 
-export class Lifecycle extends Effect.Service<Lifecycle>()("Lifecycle", {
+export class Lifecycle extends Effect.Service<Lifecycle>()("Lifecycle/Lifecycle", {
   effect: Effect.gen(function*() {
     const maxRunning = yield* Config.integer("MAX_CONCURRENT_REQUESTS").pipe(Config.withDefault(256))
     const maxQueued = yield* Config.integer("MAX_QUEUED_REQUESTS").pipe(Config.withDefault(1024))

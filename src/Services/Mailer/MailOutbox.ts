@@ -6,6 +6,6 @@ import type { MailMessage } from "./Mailer.js"
  * change the mail is about); a worker sends it through the Mailer and retries failures,
  * so a restart loses none. A `dedupeKey` makes a second enqueue of the same mail a no-op.
  */
-export class MailOutbox extends Context.Tag("MailOutbox")<MailOutbox, {
+export class MailOutbox extends Context.Tag("Mailer/MailOutbox")<MailOutbox, {
   readonly enqueue: (message: MailMessage & { readonly dedupeKey?: string | undefined }) => Effect.Effect<void>
 }>() {}

@@ -16,7 +16,7 @@ export class MailError extends Error {
   readonly _tag = "MailError"
 }
 
-export class Mailer extends Context.Tag("Mailer")<Mailer, {
+export class Mailer extends Context.Tag("Mailer/Mailer")<Mailer, {
   readonly send: (message: MailMessage) => Effect.Effect<void, MailError>
 }>() {}
 

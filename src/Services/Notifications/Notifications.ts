@@ -25,7 +25,7 @@ const settingsRecord = (credits: bigint) => ({
   low_balance_credits: credits.toString()
 })
 
-export class Notifications extends Effect.Service<Notifications>()("Notifications", {
+export class Notifications extends Effect.Service<Notifications>()("Notifications/Notifications", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -14,7 +14,7 @@ export interface BacklogCounts {
   readonly jobs_running: number
 }
 
-export class Backlogs extends Effect.Service<Backlogs>()("Backlogs", {
+export class Backlogs extends Effect.Service<Backlogs>()("Observability/Backlogs", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const counts = sql<BacklogCounts>`

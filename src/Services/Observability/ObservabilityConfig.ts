@@ -7,7 +7,7 @@ import { Config, Effect } from "effect"
  * - ACCESS_LOG: one log line per request (default true).
  * Logging (LOG_LEVEL, LOG_FORMAT) is in Layers/Logging.ts, tracing (OTEL_*) in Layers/Telemetry.ts.
  */
-export class ObservabilityConfig extends Effect.Service<ObservabilityConfig>()("ObservabilityConfig", {
+export class ObservabilityConfig extends Effect.Service<ObservabilityConfig>()("Observability/ObservabilityConfig", {
   effect: Effect.gen(function*() {
     const metricsToken = yield* Config.option(Config.redacted("METRICS_TOKEN"))
     const accessLog = yield* Config.boolean("ACCESS_LOG").pipe(Config.withDefault(true))

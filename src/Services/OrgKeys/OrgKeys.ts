@@ -27,7 +27,7 @@ export const orgKeyRecord = (row: OrgKeyRow) => ({
 })
 
 /** Org keys: made and revoked by a signed-in owner (the HTTP layer refuses org keys here). */
-export class OrgKeys extends Effect.Service<OrgKeys>()("OrgKeys", {
+export class OrgKeys extends Effect.Service<OrgKeys>()("OrgKeys/OrgKeys", {
   dependencies: [OrgKeysRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -12,7 +12,7 @@ export interface OrgKeyRow {
   readonly last_used_at: Date | null
 }
 
-export class OrgKeysRepo extends Effect.Service<OrgKeysRepo>()("OrgKeysRepo", {
+export class OrgKeysRepo extends Effect.Service<OrgKeysRepo>()("OrgKeys/OrgKeysRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

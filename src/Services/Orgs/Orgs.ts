@@ -71,7 +71,7 @@ const seatLimit = (plan: keyof typeof plans) =>
   })
 
 /** Orgs and the people in them. Owner-only actions check the actor's current role. */
-export class Orgs extends Effect.Service<Orgs>()("Orgs", {
+export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
   dependencies: [OrgsRepo.Default, Users.Default, AuthConfig.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

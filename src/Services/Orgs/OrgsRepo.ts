@@ -39,7 +39,7 @@ export interface DeletionRequestRow {
 
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
 
-export class OrgsRepo extends Effect.Service<OrgsRepo>()("OrgsRepo", {
+export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -97,7 +97,7 @@ export const judge = (provider: ProviderRecord, answer: ProviderAnswer): Provide
   return { _tag: "failed", status: answer.status, data, reason: `provider answered HTTP ${answer.status}` }
 }
 
-export class Providers extends Effect.Service<Providers>()("Providers", {
+export class Providers extends Effect.Service<Providers>()("Providers/Providers", {
   // undici: pooled keep-alive connections per origin, and about half the CPU per call of the
   // node:http client here; its `request` never follows redirects.
   dependencies: [NodeHttpClient.layerUndici],

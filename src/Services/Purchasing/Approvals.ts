@@ -116,7 +116,7 @@ const approvalRequired = (row: ApprovalRow) =>
     approval: summaryOf(row)
   })
 
-export class Approvals extends Effect.Service<Approvals>()("Approvals", {
+export class Approvals extends Effect.Service<Approvals>()("Purchasing/Approvals", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const events = yield* Events

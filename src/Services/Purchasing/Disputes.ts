@@ -60,7 +60,7 @@ const view = (row: DisputeRow): Dispute => ({
   decided_at: isoOrNull(row.decided_at)
 })
 
-export class Disputes extends Effect.Service<Disputes>()("Disputes", {
+export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", {
   dependencies: [PurchasingRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -109,7 +109,7 @@ const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): ItemRow => ({
  * 202 job. A `provider_error` (retryable; nothing charged) keeps nothing, so a retry under
  * the same key runs again.
  */
-export class Execute extends Effect.Service<Execute>()("Execute", {
+export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
   dependencies: [
     PurchasingRepo.Default,
     ItemRunner.Default,

@@ -13,7 +13,7 @@ import { PurchasingRepo, type ReceiptRow } from "./PurchasingRepo.js"
  * the key, `provider_error` included, so a retry replays this receipt and never buys
  * twice. Also the purchase context of a stored receipt, which jobs resume with.
  */
-export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()("InterruptedPurchases", {
+export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()("Purchasing/InterruptedPurchases", {
   dependencies: [PurchasingRepo.Default, ItemRunner.Default],
   effect: Effect.gen(function*() {
     const repo = yield* PurchasingRepo

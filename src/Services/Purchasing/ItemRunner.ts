@@ -67,7 +67,7 @@ export const fallbackChain = (
     .sort((a, b) => a.rank - b.rank)
     .map((s) => choiceOf(s.tool.row, s.tool.price!))
 
-export class ItemRunner extends Effect.Service<ItemRunner>()("ItemRunner", {
+export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRunner", {
   dependencies: [PurchasingRepo.Default, ToolRunner.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -31,7 +31,7 @@ import { isoOrNull } from "../../Domain/Timestamps.js"
  */
 const RESULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000
 
-export class JobRunner extends Effect.Service<JobRunner>()("JobRunner", {
+export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner", {
   dependencies: [PurchasingRepo.Default, ItemRunner.Default, Receipts.Default, InterruptedPurchases.Default, PurchasingConfig.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

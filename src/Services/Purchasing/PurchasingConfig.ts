@@ -12,7 +12,7 @@ import { Config, Effect } from "effect"
  *   key, renewed every third of it; after a crash the key's next request finishes the
  *   purchase once the lease lapsed.
  */
-export class PurchasingConfig extends Effect.Service<PurchasingConfig>()("PurchasingConfig", {
+export class PurchasingConfig extends Effect.Service<PurchasingConfig>()("Purchasing/PurchasingConfig", {
   effect: Effect.gen(function*() {
     const liveExecuteEnabled = yield* Config.boolean("LIVE_EXECUTE_ENABLED").pipe(Config.withDefault(false))
     const mockLatencyMs = yield* Config.integer("MOCK_TOOL_LATENCY_MS").pipe(Config.withDefault(0))

@@ -125,7 +125,7 @@ export interface IdempotencyRow {
 
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
 
-export class PurchasingRepo extends Effect.Service<PurchasingRepo>()("PurchasingRepo", {
+export class PurchasingRepo extends Effect.Service<PurchasingRepo>()("Purchasing/PurchasingRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

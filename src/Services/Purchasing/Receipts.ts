@@ -64,7 +64,7 @@ export const summaryView = (row: ReceiptTotalsRow): ReceiptSummary => ({
   completed_at: isoOrNull(row.completed_at)
 })
 
-export class Receipts extends Effect.Service<Receipts>()("Receipts", {
+export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", {
   dependencies: [PurchasingRepo.Default],
   effect: Effect.gen(function*() {
     const repo = yield* PurchasingRepo

@@ -6,19 +6,19 @@ import { isTaskTypeId, type TaskTypeId, taskTypeIds } from "../../Domain/TaskTyp
 import { InvalidInput, UnknownTaskType } from "../../Errors/ApiErrors.js"
 import type { AuthenticatedAgent } from "../Auth/Current.js"
 import { Tools } from "../Tools/Tools.js"
-import { Quotas } from "./Quotas.js"
+import { RecommendQuota } from "./RecommendQuota.js"
 import { matchTaskType } from "./TaskMatcher.js"
 
 /**
  * `POST /v1/recommend`: the tools of a task type ranked by the published formula. The task
  * type is given (`task_type`) or found in free text (`task`) by the keyword table of
- * TaskMatcher. Quotas are counted only for answered calls.
+ * TaskMatcher. RecommendQuota are counted only for answered calls.
  */
-export class Recommend extends Effect.Service<Recommend>()("Recommend", {
-  dependencies: [Quotas.Default],
+export class Recommend extends Effect.Service<Recommend>()("Purchasing/Recommend", {
+  dependencies: [RecommendQuota.Default],
   effect: Effect.gen(function*() {
     const tools = yield* Tools
-    const quotas = yield* Quotas
+    const quotas = yield* RecommendQuota
 
     const resolveTaskType = (request: { readonly task_type?: string | undefined; readonly task?: string | undefined }) =>
       Effect.gen(function*() {

@@ -68,7 +68,7 @@ export const canonicalResult = (taskType: TaskTypeId, data: unknown): unknown =>
   return candidates.find((candidate) => isObject(candidate) && markers.every((field) => field in candidate)) ?? data
 }
 
-export class ToolRunner extends Effect.Service<ToolRunner>()("ToolRunner", {
+export class ToolRunner extends Effect.Service<ToolRunner>()("Purchasing/ToolRunner", {
   dependencies: [PurchasingConfig.Default, Providers.Default, GatewayRepo.Default],
   effect: Effect.gen(function*() {
     const config = yield* PurchasingConfig

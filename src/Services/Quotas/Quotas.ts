@@ -53,7 +53,7 @@ const aupLimit = (domain: string) =>
     message: `At most ${PEOPLE_LOOKUPS_PER_DOMAIN_PER_DAY} people lookups per company domain a day (${domain})`
   })
 
-export class Quotas extends Effect.Service<Quotas>()("Quotas", {
+export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -23,7 +23,7 @@ export interface RateLimitDecision {
   readonly policy: RateLimitPolicy
 }
 
-export class RateLimiter extends Effect.Service<RateLimiter>()("RateLimiter", {
+export class RateLimiter extends Effect.Service<RateLimiter>()("RateLimiter/RateLimiter", {
   effect: Effect.gen(function*() {
     const store = yield* RateLimitStore
     /** Counts one request of `subject` under `policy`. */

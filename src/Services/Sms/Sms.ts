@@ -12,7 +12,7 @@ export class SmsError extends Error {
   readonly _tag = "SmsError"
 }
 
-export class Sms extends Context.Tag("Sms")<Sms, {
+export class Sms extends Context.Tag("Sms/Sms")<Sms, {
   readonly send: (to: string, body: string) => Effect.Effect<void, SmsError | NotConfigured>
 }>() {}
 

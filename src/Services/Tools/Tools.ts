@@ -28,7 +28,7 @@ const rankable = (entry: Omit<ScoredTool, "rank">) => ({
 })
 
 /** Tools, their benchmark reports and the scores the published formula gives them. */
-export class Tools extends Effect.Service<Tools>()("Tools", {
+export class Tools extends Effect.Service<Tools>()("Tools/Tools", {
   dependencies: [ToolsRepo.Default],
   effect: Effect.gen(function*() {
     const repo = yield* ToolsRepo

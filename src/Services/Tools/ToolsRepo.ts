@@ -32,7 +32,7 @@ interface BenchmarkRow {
   readonly latency_p95_ms: number
 }
 
-export class ToolsRepo extends Effect.Service<ToolsRepo>()("ToolsRepo", {
+export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -29,7 +29,7 @@ export interface UsageQuery {
  * its credits went over a range of UTC days (`from` and `to` inclusive; by default the
  * month so far).
  */
-export class Usage extends Effect.Service<Usage>()("Usage", {
+export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
   dependencies: [UsageRepo.Default],
   effect: Effect.gen(function*() {
     const repo = yield* UsageRepo

@@ -36,7 +36,7 @@ interface LabelSpendRow {
 /** How many endpoints and tools the "top" lists name. */
 export const TOP_COUNT = 10
 
-export class UsageRepo extends Effect.Service<UsageRepo>()("UsageRepo", {
+export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/UsageRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

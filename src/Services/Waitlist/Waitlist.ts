@@ -3,7 +3,7 @@ import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 
 /** The waitlist: one row per address, whatever its case; joining again changes nothing. */
-export class Waitlist extends Effect.Service<Waitlist>()("Waitlist", {
+export class Waitlist extends Effect.Service<Waitlist>()("Waitlist/Waitlist", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

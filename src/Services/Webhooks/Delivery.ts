@@ -3,9 +3,9 @@ import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect
 import { randomUUID } from "node:crypto"
 import type { EventType } from "../../Domain/Events.js"
 import { AppConfig } from "../AppConfig.js"
-import { runDispatcher } from "../Events/Dispatcher.js"
-import { delayAfterTries, LEASE } from "../Events/DurableRetry.js"
-import { SecretBox } from "../Events/SecretBox.js"
+import { runDispatcher } from "../Background/Dispatcher.js"
+import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
+import { SecretBox } from "../SecretBox/SecretBox.js"
 import { policyFor } from "./AddressPolicy.js"
 import { deliveryHeaders } from "./Signature.js"
 import { postWebhook } from "./WebhookHttp.js"
@@ -88,7 +88,7 @@ export const deliveryRecord = (row: DeliveryRow) => ({
   created_at: iso(row.created_at)
 })
 
-export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("WebhookDelivery", {
+export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks/WebhookDelivery", {
   dependencies: [SecretBox.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

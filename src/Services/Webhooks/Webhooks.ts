@@ -8,9 +8,9 @@ import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { AppConfig } from "../AppConfig.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
-import { LEASE } from "../Events/DurableRetry.js"
+import { LEASE } from "../Background/DurableRetry.js"
 import { Events } from "../Events/Events.js"
-import { SecretBox } from "../Events/SecretBox.js"
+import { SecretBox } from "../SecretBox/SecretBox.js"
 import { deliveryColumns, deliveryRecord, type DeliveryRow, type DeliveryStatus, WebhookDelivery } from "./Delivery.js"
 import { checkWebhookUrl } from "./WebhookUrl.js"
 import { isUuid } from "../../Domain/Ids.js"
@@ -50,7 +50,7 @@ export interface DeliveryListQuery {
   readonly status?: DeliveryStatus | undefined
 }
 
-export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
+export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
   dependencies: [SecretBox.Default, WebhookDelivery.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -34,7 +34,7 @@ export const makeSecretBox = (keyMaterial: string) => {
   return { seal, open } as const
 }
 
-export class SecretBox extends Effect.Service<SecretBox>()("SecretBox", {
+export class SecretBox extends Effect.Service<SecretBox>()("SecretBox/SecretBox", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     // Production refuses to start without a key of its own (a missing key is a ConfigError).

@@ -19,7 +19,7 @@ const DAY_MS = 86_400_000
 /** Stands for "no fixed limit" in the statement. */
 const UNLIMITED = 2_147_483_647
 
-export class Quotas extends Effect.Service<Quotas>()("Quotas", {
+export class RecommendQuota extends Effect.Service<RecommendQuota>()("Purchasing/RecommendQuota", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

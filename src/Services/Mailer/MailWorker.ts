@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
-import { delayAfterTries, LEASE } from "../Events/DurableRetry.js"
-import { runDispatcher } from "../Events/Dispatcher.js"
-import { SecretBox } from "../Events/SecretBox.js"
-import { Mailer, type MailMessage } from "../Mailer/Mailer.js"
+import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
+import { runDispatcher } from "../Background/Dispatcher.js"
+import { SecretBox } from "../SecretBox/SecretBox.js"
+import { Mailer, type MailMessage } from "./Mailer.js"
 
 /**
  * Sends the mail outbox through the Mailer. A failed send is tried again after 30 s, then

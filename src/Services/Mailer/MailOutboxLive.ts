@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
-import { SecretBox } from "../Events/SecretBox.js"
-import { MailOutbox } from "../Mailer/MailOutbox.js"
+import { SecretBox } from "../SecretBox/SecretBox.js"
+import { MailOutbox } from "./MailOutbox.js"
 
 /**
  * The durable mail outbox: `enqueue` writes one row (inside the caller's transaction when
