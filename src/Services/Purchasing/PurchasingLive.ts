@@ -1,7 +1,7 @@
 import { Layer } from "effect"
 import { LedgerLive } from "../Ledger/LedgerLive.js"
 import { Tools } from "../Tools/Tools.js"
-import { Approvals } from "./Approvals.js"
+import { Approvals } from "../Approvals/Approvals.js"
 import { Disputes } from "./Disputes.js"
 import { Execute } from "./Execute.js"
 import { JobSignal } from "./JobSignal.js"

@@ -1,0 +1,179 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
+import { isUuid } from "../../Domain/Ids.js"
+import type { ApprovalStatus } from "../../Domain/Purchasing.js"
+
+/** The approvals' tables: `purchase_approvals` (with its tool) and `approval_links`. */
+export interface ApprovalRow {
+  readonly id: string
+  readonly org_id: string
+  readonly agent_id: string
+  readonly tool_id: string
+  readonly tool_slug: string
+  readonly tool_name: string
+  readonly tool_provider: string
+  readonly inputs_hash: string
+  readonly item_count: number
+  readonly amount_credits: string
+  readonly reason: ApprovalReason
+  readonly status: "waiting" | "approved" | "rejected"
+  readonly note: string | null
+  readonly decided_by: string | null
+  readonly decided_by_email: string | null
+  readonly decided_via: "session" | "org_key" | "email_link" | null
+  readonly created_at: Date
+  readonly expires_at: Date
+  readonly decided_at: Date | null
+  readonly receipt_id: string | null
+  readonly used_at: Date | null
+}
+
+export interface NewApproval {
+  readonly id: string
+  readonly org_id: string
+  readonly agent_id: string
+  readonly tool_id: string
+  readonly inputs_hash: string
+  readonly item_count: number
+  readonly amount_credits: string
+  readonly reason: ApprovalReason
+  readonly created_at: Date
+  readonly expires_at: Date
+}
+
+export interface LinkRow {
+  readonly token_hash: string
+  readonly approval_id: string
+  readonly user_id: string
+  readonly email: string
+  /** The user's role in the approval's org now (null: no longer a member). */
+  readonly role: string | null
+  readonly decision: "approve" | "reject"
+  readonly expires_at: Date
+  readonly used_at: Date | null
+}
+
+export interface Decision {
+  readonly status: "approved" | "rejected"
+  readonly note: string | null
+  readonly userId: string
+  readonly email: string
+  readonly via: "session" | "org_key" | "email_link"
+  readonly at: Date
+}
+
+const approvalColumns = `a.*, t.slug AS tool_slug, t.name AS tool_name, t.provider AS tool_provider`
+
+export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/ApprovalsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.unsafe(approvalColumns)
+
+    /** One approval with its tool; `lock` takes its row for the transaction. */
+    const byId = (id: string, lock: boolean) =>
+      (isUuid(id)
+        ? (lock
+          ? sql<ApprovalRow>`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id} FOR UPDATE OF a`
+          : sql<ApprovalRow>`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id}`)
+        : Effect.succeed([] as ReadonlyArray<ApprovalRow>)).pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    /** The approval already waiting for this very purchase, if one is. */
+    const waitingFor = (purchase: {
+      readonly agentId: string
+      readonly toolId: string
+      readonly inputsHash: string
+      readonly amount: bigint
+      readonly now: Date
+    }) =>
+      sql<ApprovalRow>`
+        SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id
+        WHERE a.agent_id = ${purchase.agentId} AND a.tool_id = ${purchase.toolId} AND a.inputs_hash = ${purchase.inputsHash}
+          AND a.amount_credits = ${purchase.amount.toString()} AND a.status = 'waiting' AND a.expires_at > ${purchase.now}
+        ORDER BY a.created_at DESC LIMIT 1`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    const insert = (approval: NewApproval) =>
+      sql`INSERT INTO purchase_approvals ${sql.insert({ ...approval, status: "waiting" })}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const owners = (orgId: string) =>
+      sql<{ user_id: string; email: string }>`
+        SELECT u.id AS user_id, u.email FROM org_members m JOIN users u ON u.id = m.user_id
+        WHERE m.org_id = ${orgId} AND m.role = 'owner' ORDER BY u.email`.pipe(Effect.orDie)
+
+    const insertLink = (link: {
+      readonly tokenHash: string
+      readonly approvalId: string
+      readonly userId: string
+      readonly decision: "approve" | "reject"
+      readonly expiresAt: Date
+    }) =>
+      sql`
+        INSERT INTO approval_links (token_hash, approval_id, user_id, decision, expires_at)
+        VALUES (${link.tokenHash}, ${link.approvalId}, ${link.userId}, ${link.decision}, ${link.expiresAt})`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    /** Marks an approved, unused approval used by a receipt; false when it was not. */
+    const markUsed = (approvalId: string, receiptId: string, now: Date) =>
+      sql<{ id: string }>`
+        UPDATE purchase_approvals SET used_at = ${now}, receipt_id = ${receiptId}
+        WHERE id = ${approvalId} AND status = 'approved' AND used_at IS NULL RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
+    /** A page of the org's approvals, newest first, filtered by what their status is at `now`. */
+    const list = (orgId: string, options: {
+      readonly status?: ApprovalStatus | undefined
+      readonly limit: number
+      readonly after?: { readonly created_at: Date; readonly id: string } | undefined
+      readonly now: Date
+    }) => {
+      const now = options.now
+      const statusFilter = options.status === undefined
+        ? sql`true`
+        : options.status === "expired"
+        ? sql`((a.status = 'waiting' OR (a.status = 'approved' AND a.used_at IS NULL)) AND a.expires_at <= ${now})`
+        : options.status === "waiting"
+        ? sql`(a.status = 'waiting' AND a.expires_at > ${now})`
+        : options.status === "approved"
+        ? sql`(a.status = 'approved' AND (a.used_at IS NOT NULL OR a.expires_at > ${now}))`
+        : sql`a.status = 'rejected'`
+      const after = options.after === undefined
+        ? sql`true`
+        : sql`(a.created_at, a.id) < (${options.after.created_at}, ${options.after.id})`
+      return sql<ApprovalRow>`
+        SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id
+        WHERE a.org_id = ${orgId} AND ${statusFilter} AND ${after}
+        ORDER BY a.created_at DESC, a.id DESC LIMIT ${options.limit}`.pipe(Effect.orDie)
+    }
+
+    const recordDecision = (approvalId: string, decision: Decision) =>
+      sql`
+        UPDATE purchase_approvals SET status = ${decision.status}, note = ${decision.note}, decided_by = ${decision.userId},
+          decided_by_email = ${decision.email}, decided_via = ${decision.via}, decided_at = ${decision.at}
+        WHERE id = ${approvalId}`.pipe(Effect.asVoid, Effect.orDie)
+
+    /** A mailed link by its token's hash, with its owner's email and current role. */
+    const link = (tokenHash: string, lock: boolean) =>
+      (lock
+        ? sql<LinkRow>`
+            SELECT l.*, u.email, m.role FROM approval_links l
+            JOIN purchase_approvals a ON a.id = l.approval_id
+            JOIN users u ON u.id = l.user_id
+            LEFT JOIN org_members m ON m.org_id = a.org_id AND m.user_id = l.user_id
+            WHERE l.token_hash = ${tokenHash} FOR UPDATE OF l`
+        : sql<LinkRow>`
+            SELECT l.*, u.email, m.role FROM approval_links l
+            JOIN purchase_approvals a ON a.id = l.approval_id
+            JOIN users u ON u.id = l.user_id
+            LEFT JOIN org_members m ON m.org_id = a.org_id AND m.user_id = l.user_id
+            WHERE l.token_hash = ${tokenHash}`).pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    const useLink = (tokenHash: string, now: Date) =>
+      sql`UPDATE approval_links SET used_at = ${now} WHERE token_hash = ${tokenHash}`.pipe(Effect.asVoid, Effect.orDie)
+
+    return { byId, waitingFor, insert, owners, insertLink, markUsed, list, recordDecision, link, useLink } as const
+  })
+}) {}
