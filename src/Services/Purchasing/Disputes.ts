@@ -15,10 +15,10 @@ import {
 import type { AdminUser, AuthenticatedAgent } from "../Auth/Current.js"
 import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
-import { PurchasingRepo } from "./PurchasingRepo.js"
 import { purchasingRules } from "./PurchasingConfig.js"
 import { isUuid } from "../../Domain/Ids.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
+import { ItemsRepo } from "./ItemsRepo.js"
 
 /**
  * Disputes of charged items (passed or partial), opened by the org's agents within 7 days
@@ -61,10 +61,10 @@ const view = (row: DisputeRow): Dispute => ({
 })
 
 export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", {
-  dependencies: [PurchasingRepo.Default],
+  dependencies: [ItemsRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const repo = yield* PurchasingRepo
+    const itemRows = yield* ItemsRepo
     const ledger = yield* Ledger
     const events = yield* Events
 
@@ -93,7 +93,7 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
             .pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
           : Option.none<{ id: string; created_at: Date }>()
         if (Option.isNone(receipt)) return yield* new NotFound({ message: "No receipt with that id in this org" })
-        const item = yield* repo.itemAt(receipt.value.id, request.item_index)
+        const item = yield* itemRows.itemAt(receipt.value.id, request.item_index)
         if (Option.isNone(item)) {
           return yield* new NotFound({ message: `The receipt has no item ${request.item_index}` })
         }
@@ -184,7 +184,7 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
             if (cost > 0n && row.hold_id !== null) {
               const result = yield* ledger.refund(row.hold_id, cost, `Dispute ${row.id} upheld: ${note}`)
               refunded = result.refunded
-              yield* repo.markRefunded(row.item_id, refunded)
+              yield* itemRows.markRefunded(row.item_id, refunded)
             }
           }
           yield* sql`

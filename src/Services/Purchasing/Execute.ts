@@ -23,10 +23,14 @@ import { InterruptedPurchases } from "./InterruptedPurchases.js"
 import { Approvals } from "../Approvals/Approvals.js"
 import { sha256OfCanonical } from "./Canonical.js"
 import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
-import { type ItemOutcomeUpdate, type ItemRow, type NewItem, PurchasingRepo } from "./PurchasingRepo.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
 import { directAnswer, type StoredAnswer } from "./Answers.js"
 import { JobSignal } from "./JobSignal.js"
+import { ToolsRepo } from "../Tools/ToolsRepo.js"
+import { ReceiptsRepo } from "./ReceiptsRepo.js"
+import { JobsRepo } from "./JobsRepo.js"
+import { ItemsRepo, type ItemOutcomeUpdate, type ItemRow, type NewItem } from "./ItemsRepo.js"
+import { IdempotencyRepo } from "./IdempotencyRepo.js"
 
 const encodeJob = Schema.encode(JobAccepted)
 
@@ -111,7 +115,11 @@ const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): ItemRow => ({
  */
 export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
   dependencies: [
-    PurchasingRepo.Default,
+    ReceiptsRepo.Default,
+    ItemsRepo.Default,
+    JobsRepo.Default,
+    IdempotencyRepo.Default,
+    ToolsRepo.Default,
     ItemRunner.Default,
     PurchasingConfig.Default,
     Approvals.Default,
@@ -120,7 +128,11 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
   ],
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const repo = yield* PurchasingRepo
+    const receiptRows = yield* ReceiptsRepo
+    const itemRows = yield* ItemsRepo
+    const jobRows = yield* JobsRepo
+    const keyRows = yield* IdempotencyRepo
+    const toolRows = yield* ToolsRepo
     const items = yield* ItemRunner
     const config = yield* PurchasingConfig
     const approvals = yield* Approvals
@@ -144,7 +156,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
      */
     const keyState = (agentId: string, key: string, fingerprint: string) =>
       Effect.gen(function*() {
-        const existing = yield* repo.findKey(agentId, key)
+        const existing = yield* keyRows.findKey(agentId, key)
         const at = yield* now
         if (Option.isNone(existing) || existing.value.expires_at.getTime() < at.getTime()) {
           return { _tag: "Free" } as KeyState
@@ -162,7 +174,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           const recovered = yield* finishLapsed(agentId, key, row.receipt_id)
           if (Option.isSome(recovered)) return { _tag: "Replay", answer: recovered.value } as KeyState
           // The sweeper may have finished it meanwhile: then the key holds the answer.
-          const after = yield* repo.findKey(agentId, key)
+          const after = yield* keyRows.findKey(agentId, key)
           if (Option.isSome(after) && after.value.response_status !== null && after.value.response_body !== null) {
             return { _tag: "Replay", answer: { status: after.value.response_status, body: after.value.response_body } } as KeyState
           }
@@ -179,9 +191,9 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
      */
     const finishLapsed = (agentId: string, key: string, receiptId: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const receipt = yield* repo.lockReceipt(receiptId)
+        const receipt = yield* receiptRows.lockReceipt(receiptId)
         if (Option.isNone(receipt)) return Option.none<StoredAnswer>()
-        const lapsed = yield* repo.lockLapsedKey(agentId, key, yield* now)
+        const lapsed = yield* keyRows.lockLapsedKey(agentId, key, yield* now)
         if (Option.isNone(lapsed) || lapsed.value.receipt_id !== receiptId) return Option.none<StoredAnswer>()
         return yield* interrupted.finish(receipt.value)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -192,7 +204,10 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       key: { readonly agentId: string; readonly key: string } | null,
       effect: Effect.Effect<A, E, R>
     ) => {
-      const renew = Effect.flatMap(now, (at) => repo.renewLease(owner, key, new Date(at.getTime() + config.leaseMs))).pipe(
+      const renew = Effect.flatMap(now, (at) => Effect.zipRight(
+        itemRows.renewClaims(owner, new Date(at.getTime() + config.leaseMs)),
+        key === null ? Effect.void : keyRows.renewLease(key, new Date(at.getTime() + config.leaseMs))
+      )).pipe(
         Effect.delay(Duration.millis(Math.floor(config.leaseMs / 3))),
         Effect.forever
       )
@@ -213,7 +228,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
 
     const resolveTool = (ref: string) =>
       Effect.gen(function*() {
-        const found = yield* repo.toolByRef(ref)
+        const found = yield* toolRows.byRef(ref)
         if (Option.isNone(found)) return yield* new UnknownTool({ message: `No tool with id or slug ${JSON.stringify(ref)}` })
         const row = found.value
         if (row.status === "paused") {
@@ -323,7 +338,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             // First: a concurrent request with this key waits here until this transaction
             // ends. A job's answer is kept at once; a direct purchase keeps its answer when
             // it finishes.
-            const claimed = yield* repo.claimKey({
+            const claimed = yield* keyRows.claimKey({
               agent_id: agent.id,
               key: key.value,
               fingerprint: key.fingerprint,
@@ -337,7 +352,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             })
             if (!claimed) return yield* Effect.fail(new KeyTaken())
           }
-          yield* repo.insertReceipt({
+          yield* receiptRows.insertReceipt({
             id: context.receiptId,
             org_id: agent.org_id,
             agent_id: agent.id,
@@ -368,10 +383,10 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             })
             held.push({ ...item, hold_id: hold.id })
           }
-          yield* repo.insertItems(held)
+          yield* itemRows.insertItems(held)
           if (approvalId !== null) yield* approvals.consume(approvalId, context.receiptId, at)
           if (jobId === null || jobBody === null) return { _tag: "Direct" as const, held }
-          yield* repo.insertJob({
+          yield* jobRows.insertJob({
             id: jobId,
             receipt_id: context.receiptId,
             org_id: agent.org_id,
@@ -407,16 +422,16 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           // The rows as settled, from memory; from the database if a claim was lost meanwhile.
           const finished = held.every((item) => settled.has(item.id))
             ? held.map((item) => rowOf(item, settled.get(item.id)!))
-            : yield* repo.items(context.receiptId)
+            : yield* itemRows.items(context.receiptId)
           const answer = yield* Effect.either(directAnswer(
             { receiptId: context.receiptId, mode: context.mode, tool: context.tool },
             finished
           ))
-          yield* repo.completeReceipt(context.receiptId, done)
+          yield* receiptRows.completeReceipt(context.receiptId, done)
           if (key !== null && answer._tag === "Right") {
-            yield* repo.storeAnswer(agent.id, key.value, answer.right.status, answer.right.body)
+            yield* keyRows.storeAnswer(agent.id, key.value, answer.right.status, answer.right.body)
           }
-          if (key !== null && answer._tag === "Left") yield* repo.deleteKey(agent.id, key.value)
+          if (key !== null && answer._tag === "Left") yield* keyRows.deleteKey(agent.id, key.value)
           return answer
         })
         const run = holdingLease(

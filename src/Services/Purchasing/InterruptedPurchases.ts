@@ -3,7 +3,9 @@ import { encodeApiError } from "../../Errors/Wire.js"
 import { Tools } from "../Tools/Tools.js"
 import { directAnswer, type StoredAnswer } from "./Answers.js"
 import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
-import { PurchasingRepo, type ReceiptRow } from "./PurchasingRepo.js"
+import { ReceiptsRepo, type ReceiptRow } from "./ReceiptsRepo.js"
+import { ItemsRepo } from "./ItemsRepo.js"
+import { IdempotencyRepo } from "./IdempotencyRepo.js"
 
 /**
  * Direct purchases whose process died mid-way, finished by whoever finds them first: the
@@ -14,9 +16,11 @@ import { PurchasingRepo, type ReceiptRow } from "./PurchasingRepo.js"
  * twice. Also the purchase context of a stored receipt, which jobs resume with.
  */
 export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()("Purchasing/InterruptedPurchases", {
-  dependencies: [PurchasingRepo.Default, ItemRunner.Default],
+  dependencies: [ReceiptsRepo.Default, ItemsRepo.Default, IdempotencyRepo.Default, ItemRunner.Default],
   effect: Effect.gen(function*() {
-    const repo = yield* PurchasingRepo
+    const receiptRows = yield* ReceiptsRepo
+    const itemRows = yield* ItemsRepo
+    const keyRows = yield* IdempotencyRepo
     const items = yield* ItemRunner
     const tools = yield* Tools
 
@@ -44,8 +48,8 @@ export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()
     const finish = (receipt: ReceiptRow) =>
       Effect.gen(function*() {
         const at = new Date(yield* Clock.currentTimeMillis)
-        if (yield* repo.hasLiveItems(receipt.id, at)) return Option.none<StoredAnswer>()
-        for (const item of yield* repo.lapsedDirectItems(receipt.id, at)) {
+        if (yield* itemRows.hasLiveItems(receipt.id, at)) return Option.none<StoredAnswer>()
+        for (const item of yield* itemRows.lapsedDirectItems(receipt.id, at)) {
           yield* items.abandon(item, {
             status: "failed",
             tool_id: null,
@@ -60,14 +64,14 @@ export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()
             error_code: "interrupted"
           })
         }
-        yield* repo.completeReceipt(receipt.id, at)
+        yield* receiptRows.completeReceipt(receipt.id, at)
         if (receipt.idempotency_key === null) return Option.none<StoredAnswer>()
         const context = yield* contextOf(receipt)
-        const answer: StoredAnswer = yield* directAnswer(context, yield* repo.items(receipt.id)).pipe(
+        const answer: StoredAnswer = yield* directAnswer(context, yield* itemRows.items(receipt.id)).pipe(
           Effect.catchTag("provider_error", (error) =>
             Effect.map(encodeApiError(error), ({ body, status }) => ({ status, body: JSON.stringify(body) })))
         )
-        yield* repo.storeAnswer(receipt.agent_id, receipt.idempotency_key, answer.status, answer.body)
+        yield* keyRows.storeAnswer(receipt.agent_id, receipt.idempotency_key, answer.status, answer.body)
         return Option.some(answer)
       })
 

@@ -6,8 +6,8 @@ import type { ScoredTool } from "../Tools/Tools.js"
 import type { ToolRow } from "../Tools/ToolsRepo.js"
 import { sha256OfCanonical } from "./Canonical.js"
 import { type ItemInput, runCheck } from "./Checks.js"
-import { type ItemOutcomeUpdate, type ItemRow, PurchasingRepo } from "./PurchasingRepo.js"
 import { type RunnableTool, type ToolAnswer, ToolRunner } from "./ToolRunner.js"
+import { ItemsRepo, type ItemOutcomeUpdate, type ItemRow } from "./ItemsRepo.js"
 
 /**
  * Items of a purchase from start to settlement: run the tool (and, when the provider fails
@@ -68,10 +68,10 @@ export const fallbackChain = (
     .map((s) => choiceOf(s.tool.row, s.tool.price!))
 
 export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRunner", {
-  dependencies: [PurchasingRepo.Default, ToolRunner.Default],
+  dependencies: [ItemsRepo.Default, ToolRunner.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const repo = yield* PurchasingRepo
+    const itemRows = yield* ItemsRepo
     const runner = yield* ToolRunner
     const ledger = yield* Ledger
 
@@ -167,13 +167,13 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
       andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<A>
     ) =>
       sql.withTransaction(Effect.gen(function*() {
-        const claimed = yield* repo.lockClaimedItems(entries.map((entry) => entry.item.id), owner)
+        const claimed = yield* itemRows.lockClaimedItems(entries.map((entry) => entry.item.id), owner)
         const settled: Array<{ id: string; outcome: ItemOutcomeUpdate }> = []
         for (const { item, outcome } of entries) {
           if (!claimed.has(item.id) || item.hold_id === null) continue
           settled.push({ id: item.id, outcome: yield* settleOne(item.hold_id, outcome) })
         }
-        yield* repo.recordOutcomes(settled)
+        yield* itemRows.recordOutcomes(settled)
         return yield* andThen(new Map(settled.map(({ id, outcome }) => [id, outcome])))
       })).pipe(
         Effect.catchTags({ SqlError: Effect.die, not_a_hold: Effect.die, capture_exceeds_hold: Effect.die, invalid_amount: Effect.die }),
@@ -210,7 +210,7 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
         if (item.hold_id !== null) {
           yield* ledger.release(item.hold_id).pipe(Effect.catchTags({ already_settled: () => Effect.void, not_a_hold: Effect.die }))
         }
-        yield* repo.recordOutcome(item.id, { ...outcome, finished_at: now })
+        yield* itemRows.recordOutcome(item.id, { ...outcome, finished_at: now })
       })
 
     return { run, abandon } as const

@@ -10,12 +10,15 @@ import { Ledger } from "../Ledger/Ledger.js"
 import { PublicUrl } from "../PublicUrl.js"
 import { JobSignal } from "./JobSignal.js"
 import { ItemRunner } from "./ItemRunner.js"
-import { type JobRow, PurchasingRepo, type ReceiptRow } from "./PurchasingRepo.js"
 import { InterruptedPurchases } from "./InterruptedPurchases.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
 import { countsOf, Receipts, resultItemView } from "./Receipts.js"
 import { isUuid } from "../../Domain/Ids.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
+import { ReceiptsRepo, type ReceiptRow } from "./ReceiptsRepo.js"
+import { JobsRepo, type JobRow } from "./JobsRepo.js"
+import { ItemsRepo } from "./ItemsRepo.js"
+import { IdempotencyRepo } from "./IdempotencyRepo.js"
 
 /**
  * Jobs: purchases of more than 25 inputs. A job is a durable row; workers take it with
@@ -32,10 +35,22 @@ import { isoOrNull } from "../../Domain/Timestamps.js"
 const RESULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000
 
 export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner", {
-  dependencies: [PurchasingRepo.Default, ItemRunner.Default, Receipts.Default, InterruptedPurchases.Default, PurchasingConfig.Default],
+  dependencies: [
+    ReceiptsRepo.Default,
+    ItemsRepo.Default,
+    JobsRepo.Default,
+    IdempotencyRepo.Default,
+    ItemRunner.Default,
+    Receipts.Default,
+    InterruptedPurchases.Default,
+    PurchasingConfig.Default
+  ],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const repo = yield* PurchasingRepo
+    const receiptRows = yield* ReceiptsRepo
+    const itemRows = yield* ItemsRepo
+    const jobRows = yield* JobsRepo
+    const keyRows = yield* IdempotencyRepo
     const items = yield* ItemRunner
     const receipts = yield* Receipts
     const ledger = yield* Ledger
@@ -57,7 +72,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
     const expire = (receiptId: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const at = yield* now
-        const expired = yield* repo.expirePending(
+        const expired = yield* itemRows.expirePending(
           receiptId,
           at,
           "The job's 2-hour run time ended before this item ran; its hold was released"
@@ -72,11 +87,11 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
 
     const complete = (job: JobRow, owner: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const locked = yield* repo.lockJobForCompletion(job.id, owner)
+        const locked = yield* jobRows.lockJobForCompletion(job.id, owner)
         if (Option.isNone(locked)) return false
         const at = yield* now
-        yield* repo.completeReceipt(job.receipt_id, at)
-        yield* repo.completeJob(job.id, at)
+        yield* receiptRows.completeReceipt(job.receipt_id, at)
+        yield* jobRows.completeJob(job.id, at)
         const totals = yield* receipts.totals(job.org_id, job.receipt_id)
         yield* events.emit(job.org_id, {
           type: "job.completed",
@@ -105,14 +120,14 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
           const at = yield* now
           if (at.getTime() >= job.deadline_at.getTime()) {
             yield* expire(job.receipt_id)
-            const open = yield* repo.countOpenItems(job.receipt_id)
+            const open = yield* itemRows.countOpenItems(job.receipt_id)
             if (open.running === 0) return yield* complete(job, owner)
           }
           if (batches >= maxBatches) return false
-          yield* repo.reclaimLapsed(job.receipt_id, at)
+          yield* itemRows.reclaimLapsed(job.receipt_id, at)
           const batch = at.getTime() >= job.deadline_at.getTime()
             ? []
-            : yield* repo.claimItems(
+            : yield* itemRows.claimItems(
               job.receipt_id,
               purchasingRules.batchSize,
               owner,
@@ -120,7 +135,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
               new Date(at.getTime() + purchasingRules.itemClaimMs)
             )
           if (batch.length === 0) {
-            const open = yield* repo.countOpenItems(job.receipt_id)
+            const open = yield* itemRows.countOpenItems(job.receipt_id)
             if (open.pending === 0 && open.running === 0) return yield* complete(job, owner)
             // Items still claimed by a replica that died: wait for their claims to lapse.
             yield* Effect.sleep(Duration.seconds(1))
@@ -129,14 +144,14 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
           yield* items.run(context, batch, owner, () => Effect.void)
           batches++
           const renewedAt = yield* now
-          const renewed = yield* repo.renewJobLease(job.id, owner, new Date(renewedAt.getTime() + purchasingRules.jobLeaseMs))
+          const renewed = yield* jobRows.renewJobLease(job.id, owner, new Date(renewedAt.getTime() + purchasingRules.jobLeaseMs))
           if (!renewed) return false
         }
       }).pipe(
         // A worker that stops mid-job gives back its claims and lease, so the job resumes
         // at once on the next start or on another replica.
         Effect.onInterrupt(() =>
-          Effect.ignore(Effect.zipRight(repo.unclaimOwner(owner), repo.releaseJobLease(job.id, owner)))
+          Effect.ignore(Effect.zipRight(itemRows.unclaimOwner(owner), jobRows.releaseJobLease(job.id, owner)))
         )
       )
 
@@ -144,10 +159,10 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
     const runNext = (owner: string, options: { readonly maxBatches?: number } = {}) =>
       Effect.gen(function*() {
         const at = yield* now
-        const job = yield* repo.claimJob(owner, at, new Date(at.getTime() + purchasingRules.jobLeaseMs))
+        const job = yield* jobRows.claimJob(owner, at, new Date(at.getTime() + purchasingRules.jobLeaseMs))
         if (Option.isNone(job)) return false
         const finished = yield* process(job.value, owner, options.maxBatches)
-        if (!finished) yield* repo.releaseJobLease(job.value.id, owner)
+        if (!finished) yield* jobRows.releaseJobLease(job.value.id, owner)
         return true
       })
 
@@ -159,22 +174,22 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
     const sweep = Effect.gen(function*() {
       const at = yield* now
       const stale = yield* sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* repo.staleDirectReceipts(new Date(at.getTime() - config.leaseMs), at, 20)
+        const rows = yield* receiptRows.staleDirectReceipts(new Date(at.getTime() - config.leaseMs), at, 20)
         for (const receipt of rows) yield* interrupted.finish(receipt)
         return rows.length
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      yield* repo.purgeKeys(at)
-      yield* repo.purgeResults(new Date(at.getTime() - RESULT_RETENTION_MS))
+      yield* keyRows.purgeKeys(at)
+      yield* itemRows.purgeResults(new Date(at.getTime() - RESULT_RETENTION_MS))
       return stale
     })
 
     /** `GET /v1/jobs/{id}`: status, progress and every item's outcome (with results). */
     const get = (orgId: string, id: string) =>
       Effect.gen(function*() {
-        const job = isUuid(id) ? yield* repo.job(orgId, id) : Option.none<JobRow>()
+        const job = isUuid(id) ? yield* jobRows.job(orgId, id) : Option.none<JobRow>()
         if (Option.isNone(job)) return yield* new NotFound({ message: "No job with that id in this org" })
         const totals = yield* receipts.totals(orgId, job.value.receipt_id)
-        const rows = yield* repo.items(job.value.receipt_id)
+        const rows = yield* itemRows.items(job.value.receipt_id)
         const counts = countsOf(totals)
         return {
           id: job.value.id,

@@ -2,9 +2,10 @@ import { Effect, Option } from "effect"
 import { amountOf } from "../../Domain/Money.js"
 import type { ItemCounts, Receipt, ReceiptItem, ReceiptSummary, ResultItem } from "../../Domain/Purchasing.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
-import { type ItemRow, PurchasingRepo, type ReceiptTotalsRow } from "./PurchasingRepo.js"
 import { isUuid } from "../../Domain/Ids.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
+import { ReceiptsRepo, type ReceiptTotalsRow } from "./ReceiptsRepo.js"
+import { ItemsRepo, type ItemRow } from "./ItemsRepo.js"
 
 /**
  * Receipts: one per purchase, written when it starts, with one item per input (provider,
@@ -65,22 +66,23 @@ export const summaryView = (row: ReceiptTotalsRow): ReceiptSummary => ({
 })
 
 export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", {
-  dependencies: [PurchasingRepo.Default],
+  dependencies: [ReceiptsRepo.Default, ItemsRepo.Default],
   effect: Effect.gen(function*() {
-    const repo = yield* PurchasingRepo
+    const receiptRows = yield* ReceiptsRepo
+    const itemRows = yield* ItemsRepo
 
     const notFound = new NotFound({ message: "No receipt with that id in this org" })
 
     const totals = (orgId: string, id: string) =>
       Effect.flatMap(
-        isUuid(id) ? repo.receiptWithTotals(orgId, id) : Effect.succeed(Option.none<ReceiptTotalsRow>()),
+        isUuid(id) ? receiptRows.receiptWithTotals(orgId, id) : Effect.succeed(Option.none<ReceiptTotalsRow>()),
         Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })
       )
 
     const get = (orgId: string, id: string) =>
       Effect.gen(function*() {
         const row = yield* totals(orgId, id)
-        const items = yield* repo.items(row.id)
+        const items = yield* itemRows.items(row.id)
         return { ...summaryView(row), items: items.map(itemView) } satisfies Receipt
       })
 
@@ -89,11 +91,11 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
         let after = Option.none<{ created_at: Date; id: string }>()
         if (options.startingAfter !== undefined) {
           after = isUuid(options.startingAfter)
-            ? yield* repo.receiptCursor(orgId, options.startingAfter)
+            ? yield* receiptRows.receiptCursor(orgId, options.startingAfter)
             : Option.none()
           if (Option.isNone(after)) return yield* new NotFound({ message: "starting_after names no receipt of this org" })
         }
-        const rows = yield* repo.listReceipts(orgId, options.limit + 1, after)
+        const rows = yield* receiptRows.listReceipts(orgId, options.limit + 1, after)
         return { receipts: rows.slice(0, options.limit).map(summaryView), has_more: rows.length > options.limit }
       })
 

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { Benchmark, ToolEntry, ToolStatus } from "../../Domain/Tool.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 
@@ -102,6 +102,13 @@ export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
       Effect.orDie
     )
 
-    return { upsert, all, benchmarks } as const
+    /** A tool by id or slug (one row; the ranking is read only when a fallback needs it). */
+    const byRef = (ref: string) =>
+      sql<ToolRow>`SELECT * FROM tools WHERE id::text = ${ref.toLowerCase()} OR slug = ${ref} LIMIT 1`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    return { upsert, all, benchmarks, byRef } as const
   })
 }) {}

@@ -1,0 +1,232 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+
+/**
+ * Receipt items: one per input of a purchase, claimed by the process running it.
+ * Money columns come back as strings of digits (bigint), timestamps as Dates, jsonb parsed.
+ */
+export type ItemStatus = "pending" | "running" | "passed" | "partial" | "failed" | "expired"
+
+export interface ItemRow {
+  readonly id: string
+  readonly receipt_id: string
+  readonly idx: number
+  readonly input: Record<string, unknown>
+  readonly status: ItemStatus
+  readonly hold_id: string | null
+  readonly tool_id: string | null
+  readonly provider: string | null
+  readonly fallback_from: string | null
+  readonly cost_credits: string
+  readonly result: unknown
+  readonly result_hash: string | null
+  readonly check_id: string | null
+  readonly check_version: string | null
+  readonly reason: string | null
+  readonly error_code: string | null
+  readonly refunded_credits: string
+  readonly runs: number
+  readonly claimed_by: string | null
+  readonly claimed_until: Date | null
+  readonly started_at: Date | null
+  readonly finished_at: Date | null
+}
+
+export interface NewItem {
+  readonly id: string
+  readonly receipt_id: string
+  readonly idx: number
+  readonly input: Record<string, unknown>
+  readonly status: "pending" | "running"
+  readonly hold_id: string
+  readonly claimed_by: string | null
+  readonly claimed_until: Date | null
+  readonly started_at: Date | null
+  readonly runs: number
+}
+
+export interface ItemOutcomeUpdate {
+  readonly status: "passed" | "partial" | "failed" | "expired"
+  readonly tool_id: string | null
+  readonly provider: string | null
+  readonly fallback_from: string | null
+  readonly cost_credits: bigint
+  readonly result: unknown
+  readonly result_hash: string | null
+  readonly check_id: string | null
+  readonly check_version: string | null
+  readonly reason: string | null
+  readonly error_code: string | null
+  readonly finished_at: Date
+}
+
+const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
+
+export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insertItems = (items: ReadonlyArray<NewItem>) =>
+      Effect.forEach(
+        chunk(items, 500),
+        (part) =>
+          sql`INSERT INTO receipt_items ${
+            sql.insert(part.map((item) => ({ ...item, input: JSON.stringify(item.input) })))
+          }`,
+        { discard: true }
+      ).pipe(Effect.orDie)
+
+    const items = (receiptId: string) =>
+      sql<ItemRow>`SELECT * FROM receipt_items WHERE receipt_id = ${receiptId} ORDER BY idx`.pipe(Effect.orDie)
+
+    const itemAt = (receiptId: string, index: number) =>
+      sql<ItemRow>`SELECT * FROM receipt_items WHERE receipt_id = ${receiptId} AND idx = ${index}`.pipe(
+        Effect.map(first),
+        Effect.orDie
+      )
+
+    /** Locks the running items that `owner` still holds the claim of; answers their ids. */
+    const lockClaimedItems = (itemIds: ReadonlyArray<string>, owner: string) =>
+      sql<{ id: string }>`
+        SELECT id FROM receipt_items
+        WHERE id = ANY(${itemIds as Array<string>}::uuid[]) AND status = 'running' AND claimed_by = ${owner}
+        ORDER BY id FOR UPDATE`.pipe(Effect.map((rows) => new Set(rows.map((row) => row.id))), Effect.orDie)
+
+    /** Records the outcomes of many items in one statement. */
+    const recordOutcomes = (outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>) =>
+      outcomes.length === 0 ? Effect.void : sql`
+        UPDATE receipt_items i SET status = d.status, tool_id = d.tool_id, provider = d.provider,
+          fallback_from = d.fallback_from, cost_credits = d.cost_credits, result = d.result, result_hash = d.result_hash,
+          check_id = d.check_id, check_version = d.check_version, reason = d.reason, error_code = d.error_code,
+          finished_at = d.finished_at, claimed_until = NULL
+        FROM jsonb_to_recordset(${
+        JSON.stringify(outcomes.map(({ id, outcome }) => ({
+          ...outcome,
+          id,
+          cost_credits: outcome.cost_credits.toString(),
+          finished_at: outcome.finished_at.toISOString()
+        })))
+      }::jsonb) AS d(id uuid, status text, tool_id uuid, provider text, fallback_from uuid, cost_credits bigint,
+          result jsonb, result_hash text, check_id text, check_version text, reason text, error_code text,
+          finished_at timestamptz)
+        WHERE i.id = d.id`.pipe(Effect.asVoid, Effect.orDie)
+
+    const recordOutcome = (itemId: string, outcome: ItemOutcomeUpdate) =>
+      sql`
+        UPDATE receipt_items SET status = ${outcome.status}, tool_id = ${outcome.tool_id}, provider = ${outcome.provider},
+          fallback_from = ${outcome.fallback_from}, cost_credits = ${outcome.cost_credits.toString()},
+          result = ${outcome.result === null ? null : JSON.stringify(outcome.result)}, result_hash = ${outcome.result_hash},
+          check_id = ${outcome.check_id}, check_version = ${outcome.check_version}, reason = ${outcome.reason},
+          error_code = ${outcome.error_code}, finished_at = ${outcome.finished_at}, claimed_until = NULL
+        WHERE id = ${itemId}`.pipe(Effect.asVoid, Effect.orDie)
+
+    /** Takes up to `limit` pending items of a receipt, in order, for `owner`. */
+    const claimItems = (receiptId: string, limit: number, owner: string, now: Date, until: Date) =>
+      sql<ItemRow>`
+        UPDATE receipt_items SET status = 'running', claimed_by = ${owner}, claimed_until = ${until},
+          runs = runs + 1, started_at = COALESCE(started_at, ${now})
+        WHERE id IN (
+          SELECT id FROM receipt_items WHERE receipt_id = ${receiptId} AND status = 'pending'
+          ORDER BY idx LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+        RETURNING *`.pipe(
+        Effect.map((rows) => [...rows].sort((a, b) => a.idx - b.idx)),
+        Effect.orDie
+      )
+
+    /** Puts items whose claim lapsed (their replica died) back in the queue. */
+    const reclaimLapsed = (receiptId: string, now: Date) =>
+      sql`
+        UPDATE receipt_items SET status = 'pending', claimed_by = NULL, claimed_until = NULL
+        WHERE receipt_id = ${receiptId} AND status = 'running' AND claimed_until < ${now}`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    /** Gives back the claims of `owner` (a worker stopping), for items of jobs only. */
+    const unclaimOwner = (owner: string) =>
+      sql`
+        UPDATE receipt_items i SET status = 'pending', claimed_by = NULL, claimed_until = NULL
+        FROM receipts r
+        WHERE i.claimed_by = ${owner} AND i.status = 'running' AND r.id = i.receipt_id AND r.job_id IS NOT NULL`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    const countOpenItems = (receiptId: string) =>
+      sql<{ pending: number; running: number }>`
+        SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+               count(*) FILTER (WHERE status = 'running')::int AS running
+        FROM receipt_items WHERE receipt_id = ${receiptId} AND status IN ('pending', 'running')`.pipe(
+        Effect.map((rows) => rows[0] ?? { pending: 0, running: 0 }),
+        Effect.orDie
+      )
+
+    /** Marks every still-pending item expired; answers their holds (to release). */
+    const expirePending = (receiptId: string, now: Date, reason: string) =>
+      sql<{ id: string; hold_id: string | null }>`
+        UPDATE receipt_items SET status = 'expired', finished_at = ${now}, reason = ${reason},
+          claimed_by = NULL, claimed_until = NULL
+        WHERE receipt_id = ${receiptId} AND status = 'pending'
+        RETURNING id, hold_id`.pipe(Effect.orDie)
+
+    /** Items of a direct purchase still running after their claim lapsed (the replica died). */
+    const lapsedDirectItems = (receiptId: string, now: Date) =>
+      sql<ItemRow>`
+        SELECT * FROM receipt_items
+        WHERE receipt_id = ${receiptId} AND status = 'running' AND claimed_until < ${now}
+        FOR UPDATE SKIP LOCKED`.pipe(Effect.orDie)
+
+    const hasLiveItems = (receiptId: string, now: Date) =>
+      sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM receipt_items
+        WHERE receipt_id = ${receiptId} AND status = 'running' AND claimed_until >= ${now}`.pipe(
+        Effect.map((rows) => (rows[0]?.n ?? 0) > 0),
+        Effect.orDie
+      )
+
+    const markRefunded = (itemId: string, amount: bigint) =>
+      sql`UPDATE receipt_items SET refunded_credits = refunded_credits + ${amount.toString()} WHERE id = ${itemId}`
+        .pipe(Effect.asVoid, Effect.orDie)
+
+    /** Forgets results of items finished before `before` (hashes stay on the receipt). */
+    const purgeResults = (before: Date) =>
+      sql`
+        UPDATE receipt_items SET result = NULL
+        WHERE id IN (SELECT id FROM receipt_items WHERE result IS NOT NULL AND finished_at < ${before} LIMIT 5000)`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    /** Renews the claims `owner` holds on running items (a direct purchase still at work). */
+    const renewClaims = (owner: string, until: Date) =>
+      sql`UPDATE receipt_items SET claimed_until = ${until} WHERE claimed_by = ${owner} AND status = 'running'`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    return {
+      insertItems,
+      items,
+      itemAt,
+      lockClaimedItems,
+      recordOutcomes,
+      recordOutcome,
+      claimItems,
+      reclaimLapsed,
+      unclaimOwner,
+      countOpenItems,
+      expirePending,
+      lapsedDirectItems,
+      hasLiveItems,
+      markRefunded,
+      purgeResults,
+      renewClaims
+    } as const
+  })
+}) {}
+
+const chunk = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
