@@ -20,7 +20,6 @@ import { requireOwner } from "../Auth/Roles.js"
 import { Events } from "../Events/Events.js"
 import { approvalRequestMail } from "../Mailer/ApprovalMail.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
-import { purchasingRules } from "../Purchasing/PurchasingConfig.js"
 import { type ApprovalRow, ApprovalsRepo } from "./ApprovalsRepo.js"
 
 /**
@@ -47,6 +46,9 @@ export interface ApprovalRequest {
 }
 
 export const APPROVAL_LINK_PREFIX = "apl_"
+
+/** An approval (and its mailed links) lives this long: the specification's 24 hours. */
+export const APPROVAL_LIFETIME_MS = 24 * 60 * 60 * 1000
 
 /** What an approval is now: a waiting or approved-and-unused approval past its expiry is expired. */
 export const effectiveStatus = (row: Pick<ApprovalRow, "status" | "expires_at" | "used_at">, now: number): ApprovalStatus =>
@@ -146,7 +148,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
         })
         if (Option.isSome(waiting)) return waiting.value
         const id = randomUUID()
-        const expiresAt = new Date(now + purchasingRules.approvalLifetimeMs)
+        const expiresAt = new Date(now + APPROVAL_LIFETIME_MS)
         yield* repo.insert({
           id,
           org_id: req.orgId,

@@ -36,7 +36,6 @@ export const purchasingRules = {
   directLimit: 25,
   batchSize: 25,
   jobRunTimeMs: 2 * 60 * 60 * 1000,
-  approvalLifetimeMs: 24 * 60 * 60 * 1000,
   disputeWindowMs: 7 * 24 * 60 * 60 * 1000,
   idempotencyRetentionMs: 24 * 60 * 60 * 1000,
   /** A provider try times out after this long; a failed try is retried once. */
