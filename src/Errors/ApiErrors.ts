@@ -42,6 +42,17 @@ export class ApprovalRejected extends ApiError("approval_rejected")<ApprovalReje
 export class TrialLimit extends ApiError("trial_limit")<TrialLimit>() {}
 export class ApprovalMismatch extends ApiError("approval_mismatch")<ApprovalMismatch>() {}
 export class PlanLimit extends ApiError("plan_limit")<PlanLimit>() {}
+/**
+ * The daily recommend quota is used up: `plan_limit`, but answered 429 (the catalogue says
+ * 402) as the specification says for daily quotas. A class that carries `httpStatus` (and
+ * `httpDescription`) is answered with them: see `wire` in Errors/Wire.ts.
+ */
+export class DailyQuotaExceeded extends Schema.TaggedError<DailyQuotaExceeded>()("plan_limit", {
+  message: messageField("plan_limit")
+}) {
+  static readonly httpStatus = 429
+  static readonly httpDescription = "Daily recommend quota used up; resets 00:00 UTC."
+}
 export class NotPurchasable extends ApiError("not_purchasable")<NotPurchasable>() {}
 export class PriceAboveMax extends ApiError("price_above_max")<PriceAboveMax>() {}
 export class ToolPaused extends ApiError("tool_paused")<ToolPaused>() {}

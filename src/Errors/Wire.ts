@@ -1,6 +1,6 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Effect, FiberRef, ParseResult, Schema } from "effect"
-import { type AnyApiError, type ApiErrorClass, apiErrorClasses } from "./ApiErrors.js"
+import type { AnyApiError, ApiErrorClass } from "./ApiErrors.js"
 import { errorCatalogue, type ErrorCode, isErrorCode } from "./ErrorCatalogue.js"
 
 /**
@@ -23,16 +23,19 @@ const errorObject = (code: ErrorCode) =>
     retryable: Schema.Boolean
   })
 
-const wireCache = new Map<ErrorCode, Schema.Schema.Any>()
+const wireCache = new Map<string, Schema.Schema.Any>()
 
 /** The HttpApi-facing schema of an error class: instance <-> `{error:{...}}` with its status. */
 export const wire = <C extends ApiErrorClass>(
   errorClass: C
 ): Schema.Schema<InstanceType<C>, { readonly error: WireErrorObject }> => {
   const code = errorClass._tag as ErrorCode
-  const cached = wireCache.get(code)
-  if (cached) return cached as any
   const entry = errorCatalogue[code]
+  const own = errorClass as { readonly httpStatus?: number; readonly httpDescription?: string }
+  const status = own.httpStatus ?? entry.status
+  const cacheKey = `${code}:${status}`
+  const cached = wireCache.get(cacheKey)
+  if (cached) return cached as any
   const { _tag: _t, message: _m, ...extraFields } = errorClass.fields as Schema.Struct.Fields
   const extraKeys = Object.keys(extraFields)
   const pickExtras = (source: Record<string, unknown>) => {
@@ -59,11 +62,11 @@ export const wire = <C extends ApiErrorClass>(
         }))
     }
   ).annotations({
-    ...HttpApiSchema.annotations({ status: entry.status }),
-    identifier: `Error_${code}`,
-    description: entry.meaning
+    ...HttpApiSchema.annotations({ status }),
+    identifier: status === entry.status ? `Error_${code}` : `Error_${code}_${status}`,
+    description: own.httpDescription ?? entry.meaning
   })
-  wireCache.set(code, schema)
+  wireCache.set(cacheKey, schema)
   return schema as any
 }
 
@@ -79,11 +82,14 @@ export const isApiError = (value: unknown): value is AnyApiError =>
   typeof value === "object" && value !== null && isErrorCode((value as { _tag?: unknown })._tag)
 
 /** Encodes any of our errors to its status and body (reads the docs base from the fiber). */
-export const encodeApiError = (error: AnyApiError) =>
-  Effect.map(
-    Schema.encode(wire(apiErrorClasses[error._tag] as ApiErrorClass))(error as never).pipe(Effect.orDie),
-    (body) => ({ status: errorCatalogue[error._tag].status, body })
+export const encodeApiError = (error: AnyApiError) => {
+  // The instance's own class: a code with a second status has a class of its own.
+  const errorClass = error.constructor as ApiErrorClass & { readonly httpStatus?: number }
+  return Effect.map(
+    Schema.encode(wire(errorClass))(error as never).pipe(Effect.orDie),
+    (body) => ({ status: errorClass.httpStatus ?? errorCatalogue[error._tag].status, body })
   )
+}
 
 /** A body for a code the HTTP layer produces itself (404 route, 405, 413, 500...). */
 export const wireBody = (baseUrl: string, code: ErrorCode, message?: string) => ({

@@ -26,6 +26,7 @@ import {
   ApprovalRequired,
   CheckFailed,
   Conflict,
+  DailyQuotaExceeded,
   CreditsFrozen,
   DisputeWindowClosed,
   Forbidden,
@@ -51,7 +52,6 @@ import {
 import { wire } from "../../Errors/Wire.js"
 import { AdminAuth, AgentAuth, OrgAuth } from "../Security/AuthTags.js"
 import { PublicRateLimit } from "../Security/RateLimitTags.js"
-import { dailyQuotaWire } from "./PurchasingErrors.js"
 import { pageLimitOrDefault } from "./Pagination.js"
 
 /** Purchasing: recommend, execute, jobs, receipts, disputes and approvals. */
@@ -142,7 +142,7 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .setPayload(RecommendRequest)
       .addSuccess(RecommendResult)
       .addError(wire(UnknownTaskType))
-      .addError(dailyQuotaWire)
+      .addError(wire(DailyQuotaExceeded))
   )
   .add(
     HttpApiEndpoint.post("execute", "/v1/execute")

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { creditsToUsd } from "../../Domain/Money.js"
 import type { Approval } from "../../Domain/Purchasing.js"
 import { CurrentActor, CurrentAdmin, CurrentAgent } from "../../Services/Auth/Current.js"
@@ -11,7 +11,6 @@ import { JobRunner } from "../../Services/Purchasing/Jobs.js"
 import { Receipts } from "../../Services/Purchasing/Receipts.js"
 import { Recommend } from "../../Services/Purchasing/Recommend.js"
 import { Api } from "../Api.js"
-import { dailyQuotaWire } from "../Groups/PurchasingErrors.js"
 import { escapeHtml } from "../../Domain/Html.js"
 
 export const PurchasingHandlers = HttpApiBuilder.group(Api, "purchasing", (handlers) =>
@@ -25,15 +24,7 @@ export const PurchasingHandlers = HttpApiBuilder.group(Api, "purchasing", (handl
     const baseUrl = yield* PublicUrl
     return handlers
       .handle("recommend", ({ payload }) =>
-        Effect.flatMap(CurrentAgent, (agent) => recommend.recommend(agent, payload)).pipe(
-          // plan_limit with 429 (not the catalogue's 402): answered here, as the edge's
-          // error shaping knows one status per code.
-          Effect.catchTag("DailyQuotaExceeded", (error) =>
-            Effect.map(
-              Schema.encode(dailyQuotaWire)(error).pipe(Effect.orDie),
-              (body) => HttpServerResponse.unsafeJson(body, { status: 429 })
-            ))
-        ))
+        Effect.flatMap(CurrentAgent, (agent) => recommend.recommend(agent, payload)))
       .handle("execute", ({ payload }) =>
         Effect.flatMap(CurrentAgent, (agent) =>
           Effect.map(execute.execute(agent, payload, baseUrl), (answer) =>

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { type PlanId, plans } from "../../Domain/Plans.js"
-import { DailyQuotaExceeded } from "./Errors.js"
+import { DailyQuotaExceeded } from "../../Errors/ApiErrors.js"
 
 /**
  * Daily recommend quotas per org and plan, counted per UTC day (reset 00:00 UTC): one
