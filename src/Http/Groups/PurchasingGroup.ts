@@ -63,78 +63,6 @@ const ListQuery = Schema.Struct({
   starting_after: Schema.optional(Schema.String)
 })
 
-const errorObject = (code: string) => ({
-  type: "object",
-  required: ["code", "message", "doc_url", "retryable"],
-  properties: {
-    code: { type: "string", enum: [code] },
-    message: { type: "string" },
-    doc_url: { type: "string" },
-    retryable: { type: "boolean" }
-  },
-  additionalProperties: false
-})
-
-const amountSchema = {
-  type: "object",
-  required: ["credits", "usd"],
-  properties: { credits: { type: "string" }, usd: { type: "string" } }
-}
-
-/** `check_failed` answers 200 and `approval_required` 202, the statuses of execute's successes. */
-const checkFailedBody = {
-  type: "object",
-  description: "Nothing passed its check; nothing was charged.",
-  required: ["error", "reason", "receipt_id", "check", "items"],
-  properties: {
-    error: errorObject("check_failed"),
-    reason: { type: "string" },
-    receipt_id: { type: "string" },
-    check: { type: "object", required: ["id", "version"], properties: { id: { type: "string" }, version: { type: "string" } } },
-    items: {
-      type: "array",
-      items: { type: "object", required: ["index", "reason"], properties: { index: { type: "integer" }, reason: { type: "string" } } }
-    }
-  }
-}
-
-const approvalRequiredBody = {
-  type: "object",
-  description: "An owner must approve; retry with approval_id once approved.",
-  required: ["error", "approval"],
-  properties: {
-    error: errorObject("approval_required"),
-    approval: {
-      type: "object",
-      required: ["id", "status", "reason", "tool_id", "item_count", "amount", "expires_at"],
-      properties: {
-        id: { type: "string" },
-        status: { type: "string", enum: ["waiting"] },
-        reason: { type: "string", enum: ["over_threshold", "over_budget"] },
-        tool_id: { type: "string" },
-        item_count: { type: "integer" },
-        amount: amountSchema,
-        expires_at: { type: "string" }
-      }
-    }
-  }
-}
-
-/** The platform documents one schema per status; execute's 200 and 202 each have two bodies. */
-const executeResponses = (operation: Record<string, any>) => {
-  const responses = { ...operation["responses"] }
-  const alongside = (status: string, extra: object, description: string) => {
-    const current = responses[status]?.content?.["application/json"]?.schema
-    responses[status] = {
-      description,
-      content: { "application/json": { schema: { anyOf: [current, extra].filter((s) => s !== undefined) } } }
-    }
-  }
-  alongside("200", checkFailedBody, "The items ran (ExecuteResult), or nothing passed its check (check_failed)")
-  alongside("202", approvalRequiredBody, "A job was accepted (JobAccepted), or an owner must approve (approval_required)")
-  return { ...operation, responses }
-}
-
 /** Agent endpoints (agent key; 600 requests a minute per key). */
 export class PurchasingGroup extends HttpApiGroup.make("purchasing")
   .add(
@@ -149,8 +77,10 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .setPayload(ExecuteRequest)
       .addSuccess(ExecuteResult)
       .addSuccess(JobAccepted, { status: 202 })
-      .addError(wire(CheckFailed))
-      .addError(wire(ApprovalRequired))
+      // Answers with the error body but a success status: 200 nothing passed its check,
+      // 202 an owner must approve (the statuses come from the error catalogue).
+      .addSuccess(wire(CheckFailed))
+      .addSuccess(wire(ApprovalRequired))
       .addError(wire(UnknownTool))
       .addError(wire(ToolPaused))
       .addError(wire(NotPurchasable))
@@ -167,7 +97,6 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .addError(wire(CreditsFrozen))
       .addError(wire(TrialLimit))
       .addError(wire(ProviderError))
-      .annotate(OpenApi.Transform, executeResponses)
   )
   .add(HttpApiEndpoint.get("job", "/v1/jobs/:id").setPath(IdPath).addSuccess(Schema.Struct({ job: Job })))
   .add(HttpApiEndpoint.get("receipts", "/v1/receipts").setUrlParams(ListQuery).addSuccess(ReceiptList))
