@@ -27,9 +27,16 @@ export const run = async () => {
   const db = await createBenchDatabase()
   const provider = await startProvider()
   // No Stripe keys: the development sandbox is the payment provider.
-  const service = await startService({ DATABASE_URL: db.url, PROVIDERS_UPSTREAM: provider.url, BILLING_WORKER_INTERVAL_MS: "1000" })
+  const service = await startService({
+    DATABASE_URL: db.url,
+    PROVIDERS_UPSTREAM: provider.url,
+    BILLING_WORKER_INTERVAL_MS: "1000"
+  })
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
-  const database = { query: async (text: string, values?: ReadonlyArray<unknown>) => (await pool.query(text, values as Array<unknown>)).rows } as unknown as TestDatabase
+  const database = {
+    query: async (text: string, values?: ReadonlyArray<unknown>) =>
+      (await pool.query(text, values as Array<unknown>)).rows
+  } as unknown as TestDatabase
   try {
     await seedBenchEndpoint(pool, { id: "benchprov/ok", name: "Ok", category: "utilities", path: "/v1/ok" })
     const orgIds: Array<string> = []
@@ -79,7 +86,12 @@ export const run = async () => {
     for (let round = 0; round < ROUNDS; round++) {
       for (const enabled of [false, true]) {
         await setAutoReload(enabled)
-        const result = await runLoad({ url, durationMs: ROUND_MS, connections: CONNECTIONS, request: (i) => call(i + offset) })
+        const result = await runLoad({
+          url,
+          durationMs: ROUND_MS,
+          connections: CONNECTIONS,
+          request: (i) => call(i + offset)
+        })
         offset += 10_000_000
         ;(enabled ? on : off).push(result)
         console.log(formatRow(`  round ${round + 1}, auto-reload ${enabled ? "on " : "off"}`, result))
@@ -95,10 +107,24 @@ export const run = async () => {
     )).rows
     const rpsOff = median(off.map((r) => r.rps))
     const rpsOn = median(on.map((r) => r.rps))
-    console.log(`\nGateway calls with auto-reload off and on (${ORGS} orgs x ${AGENTS_PER_ORG} live agents, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${ROUND_MS / 1000} s each)`)
-    console.log(`  median calls/s: off ${rpsOff.toFixed(0)}, on ${rpsOn.toFixed(0)} (ratio on/off ${(rpsOn / rpsOff).toFixed(2)})`)
-    console.log(`  median p50: off ${median(off.map((r) => r.p50)).toFixed(1)} ms, on ${median(on.map((r) => r.p50)).toFixed(1)} ms`)
-    console.log(`  median p99: off ${median(off.map((r) => r.p99)).toFixed(1)} ms, on ${median(on.map((r) => r.p99)).toFixed(1)} ms`)
+    console.log(
+      `\nGateway calls with auto-reload off and on (${ORGS} orgs x ${AGENTS_PER_ORG} live agents, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${
+        ROUND_MS / 1000
+      } s each)`
+    )
+    console.log(
+      `  median calls/s: off ${rpsOff.toFixed(0)}, on ${rpsOn.toFixed(0)} (ratio on/off ${(rpsOn / rpsOff).toFixed(2)})`
+    )
+    console.log(
+      `  median p50: off ${median(off.map((r) => r.p50)).toFixed(1)} ms, on ${
+        median(on.map((r) => r.p50)).toFixed(1)
+      } ms`
+    )
+    console.log(
+      `  median p99: off ${median(off.map((r) => r.p99)).toFixed(1)} ms, on ${
+        median(on.map((r) => r.p99)).toFixed(1)
+      } ms`
+    )
     console.log(`  errors: off ${off.reduce((n, r) => n + r.errors, 0)}, on ${on.reduce((n, r) => n + r.errors, 0)}`)
     console.log(`  auto-reload charges made: ${reloads}; orgs whose entries do not sum to the balance: ${broken}`)
     console.log(`  load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(", ")}`)

@@ -1,6 +1,6 @@
 import pg from "pg"
-import { seedAgent, seedOrg } from "../test/support/fixtures.js"
 import type { TestDatabase } from "../test/support/database.js"
+import { seedAgent, seedOrg } from "../test/support/fixtures.js"
 import { formatRow, runLoad } from "./support/load.js"
 import { createBenchDatabase, startService } from "./support/service.js"
 
@@ -20,7 +20,8 @@ const asTestDatabase = (pool: pg.Pool): TestDatabase =>
   ({
     name: "bench",
     url: "",
-    query: async (text: string, values?: ReadonlyArray<unknown>) => (await pool.query(text, values as Array<unknown>)).rows,
+    query: async (text: string, values?: ReadonlyArray<unknown>) =>
+      (await pool.query(text, values as Array<unknown>)).rows,
     drop: async () => undefined
   }) as TestDatabase
 
@@ -32,19 +33,35 @@ export const run = async () => {
     const fixtures = asTestDatabase(pool)
     const org = await seedOrg(fixtures)
     const agents = await Promise.all(
-      Array.from({ length: AGENTS }, () =>
-        seedAgent(fixtures, org.orgId, { approvalThresholdCredits: null, monthlyBudgetCredits: 1_000_000_000n }))
+      Array.from(
+        { length: AGENTS },
+        () => seedAgent(fixtures, org.orgId, { approvalThresholdCredits: null, monthlyBudgetCredits: 1_000_000_000n })
+      )
     )
     const body = (i: number) =>
-      JSON.stringify({ tool: "jina-reader", inputs: [{ url: `https://news.example.com/${i}` }], idempotency_key: `bench-${i}` })
+      JSON.stringify({
+        tool: "jina-reader",
+        inputs: [{ url: `https://news.example.com/${i}` }],
+        idempotency_key: `bench-${i}`
+      })
     const request = (i: number) => ({
       method: "POST",
       headers: { authorization: `Bearer ${agents[i % AGENTS]!.key}` },
       body: body(i)
     })
     // Warm up.
-    await runLoad({ url: `${service.url}/v1/execute`, durationMs: 2000, connections: CONNECTIONS, request: (i) => request(i + 10_000_000) })
-    const single = await runLoad({ url: `${service.url}/v1/execute`, durationMs: DURATION_MS, connections: CONNECTIONS, request })
+    await runLoad({
+      url: `${service.url}/v1/execute`,
+      durationMs: 2000,
+      connections: CONNECTIONS,
+      request: (i) => request(i + 10_000_000)
+    })
+    const single = await runLoad({
+      url: `${service.url}/v1/execute`,
+      durationMs: DURATION_MS,
+      connections: CONNECTIONS,
+      request
+    })
     console.log(`\nExecute, single input (${CONNECTIONS} connections, ${DURATION_MS / 1000} s)`)
     console.log(formatRow("POST /v1/execute, 1 input", single))
     console.log(`statuses ${JSON.stringify(single.statuses)}`)

@@ -95,7 +95,9 @@ export const run = async () => {
     )).rows
     const [{ open }] = (await pool.query(`SELECT count(*)::int AS open FROM ledger_holds WHERE status = 'held'`)).rows
 
-    console.log(`\nGateway vs direct provider (${ORGS} orgs x ${AGENTS_PER_ORG} live agents, ${DURATION_MS / 1000} s each)`)
+    console.log(
+      `\nGateway vs direct provider (${ORGS} orgs x ${AGENTS_PER_ORG} live agents, ${DURATION_MS / 1000} s each)`
+    )
     console.log(`At ${RATE} calls/s:`)
     console.log(summary("  direct to provider", direct300))
     console.log(summary("  via POST /v1/call", gateway300))
@@ -110,7 +112,9 @@ export const run = async () => {
     console.log(summary("  direct to provider", direct100))
     console.log(summary("  via POST /v1/call", gateway100))
     console.log(
-      `  added latency: p50 ${(gateway100.p50 - direct100.p50).toFixed(2)} ms, p99 ${(gateway100.p99 - direct100.p99).toFixed(2)} ms`
+      `  added latency: p50 ${(gateway100.p50 - direct100.p50).toFixed(2)} ms, p99 ${
+        (gateway100.p99 - direct100.p99).toFixed(2)
+      } ms`
     )
     console.log(`Closed loop, ${CONNECTIONS} connections:`)
     console.log(summary("  direct to provider", directMax))

@@ -82,7 +82,9 @@ export const run = async () => {
     }
     const loadAfter = loadavg()[0]!
 
-    console.log(`\nObservability overhead: closed loop, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${ROUND_MS / 1000} s`)
+    console.log(
+      `\nObservability overhead: closed loop, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${ROUND_MS / 1000} s`
+    )
     console.log(`Machine load (1-minute average) before ${loadBefore.toFixed(2)}, after ${loadAfter.toFixed(2)}`)
     const bare = results.get("bare")!
     const bareRps = median(bare.map((r) => r.result.rps))
@@ -94,7 +96,9 @@ export const run = async () => {
       const p50 = median(rounds.map((r) => r.result.p50))
       console.log(
         `  ${name.padEnd(8)} ${rps.toFixed(0).padStart(5)} calls/s (x${(rps / bareRps).toFixed(2)})  ` +
-          `service CPU ${cpu.toFixed(2)} ms/call (x${(cpu / bareCpu).toFixed(2)})  p50 ${p50.toFixed(1)} ms  errors ${errors}  ` +
+          `service CPU ${cpu.toFixed(2)} ms/call (x${(cpu / bareCpu).toFixed(2)})  p50 ${
+            p50.toFixed(1)
+          } ms  errors ${errors}  ` +
           `rounds ${rounds.map((r) => r.result.rps.toFixed(0)).join("/")}`
       )
     }

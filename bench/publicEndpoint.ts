@@ -14,7 +14,7 @@ const CONNECTIONS = 32
 
 export const run = async () => {
   const db = await createBenchDatabase()
-  const service = await startService({ DATABASE_URL: db.url, TRUSTED_PROXIES: "127.0.0.1", })
+  const service = await startService({ DATABASE_URL: db.url, TRUSTED_PROXIES: "127.0.0.1" })
   const body = await (await fetch(`${service.url}/v1/task-types`)).text()
   const bare = http.createServer((_req, res) => {
     res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
@@ -23,9 +23,16 @@ export const run = async () => {
   await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve))
   const barePort = (bare.address() as { port: number }).port
   try {
-    const forwarded = (i: number) => ({ headers: { "x-forwarded-for": `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` } })
+    const forwarded = (i: number) => ({
+      headers: { "x-forwarded-for": `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` }
+    })
     // Warm both up before measuring.
-    await runLoad({ url: `${service.url}/v1/task-types`, durationMs: 2000, connections: CONNECTIONS, request: forwarded })
+    await runLoad({
+      url: `${service.url}/v1/task-types`,
+      durationMs: 2000,
+      connections: CONNECTIONS,
+      request: forwarded
+    })
     await runLoad({ url: `http://127.0.0.1:${barePort}/`, durationMs: 1000, connections: CONNECTIONS })
     const serviceResult = await runLoad({
       url: `${service.url}/v1/task-types`,
@@ -33,7 +40,11 @@ export const run = async () => {
       connections: CONNECTIONS,
       request: (i) => forwarded(i + 1_000_000)
     })
-    const bareResult = await runLoad({ url: `http://127.0.0.1:${barePort}/`, durationMs: DURATION_MS, connections: CONNECTIONS })
+    const bareResult = await runLoad({
+      url: `http://127.0.0.1:${barePort}/`,
+      durationMs: DURATION_MS,
+      connections: CONNECTIONS
+    })
     console.log(`\nPublic endpoint vs bare node:http (${CONNECTIONS} connections, ${DURATION_MS / 1000} s each)`)
     console.log(formatRow("bare node:http, same JSON", bareResult))
     console.log(formatRow("service GET /v1/task-types", serviceResult))

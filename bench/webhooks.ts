@@ -1,9 +1,9 @@
 import { createHmac } from "node:crypto"
 import * as http from "node:http"
 import pg from "pg"
+import { eventEmitter } from "../test/events/support/services.js"
 import type { TestDatabase } from "../test/support/database.js"
 import { seedOrg } from "../test/support/fixtures.js"
-import { eventEmitter } from "../test/events/support/services.js"
 import { createBenchDatabase, startService } from "./support/service.js"
 
 /**
@@ -84,7 +84,8 @@ export const run = async () => {
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
   const testDb = {
     url: db.url,
-    query: async (text: string, values?: ReadonlyArray<unknown>) => (await pool.query(text, values as Array<unknown>)).rows
+    query: async (text: string, values?: ReadonlyArray<unknown>) =>
+      (await pool.query(text, values as Array<unknown>)).rows
   } as TestDatabase
   const receiver = await startReceiver()
   let service = await startService({ DATABASE_URL: db.url })
@@ -111,11 +112,15 @@ export const run = async () => {
     await receiver.waitFor(EVENTS)
     const backlog = receiver.stats()
     const drainSeconds = (backlog.last - backlog.first) / 1000
-    console.log(`\nWebhook deliveries to a loopback receiver (${EVENTS} events, one endpoint, worker concurrency ${process.env.WEBHOOK_WORKER_CONCURRENCY ?? 64})`)
     console.log(
-      `backlog drain        ${(EVENTS / drainSeconds).toFixed(0).padStart(7)} deliveries/s   (${drainSeconds.toFixed(2)} s first to last; ${
-        ((backlog.last - restarted) / 1000).toFixed(2)
-      } s including start-up)`
+      `\nWebhook deliveries to a loopback receiver (${EVENTS} events, one endpoint, worker concurrency ${
+        process.env.WEBHOOK_WORKER_CONCURRENCY ?? 64
+      })`
+    )
+    console.log(
+      `backlog drain        ${(EVENTS / drainSeconds).toFixed(0).padStart(7)} deliveries/s   (${
+        drainSeconds.toFixed(2)
+      } s first to last; ${((backlog.last - restarted) / 1000).toFixed(2)} s including start-up)`
     )
 
     // 2. Steady state: events emitted while the service runs.
@@ -127,9 +132,11 @@ export const run = async () => {
     const steady = receiver.stats()
     const steadySeconds = (steady.last - started) / 1000
     console.log(
-      `steady state         ${(EVENTS / steadySeconds).toFixed(0).padStart(7)} deliveries/s   (emitted at ${(EVENTS / emitSeconds).toFixed(0)} events/s; event to receipt p50 ${
-        percentile(steady.latencies, 50)
-      } ms, p99 ${percentile(steady.latencies, 99)} ms)`
+      `steady state         ${(EVENTS / steadySeconds).toFixed(0).padStart(7)} deliveries/s   (emitted at ${
+        (EVENTS / emitSeconds).toFixed(0)
+      } events/s; event to receipt p50 ${percentile(steady.latencies, 50)} ms, p99 ${
+        percentile(steady.latencies, 99)
+      } ms)`
     )
     console.log(`signatures that failed to verify: ${steady.badSignatures}`)
   } finally {

@@ -38,7 +38,8 @@ const program = Effect.suspend(() => command!.run(parseArgs(rest))).pipe(
 Effect.runPromiseExit(program).then((exit) => {
   if (exit._tag === "Success") process.exit(0)
   const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
-  if (failure instanceof CommandError || failure instanceof EmbeddedDatabaseInUse) console.error(`Error: ${failure.message}`)
-  else console.error(`Failed: ${Cause.pretty(exit.cause, { renderErrorCause: true })}`)
+  if (failure instanceof CommandError || failure instanceof EmbeddedDatabaseInUse) {
+    console.error(`Error: ${failure.message}`)
+  } else console.error(`Failed: ${Cause.pretty(exit.cause, { renderErrorCause: true })}`)
   process.exit(1)
 })

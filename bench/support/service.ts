@@ -1,13 +1,13 @@
 import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as http from "node:http"
 import pg from "pg"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
 import type { TestDatabase } from "../../test/support/database.js"
 import { seedAgent, seedOrg } from "../../test/support/fixtures.js"
-import { randomBytes } from "node:crypto"
-import * as http from "node:http"
 
 /**
  * Starts the service as a child process (as `npm start` would) on a fresh database of the
@@ -115,7 +115,8 @@ export const startBenchProvider = async (answer: unknown) => {
 export const seedLiveAgentKeys = async (databaseUrl: string, orgs: number, agentsPerOrg: number) => {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
   const database = {
-    query: async (text: string, values?: ReadonlyArray<unknown>) => (await pool.query(text, values as Array<unknown>)).rows
+    query: async (text: string, values?: ReadonlyArray<unknown>) =>
+      (await pool.query(text, values as Array<unknown>)).rows
   } as unknown as TestDatabase
   const ledger = ManagedRuntime.make(
     LedgerStandaloneLive.pipe(

@@ -1,11 +1,11 @@
 import { Console, Effect } from "effect"
+import { Schema } from "effect"
 import { createInterface } from "node:readline"
 import { Writable } from "node:stream"
 import { EmailAddress } from "../../src/Domain/Email.js"
 import { Admins } from "../../src/Services/Auth/Admins.js"
 import { MIN_ADMIN_PASSWORD_LENGTH } from "../../src/Services/Auth/Passwords.js"
 import { type AdminCommand, CommandError, requiredOption } from "./command.js"
-import { Schema } from "effect"
 
 /**
  * `create --email <address>`: makes an administrator. The password comes from

@@ -34,6 +34,8 @@ export const credit: AdminCommand = {
         Effect.catchTag("invalid_amount", (error) => Effect.fail(new CommandError(error.message))),
         Effect.provide(LedgerStandaloneLive)
       )
-      yield* Console.log(`Credited ${creditsText} credits (${kindOption}); balance now ${balance} credits ($${creditsToUsd(balance)})`)
+      yield* Console.log(
+        `Credited ${creditsText} credits (${kindOption}); balance now ${balance} credits ($${creditsToUsd(balance)})`
+      )
     })
 }

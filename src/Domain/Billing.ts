@@ -31,29 +31,45 @@ const usdPattern = /^(\d+)(?:\.(\d{1,2}))?$/
  * or `amount_usd` (dollars with at most two decimals). Anything else, zero, negative,
  * fractional credits or a fraction of a cent is a problem (`invalid_amount`).
  */
-export const topUpCredits = (input: { readonly credits?: unknown; readonly amount_usd?: unknown }): bigint | AmountProblem => {
+export const topUpCredits = (
+  input: { readonly credits?: unknown; readonly amount_usd?: unknown }
+): bigint | AmountProblem => {
   const hasCredits = input.credits !== undefined && input.credits !== null
   const hasUsd = input.amount_usd !== undefined && input.amount_usd !== null
   if (hasCredits === hasUsd) return { problem: "Give exactly one of credits or amount_usd" }
   let credits: bigint
   if (hasCredits) {
     const raw = input.credits
-    const text = typeof raw === "number" ? (Number.isSafeInteger(raw) ? String(raw) : "x") : typeof raw === "string" ? raw.trim() : "x"
+    const text = typeof raw === "number"
+      ? (Number.isSafeInteger(raw) ? String(raw) : "x")
+      : typeof raw === "string"
+      ? raw.trim()
+      : "x"
     if (typeof raw === "number" && raw < 0) return { problem: "credits must be positive" }
     if (text.startsWith("-")) return { problem: "credits must be positive" }
-    if (!wholeDigits.test(text)) return { problem: "credits must be a whole number of credits (a number or a string of digits)" }
+    if (!wholeDigits.test(text)) {
+      return { problem: "credits must be a whole number of credits (a number or a string of digits)" }
+    }
     credits = BigInt(text)
   } else {
     const raw = input.amount_usd
-    const text = typeof raw === "number" ? (Number.isFinite(raw) ? String(raw) : "x") : typeof raw === "string" ? raw.trim() : "x"
+    const text = typeof raw === "number"
+      ? (Number.isFinite(raw) ? String(raw) : "x")
+      : typeof raw === "string"
+      ? raw.trim()
+      : "x"
     if (text.startsWith("-")) return { problem: "amount_usd must be positive" }
     const match = usdPattern.exec(text)
-    if (match === null) return { problem: "amount_usd must be a USD amount with at most two decimals, e.g. \"25\" or \"12.50\"" }
+    if (match === null) {
+      return { problem: "amount_usd must be a USD amount with at most two decimals, e.g. \"25\" or \"12.50\"" }
+    }
     credits = BigInt(match[1]!) * CREDITS_PER_USD + BigInt((match[2] ?? "").padEnd(2, "0")) * CREDITS_PER_CENT
   }
   if (credits <= 0n) return { problem: "A top-up must be more than zero" }
   if (credits % CREDITS_PER_CENT !== 0n) {
-    return { problem: `Cards are charged in whole cents: credits must be a multiple of ${CREDITS_PER_CENT} (got ${credits})` }
+    return {
+      problem: `Cards are charged in whole cents: credits must be a multiple of ${CREDITS_PER_CENT} (got ${credits})`
+    }
   }
   if (credits < topUpLimits.min_credits || credits > topUpLimits.max_credits) {
     return {

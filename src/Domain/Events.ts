@@ -92,7 +92,9 @@ export const isEventType = Schema.is(EventTypeSchema)
 export type EventData<T extends EventType> = (typeof eventTypes)[T]["data"]["Type"]
 
 /** The types marked "emailed to owners" in the specification. */
-export type EmailedEventType = { [T in EventType]: (typeof eventTypes)[T]["emailed"] extends true ? T : never }[EventType]
+export type EmailedEventType = {
+  [T in EventType]: (typeof eventTypes)[T]["emailed"] extends true ? T : never
+}[EventType]
 export const isEmailedEventType = (type: EventType): type is EmailedEventType => eventTypes[type].emailed
 
 /** The types an endpoint can subscribe to; `webhook.test` goes only to the endpoint it tests. */

@@ -85,12 +85,14 @@ export const formulaDocument = {
     accuracy: "round_half_up(accuracy x 10000)",
     coverage: "round_half_up(coverage x 10000)",
     latency: `round_half_up(10000 x ${LATENCY_HALF_MS} / (${LATENCY_HALF_MS} + latency_p50_ms))`,
-    price: `round_half_up(10000 x ${PRICE_HALF_CREDITS} / (${PRICE_HALF_CREDITS} + price_per_success_credits)), or 0 when unpriced`
+    price:
+      `round_half_up(10000 x ${PRICE_HALF_CREDITS} / (${PRICE_HALF_CREDITS} + price_per_success_credits)), or 0 when unpriced`
   },
   weights,
   weighted: "45 x accuracy + 25 x coverage + 15 x latency + 15 x price",
   score: "round_half_up(weighted / 1000) / 10, a number from 0.0 to 100.0 with one decimal",
   rounding: "round_half_up(n / d) for non-negative integers n, d is floor((2n + d) / 2d); all parts are integers",
-  ranking: "Within a task type: score descending, then price ascending (unpriced last), then slug ascending. Rank 1 is best.",
+  ranking:
+    "Within a task type: score descending, then price ascending (unpriced last), then slug ascending. Rank 1 is best.",
   purchasable: "A tool is purchasable when its status is live, it has a price per success and resale rights."
 } as const

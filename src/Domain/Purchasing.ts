@@ -12,7 +12,6 @@ import { Check, ToolStatus } from "./Tool.js"
  */
 const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC with milliseconds" })
 
-
 export const ToolRef = Schema.Struct({
   id: Schema.String,
   slug: Schema.String,
@@ -109,7 +108,9 @@ export const ReceiptItem = Schema.Struct({
   fallback_from_tool_id: Schema.NullOr(Schema.String),
   cost: Amount,
   refund: Amount,
-  result_hash: Schema.NullOr(Schema.String).annotations({ description: "SHA-256 hex of the canonical JSON of the result" }),
+  result_hash: Schema.NullOr(Schema.String).annotations({
+    description: "SHA-256 hex of the canonical JSON of the result"
+  }),
   check: Schema.NullOr(Schema.Struct({ id: Schema.String, version: Schema.String })),
   finished_at: Schema.NullOr(Timestamp)
 }).annotations({ identifier: "ReceiptItem" })
@@ -118,7 +119,9 @@ export type ReceiptItem = typeof ReceiptItem.Type
 /** An item with its result, as the buyer sees it in an execute answer or a job. */
 export const ResultItem = Schema.Struct({
   ...ReceiptItem.fields,
-  result: Schema.NullOr(AnyJson).annotations({ description: "The result in the task type's canonical shape (charged items only)" })
+  result: Schema.NullOr(AnyJson).annotations({
+    description: "The result in the task type's canonical shape (charged items only)"
+  })
 }).annotations({ identifier: "ResultItem" })
 export type ResultItem = typeof ResultItem.Type
 

@@ -17,7 +17,8 @@ export const ApiError = <const C extends ErrorCode>(code: C) => <Self = never>()
 export const ApiErrorWith = <const C extends ErrorCode, const Fields extends Schema.Struct.Fields>(
   code: C,
   fields: Fields
-) => <Self = never>() => Schema.TaggedError<Self>()(code, { message: messageField(code), ...fields })
+) =>
+<Self = never>() => Schema.TaggedError<Self>()(code, { message: messageField(code), ...fields })
 
 export class ServiceUnavailable extends ApiError("service_unavailable")<ServiceUnavailable>() {}
 export class InvalidInput extends ApiError("invalid_input")<InvalidInput>() {}

@@ -48,8 +48,7 @@ export const wire = <C extends ApiErrorClass>(
     errorClass as unknown as Schema.Schema<any, any>,
     {
       strict: false,
-      decode: (body: any) =>
-        ParseResult.succeed({ _tag: code, message: body.error.message, ...pickExtras(body) }),
+      decode: (body: any) => ParseResult.succeed({ _tag: code, message: body.error.message, ...pickExtras(body) }),
       encode: (encoded: any) =>
         Effect.map(FiberRef.get(currentDocsBaseUrl), (baseUrl) => ({
           error: {

@@ -1,5 +1,5 @@
-import { SERVICE_VERSION } from "../Domain/ServiceVersion.js"
 import { HttpApi, OpenApi } from "@effect/platform"
+import { SERVICE_VERSION } from "../Domain/ServiceVersion.js"
 import {
   InternalError,
   InvalidInput,
@@ -9,20 +9,25 @@ import {
   ServiceUnavailable
 } from "../Errors/ApiErrors.js"
 import { wire } from "../Errors/Wire.js"
-import { DocsGroup, PublicGroup, WaitlistGroup } from "./Groups/PublicGroup.js"
-import { EventsGroup } from "./Groups/EventsGroup.js"
-import { WebhooksGroup } from "./Groups/WebhooksGroup.js"
 import { AccountGroup } from "./Groups/AccountGroup.js"
 import { AdminSessionGroup, AdminSignInGroup } from "./Groups/AdminAuthGroup.js"
 import { AgentSelfGroup, AgentsGroup } from "./Groups/AgentsGroup.js"
 import { AuthGroup, AuthSessionGroup } from "./Groups/AuthGroup.js"
+import { AdminBillingGroup, BillingGroup, PaymentWebhookGroup, SandboxPaymentsGroup } from "./Groups/BillingGroup.js"
+import { EventsGroup } from "./Groups/EventsGroup.js"
+import { GatewayCallsGroup, GatewayGroup, GatewayProvidersGroup } from "./Groups/GatewayGroup.js"
+import { HealthGroup } from "./Groups/HealthGroup.js"
 import { OrgKeysGroup } from "./Groups/OrgKeysGroup.js"
 import { OrgsGroup } from "./Groups/OrgsGroup.js"
-import { GatewayCallsGroup, GatewayGroup, GatewayProvidersGroup } from "./Groups/GatewayGroup.js"
-import { AdminDisputesGroup, ApprovalLinksGroup, OrgPurchasingGroup, PurchasingGroup } from "./Groups/PurchasingGroup.js"
-import { AdminBillingGroup, BillingGroup, PaymentWebhookGroup, SandboxPaymentsGroup } from "./Groups/BillingGroup.js"
-import { HealthGroup } from "./Groups/HealthGroup.js"
+import { DocsGroup, PublicGroup, WaitlistGroup } from "./Groups/PublicGroup.js"
+import {
+  AdminDisputesGroup,
+  ApprovalLinksGroup,
+  OrgPurchasingGroup,
+  PurchasingGroup
+} from "./Groups/PurchasingGroup.js"
 import { UsageGroup } from "./Groups/UsageGroup.js"
+import { WebhooksGroup } from "./Groups/WebhooksGroup.js"
 import { finishOpenApi } from "./OpenApi/Document.js"
 
 /**

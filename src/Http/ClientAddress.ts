@@ -1,6 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { canonicalAddress, inAnyRange, parseRange, type IpRange } from "../Domain/IpRanges.js"
+import { canonicalAddress, inAnyRange, type IpRange, parseRange } from "../Domain/IpRanges.js"
 import { AppConfig } from "../Services/AppConfig.js"
 
 /**

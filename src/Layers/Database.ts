@@ -1,6 +1,6 @@
+import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { PgClient } from "@effect/sql-pg"
 import { Config, Duration, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -22,12 +22,12 @@ const embeddedPostgres = (dataDir: string) =>
       const [host, port] = server.getServerConn().split(":")
       return { db, server, host: host ?? "127.0.0.1", port: Number(port) }
     }),
-    ({ db, server }) => Effect.promise(async () => {
-      await server.stop()
-      await db.close()
-    })
+    ({ db, server }) =>
+      Effect.promise(async () => {
+        await server.stop()
+        await db.close()
+      })
   )
-
 
 export const DatabaseLive = Layer.unwrapScoped(
   Effect.gen(function*() {

@@ -21,7 +21,9 @@ export const ShutdownLive = (server: Server) =>
           yield* lifecycle.markDraining
           const before = yield* lifecycle.state
           yield* Effect.logInfo(
-            `Shutting down: no new connections; waiting up to ${Duration.format(grace)} for ${before.running} request(s) in flight`
+            `Shutting down: no new connections; waiting up to ${
+              Duration.format(grace)
+            } for ${before.running} request(s) in flight`
           )
           server.close()
           server.closeIdleConnections()

@@ -1,5 +1,5 @@
-import { FetchHttpClient } from "@effect/platform"
 import { Otlp } from "@effect/opentelemetry"
+import { FetchHttpClient } from "@effect/platform"
 import { Config, Duration, Effect, Layer, Option } from "effect"
 import { SERVICE_VERSION } from "../Domain/ServiceVersion.js"
 

@@ -1,5 +1,5 @@
-import { SERVICE_VERSION } from "../Domain/ServiceVersion.js"
 import { Config, Effect, Option, Redacted } from "effect"
+import { SERVICE_VERSION } from "../Domain/ServiceVersion.js"
 
 /** Settings every part of the service shares, read once from the environment. */
 export class AppConfig extends Effect.Service<AppConfig>()("App/AppConfig", {

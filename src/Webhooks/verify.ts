@@ -22,7 +22,12 @@ export interface WebhookEvent {
 }
 
 export class WebhookVerificationError extends Error {
-  readonly reason: "missing_signature" | "malformed_signature" | "timestamp_out_of_tolerance" | "signature_mismatch" | "malformed_body"
+  readonly reason:
+    | "missing_signature"
+    | "malformed_signature"
+    | "timestamp_out_of_tolerance"
+    | "signature_mismatch"
+    | "malformed_body"
   constructor(reason: WebhookVerificationError["reason"], message: string) {
     super(message)
     this.name = "WebhookVerificationError"

@@ -1,8 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "../money/support.js"
 import { bearer, seedAgent, type SeededOrg } from "../support/fixtures.js"
 import { request } from "../support/server.js"
-import { seedTestCatalogue, startFakeProvider, type FakeProvider } from "../money/support.js"
-import { balanceOf, errorBody, expectLedgerInvariant, startBillingWorld, type BillingWorld, waitUntil } from "./support/world.js"
+import {
+  balanceOf,
+  type BillingWorld,
+  errorBody,
+  expectLedgerInvariant,
+  startBillingWorld,
+  waitUntil
+} from "./support/world.js"
 
 /**
  * Auto-reload: one off-session charge on the saved card when settlements take the balance
@@ -14,7 +21,10 @@ let provider: FakeProvider
 
 beforeAll(async () => {
   provider = await startFakeProvider()
-  world = await startBillingWorld("billing_auto_reload", { PROVIDERS_UPSTREAM: provider.url, AUTO_RELOAD_RETRY_MS: "150" })
+  world = await startBillingWorld("billing_auto_reload", {
+    PROVIDERS_UPSTREAM: provider.url,
+    AUTO_RELOAD_RETRY_MS: "150"
+  })
   await seedTestCatalogue(world.db)
 })
 
@@ -60,7 +70,12 @@ describe("auto-reload settings", () => {
     const answer = await setAutoReload(org, { enabled: true, threshold_credits: 10_000, amount_credits: 20_000 })
     expect(answer.status).toBe(409)
     expect(answer.json).toEqual(
-      errorBody(world, "no_saved_card", false, "Auto-reload needs a saved card: top up once with save_card: true (USD), then switch it on")
+      errorBody(
+        world,
+        "no_saved_card",
+        false,
+        "Auto-reload needs a saved card: top up once with save_card: true (USD), then switch it on"
+      )
     )
   })
 
@@ -72,7 +87,11 @@ describe("auto-reload settings", () => {
       expect(answer.json.error.code).toBe("invalid_amount")
     }
     const shown = await world.api(`/v1/orgs/${org.orgId}/billing/auto-reload`, { token: org.owner.sessionToken })
-    expect(shown.json.auto_reload).toMatchObject({ enabled: false, currency: "usd", note: expect.stringContaining("RBI") })
+    expect(shown.json.auto_reload).toMatchObject({
+      enabled: false,
+      currency: "usd",
+      note: expect.stringContaining("RBI")
+    })
   })
 })
 
@@ -91,18 +110,33 @@ describe("auto-reload charges", () => {
     // A slow provider widens the window in which a second charge could start.
     world.stripe.delay("POST /v1/payment_intents", 300)
     const calls = await Promise.all(
-      Array.from({ length: 200 }, () =>
-        request(`${world.server.url}/v1/call`, { method: "POST", headers: bearer(agent.key), body: { endpoint: "fakeprov/ok" } }))
+      Array.from(
+        { length: 200 },
+        () =>
+          request(`${world.server.url}/v1/call`, {
+            method: "POST",
+            headers: bearer(agent.key),
+            body: { endpoint: "fakeprov/ok" }
+          })
+      )
     )
     expect(calls.every((c) => c.status === 200)).toBe(true)
-    await waitUntil(async () => (await autoReloads(org.orgId)).some((p) => p.status === "succeeded"), "the auto-reload charge")
+    await waitUntil(
+      async () => (await autoReloads(org.orgId)).some((p) => p.status === "succeeded"),
+      "the auto-reload charge"
+    )
     // Give any second charge every chance to appear.
     await new Promise((resolve) => setTimeout(resolve, 1_000))
     expect(await autoReloads(org.orgId)).toEqual([{ status: "succeeded", credits: "20000", failure_message: null }])
-    const charges = [...world.stripe.paymentIntents.values()].filter((p) => p.metadata.payment_id !== undefined && p.amount === 2_000)
+    const charges = [...world.stripe.paymentIntents.values()].filter((p) =>
+      p.metadata.payment_id !== undefined && p.amount === 2_000
+    )
     expect(charges).toHaveLength(1)
     expect(await balanceOf(world.db, org.orgId)).toBe(100_000n - 2_000n + 20_000n)
-    const mail = await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("Receipt") && m.text.includes("Auto-reload"))
+    const mail = await world.smtp.waitFor(
+      org.owner.email,
+      (m) => m.subject.includes("Receipt") && m.text.includes("Auto-reload")
+    )
     expect(mail.text).toContain("20000 credits")
     await expectLedgerInvariant(world.db)
   })
@@ -124,7 +158,10 @@ describe("auto-reload charges", () => {
     await new Promise((resolve) => setTimeout(resolve, 800))
     expect(await autoReloads(org.orgId)).toHaveLength(2)
     const shown = await world.api(`/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
-    expect(shown.json.auto_reload).toMatchObject({ used_this_month: { credits: "40000" }, monthly_limit: { credits: "40000" } })
+    expect(shown.json.auto_reload).toMatchObject({
+      used_this_month: { credits: "40000" },
+      monthly_limit: { credits: "40000" }
+    })
     await expectLedgerInvariant(world.db)
   })
 
@@ -136,7 +173,10 @@ describe("auto-reload charges", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000))
     expect(await autoReloads(org.orgId)).toEqual([])
     await setAutoReload(org, { enabled: true, threshold_credits: 50_000, amount_credits: 10_000 })
-    await waitUntil(async () => (await autoReloads(org.orgId)).some((p) => p.status === "succeeded"), "the reload that fits")
+    await waitUntil(
+      async () => (await autoReloads(org.orgId)).some((p) => p.status === "succeeded"),
+      "the reload that fits"
+    )
     await new Promise((resolve) => setTimeout(resolve, 600))
     expect((await autoReloads(org.orgId)).map((p) => p.credits)).toEqual(["10000"])
     await setAutoReload(org, { enabled: false })
@@ -145,7 +185,9 @@ describe("auto-reload charges", () => {
 
   it("mails the owners on each failure and switches off after 3 failures in a row", async () => {
     const org = await fundedWithCard(10_000)
-    const [profile] = await world.db.query(`SELECT card_payment_method_id FROM billing_profiles WHERE org_id = $1`, [org.orgId])
+    const [profile] = await world.db.query(`SELECT card_payment_method_id FROM billing_profiles WHERE org_id = $1`, [
+      org.orgId
+    ])
     world.stripe.setBehaviour(profile.card_payment_method_id, "declined")
     const answer = await setAutoReload(org, { enabled: true, threshold_credits: 50_000, amount_credits: 20_000 })
     expect(answer.status).toBe(200)
@@ -161,7 +203,9 @@ describe("auto-reload charges", () => {
       disabled_reason: expect.stringContaining("3 failed charges")
     })
     await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("Auto-reload switched off"))
-    const failures = world.smtp.messages.filter((m) => m.to.includes(org.owner.email.toLowerCase()) && m.subject.includes("Auto-reload charge failed"))
+    const failures = world.smtp.messages.filter((m) =>
+      m.to.includes(org.owner.email.toLowerCase()) && m.subject.includes("Auto-reload charge failed")
+    )
     expect(failures).toHaveLength(2)
     expect(await balanceOf(world.db, org.orgId)).toBe(10_000n)
     await expectLedgerInvariant(world.db)
@@ -169,12 +213,17 @@ describe("auto-reload charges", () => {
 
   it("counts a card that needs its holder's authentication as a failure", async () => {
     const org = await fundedWithCard(10_000)
-    const [profile] = await world.db.query(`SELECT card_payment_method_id FROM billing_profiles WHERE org_id = $1`, [org.orgId])
+    const [profile] = await world.db.query(`SELECT card_payment_method_id FROM billing_profiles WHERE org_id = $1`, [
+      org.orgId
+    ])
     world.stripe.setBehaviour(profile.card_payment_method_id, "authentication_required")
     await setAutoReload(org, { enabled: true, threshold_credits: 50_000, amount_credits: 20_000 })
     await waitUntil(async () => (await autoReloads(org.orgId)).some((p) => p.status === "failed"), "a failed charge")
     const [first] = await autoReloads(org.orgId)
-    expect(first).toMatchObject({ status: "failed", failure_message: expect.stringContaining("requires authentication") })
+    expect(first).toMatchObject({
+      status: "failed",
+      failure_message: expect.stringContaining("requires authentication")
+    })
     const mail = await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("Auto-reload charge failed"))
     expect(mail.text).toContain("requires authentication")
     await setAutoReload(org, { enabled: false })

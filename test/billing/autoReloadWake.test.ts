@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "../money/support.js"
 import { bearer, seedAgent } from "../support/fixtures.js"
 import { request } from "../support/server.js"
-import { seedTestCatalogue, startFakeProvider, type FakeProvider } from "../money/support.js"
-import { balanceOf, expectLedgerInvariant, startBillingWorld, type BillingWorld, waitUntil } from "./support/world.js"
+import { balanceOf, type BillingWorld, expectLedgerInvariant, startBillingWorld, waitUntil } from "./support/world.js"
 
 /**
  * The auto-reload worker is woken in the process by a gateway settlement: with its
@@ -30,7 +30,10 @@ describe("waking auto-reload", () => {
   it("starts the charge right after the settlement that crossed the threshold", async () => {
     const org = await world.newOrg()
     const started = await world.paidTopUp(org, { credits: 10_000, save_card: true })
-    await world.api(`/v1/orgs/${org.orgId}/billing/payments/${started.payment.id}/confirm`, { token: org.owner.sessionToken, method: "POST" })
+    await world.api(`/v1/orgs/${org.orgId}/billing/payments/${started.payment.id}/confirm`, {
+      token: org.owner.sessionToken,
+      method: "POST"
+    })
     const enabled = await world.api(`/v1/orgs/${org.orgId}/billing/auto-reload`, {
       method: "PUT",
       token: org.owner.sessionToken,
@@ -40,7 +43,11 @@ describe("waking auto-reload", () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(await balanceOf(world.db, org.orgId)).toBe(10_000n)
     const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
-    const call = await request(`${world.server.url}/v1/call`, { method: "POST", headers: bearer(agent.key), body: { endpoint: "fakeprov/ok" } })
+    const call = await request(`${world.server.url}/v1/call`, {
+      method: "POST",
+      headers: bearer(agent.key),
+      body: { endpoint: "fakeprov/ok" }
+    })
     expect(call.status).toBe(200)
     await waitUntil(async () => (await balanceOf(world.db, org.orgId)) === 10_000n - 10n + 5_000n, "the reload", 15_000)
     await expectLedgerInvariant(world.db)

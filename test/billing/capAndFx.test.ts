@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { capState, inrPerUsd, topUpCap, usdCentsToPaise, withinCap } from "../../src/Domain/Billing.js"
 import { parseEcbDaily } from "../../src/Services/Billing/Fx.js"
 import { ecbXml } from "./support/ecb.js"
-import { balanceOf, errorBody, expectLedgerInvariant, startBillingWorld, type BillingWorld } from "./support/world.js"
+import { balanceOf, type BillingWorld, errorBody, expectLedgerInvariant, startBillingWorld } from "./support/world.js"
 
 /** The $200 cap of an org's first 14 days, and INR top-ups at the ECB's rate. */
 let world: BillingWorld
@@ -15,7 +15,8 @@ afterAll(async () => {
   await world?.close()
 })
 
-const topUp = (orgId: string, token: string, body: unknown) => world.api(`/v1/orgs/${orgId}/billing/top-ups`, { token, body })
+const topUp = (orgId: string, token: string, body: unknown) =>
+  world.api(`/v1/orgs/${orgId}/billing/top-ups`, { token, body })
 
 describe("the new-account cap", () => {
   it("is plain arithmetic at the boundary", () => {
@@ -144,7 +145,12 @@ describe("USD to INR", () => {
     const inr = await topUp(org.orgId, org.owner.sessionToken, { amount_usd: "25", currency: "inr" })
     expect(inr.status).toBe(503)
     expect(inr.json).toEqual(
-      errorBody(world, "fx_unavailable", true, "No USD to INR rate is available; INR top-ups are paused (USD top-ups work)")
+      errorBody(
+        world,
+        "fx_unavailable",
+        true,
+        "No USD to INR rate is available; INR top-ups are paused (USD top-ups work)"
+      )
     )
     const [count] = await world.db.query(`SELECT count(*)::int AS n FROM payments WHERE org_id = $1`, [org.orgId])
     expect(count.n).toBe(0)
@@ -157,7 +163,11 @@ describe("USD to INR", () => {
 
   it("refuses to save a card on an INR top-up (auto-reload is USD only)", async () => {
     const org = await world.newOrg()
-    const answer = await topUp(org.orgId, org.owner.sessionToken, { amount_usd: "25", currency: "inr", save_card: true })
+    const answer = await topUp(org.orgId, org.owner.sessionToken, {
+      amount_usd: "25",
+      currency: "inr",
+      save_card: true
+    })
     expect(answer.status).toBe(400)
     expect(answer.json.error).toMatchObject({ code: "invalid_input", message: expect.stringContaining("RBI") })
   })

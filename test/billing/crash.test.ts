@@ -85,11 +85,16 @@ describe("a crash after the provider's success", () => {
       request(`${child!.url}/v1/orgs/${org.orgId}${path}`, { method, headers: bearer(org.owner.sessionToken), body })
     const started = await api("/billing/top-ups", "POST", { credits: 10_000, save_card: true })
     await stripe.browserConfirm(started.json.payment.provider_payment_id, started.json.client_secret, "pm_card_visa")
-    expect((await api(`/billing/payments/${started.json.payment.id}/confirm`, "POST")).json.payment.status).toBe("succeeded")
+    expect((await api(`/billing/payments/${started.json.payment.id}/confirm`, "POST")).json.payment.status).toBe(
+      "succeeded"
+    )
 
     // The worker starts the charge; the provider takes it, and the service dies before hearing back.
     const held = stripe.hold("POST /v1/payment_intents")
-    expect((await api("/billing/auto-reload", "PUT", { enabled: true, threshold_credits: 20_000, amount_credits: 15_000 })).status).toBe(200)
+    expect(
+      (await api("/billing/auto-reload", "PUT", { enabled: true, threshold_credits: 20_000, amount_credits: 15_000 }))
+        .status
+    ).toBe(200)
     await held.reached
     await killChildService(child)
     held.release()
@@ -97,17 +102,24 @@ describe("a crash after the provider's success", () => {
     const deadline = Date.now() + 10_000
     while (charges().length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
     expect(charges()).toHaveLength(1)
-    const [left] = await db.query(`SELECT status FROM payments WHERE org_id = $1 AND purpose = 'auto_reload'`, [org.orgId])
+    const [left] = await db.query(`SELECT status FROM payments WHERE org_id = $1 AND purpose = 'auto_reload'`, [
+      org.orgId
+    ])
     expect(left.status).toBe("creating")
 
     child = await startChildService(env)
     const until = Date.now() + 30_000
     while (Date.now() < until) {
-      const [row] = await db.query(`SELECT status FROM payments WHERE org_id = $1 AND purpose = 'auto_reload'`, [org.orgId])
+      const [row] = await db.query(`SELECT status FROM payments WHERE org_id = $1 AND purpose = 'auto_reload'`, [
+        org.orgId
+      ])
       if (row.status === "succeeded") break
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
-    const reloads = await db.query(`SELECT status, provider_payment_id FROM payments WHERE org_id = $1 AND purpose = 'auto_reload'`, [org.orgId])
+    const reloads = await db.query(
+      `SELECT status, provider_payment_id FROM payments WHERE org_id = $1 AND purpose = 'auto_reload'`,
+      [org.orgId]
+    )
     expect(reloads).toEqual([{ status: "succeeded", provider_payment_id: charges()[0]!.id }])
     expect(charges()).toHaveLength(1)
     expect(await balanceOf(db, org.orgId)).toBe(25_000n)

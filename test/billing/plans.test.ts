@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seedAgent, type SeededOrg } from "../support/fixtures.js"
-import { errorBody, expectLedgerInvariant, startBillingWorld, type BillingWorld, waitUntil } from "./support/world.js"
+import { type BillingWorld, errorBody, expectLedgerInvariant, startBillingWorld, waitUntil } from "./support/world.js"
 
 /**
  * Plans: the monthly fee paid through the provider, limits following the plan at once, a
@@ -42,7 +42,14 @@ describe("changing plan", () => {
     expect(started.status).toBe(200)
     expect(started.json).toMatchObject({
       plan: "payg",
-      payment: { purpose: "plan", plan: "pro", amount: "99.00", currency: "usd", credits: { credits: "0" }, status: "pending" },
+      payment: {
+        purpose: "plan",
+        plan: "pro",
+        amount: "99.00",
+        currency: "usd",
+        credits: { credits: "0" },
+        status: "pending"
+      },
       client_secret: expect.any(String)
     })
     expect(await planOf(org.orgId)).toBe("payg")
@@ -65,7 +72,10 @@ describe("changing plan", () => {
     const down = await choose(org, { plan: "payg" })
     expect(down.json).toMatchObject({ plan: "payg", payment: null })
     expect(await planOf(org.orgId)).toBe("payg")
-    const [active] = await world.db.query(`SELECT count(*)::int AS n FROM agents WHERE org_id = $1 AND status = 'active'`, [org.orgId])
+    const [active] = await world.db.query(
+      `SELECT count(*)::int AS n FROM agents WHERE org_id = $1 AND status = 'active'`,
+      [org.orgId]
+    )
     expect(active.n).toBe(6)
     const refused = await newAgent(org)
     expect(refused.status).toBe(402)
@@ -84,13 +94,24 @@ describe("changing plan", () => {
       const [row] = await world.db.query(`SELECT plan_period_end FROM billing_profiles WHERE org_id = $1`, [org.orgId])
       return row.plan_period_end > ended
     }, "the renewal")
-    const renewals = await world.db.query(`SELECT status, amount_minor::text FROM payments WHERE org_id = $1 AND purpose = 'plan' ORDER BY created_at`, [org.orgId])
-    expect(renewals).toEqual([{ status: "succeeded", amount_minor: "49900" }, { status: "succeeded", amount_minor: "49900" }])
+    const renewals = await world.db.query(
+      `SELECT status, amount_minor::text FROM payments WHERE org_id = $1 AND purpose = 'plan' ORDER BY created_at`,
+      [org.orgId]
+    )
+    expect(renewals).toEqual([{ status: "succeeded", amount_minor: "49900" }, {
+      status: "succeeded",
+      amount_minor: "49900"
+    }])
     expect(before.plan_period_end).toBeInstanceOf(Date)
 
-    const [profile] = await world.db.query(`SELECT card_payment_method_id FROM billing_profiles WHERE org_id = $1`, [org.orgId])
+    const [profile] = await world.db.query(`SELECT card_payment_method_id FROM billing_profiles WHERE org_id = $1`, [
+      org.orgId
+    ])
     world.stripe.setBehaviour(profile.card_payment_method_id, "declined")
-    await world.db.query(`UPDATE billing_profiles SET plan_period_end = now() - interval '1 second' WHERE org_id = $1`, [org.orgId])
+    await world.db.query(
+      `UPDATE billing_profiles SET plan_period_end = now() - interval '1 second' WHERE org_id = $1`,
+      [org.orgId]
+    )
     await waitUntil(async () => (await planOf(org.orgId)) === "payg", "the plan to end")
     const mail = await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("plan ended"))
     expect(mail.text).toContain("Your card was declined.")
@@ -107,7 +128,9 @@ describe("the founding offer", () => {
     expect((await world.api("/v1/pricing")).json.founding_offer.taken).toBe(before.taken + 1)
     const second = await choose(org, { plan: "pro", offer: "founding-pro" })
     expect(second.status).toBe(409)
-    expect(second.json).toEqual(errorBody(world, "offer_unavailable", false, expect.stringContaining("already under way")))
+    expect(second.json).toEqual(
+      errorBody(world, "offer_unavailable", false, expect.stringContaining("already under way"))
+    )
     await pay(org, started.json)
     expect(await planOf(org.orgId)).toBe("pro")
     const summary = await world.api(`/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
@@ -117,7 +140,10 @@ describe("the founding offer", () => {
     expect(used.json).toEqual(
       errorBody(world, "offer_unavailable", false, "This org has already used the founding offer (once per org)")
     )
-    expect((await world.api("/v1/pricing")).json.founding_offer).toMatchObject({ taken: before.taken + 1, status: "open" })
+    expect((await world.api("/v1/pricing")).json.founding_offer).toMatchObject({
+      taken: before.taken + 1,
+      status: "open"
+    })
   })
 
   it("gives a seat back when its payment expires unpaid", async () => {
@@ -142,7 +168,11 @@ describe("the founding offer", () => {
        INSERT INTO founding_offer_claims (org_id, payment_id, status, created_at, taken_at) SELECT id, gen_random_uuid(), 'taken', now(), now() FROM o`,
       [100 - taken]
     )
-    expect((await world.api("/v1/pricing")).json.founding_offer).toMatchObject({ taken: 100, remaining: 0, status: "sold_out" })
+    expect((await world.api("/v1/pricing")).json.founding_offer).toMatchObject({
+      taken: 100,
+      remaining: 0,
+      status: "sold_out"
+    })
     const org = await world.newOrg()
     const answer = await choose(org, { plan: "pro", offer: "founding-pro" })
     expect(answer.status).toBe(409)

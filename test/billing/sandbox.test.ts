@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seedOrg } from "../support/fixtures.js"
-import { request, type ServiceWorld, startServiceWorld } from "../support/server.js"
 import { bearer } from "../support/fixtures.js"
+import { request, type ServiceWorld, startServiceWorld } from "../support/server.js"
 import { expectLedgerInvariant } from "./support/world.js"
 
 /**
@@ -36,8 +36,15 @@ describe("the development sandbox", () => {
   it("tops up with a test card, labelled as a sandbox in every answer", async () => {
     const org = await seedOrg(dev.db)
     const api = (path: string, init: { method?: string; body?: unknown } = {}) =>
-      request(`${dev.server.url}${path}`, { method: init.method ?? "GET", headers: bearer(org.owner.sessionToken), body: init.body })
-    const started = await api(`/v1/orgs/${org.orgId}/billing/top-ups`, { method: "POST", body: { amount_usd: "20", save_card: true } })
+      request(`${dev.server.url}${path}`, {
+        method: init.method ?? "GET",
+        headers: bearer(org.owner.sessionToken),
+        body: init.body
+      })
+    const started = await api(`/v1/orgs/${org.orgId}/billing/top-ups`, {
+      method: "POST",
+      body: { amount_usd: "20", save_card: true }
+    })
     expect(started.status).toBe(201)
     expect(started.json).toMatchObject({ provider: sandboxLabel, payment: { provider: "sandbox", status: "pending" } })
     expect(started.json.next_step).toContain("/v1/billing/sandbox/confirm")
@@ -52,7 +59,10 @@ describe("the development sandbox", () => {
       body: { client_secret: started.json.client_secret, card_number: "4242 4242 4242 4242" }
     })
     expect(paid.status).toBe(200)
-    expect(paid.json).toMatchObject({ provider: sandboxLabel, payment: { status: "succeeded", card: { last4: "4242" } } })
+    expect(paid.json).toMatchObject({
+      provider: sandboxLabel,
+      payment: { status: "succeeded", card: { last4: "4242" } }
+    })
     const wrong = await request(`${dev.server.url}/v1/billing/sandbox/confirm`, {
       method: "POST",
       body: { client_secret: "pi_sandbox_x_secret_y", card_number: "4242424242424242" }
@@ -60,7 +70,11 @@ describe("the development sandbox", () => {
     expect(wrong.status).toBe(404)
 
     const summary = await api(`/v1/orgs/${org.orgId}/billing`)
-    expect(summary.json).toMatchObject({ provider: sandboxLabel, balance: { credits: "20000" }, card: { last4: "4242" } })
+    expect(summary.json).toMatchObject({
+      provider: sandboxLabel,
+      balance: { credits: "20000" },
+      card: { last4: "4242" }
+    })
     for (const path of ["/billing/payments", "/billing/auto-reload"]) {
       expect((await api(`/v1/orgs/${org.orgId}${path}`)).json.provider).toMatchObject({ sandbox: true })
     }
@@ -72,7 +86,10 @@ describe("the development sandbox", () => {
     expect(reload.status).toBe(200)
     const deadline = Date.now() + 30_000
     while (Date.now() < deadline) {
-      const [row] = await dev.db.query(`SELECT count(*)::int AS n FROM payments WHERE org_id = $1 AND purpose = 'auto_reload' AND status = 'succeeded'`, [org.orgId])
+      const [row] = await dev.db.query(
+        `SELECT count(*)::int AS n FROM payments WHERE org_id = $1 AND purpose = 'auto_reload' AND status = 'succeeded'`,
+        [org.orgId]
+      )
       if (row.n >= 1) break
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
@@ -86,14 +103,20 @@ describe("the development sandbox", () => {
 describe("production without keys", () => {
   it("answers 503 not_configured on every billing endpoint", async () => {
     const org = await seedOrg(prod.db)
-    const unconfigured = "Billing is not configured: set STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET"
+    const unconfigured =
+      "Billing is not configured: set STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET"
     const calls: Array<[string, string, unknown, string]> = [
       ["GET", `/v1/orgs/${org.orgId}/billing`, undefined, unconfigured],
       ["GET", `/v1/orgs/${org.orgId}/billing/payments`, undefined, unconfigured],
       ["POST", `/v1/orgs/${org.orgId}/billing/top-ups`, { credits: 5000 }, unconfigured],
       ["PUT", `/v1/orgs/${org.orgId}/billing/auto-reload`, { enabled: false }, unconfigured],
       ["POST", `/v1/orgs/${org.orgId}/billing/plan`, { plan: "pro" }, unconfigured],
-      ["POST", "/v1/billing/webhook", {}, "Payment webhooks need Stripe (STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY, STRIPE_WEBHOOK_SECRET)"],
+      [
+        "POST",
+        "/v1/billing/webhook",
+        {},
+        "Payment webhooks need Stripe (STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY, STRIPE_WEBHOOK_SECRET)"
+      ],
       [
         "POST",
         "/v1/billing/sandbox/confirm",
@@ -102,10 +125,19 @@ describe("production without keys", () => {
       ]
     ]
     for (const [method, path, body, message] of calls) {
-      const answer = await request(`${prod.server.url}${path}`, { method, headers: bearer(org.owner.sessionToken), body })
+      const answer = await request(`${prod.server.url}${path}`, {
+        method,
+        headers: bearer(org.owner.sessionToken),
+        body
+      })
       expect(answer.status, `${method} ${path}`).toBe(503)
       expect(answer.json).toEqual({
-        error: { code: "not_configured", message, doc_url: `${prod.server.baseUrl}/docs/errors#not_configured`, retryable: false }
+        error: {
+          code: "not_configured",
+          message,
+          doc_url: `${prod.server.baseUrl}/docs/errors#not_configured`,
+          retryable: false
+        }
       })
     }
   })

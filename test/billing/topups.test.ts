@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addMember, seedOrgKey, seedUser } from "../support/fixtures.js"
-import { balanceOf, errorBody, expectLedgerInvariant, startBillingWorld, topUpEntries, type BillingWorld, waitUntil } from "./support/world.js"
+import {
+  balanceOf,
+  type BillingWorld,
+  errorBody,
+  expectLedgerInvariant,
+  startBillingWorld,
+  topUpEntries,
+  waitUntil
+} from "./support/world.js"
 
 /**
  * Top-ups through the official Stripe library against a fake Stripe API: paying, credits
@@ -39,7 +47,12 @@ describe("a USD top-up", () => {
       provider: "stripe"
     })
     expect(started.json.client_secret).toMatch(/^pi_\w+_secret_\w+$/)
-    expect(started.json.provider).toEqual({ name: "stripe", sandbox: false, publishable_key: "pk_test_fakestripe", notice: null })
+    expect(started.json.provider).toEqual({
+      name: "stripe",
+      sandbox: false,
+      publishable_key: "pk_test_fakestripe",
+      notice: null
+    })
     const pi = world.stripe.paymentIntents.get(started.json.payment.provider_payment_id)!
     expect(pi).toMatchObject({ amount: 2500, currency: "usd", setup_future_usage: "off_session" })
     expect(pi.metadata.payment_id).toBe(started.json.payment.id)
@@ -91,7 +104,10 @@ describe("a USD top-up", () => {
     const started = await world.paidTopUp(org, { credits: "40000" })
     const event = world.stripe.lastEvent("payment_intent.succeeded", started.payment.provider_payment_id)
     const confirm = () =>
-      world.api(`/v1/orgs/${org.orgId}/billing/payments/${started.payment.id}/confirm`, { token: org.owner.sessionToken, method: "POST" })
+      world.api(`/v1/orgs/${org.orgId}/billing/payments/${started.payment.id}/confirm`, {
+        token: org.owner.sessionToken,
+        method: "POST"
+      })
     const answers = await Promise.all([
       ...Array.from({ length: 20 }, () => world.stripe.deliver(world.webhookUrl(), event)),
       confirm(),
@@ -106,7 +122,8 @@ describe("a USD top-up", () => {
     const again = await world.stripe.deliver(world.webhookUrl(), event)
     expect(again).toEqual({ status: 200, body: { received: true, handled: true, duplicate: true } })
     expect(await topUpEntries(world.db, org.orgId)).toHaveLength(1)
-    const receipts = () => world.smtp.messages.filter((m) => m.to.includes(org.owner.email.toLowerCase()) && m.subject.includes("Receipt"))
+    const receipts = () =>
+      world.smtp.messages.filter((m) => m.to.includes(org.owner.email.toLowerCase()) && m.subject.includes("Receipt"))
     await waitUntil(async () => receipts().length > 0, "the receipt")
     await new Promise((resolve) => setTimeout(resolve, 500))
     expect(receipts()).toHaveLength(1)
@@ -134,7 +151,9 @@ describe("a USD top-up", () => {
     const started = await world.paidTopUp(org, { credits: 10_000 }, "pm_card_chargeDeclined")
     const failedEvent = world.stripe.lastEvent("payment_intent.payment_failed", started.payment.provider_payment_id)
     expect((await world.stripe.deliver(world.webhookUrl(), failedEvent)).status).toBe(200)
-    const failed = await world.api(`/v1/orgs/${org.orgId}/billing/payments/${started.payment.id}`, { token: org.owner.sessionToken })
+    const failed = await world.api(`/v1/orgs/${org.orgId}/billing/payments/${started.payment.id}`, {
+      token: org.owner.sessionToken
+    })
     expect(failed.json.payment).toMatchObject({ status: "failed", failure_message: "Your card was declined." })
     expect(await topUpEntries(world.db, org.orgId)).toHaveLength(0)
     await world.stripe.browserConfirm(started.payment.provider_payment_id, started.client_secret, "pm_card_visa")
@@ -212,7 +231,8 @@ describe("who may top up", () => {
     expect((await topUp(org.orgId, readKey.secret, { credits: 5000 })).status).toBe(403)
     // Members read the summary and the history.
     expect((await world.api(`/v1/orgs/${org.orgId}/billing`, { token: member.sessionToken })).status).toBe(200)
-    expect((await world.api(`/v1/orgs/${org.orgId}/billing/payments`, { token: readKey.secret })).json.payments).toHaveLength(1)
+    expect((await world.api(`/v1/orgs/${org.orgId}/billing/payments`, { token: readKey.secret })).json.payments)
+      .toHaveLength(1)
   })
 })
 
@@ -233,7 +253,10 @@ describe("idempotency keys", () => {
     expect(other.json).toEqual(errorBody(world, "idempotency_conflict", false))
     // Concurrent twins under a new key make one payment.
     const twins = await Promise.all(
-      Array.from({ length: 6 }, () => topUp(org.orgId, org.owner.sessionToken, { credits: 6_000, idempotency_key: "order-2" }))
+      Array.from(
+        { length: 6 },
+        () => topUp(org.orgId, org.owner.sessionToken, { credits: 6_000, idempotency_key: "order-2" })
+      )
     )
     const ids = new Set(twins.filter((t) => t.status === 201).map((t) => t.json.payment.id))
     expect(ids.size).toBe(1)
@@ -253,7 +276,12 @@ describe("a request still running", () => {
     const twin = await topUp(org.orgId, org.owner.sessionToken, { credits: 9_000, idempotency_key: "slow-one" })
     expect(twin.status).toBe(409)
     expect(twin.json).toEqual(
-      errorBody(world, "request_in_progress", true, "A request with this idempotency_key is still running; retry shortly for its answer")
+      errorBody(
+        world,
+        "request_in_progress",
+        true,
+        "A request with this idempotency_key is still running; retry shortly for its answer"
+      )
     )
     held.release()
     expect((await first).status).toBe(201)
@@ -263,25 +291,38 @@ describe("a request still running", () => {
     const org = await world.newOrg()
     const started = await world.paidTopUp(org, { credits: 10_000 })
     await world.db.query(`UPDATE org_balances SET low_alert_armed = false WHERE org_id = $1`, [org.orgId])
-    await world.api(`/v1/orgs/${org.orgId}/billing/payments/${started.payment.id}/confirm`, { token: org.owner.sessionToken, method: "POST" })
-    const [row] = await world.db.query(`SELECT low_alert_armed, funded FROM org_balances WHERE org_id = $1`, [org.orgId])
+    await world.api(`/v1/orgs/${org.orgId}/billing/payments/${started.payment.id}/confirm`, {
+      token: org.owner.sessionToken,
+      method: "POST"
+    })
+    const [row] = await world.db.query(`SELECT low_alert_armed, funded FROM org_balances WHERE org_id = $1`, [
+      org.orgId
+    ])
     expect(row).toEqual({ low_alert_armed: true, funded: true })
   })
 })
 
 describe("provider trouble", () => {
-  it.each([["an error answer", "500"], ["an answer that is not a payment", "garbage"], ["no answer in time", "hang"]] as const)(
+  it.each(
+    [["an error answer", "500"], ["an answer that is not a payment", "garbage"], ["no answer in time", "hang"]] as const
+  )(
     "answers 502 payment_unavailable for %s and changes nothing",
     async (_name, mode) => {
       const org = await world.newOrg()
       world.stripe.trouble(mode, 1, "POST /v1/payment_intents")
-      const answer = await topUp(org.orgId, org.owner.sessionToken, { credits: 5000, idempotency_key: `trouble-${mode}` })
+      const answer = await topUp(org.orgId, org.owner.sessionToken, {
+        credits: 5000,
+        idempotency_key: `trouble-${mode}`
+      })
       expect(answer.status).toBe(502)
       expect(answer.json).toEqual(errorBody(world, "payment_unavailable", true))
       const [count] = await world.db.query(`SELECT count(*)::int AS n FROM payments WHERE org_id = $1`, [org.orgId])
       expect(count.n).toBe(0)
       // The retry under the same key works.
-      const retry = await topUp(org.orgId, org.owner.sessionToken, { credits: 5000, idempotency_key: `trouble-${mode}` })
+      const retry = await topUp(org.orgId, org.owner.sessionToken, {
+        credits: 5000,
+        idempotency_key: `trouble-${mode}`
+      })
       expect(retry.status).toBe(201)
     }
   )
@@ -294,13 +335,18 @@ describe("provider trouble", () => {
     const answer = await lost // the service gave up waiting: 502, nothing kept
     expect(answer.status).toBe(502)
     held.release() // the provider did make the payment
-    await waitUntil(async () => [...world.stripe.paymentIntents.values()].some((p) => p.amount === 700), "the held payment")
+    await waitUntil(
+      async () => [...world.stripe.paymentIntents.values()].some((p) => p.amount === 700),
+      "the held payment"
+    )
     const made = [...world.stripe.paymentIntents.values()].filter((p) => p.amount === 700)
     const retry = await topUp(org.orgId, org.owner.sessionToken, { credits: 7_000, idempotency_key: "lost-answer" })
     expect(retry.status).toBe(201)
     expect(retry.json.payment.provider_payment_id).toBe(made[0]!.id)
     expect([...world.stripe.paymentIntents.values()].filter((p) => p.amount === 700)).toHaveLength(1)
-    const keys = world.stripe.requests.filter((r) => r.line === "POST /v1/payment_intents" && r.idempotencyKey?.startsWith(`payment:${org.orgId}`))
+    const keys = world.stripe.requests.filter((r) =>
+      r.line === "POST /v1/payment_intents" && r.idempotencyKey?.startsWith(`payment:${org.orgId}`)
+    )
     expect(new Set(keys.map((k) => k.idempotencyKey)).size).toBe(1)
   })
 })

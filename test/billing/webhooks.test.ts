@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type FakeProvider, invariants, seedTestCatalogue, startFakeProvider } from "../money/support.js"
+import { seedAdmin } from "../purchasing/support.js"
 import { bearer, seedAgent } from "../support/fixtures.js"
 import { request } from "../support/server.js"
-import { invariants, seedTestCatalogue, startFakeProvider, type FakeProvider } from "../money/support.js"
-import { seedAdmin } from "../purchasing/support.js"
-import { balanceOf, errorBody, expectLedgerInvariant, startBillingWorld, type BillingWorld } from "./support/world.js"
+import { balanceOf, type BillingWorld, errorBody, expectLedgerInvariant, startBillingWorld } from "./support/world.js"
 
 /**
  * The payment webhook: signatures checked by the library against the raw body, events
@@ -44,7 +44,10 @@ describe("signatures", () => {
     expect(wrongSecret.body).toEqual(errorBody(world, "invalid_signature", false))
 
     // The signature was made for the original body; the same header with another body fails.
-    const header = (await import("stripe")).default.webhooks.generateTestHeaderString({ payload: event.payload, secret: "whsec_fakestripe" })
+    const header = (await import("stripe")).default.webhooks.generateTestHeaderString({
+      payload: event.payload,
+      secret: "whsec_fakestripe"
+    })
     const reformatted = await request(world.webhookUrl(), {
       method: "POST",
       headers: { "stripe-signature": header, "content-type": "application/json" },
@@ -53,12 +56,20 @@ describe("signatures", () => {
     expect(reformatted.status).toBe(400)
     expect(reformatted.json).toEqual(errorBody(world, "invalid_signature", false))
 
-    const unsigned = await request(world.webhookUrl(), { method: "POST", rawBody: event.payload, headers: { "content-type": "application/json" } })
+    const unsigned = await request(world.webhookUrl(), {
+      method: "POST",
+      rawBody: event.payload,
+      headers: { "content-type": "application/json" }
+    })
     expect(unsigned.status).toBe(400)
-    expect(unsigned.json).toEqual(errorBody(world, "invalid_signature", false, "The Stripe-Signature header is missing"))
+    expect(unsigned.json).toEqual(
+      errorBody(world, "invalid_signature", false, "The Stripe-Signature header is missing")
+    )
 
     expect(await balanceOf(world.db, org.orgId)).toBe(before)
-    const [seen] = await world.db.query(`SELECT count(*)::int AS n FROM payment_webhook_events WHERE event_id = $1`, [event.id])
+    const [seen] = await world.db.query(`SELECT count(*)::int AS n FROM payment_webhook_events WHERE event_id = $1`, [
+      event.id
+    ])
     expect(seen.n).toBe(0)
     // The genuine delivery still works.
     expect((await world.stripe.deliver(world.webhookUrl(), event)).status).toBe(200)
@@ -69,7 +80,12 @@ describe("signatures", () => {
     const answer = await world.stripe.deliver(world.webhookUrl(), {
       id: "evt_other",
       type: "customer.created",
-      payload: JSON.stringify({ id: "evt_other", object: "event", type: "customer.created", data: { object: { id: "cus_1", object: "customer" } } })
+      payload: JSON.stringify({
+        id: "evt_other",
+        object: "event",
+        type: "customer.created",
+        data: { object: { id: "cus_1", object: "customer" } }
+      })
     })
     expect(answer).toEqual({ status: 200, body: { received: true, handled: false, duplicate: false } })
   })
@@ -100,7 +116,9 @@ describe("refunds and chargebacks", () => {
     )
     expect(entries.map((e) => e.amount)).toEqual(["-10000", "-10000"])
     expect(entries[0]!.note).toContain(payment.id)
-    const shown = await world.api(`/v1/orgs/${org.orgId}/billing/payments/${payment.id}`, { token: org.owner.sessionToken })
+    const shown = await world.api(`/v1/orgs/${org.orgId}/billing/payments/${payment.id}`, {
+      token: org.owner.sessionToken
+    })
     expect(shown.json.payment).toMatchObject({
       status: "refunded",
       refunded: "20.00",
@@ -112,7 +130,12 @@ describe("refunds and chargebacks", () => {
   it("freezes credits on a chargeback: purchases answer 403 credits_frozen, reads work, until an administrator unfreezes", async () => {
     const { org, payment } = await paidAndCredited(30_000)
     const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
-    const call = () => request(`${world.server.url}/v1/call`, { method: "POST", headers: bearer(agent.key), body: { endpoint: "fakeprov/ok" } })
+    const call = () =>
+      request(`${world.server.url}/v1/call`, {
+        method: "POST",
+        headers: bearer(agent.key),
+        body: { endpoint: "fakeprov/ok" }
+      })
     expect((await call()).status).toBe(200)
     const before = await balanceOf(world.db, org.orgId)
 
@@ -128,7 +151,9 @@ describe("refunds and chargebacks", () => {
     expect(balance.json.credits_frozen).toBe(true)
     const summary = await world.api(`/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
     expect(summary.json).toMatchObject({ credits_frozen: true })
-    const shown = await world.api(`/v1/orgs/${org.orgId}/billing/payments/${payment.id}`, { token: org.owner.sessionToken })
+    const shown = await world.api(`/v1/orgs/${org.orgId}/billing/payments/${payment.id}`, {
+      token: org.owner.sessionToken
+    })
     expect(shown.json.payment).toMatchObject({ status: "disputed", disputed: "30.00" })
     // A refund of the same money afterwards takes nothing more.
     const refund = world.stripe.refund(payment.provider_payment_id, 3_000)

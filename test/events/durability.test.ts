@@ -5,7 +5,7 @@ import { startServer, type TestServer } from "../support/server.js"
 import { orgApi } from "./support/api.js"
 import { makeShiftableClock, type ShiftableClock } from "./support/clock.js"
 import { startReceiver } from "./support/receiver.js"
-import { eventEmitter, type EventEmitter } from "./support/services.js"
+import { type EventEmitter, eventEmitter } from "./support/services.js"
 import { waitFor } from "./support/wait.js"
 
 /** Deliveries survive restarts, and replicas sharing the database never send a try twice. */
@@ -35,7 +35,9 @@ afterAll(async () => {
 const lowBalance = { type: "balance.low", data: { balance_credits: "10", balance_usd: "0.010" } } as const
 
 const deliveryRow = async (eventId: string) =>
-  (await db.query(`SELECT status, attempts, next_attempt_at, lease_until FROM webhook_deliveries WHERE event_id = $1`, [eventId]))[0]
+  (await db.query(`SELECT status, attempts, next_attempt_at, lease_until FROM webhook_deliveries WHERE event_id = $1`, [
+    eventId
+  ]))[0]
 
 describe("durability", () => {
   it("loses no pending retry across a restart", async () => {
@@ -103,11 +105,16 @@ describe("durability", () => {
       const [a, b] = await Promise.all([start(), start()])
       const org = await seedOrg(db)
       await orgApi(a!.url, org.orgId, org.owner.sessionToken).createWebhook({ url: receiver.url })
-      await orgApi(b!.url, org.orgId, org.owner.sessionToken).createWebhook({ url: receiver.url.replace("/hook", "/second") })
+      await orgApi(b!.url, org.orgId, org.owner.sessionToken).createWebhook({
+        url: receiver.url.replace("/hook", "/second")
+      })
       const events = []
       for (let i = 0; i < 60; i++) events.push(await emitter.emit(org.orgId, lowBalance))
       await waitFor(async () => {
-        const [row] = await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE org_id = $1 AND status = 'delivered'`, [org.orgId])
+        const [row] = await db.query(
+          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE org_id = $1 AND status = 'delivered'`,
+          [org.orgId]
+        )
         return row.n === 120 ? true : undefined
       })
       await new Promise((resolve) => setTimeout(resolve, 700))

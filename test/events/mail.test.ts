@@ -5,7 +5,7 @@ import { addMember, seedOrg, seedUser } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
 import { startSmtp, type TestSmtp } from "../support/smtp.js"
 import { makeShiftableClock, type ShiftableClock } from "./support/clock.js"
-import { eventEmitter, type EventEmitter } from "./support/services.js"
+import { type EventEmitter, eventEmitter } from "./support/services.js"
 import { waitFor } from "./support/wait.js"
 
 /** Owner mail: durable rows sent through the Mailer to a real SMTP server on loopback. */
@@ -17,7 +17,12 @@ let clock: ShiftableClock
 
 const start = async () => {
   server = await startServer(
-    { DATABASE_URL: db.url, SMTP_URL: smtp.url, MAIL_FROM: "Service <alerts@example.com>", BASE_URL: "https://gateway.example" },
+    {
+      DATABASE_URL: db.url,
+      SMTP_URL: smtp.url,
+      MAIL_FROM: "Service <alerts@example.com>",
+      BASE_URL: "https://gateway.example"
+    },
     clock.layer
   )
 }
@@ -40,16 +45,61 @@ afterAll(async () => {
 /** One event of every type, with data as the emitting areas write it. */
 const samples: { [T in EventInput["type"]]: Extract<EventInput, { type: T }> } = {
   "balance.low": { type: "balance.low", data: { balance_credits: "4200", balance_usd: "4.200" } },
-  "budget.80pct": { type: "budget.80pct", data: { agent_id: "7d4c1c1e-0e0f-4b43-9d5e-2f7a6d1c0b11", agent_name: "Scout", spent_credits: "40000", budget_credits: "50000" } },
+  "budget.80pct": {
+    type: "budget.80pct",
+    data: {
+      agent_id: "7d4c1c1e-0e0f-4b43-9d5e-2f7a6d1c0b11",
+      agent_name: "Scout",
+      spent_credits: "40000",
+      budget_credits: "50000"
+    }
+  },
   "approval.requested": {
     type: "approval.requested",
-    data: { approval_id: "a1", agent_id: "g1", tool_id: "t1", item_count: 3, amount_credits: "25000", amount_usd: "25.000", reason: "over_threshold", expires_at: "2026-11-23T10:00:00.000Z" }
+    data: {
+      approval_id: "a1",
+      agent_id: "g1",
+      tool_id: "t1",
+      item_count: 3,
+      amount_credits: "25000",
+      amount_usd: "25.000",
+      reason: "over_threshold",
+      expires_at: "2026-11-23T10:00:00.000Z"
+    }
   },
-  "approval.decided": { type: "approval.decided", data: { approval_id: "a1", agent_id: "g1", status: "approved", note: null } },
-  "job.completed": { type: "job.completed", data: { job_id: "j1", status: "done", receipt_id: "r1", item_count: 30, passed: 29, expired: 1 } },
-  "tool.paused": { type: "tool.paused", data: { tool_id: "t1", tool_name: "Finder <Pro>", reason: "Accuracy fell under the floor" } },
-  "dispute.decided": { type: "dispute.decided", data: { dispute_id: "d1", receipt_id: "r1", item_index: 2, decision: "upheld", refunded_credits: "150", note: "Wrong email" } },
-  "price.changed": { type: "price.changed", data: { tool_id: "t1", tool_name: "Finder", old_credits: "100", new_credits: "120", valid_from: "2026-12-01T00:00:00.000Z" } },
+  "approval.decided": {
+    type: "approval.decided",
+    data: { approval_id: "a1", agent_id: "g1", status: "approved", note: null }
+  },
+  "job.completed": {
+    type: "job.completed",
+    data: { job_id: "j1", status: "done", receipt_id: "r1", item_count: 30, passed: 29, expired: 1 }
+  },
+  "tool.paused": {
+    type: "tool.paused",
+    data: { tool_id: "t1", tool_name: "Finder <Pro>", reason: "Accuracy fell under the floor" }
+  },
+  "dispute.decided": {
+    type: "dispute.decided",
+    data: {
+      dispute_id: "d1",
+      receipt_id: "r1",
+      item_index: 2,
+      decision: "upheld",
+      refunded_credits: "150",
+      note: "Wrong email"
+    }
+  },
+  "price.changed": {
+    type: "price.changed",
+    data: {
+      tool_id: "t1",
+      tool_name: "Finder",
+      old_credits: "100",
+      new_credits: "120",
+      valid_from: "2026-12-01T00:00:00.000Z"
+    }
+  },
   "trial.expiring": { type: "trial.expiring", data: { credits: "3500", expires_on: "2026-12-01" } },
   "webhook.test": { type: "webhook.test", data: { message: "hello" } }
 }
@@ -77,8 +127,19 @@ describe("owner mail", () => {
     await addMember(db, org.orgId, member.userId, "member")
     for (const type of eventTypeNames) await emitter.emit(org.orgId, samples[type])
     const emailed = eventTypeNames.filter((type) => eventTypes[type].emailed)
-    expect(emailed).toEqual(["balance.low", "budget.80pct", "tool.paused", "dispute.decided", "price.changed", "trial.expiring"])
-    await waitFor(() => (mailsTo(org.owner.email).length >= emailed.length && mailsTo(second.email).length >= emailed.length ? true : undefined))
+    expect(emailed).toEqual([
+      "balance.low",
+      "budget.80pct",
+      "tool.paused",
+      "dispute.decided",
+      "price.changed",
+      "trial.expiring"
+    ])
+    await waitFor(
+      () => (mailsTo(org.owner.email).length >= emailed.length && mailsTo(second.email).length >= emailed.length
+        ? true
+        : undefined)
+    )
     await new Promise((resolve) => setTimeout(resolve, 700))
     expect(mailsTo(member.email)).toEqual([])
     for (const owner of [org.owner.email, second.email]) {
@@ -113,8 +174,18 @@ describe("owner mail", () => {
     await server!.close()
     server = undefined
     const address = `dedupe-${Date.now()}@example.com`
-    await emitter.enqueueMail({ to: address, subject: "Sign-in link", text: "https://gateway.example/auth/t/secret-token-123", dedupeKey: `k-${address}` })
-    await emitter.enqueueMail({ to: address, subject: "Sign-in link", text: "https://gateway.example/auth/t/secret-token-123", dedupeKey: `k-${address}` })
+    await emitter.enqueueMail({
+      to: address,
+      subject: "Sign-in link",
+      text: "https://gateway.example/auth/t/secret-token-123",
+      dedupeKey: `k-${address}`
+    })
+    await emitter.enqueueMail({
+      to: address,
+      subject: "Sign-in link",
+      text: "https://gateway.example/auth/t/secret-token-123",
+      dedupeKey: `k-${address}`
+    })
     const rows = await db.query(`SELECT * FROM mail_outbox WHERE to_address = $1`, [address])
     expect(rows).toHaveLength(1)
     expect(JSON.stringify(rows)).not.toContain("secret-token-123")

@@ -55,11 +55,19 @@ const run = <A, E>(effect: Effect.Effect<A, E, Ledger | LedgerMaintenance>) => l
 const spend = (orgId: string, agentId: string, credits: bigint, testMode = false) =>
   run(Effect.gen(function*() {
     const l = yield* Ledger
-    const hold = yield* l.hold({ orgId, agentId, amount: credits, purpose: "purchase_item", reference: randomUUID(), testMode })
+    const hold = yield* l.hold({
+      orgId,
+      agentId,
+      amount: credits,
+      purpose: "purchase_item",
+      reference: randomUUID(),
+      testMode
+    })
     yield* l.capture(hold.id, credits)
   }))
 
-const topUp = (orgId: string, credits: bigint) => run(Effect.flatMap(Ledger, (l) => l.credit(orgId, credits, "top_up", "test top-up")))
+const topUp = (orgId: string, credits: bigint) =>
+  run(Effect.flatMap(Ledger, (l) => l.credit(orgId, credits, "top_up", "test top-up")))
 
 const orgWithEndpoint = async () => {
   const org = await seedOrg(db)
@@ -72,7 +80,8 @@ const orgWithEndpoint = async () => {
 const received = (orgId: string, type: string) =>
   receiver.received.filter((r) => r.path === `/once-${orgId}` && r.headers["service-event-type"] === type)
 
-const mails = (email: string, pattern: RegExp) => smtp.messages.filter((m) => m.to.includes(email) && pattern.test(m.subject))
+const mails = (email: string, pattern: RegExp) =>
+  smtp.messages.filter((m) => m.to.includes(email) && pattern.test(m.subject))
 
 /** Lets the workers finish whatever is due, then answers. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 1_200))
@@ -80,7 +89,11 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 1_200))
 describe("once-per rules, delivered and mailed", () => {
   it("balance.low: once per top-up, at the org's low_balance_usd", async () => {
     const org = await orgWithEndpoint()
-    const agent = await seedAgent(db, org.orgId, { mode: "live", monthlyBudgetCredits: 1_000_000n, approvalThresholdCredits: null })
+    const agent = await seedAgent(db, org.orgId, {
+      mode: "live",
+      monthlyBudgetCredits: 1_000_000n,
+      approvalThresholdCredits: null
+    })
     expect((await org.api.setNotifications({ low_balance_usd: 3 })).status).toBe(200)
     await topUp(org.orgId, 4_000n)
     await spend(org.orgId, agent.agentId, 500n) // 3500: above $3
@@ -91,7 +104,10 @@ describe("once-per rules, delivered and mailed", () => {
     await waitFor(() => (received(org.orgId, "balance.low").length === 1 ? true : undefined))
     await settle()
     expect(received(org.orgId, "balance.low")).toHaveLength(1)
-    expect(JSON.parse(received(org.orgId, "balance.low")[0]!.body).data).toEqual({ balance_credits: "2900", balance_usd: "2.900" })
+    expect(JSON.parse(received(org.orgId, "balance.low")[0]!.body).data).toEqual({
+      balance_credits: "2900",
+      balance_usd: "2.900"
+    })
     expect(mails(org.owner.email, /Credit balance low/)).toHaveLength(1)
 
     await topUp(org.orgId, 50n) // 2850: a top-up arms the alert again
@@ -108,9 +124,24 @@ describe("once-per rules, delivered and mailed", () => {
   it("budget.80pct: once per live agent per month, never for a test agent", async () => {
     const org = await orgWithEndpoint()
     await topUp(org.orgId, 100_000n)
-    const live = await seedAgent(db, org.orgId, { mode: "live", name: "Live one", monthlyBudgetCredits: 1_000n, approvalThresholdCredits: null })
-    const other = await seedAgent(db, org.orgId, { mode: "live", name: "Other", monthlyBudgetCredits: 1_000n, approvalThresholdCredits: null })
-    const test = await seedAgent(db, org.orgId, { mode: "test", name: "Test one", monthlyBudgetCredits: 1_000n, approvalThresholdCredits: null })
+    const live = await seedAgent(db, org.orgId, {
+      mode: "live",
+      name: "Live one",
+      monthlyBudgetCredits: 1_000n,
+      approvalThresholdCredits: null
+    })
+    const other = await seedAgent(db, org.orgId, {
+      mode: "live",
+      name: "Other",
+      monthlyBudgetCredits: 1_000n,
+      approvalThresholdCredits: null
+    })
+    const test = await seedAgent(db, org.orgId, {
+      mode: "test",
+      name: "Test one",
+      monthlyBudgetCredits: 1_000n,
+      approvalThresholdCredits: null
+    })
     await spend(org.orgId, live.agentId, 700n)
     await settle()
     expect(received(org.orgId, "budget.80pct")).toHaveLength(0)
@@ -122,7 +153,12 @@ describe("once-per rules, delivered and mailed", () => {
     await settle()
     const alerts = received(org.orgId, "budget.80pct").map((r) => JSON.parse(r.body).data)
     expect(alerts).toHaveLength(2)
-    expect(alerts.find((d) => d.agent_id === live.agentId)).toEqual({ agent_id: live.agentId, agent_name: "Live one", spent_credits: "800", budget_credits: "1000" })
+    expect(alerts.find((d) => d.agent_id === live.agentId)).toEqual({
+      agent_id: live.agentId,
+      agent_name: "Live one",
+      spent_credits: "800",
+      budget_credits: "1000"
+    })
     expect(alerts.find((d) => d.agent_id === other.agentId)).toMatchObject({ spent_credits: "850" })
     await waitFor(() => (mails(org.owner.email, /80% of its monthly budget/).length === 2 ? true : undefined))
 
@@ -152,7 +188,9 @@ describe("once-per rules, delivered and mailed", () => {
     // Let the owner mail go out before the clock jumps a day: a jump during the send would
     // outlast the mail worker's lease and send it again, which is not what this test is about.
     await waitFor(async () => {
-      const rows = await db.query(`SELECT 1 FROM mail_outbox WHERE to_address = $1 AND status = 'pending'`, [org.owner.email])
+      const rows = await db.query(`SELECT 1 FROM mail_outbox WHERE to_address = $1 AND status = 'pending'`, [
+        org.owner.email
+      ])
       return rows.length === 0 && mails(org.owner.email, /Your trial credits expire on/).length === 1 ? true : undefined
     })
     clock.advance(86_400_000)

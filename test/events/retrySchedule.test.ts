@@ -6,8 +6,10 @@ import { webhookRetrySchedule } from "../../src/Services/Webhooks/Delivery.js"
 
 /** The durable retry waits come from Effect Schedules, stepped without sleeping. */
 const waits = (schedule: Parameters<typeof delayAfterTries>[0], upTo: number) =>
-  Effect.forEach(Array.from({ length: upTo }, (_, i) => i + 1), (tries) =>
-    Effect.map(delayAfterTries(schedule, tries, 1_800_000_000_000), Option.map(Duration.toMinutes)))
+  Effect.forEach(
+    Array.from({ length: upTo }, (_, i) => i + 1),
+    (tries) => Effect.map(delayAfterTries(schedule, tries, 1_800_000_000_000), Option.map(Duration.toMinutes))
+  )
 
 describe("retry schedules", () => {
   it.effect("webhooks: 1, 5, 15, 30, 60, 120, 240, 480, 480 minutes, then none (ten tries)", () =>

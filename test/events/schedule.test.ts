@@ -16,7 +16,10 @@ let clock: ShiftableClock
 
 beforeAll(async () => {
   clock = makeShiftableClock()
-  world = await startWebhookWorld("events_schedule", { receiverMode: { kind: "fail", status: 500 }, clock: clock.layer })
+  world = await startWebhookWorld("events_schedule", {
+    receiverMode: { kind: "fail", status: 500 },
+    clock: clock.layer
+  })
 })
 
 afterAll(() => world?.close())
@@ -40,7 +43,10 @@ describe("retry schedule", () => {
     const api = orgApi(world.server.url, org.orgId, org.owner.sessionToken)
     const path = `/schedule-${org.orgId}`
     const made = await api.createWebhook({ url: world.receiver.url.replace("/hook", path) })
-    const event = await world.emitter.emit(org.orgId, { type: "tool.paused", data: { tool_id: "t1", tool_name: "Tool", reason: "maintenance" } })
+    const event = await world.emitter.emit(org.orgId, {
+      type: "tool.paused",
+      data: { tool_id: "t1", tool_name: "Tool", reason: "maintenance" }
+    })
     const waits: Array<number> = []
     for (let attempt = 1; attempt <= 10; attempt++) {
       const delivery = await deliveryAfter(api, event.id, attempt)
@@ -65,7 +71,9 @@ describe("retry schedule", () => {
     expect(tries).toHaveLength(10)
     expect(new Set(tries.map((r) => r.headers["service-event-id"]))).toEqual(new Set([event.id]))
     expect(new Set(tries.map((r) => r.body)).size).toBe(1)
-    const stamps = tries.map((r) => independentlyVerify(made.json.webhook.secret, r.headers["service-signature"] as string, r.body))
+    const stamps = tries.map((r) =>
+      independentlyVerify(made.json.webhook.secret, r.headers["service-signature"] as string, r.body)
+    )
     expect(stamps.every((s) => s.valid)).toBe(true)
     for (let i = 1; i < stamps.length; i++) expect(stamps[i]!.t).toBeGreaterThan(stamps[i - 1]!.t)
     // Moving further on sends nothing more.
@@ -101,7 +109,12 @@ describe("retry schedule", () => {
       recovering.setMode({ kind: "ok", status: 204 })
       moveTo(first.next_attempt_at)
       const second = await deliveryAfter(api, event.id, 2)
-      expect(second).toMatchObject({ status: "delivered", last_status_code: 204, last_error: null, next_attempt_at: null })
+      expect(second).toMatchObject({
+        status: "delivered",
+        last_status_code: 204,
+        last_error: null,
+        next_attempt_at: null
+      })
       expect(recovering.received.map((r) => r.headers["service-event-id"])).toEqual([event.id, event.id])
     } finally {
       await recovering.close()

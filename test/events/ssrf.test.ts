@@ -2,8 +2,8 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addressRefusal } from "../../src/Services/Webhooks/AddressPolicy.js"
 import { DnsResolver, postWebhook } from "../../src/Services/Webhooks/WebhookHttp.js"
-import { fakeDns } from "../support/dns.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { fakeDns } from "../support/dns.js"
 import { seedOrg } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
 import { orgApi } from "./support/api.js"
@@ -20,11 +20,14 @@ let receiver: TestReceiver
 /** What the stand-in DNS answers for each name (development server only). */
 const dnsAnswers = new Map<string, Array<string>>()
 
-
 beforeAll(async () => {
   db = await createTestDatabase("events_ssrf")
   receiver = await startReceiver()
-  production = await startServer({ DATABASE_URL: db.url, SERVICE_ENV: "production", SECRETS_ENCRYPTION_KEY: "test-key-for-the-ssrf-suite-0123456789" })
+  production = await startServer({
+    DATABASE_URL: db.url,
+    SERVICE_ENV: "production",
+    SECRETS_ENCRYPTION_KEY: "test-key-for-the-ssrf-suite-0123456789"
+  })
   development = await startServer({ DATABASE_URL: db.url }, fakeDns(dnsAnswers))
 })
 
@@ -76,7 +79,12 @@ describe("webhook URL rules in production", () => {
     const answer = await orgApi(production.url, org.orgId, org.owner.sessionToken).createWebhook({ url })
     expect(answer.status).toBe(400)
     expect(answer.json).toEqual({
-      error: { code: "invalid_input", message: expect.any(String), doc_url: expect.stringContaining("#invalid_input"), retryable: false }
+      error: {
+        code: "invalid_input",
+        message: expect.any(String),
+        doc_url: expect.stringContaining("#invalid_input"),
+        retryable: false
+      }
     })
   })
 
@@ -93,7 +101,13 @@ describe("webhook URL rules in production", () => {
   it("allows https to a public address (IPv4 and IPv6)", async () => {
     const org = await seedOrg(db)
     const api = orgApi(production.url, org.orgId, org.owner.sessionToken)
-    for (const url of ["https://93.184.216.34/hook", "https://[2606:4700:4700::1111]/hook", "https://8.8.8.8:8443/path?x=1"]) {
+    for (
+      const url of [
+        "https://93.184.216.34/hook",
+        "https://[2606:4700:4700::1111]/hook",
+        "https://8.8.8.8:8443/path?x=1"
+      ]
+    ) {
       const answer = await api.createWebhook({ url })
       expect(answer.status, url).toBe(201)
       expect(answer.json.webhook.url).toBe(url)
@@ -102,7 +116,24 @@ describe("webhook URL rules in production", () => {
 
   it("classifies addresses the same way the table says (pure policy)", () => {
     const strict = { allowLoopback: false }
-    for (const address of ["10.1.1.1", "172.20.0.1", "192.168.0.1", "127.0.0.1", "0.0.0.0", "169.254.0.1", "100.64.1.1", "198.18.1.1", "240.1.1.1", "::1", "fc00::1", "fe80::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1"]) {
+    for (
+      const address of [
+        "10.1.1.1",
+        "172.20.0.1",
+        "192.168.0.1",
+        "127.0.0.1",
+        "0.0.0.0",
+        "169.254.0.1",
+        "100.64.1.1",
+        "198.18.1.1",
+        "240.1.1.1",
+        "::1",
+        "fc00::1",
+        "fe80::1",
+        "::ffff:127.0.0.1",
+        "::ffff:10.0.0.1"
+      ]
+    ) {
       expect(addressRefusal(address, strict), address).toBeDefined()
     }
     for (const address of ["93.184.216.34", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8"]) {
@@ -125,7 +156,9 @@ describe("the address connected to is checked at every delivery", () => {
     dnsAnswers.set("rebind.test", ["10.0.0.7"])
     const blocked = await api.testWebhook(made.json.webhook.id)
     expect(blocked.json).toMatchObject({ status: "pending", last_status_code: null })
-    expect(blocked.json.last_error).toMatch(/^Address not allowed: rebind.test resolves to 10.0.0.7 is not a public address/)
+    expect(blocked.json.last_error).toMatch(
+      /^Address not allowed: rebind.test resolves to 10.0.0.7 is not a public address/
+    )
 
     dnsAnswers.set("rebind.test", ["127.0.0.1", "169.254.169.254"])
     const mixed = await api.testWebhook(made.json.webhook.id)
@@ -144,7 +177,9 @@ describe("the address connected to is checked at every delivery", () => {
   it("refuses a private answer for a name when the URL is saved", async () => {
     const org = await seedOrg(db)
     dnsAnswers.set("internal.test", ["192.168.10.10"])
-    const answer = await orgApi(development.url, org.orgId, org.owner.sessionToken).createWebhook({ url: "https://internal.test/hook" })
+    const answer = await orgApi(development.url, org.orgId, org.owner.sessionToken).createWebhook({
+      url: "https://internal.test/hook"
+    })
     expect(answer.status).toBe(400)
     expect(answer.json.error.message).toContain("192.168.10.10")
   })
@@ -157,19 +192,34 @@ describe("the address connected to is checked at every delivery", () => {
           resolver === undefined
             ? (e) => e
             : Effect.provideService(DnsResolver, {
-              lookup: async (host: string) => resolver(host).map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))
+              lookup: async (host: string) =>
+                resolver(host).map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))
             })
         )
       )
     const before = receiver.received.length
-    expect(await run(`http://127.0.0.1:${receiver.port}/direct`)).toMatchObject({ delivered: false, error: expect.stringMatching(/^Address not allowed/) })
-    expect(await run(`http://[::ffff:127.0.0.1]:${receiver.port}/direct`)).toMatchObject({ delivered: false, error: expect.stringMatching(/^Address not allowed/) })
-    expect(await run(`http://receiver.test:${receiver.port}/direct`, () => ["127.0.0.1"])).toMatchObject({ delivered: false, error: expect.stringMatching(/^Address not allowed/) })
+    expect(await run(`http://127.0.0.1:${receiver.port}/direct`)).toMatchObject({
+      delivered: false,
+      error: expect.stringMatching(/^Address not allowed/)
+    })
+    expect(await run(`http://[::ffff:127.0.0.1]:${receiver.port}/direct`)).toMatchObject({
+      delivered: false,
+      error: expect.stringMatching(/^Address not allowed/)
+    })
+    expect(await run(`http://receiver.test:${receiver.port}/direct`, () => ["127.0.0.1"])).toMatchObject({
+      delivered: false,
+      error: expect.stringMatching(/^Address not allowed/)
+    })
     expect(await run(`http://receiver.test:${receiver.port}/direct`, () => ["::1"])).toMatchObject({ delivered: false })
     expect(receiver.received.length).toBe(before)
     // Loopback allowed (development rules): the same request goes through.
     const allowed = await Effect.runPromise(
-      postWebhook({ url: `http://receiver.test:${receiver.port}/direct`, headers: {}, body: "{}", policy: { allowLoopback: true } }).pipe(
+      postWebhook({
+        url: `http://receiver.test:${receiver.port}/direct`,
+        headers: {},
+        body: "{}",
+        policy: { allowLoopback: true }
+      }).pipe(
         Effect.provideService(DnsResolver, { lookup: async () => [{ address: "127.0.0.1", family: 4 }] })
       )
     )

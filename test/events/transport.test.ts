@@ -34,7 +34,9 @@ afterAll(async () => {
 })
 
 const post = () =>
-  Effect.runPromise(postWebhook({ url, headers: { "Content-Type": "application/json" }, body: "{}", policy: { allowLoopback: true } }))
+  Effect.runPromise(
+    postWebhook({ url, headers: { "Content-Type": "application/json" }, body: "{}", policy: { allowLoopback: true } })
+  )
 
 describe("delivery transport", () => {
   it("sends again on a new connection when a reused kept-alive one was closed by the receiver", async () => {

@@ -1,10 +1,15 @@
+import { createEventDeduper, verifyWebhook, WebhookVerificationError } from "agent-purchasing-gateway/webhooks"
 import { createHmac } from "node:crypto"
 import { describe, expect, it } from "vitest"
-import { createEventDeduper, verifyWebhook, WebhookVerificationError } from "agent-purchasing-gateway/webhooks"
 
 /** The exported receiver verifier, checked against signatures made here with Node's crypto. */
 const secret = "whsec_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"
-const body = JSON.stringify({ id: "5b0c9f3e-7f7a-4a53-9a55-1a0b2c3d4e5f", type: "balance.low", created_at: "2026-11-22T00:00:00.000Z", data: { balance_credits: "4200", balance_usd: "4.200" } })
+const body = JSON.stringify({
+  id: "5b0c9f3e-7f7a-4a53-9a55-1a0b2c3d4e5f",
+  type: "balance.low",
+  created_at: "2026-11-22T00:00:00.000Z",
+  data: { balance_credits: "4200", balance_usd: "4.200" }
+})
 const now = Date.parse("2026-11-22T00:00:30.000Z")
 const t = Math.floor(now / 1000)
 const sign = (timestamp: number, payload: string, key = secret) =>
@@ -23,17 +28,25 @@ const reason = (run: () => unknown) => {
 describe("verifyWebhook", () => {
   it("accepts an authentic delivery given as a string or as raw bytes, and answers the parsed event", () => {
     expect(verifyWebhook({ rawBody: body, signature: sign(t, body), secret, now })).toEqual(JSON.parse(body))
-    expect(verifyWebhook({ rawBody: Buffer.from(body), signature: sign(t, body), secret, now }).id).toBe("5b0c9f3e-7f7a-4a53-9a55-1a0b2c3d4e5f")
+    expect(verifyWebhook({ rawBody: Buffer.from(body), signature: sign(t, body), secret, now }).id).toBe(
+      "5b0c9f3e-7f7a-4a53-9a55-1a0b2c3d4e5f"
+    )
   })
 
   it("checks the raw body: the same JSON re-serialised differently does not verify", () => {
     const pretty = JSON.stringify(JSON.parse(body), null, 2)
-    expect(reason(() => verifyWebhook({ rawBody: pretty, signature: sign(t, body), secret, now }))).toBe("signature_mismatch")
+    expect(reason(() => verifyWebhook({ rawBody: pretty, signature: sign(t, body), secret, now }))).toBe(
+      "signature_mismatch"
+    )
   })
 
   it("refuses a wrong secret, a changed body, a missing or malformed header", () => {
-    expect(reason(() => verifyWebhook({ rawBody: body, signature: sign(t, body, `${secret}x`), secret, now }))).toBe("signature_mismatch")
-    expect(reason(() => verifyWebhook({ rawBody: body.replace("4200", "9999"), signature: sign(t, body), secret, now }))).toBe("signature_mismatch")
+    expect(reason(() => verifyWebhook({ rawBody: body, signature: sign(t, body, `${secret}x`), secret, now }))).toBe(
+      "signature_mismatch"
+    )
+    expect(
+      reason(() => verifyWebhook({ rawBody: body.replace("4200", "9999"), signature: sign(t, body), secret, now }))
+    ).toBe("signature_mismatch")
     expect(reason(() => verifyWebhook({ rawBody: body, signature: undefined, secret, now }))).toBe("missing_signature")
     expect(reason(() => verifyWebhook({ rawBody: body, signature: "v1=abc", secret, now }))).toBe("malformed_signature")
     expect(reason(() => verifyWebhook({ rawBody: body, signature: `t=${t}`, secret, now }))).toBe("malformed_signature")
@@ -45,14 +58,22 @@ describe("verifyWebhook", () => {
   it("allows 5 minutes of clock difference either way, and no more", () => {
     expect(reason(() => verifyWebhook({ rawBody: body, signature: sign(t - 300, body), secret, now }))).toBe("accepted")
     expect(reason(() => verifyWebhook({ rawBody: body, signature: sign(t + 300, body), secret, now }))).toBe("accepted")
-    expect(reason(() => verifyWebhook({ rawBody: body, signature: sign(t - 301, body), secret, now }))).toBe("timestamp_out_of_tolerance")
-    expect(reason(() => verifyWebhook({ rawBody: body, signature: sign(t + 301, body), secret, now }))).toBe("timestamp_out_of_tolerance")
+    expect(reason(() => verifyWebhook({ rawBody: body, signature: sign(t - 301, body), secret, now }))).toBe(
+      "timestamp_out_of_tolerance"
+    )
+    expect(reason(() => verifyWebhook({ rawBody: body, signature: sign(t + 301, body), secret, now }))).toBe(
+      "timestamp_out_of_tolerance"
+    )
   })
 
   it("accepts any of several v1 signatures (for a secret rotation)", () => {
     const other = sign(t, body, "whsec_other").split(",")[1]
-    expect(reason(() => verifyWebhook({ rawBody: body, signature: `${sign(t, body)},${other}`, secret, now }))).toBe("accepted")
-    expect(reason(() => verifyWebhook({ rawBody: body, signature: `t=${t},${other}`, secret, now }))).toBe("signature_mismatch")
+    expect(reason(() => verifyWebhook({ rawBody: body, signature: `${sign(t, body)},${other}`, secret, now }))).toBe(
+      "accepted"
+    )
+    expect(reason(() => verifyWebhook({ rawBody: body, signature: `t=${t},${other}`, secret, now }))).toBe(
+      "signature_mismatch"
+    )
   })
 
   it("drops a repeated event id", () => {

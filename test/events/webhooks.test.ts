@@ -52,7 +52,13 @@ describe("webhook endpoints", () => {
     const listed = await orgApi(world.server.url, org.orgId, member.sessionToken).listWebhooks()
     expect(listed.status).toBe(200)
     expect(listed.json.webhooks).toEqual([
-      { id: created.json.webhook.id, url: world.receiver.url, events: [], secret_prefix: created.json.webhook.secret.slice(0, 12), created_at: created.json.webhook.created_at }
+      {
+        id: created.json.webhook.id,
+        url: world.receiver.url,
+        events: [],
+        secret_prefix: created.json.webhook.secret.slice(0, 12),
+        created_at: created.json.webhook.created_at
+      }
     ])
     expect(listed.text).not.toContain(created.json.webhook.secret)
     expect(listed.json.event_types).toEqual([...subscribableEventTypes])
@@ -64,7 +70,10 @@ describe("webhook endpoints", () => {
 
   it("keeps a picked list of event types and refuses unknown ones with 400 invalid_input", async () => {
     const org = await ownerOrg()
-    const picked = await org.api.createWebhook({ url: world.receiver.url, events: ["job.completed", "balance.low", "balance.low"] })
+    const picked = await org.api.createWebhook({
+      url: world.receiver.url,
+      events: ["job.completed", "balance.low", "balance.low"]
+    })
     expect(picked.status).toBe(201)
     expect(picked.json.webhook.events).toEqual(["balance.low", "job.completed"])
     const unknown = await org.api.createWebhook({ url: world.receiver.url, events: ["balance.low", "balance.lowish"] })
@@ -84,19 +93,28 @@ describe("webhook endpoints", () => {
 
   it("refuses URLs that are not https to a public address or http to loopback (development)", async () => {
     const org = await ownerOrg()
-    for (const url of [
-      "not a url",
-      "ftp://127.0.0.1/hook",
-      "http://93.184.216.34/hook",
-      "https://10.0.0.1/hook",
-      "https://user:pass@93.184.216.34/hook",
-      "https://169.254.169.254/latest/meta-data"
-    ]) {
+    for (
+      const url of [
+        "not a url",
+        "ftp://127.0.0.1/hook",
+        "http://93.184.216.34/hook",
+        "https://10.0.0.1/hook",
+        "https://user:pass@93.184.216.34/hook",
+        "https://169.254.169.254/latest/meta-data"
+      ]
+    ) {
       const answer = await org.api.createWebhook({ url })
       expect(answer.status, url).toBe(400)
       expect(answer.json, url).toEqual(errorBody("invalid_input"))
     }
-    for (const url of ["http://localhost:9/hook", "http://127.0.0.1:9/hook", "http://[::1]:9/hook", "https://93.184.216.34/hook"]) {
+    for (
+      const url of [
+        "http://localhost:9/hook",
+        "http://127.0.0.1:9/hook",
+        "http://[::1]:9/hook",
+        "https://93.184.216.34/hook"
+      ]
+    ) {
       const answer = await org.api.createWebhook({ url })
       expect(answer.status, url).toBe(201)
     }
@@ -129,14 +147,22 @@ describe("webhook endpoints", () => {
     const writeApi = orgApi(world.server.url, org.orgId, writeKey.secret)
     const byWrite = await writeApi.createWebhook({ url: world.receiver.url })
     expect(byWrite.status).toBe(201)
-    expect((await writeApi.deleteWebhook(byWrite.json.webhook.id)).json).toEqual({ id: byWrite.json.webhook.id, status: "deleted" })
+    expect((await writeApi.deleteWebhook(byWrite.json.webhook.id)).json).toEqual({
+      id: byWrite.json.webhook.id,
+      status: "deleted"
+    })
 
     // A write key acts with its maker's current role: once the maker is a member, it cannot.
     const demoted = await seedUser(world.db)
     await addMember(world.db, org.orgId, demoted.userId, "owner")
     const demotedKey = await seedOrgKey(world.db, org.orgId, demoted, "write")
-    await world.db.query(`UPDATE org_members SET role = 'member' WHERE org_id = $1 AND user_id = $2`, [org.orgId, demoted.userId])
-    expect((await orgApi(world.server.url, org.orgId, demotedKey.secret).createWebhook({ url: world.receiver.url })).status).toBe(403)
+    await world.db.query(`UPDATE org_members SET role = 'member' WHERE org_id = $1 AND user_id = $2`, [
+      org.orgId,
+      demoted.userId
+    ])
+    expect(
+      (await orgApi(world.server.url, org.orgId, demotedKey.secret).createWebhook({ url: world.receiver.url })).status
+    ).toBe(403)
 
     // Another org's owner sees nothing of this org.
     const other = await ownerOrg()
@@ -194,7 +220,16 @@ describe("delivery", () => {
     }
     // Nothing else but what HTTP itself needs.
     expect([...names].sort()).toEqual(
-      ["Connection", "Content-Length", "Content-Type", "Host", "Service-Event-Id", "Service-Event-Type", "Service-Signature", "User-Agent"]
+      [
+        "Connection",
+        "Content-Length",
+        "Content-Type",
+        "Host",
+        "Service-Event-Id",
+        "Service-Event-Type",
+        "Service-Signature",
+        "User-Agent"
+      ]
     )
     const header = (name: string) => got.rawHeaders.find(([n]) => n === name)?.[1]
     expect(header("Content-Type")).toBe("application/json")
@@ -244,16 +279,25 @@ describe("delivery", () => {
 
   it("delivers only the picked types to an endpoint with a list, and every type to one without", async () => {
     const org = await ownerOrg()
-    const picky = await org.api.createWebhook({ url: world.receiver.url.replace("/hook", `/picky-${org.orgId}`), events: ["job.completed"] })
+    const picky = await org.api.createWebhook({
+      url: world.receiver.url.replace("/hook", `/picky-${org.orgId}`),
+      events: ["job.completed"]
+    })
     const all = await org.api.createWebhook({ url: world.receiver.url.replace("/hook", `/all-${org.orgId}`) })
     const low = await world.emitter.emit(org.orgId, lowBalance)
     const job = await world.emitter.emit(org.orgId, {
       type: "job.completed",
       data: { job_id: "j1", status: "done", receipt_id: "r1", item_count: 30, passed: 29, expired: 1 }
     })
-    await waitFor(() => world.receiver.received.filter((r) => r.path.endsWith(org.orgId)).length >= 3 ? true : undefined)
+    await waitFor(() =>
+      world.receiver.received.filter((r) => r.path.endsWith(org.orgId)).length >= 3 ? true : undefined
+    )
     const { json } = await org.api.deliveries()
-    const pairs = json.deliveries.map((d: any) => `${d.webhook_id === picky.json.webhook.id ? "picky" : d.webhook_id === all.json.webhook.id ? "all" : "?"}:${d.event_type}`).sort()
+    const pairs = json.deliveries.map((d: any) =>
+      `${
+        d.webhook_id === picky.json.webhook.id ? "picky" : d.webhook_id === all.json.webhook.id ? "all" : "?"
+      }:${d.event_type}`
+    ).sort()
     expect(pairs).toEqual(["all:balance.low", "all:job.completed", "picky:job.completed"])
     expect(low.id).not.toBe(job.id)
   })
@@ -272,15 +316,27 @@ describe("delivery", () => {
   it("test sends webhook.test to that endpoint at once and answers the delivery's outcome", async () => {
     const org = await ownerOrg()
     const path = `/test-${org.orgId}`
-    const made = await org.api.createWebhook({ url: world.receiver.url.replace("/hook", path), events: ["balance.low"] })
+    const made = await org.api.createWebhook({
+      url: world.receiver.url.replace("/hook", path),
+      events: ["balance.low"]
+    })
     const other = await org.api.createWebhook({ url: world.receiver.url.replace("/hook", `/other-${org.orgId}`) })
     const answer = await org.api.testWebhook(made.json.webhook.id)
     expect(answer.status).toBe(200)
-    expect(answer.json).toMatchObject({ webhook_id: made.json.webhook.id, event_type: "webhook.test", status: "delivered", attempts: 1, last_status_code: 200, last_error: null })
+    expect(answer.json).toMatchObject({
+      webhook_id: made.json.webhook.id,
+      event_type: "webhook.test",
+      status: "delivered",
+      attempts: 1,
+      last_status_code: 200,
+      last_error: null
+    })
     const got = world.receiver.received.filter((r) => r.path === path)
     expect(got).toHaveLength(1)
     expect(JSON.parse(got[0]!.body)).toMatchObject({ type: "webhook.test", data: { message: expect.any(String) } })
-    expect(independentlyVerify(made.json.webhook.secret, got[0]!.headers["service-signature"] as string, got[0]!.body).valid).toBe(true)
+    expect(
+      independentlyVerify(made.json.webhook.secret, got[0]!.headers["service-signature"] as string, got[0]!.body).valid
+    ).toBe(true)
     // Only the tested endpoint gets it; the event is listed.
     expect(world.receiver.received.some((r) => r.path === `/other-${org.orgId}`)).toBe(false)
     expect(other.status).toBe(201)
@@ -296,14 +352,29 @@ describe("delivery", () => {
       const b = await org.api.createWebhook({ url: redirecting.url })
       const c = await org.api.createWebhook({ url: `http://127.0.0.1:${await closedPort()}/hook` })
       const five = await org.api.testWebhook(a.json.webhook.id)
-      expect(five.json).toMatchObject({ status: "pending", attempts: 1, last_status_code: 503, last_error: "Answered HTTP 503" })
-      expect(Date.parse(five.json.next_attempt_at) - Date.parse(five.json.last_attempt_at)).toBeGreaterThanOrEqual(60_000)
+      expect(five.json).toMatchObject({
+        status: "pending",
+        attempts: 1,
+        last_status_code: 503,
+        last_error: "Answered HTTP 503"
+      })
+      expect(Date.parse(five.json.next_attempt_at) - Date.parse(five.json.last_attempt_at)).toBeGreaterThanOrEqual(
+        60_000
+      )
       const redirect = await org.api.testWebhook(b.json.webhook.id)
-      expect(redirect.json).toMatchObject({ status: "pending", last_status_code: 302, last_error: "Redirect (302) not followed" })
+      expect(redirect.json).toMatchObject({
+        status: "pending",
+        last_status_code: 302,
+        last_error: "Redirect (302) not followed"
+      })
       expect(redirecting.received).toHaveLength(1)
       expect(redirecting.redirectTargetHits).toHaveLength(0)
       const refused = await org.api.testWebhook(c.json.webhook.id)
-      expect(refused.json).toMatchObject({ status: "pending", last_status_code: null, last_error: "Connection refused" })
+      expect(refused.json).toMatchObject({
+        status: "pending",
+        last_status_code: null,
+        last_error: "Connection refused"
+      })
     } finally {
       await failing.close()
       await redirecting.close()
@@ -317,9 +388,17 @@ describe("delivery", () => {
       const org = await ownerOrg()
       const a = await org.api.createWebhook({ url: slow.url })
       const b = await org.api.createWebhook({ url: silent.url })
-      const [late, none] = await Promise.all([org.api.testWebhook(a.json.webhook.id), org.api.testWebhook(b.json.webhook.id)])
+      const [late, none] = await Promise.all([
+        org.api.testWebhook(a.json.webhook.id),
+        org.api.testWebhook(b.json.webhook.id)
+      ])
       for (const answer of [late, none]) {
-        expect(answer.json).toMatchObject({ status: "pending", attempts: 1, last_status_code: null, last_error: "No answer within 10 seconds" })
+        expect(answer.json).toMatchObject({
+          status: "pending",
+          attempts: 1,
+          last_status_code: null,
+          last_error: "No answer within 10 seconds"
+        })
       }
       expect(slow.received).toHaveLength(1)
       expect(silent.received).toHaveLength(1)
@@ -335,8 +414,18 @@ describe("lists", () => {
     const org = await ownerOrg()
     const emitted = []
     for (let i = 0; i < 5; i++) {
-      emitted.push(await world.emitter.emit(org.orgId, { type: "balance.low", data: { balance_credits: String(1000 + i), balance_usd: `1.00${i}` } }))
-      emitted.push(await world.emitter.emit(org.orgId, { type: "tool.paused", data: { tool_id: `t${i}`, tool_name: `Tool ${i}`, reason: "maintenance" } }))
+      emitted.push(
+        await world.emitter.emit(org.orgId, {
+          type: "balance.low",
+          data: { balance_credits: String(1000 + i), balance_usd: `1.00${i}` }
+        })
+      )
+      emitted.push(
+        await world.emitter.emit(org.orgId, {
+          type: "tool.paused",
+          data: { tool_id: `t${i}`, tool_name: `Tool ${i}`, reason: "maintenance" }
+        })
+      )
     }
     const all = await org.api.events()
     expect(all.status).toBe(200)
@@ -348,8 +437,20 @@ describe("lists", () => {
     const page2 = await org.api.events(`?type=balance.low&limit=2&starting_after=${page1.json.events[1].id}`)
     expect(page2.json.events.map((e: any) => e.data.balance_credits)).toEqual(["1002", "1001"])
     const page3 = await org.api.events(`?type=balance.low&limit=2&starting_after=${page2.json.events[1].id}`)
-    expect(page3.json).toEqual({ events: [expect.objectContaining({ data: { balance_credits: "1000", balance_usd: "1.000" } })], has_more: false })
-    for (const query of ["?limit=0", "?limit=201", "?limit=abc", "?type=nope", "?starting_after=nope", `?starting_after=${(await ownerOrg()).orgId}`]) {
+    expect(page3.json).toEqual({
+      events: [expect.objectContaining({ data: { balance_credits: "1000", balance_usd: "1.000" } })],
+      has_more: false
+    })
+    for (
+      const query of [
+        "?limit=0",
+        "?limit=201",
+        "?limit=abc",
+        "?type=nope",
+        "?starting_after=nope",
+        `?starting_after=${(await ownerOrg()).orgId}`
+      ]
+    ) {
       const bad = await org.api.events(query)
       expect(bad.status, query).toBe(400)
       expect(bad.json.error.code, query).toBe("invalid_input")
@@ -381,12 +482,18 @@ describe("lists", () => {
 describe("notification settings", () => {
   it("sets low_balance_usd (owner only), stored exactly as credits; default 5", async () => {
     const org = await ownerOrg()
-    expect((await org.api.notifications()).json).toEqual({ notifications: { low_balance_usd: "5.000", low_balance_credits: "5000" } })
+    expect((await org.api.notifications()).json).toEqual({
+      notifications: { low_balance_usd: "5.000", low_balance_credits: "5000" }
+    })
     const set = await org.api.setNotifications({ low_balance_usd: 12.5 })
     expect(set.status).toBe(200)
     expect(set.json).toEqual({ notifications: { low_balance_usd: "12.500", low_balance_credits: "12500" } })
-    expect((await world.db.query(`SELECT low_balance_credits FROM orgs WHERE id = $1`, [org.orgId]))[0].low_balance_credits).toBe("12500")
-    expect((await org.api.setNotifications({ low_balance_usd: "0.001" })).json.notifications.low_balance_credits).toBe("1")
+    expect(
+      (await world.db.query(`SELECT low_balance_credits FROM orgs WHERE id = $1`, [org.orgId]))[0].low_balance_credits
+    ).toBe("12500")
+    expect((await org.api.setNotifications({ low_balance_usd: "0.001" })).json.notifications.low_balance_credits).toBe(
+      "1"
+    )
     expect((await org.api.setNotifications({})).json.notifications.low_balance_usd).toBe("5.000")
     for (const bad of [-1, 1.0001, "abc", "1e3", null]) {
       const answer = await org.api.setNotifications({ low_balance_usd: bad })

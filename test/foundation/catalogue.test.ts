@@ -24,7 +24,20 @@ describe("the gateway catalogue", () => {
     expect(all).toHaveLength(947)
     expect(new Set(all.map((e) => e.provider)).size).toBe(70)
     expect(new Set(all.map((e) => e.category))).toEqual(
-      new Set(["people", "companies", "search", "scrape", "social", "finance", "brands", "ai", "utilities", "identity", "messaging", "compute"])
+      new Set([
+        "people",
+        "companies",
+        "search",
+        "scrape",
+        "social",
+        "finance",
+        "brands",
+        "ai",
+        "utilities",
+        "identity",
+        "messaging",
+        "compute"
+      ])
     )
     expect(all.filter((e) => e.availability === "live")).toHaveLength(840)
     expect(all.filter((e) => e.availability === "on request")).toHaveLength(107)
@@ -33,7 +46,18 @@ describe("the gateway catalogue", () => {
   it("answers every field of the spec's record, ids of the form provider/slug, placeholders matching path_params", async () => {
     for (const endpoint of await endpoints()) {
       expect(Object.keys(endpoint).sort()).toEqual(
-        ["availability", "category", "id", "method", "name", "path", "path_params", "price_per_call", "provider", "provider_name"]
+        [
+          "availability",
+          "category",
+          "id",
+          "method",
+          "name",
+          "path",
+          "path_params",
+          "price_per_call",
+          "provider",
+          "provider_name"
+        ]
       )
       expect(endpoint.id).toMatch(new RegExp(`^${endpoint.provider}/[a-z0-9-]+$`))
       expect(["GET", "POST", "PATCH", "DELETE"]).toContain(endpoint.method)
@@ -46,7 +70,8 @@ describe("the gateway catalogue", () => {
     const onRequest = await endpoints("?availability=on%20request")
     const byCategory = new Map<string, number>()
     for (const e of onRequest) byCategory.set(e.category, (byCategory.get(e.category) ?? 0) + 1)
-    const named = (byCategory.get("messaging") ?? 0) + (byCategory.get("compute") ?? 0) + (byCategory.get("identity") ?? 0)
+    const named = (byCategory.get("messaging") ?? 0) + (byCategory.get("compute") ?? 0) +
+      (byCategory.get("identity") ?? 0)
     expect(named).toBeGreaterThan(onRequest.length / 2)
   })
 
@@ -68,7 +93,9 @@ describe("the gateway catalogue", () => {
     const all = await endpoints()
     const got = await endpoints("?category=messaging&provider=twilio&availability=live")
     expect(got.map((e) => e.id)).toEqual(
-      all.filter((e) => e.category === "messaging" && e.provider === "twilio" && e.availability === "live").map((e) => e.id)
+      all.filter((e) => e.category === "messaging" && e.provider === "twilio" && e.availability === "live").map((e) =>
+        e.id
+      )
     )
     expect(got.length).toBeGreaterThan(0)
   })
@@ -82,7 +109,9 @@ describe("the gateway catalogue", () => {
   })
 
   it("prices for Pay as you go when anonymous, from the base price in the database", async () => {
-    const [row] = await world.db.query(`SELECT id, base_price_credits FROM catalogue_endpoints WHERE id = 'hunter/email-finder'`)
+    const [row] = await world.db.query(
+      `SELECT id, base_price_credits FROM catalogue_endpoints WHERE id = 'hunter/email-finder'`
+    )
     const [endpoint] = await endpoints("?q=hunter/email-finder")
     expect(endpoint.price_per_call).toBe(String(row.base_price_credits))
   })
@@ -100,7 +129,9 @@ describe("the gateway catalogue", () => {
       expect(res.status, res.text).toBe(200)
       expect(res.json.endpoints[0].price_per_call).toBe(expected[plan])
     }
-    const bad = await request(`${world.server.url}/v1/endpoints`, { headers: { authorization: "Bearer sk_live_notakey" } })
+    const bad = await request(`${world.server.url}/v1/endpoints`, {
+      headers: { authorization: "Bearer sk_live_notakey" }
+    })
     expect(bad.status).toBe(401)
     expect(bad.json.error.code).toBe("unauthenticated")
   })

@@ -1,6 +1,6 @@
+import { Validator } from "@seriousme/openapi-schema-validator"
 import Ajv from "ajv"
 import addFormats from "ajv-formats"
-import { Validator } from "@seriousme/openapi-schema-validator"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { errorCodes } from "../../src/Errors/ErrorCatalogue.js"
 import { request, type ServiceWorld, startServiceWorld } from "../support/server.js"
@@ -117,7 +117,18 @@ describe("public data", () => {
     expect(json.reports.length).toBeGreaterThan(32)
     const first = json.reports[0]
     expect(Object.keys(first).sort()).toEqual(
-      ["accuracy", "coverage", "date", "latency_p50_ms", "latency_p95_ms", "sample_size", "task_type", "tool_id", "tool_name", "tool_slug"]
+      [
+        "accuracy",
+        "coverage",
+        "date",
+        "latency_p50_ms",
+        "latency_p95_ms",
+        "sample_size",
+        "task_type",
+        "tool_id",
+        "tool_name",
+        "tool_slug"
+      ]
     )
     const dates = json.reports.map((r: any) => r.date)
     expect([...dates].sort().reverse()).toEqual(dates)
@@ -154,7 +165,10 @@ describe("public data", () => {
     const base = { id: "6f1c2a9e-1b2c-4d3e-8f40-1a2b3c4d5e6f", created_at: "2026-11-21T10:00:00.000Z" }
     const samples = [
       { type: "balance.low", data: { balance_credits: "4200", balance_usd: "4.200" } },
-      { type: "budget.80pct", data: { agent_id: "a", agent_name: "n", spent_credits: "40000", budget_credits: "50000" } },
+      {
+        type: "budget.80pct",
+        data: { agent_id: "a", agent_name: "n", spent_credits: "40000", budget_credits: "50000" }
+      },
       {
         type: "approval.requested",
         data: {
@@ -169,15 +183,31 @@ describe("public data", () => {
         }
       },
       { type: "approval.decided", data: { approval_id: "x", agent_id: "a", status: "approved", note: null } },
-      { type: "job.completed", data: { job_id: "j", status: "done", receipt_id: "r", item_count: 30, passed: 28, expired: 0 } },
+      {
+        type: "job.completed",
+        data: { job_id: "j", status: "done", receipt_id: "r", item_count: 30, passed: 28, expired: 0 }
+      },
       { type: "tool.paused", data: { tool_id: "t", tool_name: "T", reason: "accuracy drop" } },
       {
         type: "dispute.decided",
-        data: { dispute_id: "d", receipt_id: "r", item_index: 0, decision: "upheld", refunded_credits: "40", note: "ok" }
+        data: {
+          dispute_id: "d",
+          receipt_id: "r",
+          item_index: 0,
+          decision: "upheld",
+          refunded_credits: "40",
+          note: "ok"
+        }
       },
       {
         type: "price.changed",
-        data: { tool_id: "t", tool_name: "T", old_credits: "40", new_credits: "45", valid_from: "2026-12-01T00:00:00.000Z" }
+        data: {
+          tool_id: "t",
+          tool_name: "T",
+          old_credits: "40",
+          new_credits: "45",
+          valid_from: "2026-12-01T00:00:00.000Z"
+        }
       },
       { type: "trial.expiring", data: { credits: "5000", expires_on: "2026-12-21" } },
       { type: "webhook.test", data: { message: "hello" } }

@@ -93,12 +93,18 @@ describe("public rate limits over HTTP", () => {
   it("allows 10 waitlist joins an hour per address, then 429", async () => {
     await awayFromBoundary(3600, 20)
     for (let i = 1; i <= 10; i++) {
-      const res = await request(`${world.server.url}/v1/waitlist`, { method: "POST", body: { email: `p${i}@example.com` } })
+      const res = await request(`${world.server.url}/v1/waitlist`, {
+        method: "POST",
+        body: { email: `p${i}@example.com` }
+      })
       expect(res.status).toBe(202)
       expect(res.headers.get("ratelimit-policy")).toBe("10;w=3600")
       expect(res.headers.get("ratelimit-remaining")).toBe(String(10 - i))
     }
-    const refused = await request(`${world.server.url}/v1/waitlist`, { method: "POST", body: { email: "p11@example.com" } })
+    const refused = await request(`${world.server.url}/v1/waitlist`, {
+      method: "POST",
+      body: { email: "p11@example.com" }
+    })
     expect(refused.status).toBe(429)
     expect(refused.headers.get("retry-after")).not.toBeNull()
   })

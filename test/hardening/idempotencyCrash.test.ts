@@ -57,11 +57,15 @@ describe("idempotency after a crash", () => {
 
     child = await startChildService(env())
     // Answered once the dead process's lease lapsed; until then `request_in_progress`.
-    const answer = await poll(async () => {
-      const attempt = await execute(child!.url)
-      if (attempt.status === 409 && attempt.json.error.code === "request_in_progress") return undefined
-      return attempt
-    }, "the key was answered", 30_000)
+    const answer = await poll(
+      async () => {
+        const attempt = await execute(child!.url)
+        if (attempt.status === 409 && attempt.json.error.code === "request_in_progress") return undefined
+        return attempt
+      },
+      "the key was answered",
+      30_000
+    )
     expect(answer.status).toBe(502)
     expect(answer.json.error).toMatchObject({ code: "provider_error", retryable: true })
     expect(answer.json.error.message).toContain("interrupted")
@@ -72,9 +76,13 @@ describe("idempotency after a crash", () => {
     expect(again.text).toBe(answer.text)
     const receipts = await db.query(`SELECT id, status FROM receipts WHERE agent_id = $1`, [agent.agentId])
     expect(receipts).toEqual([{ id: expect.any(String), status: "done" }])
-    const items = await db.query(`SELECT status, error_code, runs FROM receipt_items WHERE receipt_id = $1`, [receipts[0]!.id])
+    const items = await db.query(`SELECT status, error_code, runs FROM receipt_items WHERE receipt_id = $1`, [
+      receipts[0]!.id
+    ])
     expect(items).toEqual([{ status: "failed", error_code: "interrupted", runs: 1 }])
-    const [held] = await db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND status = 'held'`, [org.orgId])
+    const [held] = await db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND status = 'held'`, [
+      org.orgId
+    ])
     expect(held!.n).toBe(0)
   }, 180_000)
 })

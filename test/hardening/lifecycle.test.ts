@@ -9,7 +9,9 @@ import { Lifecycle } from "../../src/Services/Lifecycle/Lifecycle.js"
  * end of the grace stops what still runs.
  */
 const lifecycle = (settings: Record<string, string>) =>
-  Lifecycle.Default.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(settings))))))
+  Lifecycle.Default.pipe(
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(settings)))))
+  )
 
 const limits = lifecycle({ MAX_CONCURRENT_REQUESTS: "2", MAX_QUEUED_REQUESTS: "1", REQUEST_QUEUE_TIMEOUT_MS: "1000" })
 
@@ -32,7 +34,9 @@ const fullWithOneWaiting = <A, E>(
 ) =>
   Effect.gen(function*() {
     const running = yield* Effect.fork(
-      Effect.all([admission.admit(gated(gate, started, "a")), admission.admit(gated(gate, started, "b"))], { concurrency: 2 })
+      Effect.all([admission.admit(gated(gate, started, "a")), admission.admit(gated(gate, started, "b"))], {
+        concurrency: 2
+      })
     )
     yield* settled(admission, 2, 0)
     const waiting = yield* Effect.fork(waiter)
@@ -64,7 +68,10 @@ describe("admission", () => {
       const gate = yield* Deferred.make<void>()
       const started: Array<string> = []
       const { running, waiting } = yield* fullWithOneWaiting(
-        admission, gate, started, Effect.exit(admission.admit(gated(gate, started, "late")))
+        admission,
+        gate,
+        started,
+        Effect.exit(admission.admit(gated(gate, started, "late")))
       )
       yield* TestClock.adjust("999 millis")
       expect((yield* admission.state).queued).toBe(1)
@@ -76,7 +83,11 @@ describe("admission", () => {
       yield* Fiber.join(running)
       // Both places are free again: two more run at once.
       const gate2 = yield* Deferred.make<void>()
-      const again = yield* Effect.fork(Effect.all([admission.admit(gated(gate2, started, "x")), admission.admit(gated(gate2, started, "y"))], { concurrency: 2 }))
+      const again = yield* Effect.fork(
+        Effect.all([admission.admit(gated(gate2, started, "x")), admission.admit(gated(gate2, started, "y"))], {
+          concurrency: 2
+        })
+      )
       yield* settled(admission, 2, 0)
       yield* Deferred.succeed(gate2, undefined)
       yield* Fiber.join(again)
@@ -88,7 +99,12 @@ describe("admission", () => {
       const admission = yield* Lifecycle
       const gate = yield* Deferred.make<void>()
       const started: Array<string> = []
-      const { running, waiting } = yield* fullWithOneWaiting(admission, gate, started, admission.admit(gated(gate, started, "gone")))
+      const { running, waiting } = yield* fullWithOneWaiting(
+        admission,
+        gate,
+        started,
+        admission.admit(gated(gate, started, "gone"))
+      )
       yield* Fiber.interrupt(waiting)
       expect(yield* admission.state).toEqual({ running: 2, queued: 0, draining: false })
       yield* Deferred.succeed(gate, undefined)

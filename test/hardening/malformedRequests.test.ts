@@ -38,7 +38,9 @@ interface Operation {
   readonly method: string
   readonly path: string
   readonly query: ReadonlyArray<string>
-  readonly body: { readonly properties: Record<string, { type?: string }>; readonly required: ReadonlyArray<string> } | undefined
+  readonly body:
+    | { readonly properties: Record<string, { type?: string }>; readonly required: ReadonlyArray<string> }
+    | undefined
 }
 
 /** The operations of the document, with their query names and body fields (refs resolved one level). */
@@ -110,7 +112,9 @@ const wrongValueFor = (type: string | undefined): fc.Arbitrary<unknown> => {
   ]
   if (type !== "string") others.push(junkString)
   if (type !== "number" && type !== "integer") others.push(junkNumber)
-  if (type === "string") others.push(junkString, fc.constant("-1"), fc.constant("1e400"), fc.constant("99999999999999999999999"))
+  if (type === "string") {
+    others.push(junkString, fc.constant("-1"), fc.constant("1e400"), fc.constant("99999999999999999999999"))
+  }
   if (type === "number" || type === "integer") others.push(junkNumber)
   return fc.oneof(...others)
 }
@@ -148,11 +152,19 @@ const queryValue = fc.oneof(
 
 const generatorFor = (operation: Operation): fc.Arbitrary<Generated> => {
   const pathArb = fc
-    .tuple(...operation.path.split("/").map((segment) => {
-      if (!segment.startsWith("{")) return fc.constant(segment)
-      const real = segment === "{orgId}" ? ids.orgId : segment === "{agentId}" ? ids.agentId : segment === "{userId}" ? ids.userId : randomUUID()
-      return pathValue.map((v) => (v === "real" ? real : v))
-    }))
+    .tuple(
+      ...operation.path.split("/").map((segment) => {
+        if (!segment.startsWith("{")) return fc.constant(segment)
+        const real = segment === "{orgId}"
+          ? ids.orgId
+          : segment === "{agentId}"
+          ? ids.agentId
+          : segment === "{userId}"
+          ? ids.userId
+          : randomUUID()
+        return pathValue.map((v) => (v === "real" ? real : v))
+      })
+    )
     .map((segments) => segments.join("/"))
   const queryArb = operation.query.length === 0
     ? fc.constant("")
@@ -186,19 +198,47 @@ const generatorFor = (operation: Operation): fc.Arbitrary<Generated> => {
     json("several wrong", someFieldsWrong),
     json("extra fields", someFieldsWrong.map((v) => ({ ...v, unexpected_field: "x", __proto__x: { a: 1 } }))),
     json("not an object", fc.oneof(fc.constant([]), fc.constant("text"), fc.constant(42), fc.constant(null))),
-    raw("NUL in a string", "application/json", fc.constant(Buffer.from('{"name":"a\\u0000b","email":"x\\u0000@y.z"}'))),
-    raw("invalid UTF-8", "application/json", fc.constant(Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]))),
-    raw("deep nesting", "application/json", fc.constantFrom(64, 65, 500, 5000).map((d) => Buffer.from(`{"a":${nested(d)}}`))),
-    raw("huge number", "application/json", fc.constantFrom("1e999", "-1e999", "123456789012345678901234567890").map((n) => Buffer.from(`{"amount_usd":${n},"credits":${n}}`))),
-    raw("malformed JSON", "application/json", fc.constantFrom("{", "{\"a\":}", "nul", "[1,]", "\"unterminated").map((t) => Buffer.from(t))),
+    raw(
+      "NUL in a string",
+      "application/json",
+      fc.constant(Buffer.from("{\"name\":\"a\\u0000b\",\"email\":\"x\\u0000@y.z\"}"))
+    ),
+    raw(
+      "invalid UTF-8",
+      "application/json",
+      fc.constant(Buffer.concat([Buffer.from("{\"name\":\""), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from("\"}")]))
+    ),
+    raw(
+      "deep nesting",
+      "application/json",
+      fc.constantFrom(64, 65, 500, 5000).map((d) => Buffer.from(`{"a":${nested(d)}}`))
+    ),
+    raw(
+      "huge number",
+      "application/json",
+      fc.constantFrom("1e999", "-1e999", "123456789012345678901234567890").map((n) =>
+        Buffer.from(`{"amount_usd":${n},"credits":${n}}`)
+      )
+    ),
+    raw(
+      "malformed JSON",
+      "application/json",
+      fc.constantFrom("{", "{\"a\":}", "nul", "[1,]", "\"unterminated").map((t) => Buffer.from(t))
+    ),
     raw("empty body", "application/json", fc.constant(Buffer.alloc(0))),
     raw("wrong Content-Type", undefined, fc.constant(undefined)).chain((g) =>
-      fc.constantFrom("text/plain", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/xml").map((contentType) => ({
+      fc.constantFrom(
+        "text/plain",
+        "multipart/form-data; boundary=x",
+        "application/x-www-form-urlencoded",
+        "application/xml"
+      ).map((contentType) => ({
         ...g,
         kind: "wrong Content-Type",
         contentType,
-        body: Buffer.from('{"email":"a@example.com"}')
-      }))),
+        body: Buffer.from("{\"email\":\"a@example.com\"}")
+      }))
+    ),
     raw("missing Content-Type", undefined, fc.constant(Buffer.from("{}")))
   ]
   const withoutBody = [raw("junk target", undefined, fc.constant(undefined))]
@@ -214,12 +254,25 @@ const send = (operation: Operation, generated: Generated, token: string | undefi
     if (generated.contentType !== undefined) headers["content-type"] = generated.contentType
     if (generated.body !== undefined) headers["content-length"] = generated.body.length
     const req = http.request(
-      { host: "127.0.0.1", port: Number(new URL(world.server.url).port), method: operation.method, path: generated.path, headers },
+      {
+        host: "127.0.0.1",
+        port: Number(new URL(world.server.url).port),
+        method: operation.method,
+        path: generated.path,
+        headers
+      },
       (res) => {
         const chunks: Array<Buffer> = []
         res.on("data", (chunk: Buffer) => chunks.push(chunk))
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), contentType: res.headers["content-type"] }))
+        res.on(
+          "end",
+          () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              text: Buffer.concat(chunks).toString("utf8"),
+              contentType: res.headers["content-type"]
+            })
+        )
       }
     )
     req.on("error", reject)
@@ -278,7 +331,9 @@ describe("malformed requests to every operation", () => {
         }
       }
     }
-    console.info(`malformed requests: ${sent} sent to ${operations.length} operations; statuses ${JSON.stringify(statuses)}`)
+    console.info(
+      `malformed requests: ${sent} sent to ${operations.length} operations; statuses ${JSON.stringify(statuses)}`
+    )
     expect(problems).toEqual([])
     // The bad input is seen as such: most answers are 400 invalid_input.
     expect(statuses[400] ?? 0).toBeGreaterThan(sent / 3)

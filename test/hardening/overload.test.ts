@@ -41,7 +41,11 @@ describe("bounded concurrency with a queue", () => {
     await topUp(world.ledger, org.orgId, 1_000n)
     const agent = await seedAgent(world.db, org.orgId, { mode: "live", monthlyBudgetCredits: 100_000n })
     const call = () =>
-      request(`${world.server.url}/v1/call`, { method: "POST", headers: bearer(agent.key), body: { endpoint: "fakeprov/hang" } })
+      request(`${world.server.url}/v1/call`, {
+        method: "POST",
+        headers: bearer(agent.key),
+        body: { endpoint: "fakeprov/hang" }
+      })
 
     const running = [call(), call()]
     // Both hold their places once the provider has them.
@@ -64,12 +68,18 @@ describe("bounded concurrency with a queue", () => {
 
     // The probes answer while the replica is saturated.
     expect((await request(`${world.server.url}/healthz`)).status).toBe(200)
-    expect((await request(`${world.server.url}/readyz`)).json).toEqual({ status: "ok", requests: { running: 2, queued: 2 } })
+    expect((await request(`${world.server.url}/readyz`)).json).toEqual({
+      status: "ok",
+      requests: { running: 2, queued: 2 }
+    })
 
     // The queued calls wait at most the queue timeout, then answer 503 (holding nothing).
     for (const answer of await Promise.all(queued)) expectUnavailable(answer, /over capacity/)
     expect(world.fake.seen.filter((seen) => seen.url.includes("/v1/hang")).length).toBe(2)
-    const [open] = await world.db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND status = 'held'`, [org.orgId])
+    const [open] = await world.db.query(
+      `SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND status = 'held'`,
+      [org.orgId]
+    )
     expect(open!.n).toBe(2)
     // The two running calls end when the world closes (past the short grace).
     void Promise.allSettled(running)

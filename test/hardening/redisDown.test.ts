@@ -55,7 +55,9 @@ const waitFor = async (check: () => Promise<boolean>, timeoutMs = 60_000) => {
 // The service trusts loopback as a proxy, so each part of the test can speak for its own client address.
 let statusClients = 0
 const storeState = async () => {
-  const answer = await request(`${service.url}/v1/status`, { headers: { "x-forwarded-for": `198.51.100.${++statusClients % 250}` } })
+  const answer = await request(`${service.url}/v1/status`, {
+    headers: { "x-forwarded-for": `198.51.100.${++statusClients % 250}` }
+  })
   expect(answer.status).toBe(200)
   return answer.json.rate_limits.store
 }

@@ -1,6 +1,14 @@
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { invariants, ledgerRuntime, type LedgerRuntime, seedTestCatalogue, startFakeProvider, type FakeProvider, topUp } from "../money/support.js"
+import {
+  type FakeProvider,
+  invariants,
+  type LedgerRuntime,
+  ledgerRuntime,
+  seedTestCatalogue,
+  startFakeProvider,
+  topUp
+} from "../money/support.js"
 import { type ChildService, killChildService, startChildService } from "../support/childService.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"

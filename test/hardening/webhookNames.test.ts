@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { specialNameRefusal } from "../../src/Services/Webhooks/SpecialNames.js"
 import { orgApi } from "../events/support/api.js"
-import { fakeDns } from "../support/dns.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { fakeDns } from "../support/dns.js"
 import { seedOrg } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
 
@@ -24,11 +24,14 @@ const dnsAnswers = new Map<string, Array<string>>([
   ["private.example.com", ["10.1.2.3", "fd00::1"]]
 ])
 
-
 beforeAll(async () => {
   db = await createTestDatabase("webhook_names")
   production = await startServer(
-    { DATABASE_URL: db.url, SERVICE_ENV: "production", SECRETS_ENCRYPTION_KEY: "test-key-for-the-names-suite-0123456789" },
+    {
+      DATABASE_URL: db.url,
+      SERVICE_ENV: "production",
+      SECRETS_ENCRYPTION_KEY: "test-key-for-the-names-suite-0123456789"
+    },
     fakeDns(dnsAnswers)
   )
 })
@@ -61,7 +64,12 @@ describe("webhook names in production", () => {
     const answer = await create(url)
     expect(answer.status).toBe(400)
     expect(answer.json).toEqual({
-      error: { code: "invalid_input", message: expect.stringMatching(message), doc_url: expect.stringContaining("#invalid_input"), retryable: false }
+      error: {
+        code: "invalid_input",
+        message: expect.stringMatching(message),
+        doc_url: expect.stringContaining("#invalid_input"),
+        retryable: false
+      }
     })
   })
 

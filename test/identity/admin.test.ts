@@ -42,7 +42,9 @@ const code = (secret = totpSecret, at = Date.now()) =>
 
 /** Further administrators, made in-process by the same service the command uses. */
 const createAdmin = async (address: string) => {
-  const runtime = ManagedRuntime.make(Admins.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(world.db.url) }))))
+  const runtime = ManagedRuntime.make(
+    Admins.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(world.db.url) })))
+  )
   try {
     return await runtime.runPromise(Effect.flatMap(Admins, (admins) => admins.create(address, password)))
   } finally {
@@ -92,7 +94,11 @@ describe("signing in", () => {
 
     // Other credentials do not reach admin endpoints.
     expectError(await call(world, "GET", "/admin/me", { token: boss.token }), 401, "unauthenticated")
-    expectError(await call(world, "GET", "/admin/me", { cookie: `service_session=${boss.token}` }), 401, "unauthenticated")
+    expectError(
+      await call(world, "GET", "/admin/me", { cookie: `service_session=${boss.token}` }),
+      401,
+      "unauthenticated"
+    )
     const key = await makeOrgKey(world, boss.token, boss.orgId, "write")
     expectError(await call(world, "GET", "/admin/me", { token: key.secret }), 403, "forbidden")
 
@@ -108,9 +114,17 @@ describe("signing in", () => {
     const locked = "locked-admin@example.com"
     const secret = (await createAdmin(locked)).totpSecret
     const wrongCode = code(secret) === "000000" ? "111111" : "000000"
-    expectError(await signIn({ email: locked, password: `${password}x`, code: code(secret) }), 401, "invalid_credentials")
+    expectError(
+      await signIn({ email: locked, password: `${password}x`, code: code(secret) }),
+      401,
+      "invalid_credentials"
+    )
     expectError(await signIn({ email: locked, password, code: wrongCode }), 401, "invalid_credentials")
-    expectError(await signIn({ email: locked, password: "another wrong password", code: code(secret) }), 401, "invalid_credentials")
+    expectError(
+      await signIn({ email: locked, password: "another wrong password", code: code(secret) }),
+      401,
+      "invalid_credentials"
+    )
     expectError(await signIn({ email: locked, password, code: "" }), 401, "invalid_credentials")
     expectError(await signIn({ email: locked, password, code: wrongCode }), 401, "invalid_credentials")
     const refused = await signIn({ email: locked, password, code: code(secret) })

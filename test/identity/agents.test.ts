@@ -17,7 +17,10 @@ const amount = (credits: number) => ({ credits: String(credits), usd: (credits /
 describe("creating agents", () => {
   it("applies the spec's defaults and shows the key once with a key_note", async () => {
     const boss = await owner(world)
-    const res = await call(world, "POST", `/v1/orgs/${boss.orgId}/agents`, { token: boss.token, body: { name: "Researcher" } })
+    const res = await call(world, "POST", `/v1/orgs/${boss.orgId}/agents`, {
+      token: boss.token,
+      body: { name: "Researcher" }
+    })
     expect(res.status).toBe(201)
     expect(Object.keys(res.json).sort()).toEqual(["agent", "key", "key_note"])
     const { agent, key } = res.json
@@ -86,25 +89,38 @@ describe("creating agents", () => {
     expectError(await post({ name: "a", monthly_budget_credits: "12.5" }), 400, "invalid_input")
     const bad = await post({ name: "a", ip_allowlist: ["10.0.0.1", "10.0.0.300"] })
     expectError(bad, 400, "invalid_input")
-    expect(bad.json.error.message).toContain('"10.0.0.300"')
+    expect(bad.json.error.message).toContain("\"10.0.0.300\"")
     const badRange = await post({ name: "a", ip_allowlist: ["2001:db8::/129"] })
     expectError(badRange, 400, "invalid_input")
-    expect(badRange.json.error.message).toContain('"2001:db8::/129"')
+    expect(badRange.json.error.message).toContain("\"2001:db8::/129\"")
   })
 
   it("stops at the plan's active-agent limit (Pay as you go: 5) with 402 plan_limit; disabled agents do not count", async () => {
     const pricing = await call(world, "GET", "/v1/pricing")
-    expect(pricing.json.plans.map((p: any) => [p.id, p.max_active_agents])).toEqual([["payg", 5], ["pro", 25], ["max", 100]])
+    expect(pricing.json.plans.map((p: any) => [p.id, p.max_active_agents])).toEqual([["payg", 5], ["pro", 25], [
+      "max",
+      100
+    ]])
     const boss = await owner(world)
     const made = []
     for (let i = 0; i < 5; i++) made.push(await makeAgent(world, boss.token, boss.orgId, { name: `A${i}` }))
-    expectError(await call(world, "POST", `/v1/orgs/${boss.orgId}/agents`, { token: boss.token, body: { name: "sixth" } }), 402, "plan_limit")
-    await call(world, "PATCH", `/v1/orgs/${boss.orgId}/agents/${made[0]!.id}`, { token: boss.token, body: { status: "disabled" } })
+    expectError(
+      await call(world, "POST", `/v1/orgs/${boss.orgId}/agents`, { token: boss.token, body: { name: "sixth" } }),
+      402,
+      "plan_limit"
+    )
+    await call(world, "PATCH", `/v1/orgs/${boss.orgId}/agents/${made[0]!.id}`, {
+      token: boss.token,
+      body: { status: "disabled" }
+    })
     const sixth = await makeAgent(world, boss.token, boss.orgId, { name: "sixth" })
     expect(sixth.agent.status).toBe("active")
     // Re-enabling would go past the limit.
     expectError(
-      await call(world, "PATCH", `/v1/orgs/${boss.orgId}/agents/${made[0]!.id}`, { token: boss.token, body: { status: "active" } }),
+      await call(world, "PATCH", `/v1/orgs/${boss.orgId}/agents/${made[0]!.id}`, {
+        token: boss.token,
+        body: { status: "active" }
+      }),
       402,
       "plan_limit"
     )
@@ -132,10 +148,21 @@ describe("changing agents", () => {
   it("changes name, budgets, threshold and allowlist; [] clears it; mode is fixed", async () => {
     const boss = await owner(world)
     const { id } = await makeAgent(world, boss.token, boss.orgId, { ip_allowlist: ["127.0.0.1"] })
-    const patch = (body: unknown) => call(world, "PATCH", `/v1/orgs/${boss.orgId}/agents/${id}`, { token: boss.token, body })
-    const changed = await patch({ name: "Renamed", monthly_budget_credits: 1000, approval_threshold_credits: null, ip_allowlist: [] })
+    const patch = (body: unknown) =>
+      call(world, "PATCH", `/v1/orgs/${boss.orgId}/agents/${id}`, { token: boss.token, body })
+    const changed = await patch({
+      name: "Renamed",
+      monthly_budget_credits: 1000,
+      approval_threshold_credits: null,
+      ip_allowlist: []
+    })
     expect(changed.status).toBe(200)
-    expect(changed.json.agent).toMatchObject({ name: "Renamed", monthly_budget: amount(1000), approval_threshold: null, ip_allowlist: [] })
+    expect(changed.json.agent).toMatchObject({
+      name: "Renamed",
+      monthly_budget: amount(1000),
+      approval_threshold: null,
+      ip_allowlist: []
+    })
     expect((await patch({ approval_threshold_credits: "250" })).json.agent.approval_threshold).toEqual(amount(250))
     expect((await patch({})).json.agent.name).toBe("Renamed")
     const fixed = await patch({ mode: "live" })
@@ -143,14 +170,17 @@ describe("changing agents", () => {
     expect(fixed.json.error.message).toContain("mode")
     const bad = await patch({ ip_allowlist: ["localhost"] })
     expectError(bad, 400, "invalid_input")
-    expect(bad.json.error.message).toContain('"localhost"')
+    expect(bad.json.error.message).toContain("\"localhost\"")
     expectError(await patch({ name: "y".repeat(81) }), 400, "invalid_input")
   })
 
   it("a disabled agent's key answers 401 (key unchanged) and works again when re-enabled", async () => {
     const boss = await owner(world)
     const { id, key } = await makeAgent(world, boss.token, boss.orgId)
-    const disabled = await call(world, "PATCH", `/v1/orgs/${boss.orgId}/agents/${id}`, { token: boss.token, body: { status: "disabled" } })
+    const disabled = await call(world, "PATCH", `/v1/orgs/${boss.orgId}/agents/${id}`, {
+      token: boss.token,
+      body: { status: "disabled" }
+    })
     expect(disabled.json.agent).toMatchObject({ status: "disabled", key_prefix: key.slice(0, 12) })
     expectError(await call(world, "GET", "/v1/agent", { token: key }), 401, "unauthenticated", invalidKey)
     await call(world, "PATCH", `/v1/orgs/${boss.orgId}/agents/${id}`, { token: boss.token, body: { status: "active" } })
@@ -184,10 +214,26 @@ describe("changing agents", () => {
     const b = await owner(world)
     const { id } = await makeAgent(world, a.token, a.orgId)
     for (const agentId of [id, "00000000-0000-4000-8000-000000000000", "not-a-uuid"]) {
-      expectError(await call(world, "GET", `/v1/orgs/${b.orgId}/agents/${agentId}`, { token: b.token }), 404, "not_found")
-      expectError(await call(world, "PATCH", `/v1/orgs/${b.orgId}/agents/${agentId}`, { token: b.token, body: { name: "x" } }), 404, "not_found")
-      expectError(await call(world, "POST", `/v1/orgs/${b.orgId}/agents/${agentId}/rotate-key`, { token: b.token }), 404, "not_found")
-      expectError(await call(world, "POST", `/v1/orgs/${b.orgId}/agents/${agentId}/revoke-key`, { token: b.token }), 404, "not_found")
+      expectError(
+        await call(world, "GET", `/v1/orgs/${b.orgId}/agents/${agentId}`, { token: b.token }),
+        404,
+        "not_found"
+      )
+      expectError(
+        await call(world, "PATCH", `/v1/orgs/${b.orgId}/agents/${agentId}`, { token: b.token, body: { name: "x" } }),
+        404,
+        "not_found"
+      )
+      expectError(
+        await call(world, "POST", `/v1/orgs/${b.orgId}/agents/${agentId}/rotate-key`, { token: b.token }),
+        404,
+        "not_found"
+      )
+      expectError(
+        await call(world, "POST", `/v1/orgs/${b.orgId}/agents/${agentId}/revoke-key`, { token: b.token }),
+        404,
+        "not_found"
+      )
     }
   })
 
@@ -197,9 +243,15 @@ describe("changing agents", () => {
     for (let i = 0; i < 3; i++) ids.push((await makeAgent(world, boss.token, boss.orgId, { name: `L${i}` })).id)
     const first = await call(world, "GET", `/v1/orgs/${boss.orgId}/agents?limit=2`, { token: boss.token })
     expect(first.json.agents.map((a: any) => a.id)).toEqual([ids[2], ids[1]])
-    const next = await call(world, "GET", `/v1/orgs/${boss.orgId}/agents?limit=2&starting_after=${ids[1]}`, { token: boss.token })
+    const next = await call(world, "GET", `/v1/orgs/${boss.orgId}/agents?limit=2&starting_after=${ids[1]}`, {
+      token: boss.token
+    })
     expect(next.json.agents.map((a: any) => a.id)).toEqual([ids[0]])
-    expectError(await call(world, "GET", `/v1/orgs/${boss.orgId}/agents?limit=500`, { token: boss.token }), 400, "invalid_input")
+    expectError(
+      await call(world, "GET", `/v1/orgs/${boss.orgId}/agents?limit=500`, { token: boss.token }),
+      400,
+      "invalid_input"
+    )
   })
 })
 
@@ -211,7 +263,10 @@ describe("key use", () => {
     await call(world, "GET", "/v1/agent", { token: key, ip: "2001:db8::5" })
     const poll = async () => {
       for (let i = 0; i < 50; i++) {
-        const rows = await world.db.query("SELECT address FROM agent_key_addresses WHERE agent_id = $1 ORDER BY address", [id])
+        const rows = await world.db.query(
+          "SELECT address FROM agent_key_addresses WHERE agent_id = $1 ORDER BY address",
+          [id]
+        )
         const [agent] = await world.db.query("SELECT key_last_used_at FROM agents WHERE id = $1", [id])
         if (rows.length === 2 && agent.key_last_used_at !== null) return { rows, agent }
         await new Promise((resolve) => setTimeout(resolve, 50))

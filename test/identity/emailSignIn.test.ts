@@ -100,7 +100,11 @@ describe("email sign-in", () => {
   })
 
   it("refuses a malformed address with 400 invalid_input", async () => {
-    expectError(await call(world, "POST", "/auth/email/start", { body: { email: "not-an-address" }, ip: freshIp() }), 400, "invalid_input")
+    expectError(
+      await call(world, "POST", "/auth/email/start", { body: { email: "not-an-address" }, ip: freshIp() }),
+      400,
+      "invalid_input"
+    )
   })
 })
 
@@ -111,7 +115,11 @@ describe("sessions", () => {
     await call(world, "POST", "/auth/email/start", { body: { email }, ip: freshIp() })
     const link = await mailedToken(world, email, "/auth/email/verify", before)
     const ip = "203.0.113.77"
-    const res = await call(world, "POST", "/auth/email/verify", { body: { token: link }, ip, headers: { "user-agent": "SessionTest/1.0" } })
+    const res = await call(world, "POST", "/auth/email/verify", {
+      body: { token: link },
+      ip,
+      headers: { "user-agent": "SessionTest/1.0" }
+    })
     const token = res.json.session_token
     const rows = await world.db.query("SELECT * FROM sessions WHERE user_id = $1", [res.json.user_id])
     expect(rows).toHaveLength(1)
@@ -127,14 +135,23 @@ describe("sessions", () => {
     const me = await call(world, "GET", "/v1/me", { token: person.token })
     expect(me.status).toBe(200)
     expect(me.json).toEqual({
-      user: { id: person.userId, email: person.email, name: null, email_verified: true, phone: null, phone_verified: false },
+      user: {
+        id: person.userId,
+        email: person.email,
+        name: null,
+        email_verified: true,
+        phone: null,
+        phone_verified: false
+      },
       orgs: []
     })
   })
 
   it("an ended session (30 days) answers 401 unauthenticated", async () => {
     const person = await signIn(world)
-    await world.db.query("UPDATE sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1", [person.userId])
+    await world.db.query("UPDATE sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1", [
+      person.userId
+    ])
     expectError(await call(world, "GET", "/v1/me", { token: person.token }), 401, "unauthenticated")
   })
 
@@ -156,7 +173,8 @@ describe("sessions", () => {
     expectError(await call(world, "GET", "/v1/me", { cookie, token: "ok_whatever" }), 403, "forbidden")
     // A header with neither (an agent key, another scheme): the cookie counts.
     expect((await call(world, "GET", "/v1/me", { cookie, token: "sk_test_abc" })).status).toBe(200)
-    expect((await call(world, "GET", "/v1/me", { cookie, headers: { authorization: "Basic Zm9vOmJhcg==" } })).status).toBe(200)
+    expect((await call(world, "GET", "/v1/me", { cookie, headers: { authorization: "Basic Zm9vOmJhcg==" } })).status)
+      .toBe(200)
   })
 
   it("POST /auth/logout revokes the session and clears the cookie", async () => {
@@ -187,7 +205,9 @@ describe("sign-in limits", () => {
     expectError(refused, 429, "rate_limited")
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
     // Another address is counted apart.
-    expect((await call(world, "POST", "/auth/email/start", { body: { email: freshEmail("limit") }, ip: freshIp() })).status).toBe(202)
+    expect(
+      (await call(world, "POST", "/auth/email/start", { body: { email: freshEmail("limit") }, ip: freshIp() })).status
+    ).toBe(202)
   })
 
   it("at most 5 mails an hour go to one address, whoever asks", async () => {
@@ -196,7 +216,10 @@ describe("sign-in limits", () => {
     for (let i = 0; i < 5; i++) {
       expect((await call(world, "POST", "/auth/email/start", { body: { email }, ip: freshIp() })).status).toBe(202)
     }
-    const refused = await call(world, "POST", "/auth/email/start", { body: { email: email.toUpperCase() }, ip: freshIp() })
+    const refused = await call(world, "POST", "/auth/email/start", {
+      body: { email: email.toUpperCase() },
+      ip: freshIp()
+    })
     expectError(refused, 429, "rate_limited")
     expect(refused.headers.get("ratelimit-policy")).toBe("5;w=3600")
     // Mail is handed to the SMTP server before the 202 is answered.

@@ -44,12 +44,16 @@ describe("development without SMTP_URL and TWILIO_*", () => {
     expect(verified.status).toBe(200)
 
     const phone = "+15550001111"
-    const sent = await json(`${server.url}/v1/me/phone`, "POST", { phone }, { authorization: `Bearer ${verified.json.session_token}` })
+    const sent = await json(`${server.url}/v1/me/phone`, "POST", { phone }, {
+      authorization: `Bearer ${verified.json.session_token}`
+    })
     expect(sent.status).toBe(202)
     const sms = lines.find((l) => l.includes(phone) && /\b\d{6}\b/.test(l))
     expect(sms).toBeDefined()
     const code = sms!.match(/\b(\d{6})\b/)![1]!
-    const done = await json(`${server.url}/v1/me/phone/verify`, "POST", { code }, { authorization: `Bearer ${verified.json.session_token}` })
+    const done = await json(`${server.url}/v1/me/phone/verify`, "POST", { code }, {
+      authorization: `Bearer ${verified.json.session_token}`
+    })
     expect(done.json.user.phone_verified).toBe(true)
   })
 })
@@ -101,7 +105,9 @@ describe("production", () => {
       `INSERT INTO sessions (id, user_id, token_hash, created_at, expires_at) VALUES (gen_random_uuid(), $1, $2, now(), now() + interval '1 day')`,
       [user.id, sha256Hex(session)]
     )
-    const res = await json(`${server.url}/v1/me/phone`, "POST", { phone: "+15550002222" }, { authorization: `Bearer ${session}` })
+    const res = await json(`${server.url}/v1/me/phone`, "POST", { phone: "+15550002222" }, {
+      authorization: `Bearer ${session}`
+    })
     expectError(res, 503, "not_configured")
   })
 })

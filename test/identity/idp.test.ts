@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sha256Hex } from "../../src/Domain/Secrets.js"
-import { request, startServer, type TestServer } from "../support/server.js"
 import { startIdp, type TestIdp } from "../support/oidc.js"
+import { request, startServer, type TestServer } from "../support/server.js"
 import { call, expectError, signIn, startWorld, type World } from "./kit.js"
 
 /**
@@ -40,7 +40,12 @@ const browserSignIn = async (claims: Record<string, unknown>) => {
 }
 
 const finish = (callbackUrl: URL, flowCookie: string | undefined) =>
-  call(world, "GET", `${callbackUrl.pathname}${callbackUrl.search}`, flowCookie ? { cookie: `service_idp=${flowCookie}` } : {})
+  call(
+    world,
+    "GET",
+    `${callbackUrl.pathname}${callbackUrl.search}`,
+    flowCookie ? { cookie: `service_idp=${flowCookie}` } : {}
+  )
 
 describe("identity-provider sign-in", () => {
   it("redirects to the provider with PKCE (S256), state and nonce, in a 10-minute cookie", async () => {
@@ -62,7 +67,9 @@ describe("identity-provider sign-in", () => {
     expect(setCookie).toMatch(/Max-Age=600/)
     expect(setCookie).toMatch(/Path=\/auth\/idp/)
     // The handle is kept only as a hash.
-    const rows = await world.db.query("SELECT handle_hash FROM idp_sign_ins WHERE handle_hash = $1", [sha256Hex(flowCookie)])
+    const rows = await world.db.query("SELECT handle_hash FROM idp_sign_ins WHERE handle_hash = $1", [
+      sha256Hex(flowCookie)
+    ])
     expect(rows).toHaveLength(1)
     expect(JSON.stringify(await world.db.query("SELECT * FROM idp_sign_ins"))).not.toContain(flowCookie)
   })
@@ -110,9 +117,12 @@ describe("identity-provider sign-in", () => {
     expectError(await finish(tampered.callbackUrl, tampered.flowCookie), 400, "invalid_state")
 
     const slow = await browserSignIn({ email: "state@example.com", email_verified: true })
-    await world.db.query("UPDATE idp_sign_ins SET expires_at = expires_at - interval '10 minutes' WHERE handle_hash = $1", [
-      sha256Hex(slow.flowCookie)
-    ])
+    await world.db.query(
+      "UPDATE idp_sign_ins SET expires_at = expires_at - interval '10 minutes' WHERE handle_hash = $1",
+      [
+        sha256Hex(slow.flowCookie)
+      ]
+    )
     expectError(await finish(slow.callbackUrl, slow.flowCookie), 400, "invalid_state")
 
     const replayed = await browserSignIn({ email: "state@example.com", email_verified: true })

@@ -78,7 +78,10 @@ export const call = (world: World, method: string, path: string, options: CallOp
 
 /** The token of the newest sign-in link mailed to `email`. */
 export const mailedToken = async (world: World, email: string, needle = "/auth/email/verify", after = 0) => {
-  const mail = await world.smtp.waitFor(email, (m) => world.smtp.messages.indexOf(m) >= after && m.text.includes(needle))
+  const mail = await world.smtp.waitFor(
+    email,
+    (m) => world.smtp.messages.indexOf(m) >= after && m.text.includes(needle)
+  )
   return new URL(linkIn(mail, needle)).searchParams.get("token")!
 }
 
@@ -100,7 +103,10 @@ export const freshPhone = () => `+1555${process.pid % 1000}${(++phoneCounter).to
 export const verifyPhone = async (world: World, session: string, phone = freshPhone()) => {
   const start = await call(world, "POST", "/v1/me/phone", { token: session, body: { phone } })
   if (start.status !== 202) throw new Error(`phone start answered ${start.status}: ${start.text}`)
-  const verify = await call(world, "POST", "/v1/me/phone/verify", { token: session, body: { code: world.twilio.lastCode(phone) } })
+  const verify = await call(world, "POST", "/v1/me/phone/verify", {
+    token: session,
+    body: { code: world.twilio.lastCode(phone) }
+  })
   if (verify.status !== 200) throw new Error(`phone verify answered ${verify.status}: ${verify.text}`)
   return phone
 }
@@ -131,7 +137,10 @@ export const joinAs = async (world: World, ownerToken: string, orgId: string, ro
 
 /** An org key made through the API by a signed-in owner. */
 export const makeOrgKey = async (world: World, ownerToken: string, orgId: string, scope: "read" | "write") => {
-  const made = await call(world, "POST", `/v1/orgs/${orgId}/keys`, { token: ownerToken, body: { name: `${scope} key`, scope } })
+  const made = await call(world, "POST", `/v1/orgs/${orgId}/keys`, {
+    token: ownerToken,
+    body: { name: `${scope} key`, scope }
+  })
   if (made.status !== 201) throw new Error(`org key answered ${made.status}: ${made.text}`)
   return { id: made.json.key.id as string, secret: made.json.secret as string }
 }
@@ -144,16 +153,25 @@ export const makeAgent = async (world: World, token: string, orgId: string, body
 }
 
 /** The body every error has; `doc_url` is checked by shape. */
-export const expectError = (response: { status: number; json: any }, status: number, code: string, message?: string) => {
+export const expectError = (
+  response: { status: number; json: any },
+  status: number,
+  code: string,
+  message?: string
+) => {
   const problems: Array<string> = []
   if (response.status !== status) problems.push(`status ${response.status} (expected ${status})`)
   if (response.json?.error?.code !== code) problems.push(`code ${response.json?.error?.code} (expected ${code})`)
   if (message !== undefined && response.json?.error?.message !== message) {
     problems.push(`message ${JSON.stringify(response.json?.error?.message)} (expected ${JSON.stringify(message)})`)
   }
-  if (typeof response.json?.error?.doc_url !== "string" || !response.json.error.doc_url.endsWith(`/docs/errors#${code}`)) {
+  if (
+    typeof response.json?.error?.doc_url !== "string" || !response.json.error.doc_url.endsWith(`/docs/errors#${code}`)
+  ) {
     problems.push("doc_url")
   }
   if (typeof response.json?.error?.retryable !== "boolean") problems.push("retryable")
-  if (problems.length > 0) throw new Error(`Unexpected answer: ${problems.join(", ")}; body ${JSON.stringify(response.json)}`)
+  if (problems.length > 0) {
+    throw new Error(`Unexpected answer: ${problems.join(", ")}; body ${JSON.stringify(response.json)}`)
+  }
 }

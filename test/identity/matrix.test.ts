@@ -73,9 +73,15 @@ beforeAll(async () => {
   const revokedOrgKey = await makeOrgKey(world, a.token, a.orgId, "write")
   await call(world, "DELETE", `/v1/orgs/${a.orgId}/keys/${revokedOrgKey.id}`, { token: a.token })
   const agent = await makeAgent(world, a.token, a.orgId, { name: "Plain" })
-  const allowlisted = await makeAgent(world, a.token, a.orgId, { name: "Fenced", ip_allowlist: ["192.0.2.1", "2001:db8::/48"] })
+  const allowlisted = await makeAgent(world, a.token, a.orgId, {
+    name: "Fenced",
+    ip_allowlist: ["192.0.2.1", "2001:db8::/48"]
+  })
   const disabled = await makeAgent(world, a.token, a.orgId, { name: "Disabled" })
-  await call(world, "PATCH", `/v1/orgs/${a.orgId}/agents/${disabled.id}`, { token: a.token, body: { status: "disabled" } })
+  await call(world, "PATCH", `/v1/orgs/${a.orgId}/agents/${disabled.id}`, {
+    token: a.token,
+    body: { status: "disabled" }
+  })
   const revoked = await makeAgent(world, a.token, a.orgId, { name: "Revoked" })
   await call(world, "POST", `/v1/orgs/${a.orgId}/agents/${revoked.id}/revoke-key`, { token: a.token })
   const rotated = await makeAgent(world, a.token, a.orgId, { name: "Rotated" })
@@ -185,13 +191,28 @@ describe("the credential matrix over every route", () => {
     ))
 
   it("session token (header or cookie) -> agent and admin endpoints: 401 unauthenticated", async () => {
-    await walk("session header", [...byKind("agent"), ...byKind("admin")], () => ({ token: c.session }), () => unauthenticated)
-    await walk("session cookie", [...byKind("agent"), ...byKind("admin")], () => ({ cookie: `service_session=${c.session}` }), () => unauthenticated)
+    await walk(
+      "session header",
+      [...byKind("agent"), ...byKind("admin")],
+      () => ({ token: c.session }),
+      () => unauthenticated
+    )
+    await walk(
+      "session cookie",
+      [...byKind("agent"), ...byKind("admin")],
+      () => ({ cookie: `service_session=${c.session}` }),
+      () => unauthenticated
+    )
   })
 
   it("org key -> anything outside its org's /v1/orgs/{orgId}/...: 403 forbidden", async () => {
     for (const key of [c.readKey, c.writeKey]) {
-      await walk("org key outside its org", [...byKind("agent"), ...byKind("account"), ...byKind("admin")], () => ({ token: key }), () => forbidden)
+      await walk(
+        "org key outside its org",
+        [...byKind("agent"), ...byKind("account"), ...byKind("admin")],
+        () => ({ token: key }),
+        () => forbidden
+      )
       await walk("org key in another org", byKind("org"), () => ({ token: key }), () => forbidden, c.orgB)
     }
   })
@@ -199,7 +220,11 @@ describe("the credential matrix over every route", () => {
   it("org key -> /keys... and POST /deletion-requests of its own org: 403 forbidden", async () => {
     const sessionOnly = byKind("org").filter((route) => route.sessionOnly)
     expect(sessionOnly.map((r) => `${r.method} ${r.path}`)).toEqual(
-      expect.arrayContaining(["POST /v1/orgs/:orgId/keys", "GET /v1/orgs/:orgId/keys", "POST /v1/orgs/:orgId/deletion-requests"])
+      expect.arrayContaining([
+        "POST /v1/orgs/:orgId/keys",
+        "GET /v1/orgs/:orgId/keys",
+        "POST /v1/orgs/:orgId/deletion-requests"
+      ])
     )
     for (const key of [c.readKey, c.writeKey]) {
       await walk("org key on session-only routes", sessionOnly, () => ({ token: key }), () => forbidden)
@@ -280,7 +305,10 @@ describe("the credential matrix over every route", () => {
       const none = await send(route, {})
       for (const token of [c.agentKey, c.session, c.adminSession]) {
         const res = await send(route, { token })
-        if (res.status !== none.status || ["unauthenticated", "forbidden", "ip_not_allowed"].includes(res.json?.error?.code)) {
+        if (
+          res.status !== none.status ||
+          ["unauthenticated", "forbidden", "ip_not_allowed"].includes(res.json?.error?.code)
+        ) {
           failures.push(`${route.method} ${route.path}: ${res.status} with a credential, ${none.status} without`)
         }
       }

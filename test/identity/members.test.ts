@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sha256Hex } from "../../src/Domain/Secrets.js"
-import { call, expectError, freshEmail, joinAs, mailedToken, makeOrgKey, owner, signIn, startWorld, type World } from "./kit.js"
+import {
+  call,
+  expectError,
+  freshEmail,
+  joinAs,
+  mailedToken,
+  makeOrgKey,
+  owner,
+  signIn,
+  startWorld,
+  type World
+} from "./kit.js"
 
 let world: World
 
@@ -31,7 +42,9 @@ describe("invitations", () => {
     expect(mail.subject).toContain("Acme")
     expect(mail.text).toContain("https://app.example.test/dashboard/invites/accept?token=inv_")
     const token = await mailedToken(world, invitee.email, "/invites/accept", before)
-    expect((await world.db.query("SELECT token_hash FROM org_invites WHERE id = $1", [res.json.invite.id]))[0].token_hash)
+    expect(
+      (await world.db.query("SELECT token_hash FROM org_invites WHERE id = $1", [res.json.invite.id]))[0].token_hash
+    )
       .toBe(sha256Hex(token))
 
     const listed = await call(world, "GET", `/v1/orgs/${boss.orgId}/invites`, { token: boss.token })
@@ -44,28 +57,58 @@ describe("invitations", () => {
     expect(me.json.orgs).toEqual([{ id: boss.orgId, name: "Acme", role: "member" }])
 
     // Used: invalid_token; pending list is empty.
-    expectError(await call(world, "POST", "/auth/invites/accept", { token: invitee.token, body: { token } }), 401, "invalid_token")
+    expectError(
+      await call(world, "POST", "/auth/invites/accept", { token: invitee.token, body: { token } }),
+      401,
+      "invalid_token"
+    )
     expect((await call(world, "GET", `/v1/orgs/${boss.orgId}/invites`, { token: boss.token })).json.invites).toEqual([])
   })
 
   it("bad, expired and withdrawn invitations answer 401 invalid_token", async () => {
     const boss = await owner(world)
     const invitee = await signIn(world)
-    expectError(await call(world, "POST", "/auth/invites/accept", { token: invitee.token, body: { token: "inv_bogus" } }), 401, "invalid_token")
+    expectError(
+      await call(world, "POST", "/auth/invites/accept", { token: invitee.token, body: { token: "inv_bogus" } }),
+      401,
+      "invalid_token"
+    )
 
     let before = world.smtp.messages.length
-    const first = await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: boss.token, body: { email: invitee.email } })
+    const first = await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, {
+      token: boss.token,
+      body: { email: invitee.email }
+    })
     const expiring = await mailedToken(world, invitee.email, "/invites/accept", before)
-    await world.db.query("UPDATE org_invites SET expires_at = now() - interval '1 second' WHERE id = $1", [first.json.invite.id])
-    expectError(await call(world, "POST", "/auth/invites/accept", { token: invitee.token, body: { token: expiring } }), 401, "invalid_token")
+    await world.db.query("UPDATE org_invites SET expires_at = now() - interval '1 second' WHERE id = $1", [
+      first.json.invite.id
+    ])
+    expectError(
+      await call(world, "POST", "/auth/invites/accept", { token: invitee.token, body: { token: expiring } }),
+      401,
+      "invalid_token"
+    )
 
     before = world.smtp.messages.length
-    const second = await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: boss.token, body: { email: invitee.email } })
+    const second = await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, {
+      token: boss.token,
+      body: { email: invitee.email }
+    })
     const withdrawn = await mailedToken(world, invitee.email, "/invites/accept", before)
-    const revoke = await call(world, "DELETE", `/v1/orgs/${boss.orgId}/invites/${second.json.invite.id}`, { token: boss.token })
+    const revoke = await call(world, "DELETE", `/v1/orgs/${boss.orgId}/invites/${second.json.invite.id}`, {
+      token: boss.token
+    })
     expect(revoke.json).toEqual({ status: "revoked" })
-    expectError(await call(world, "POST", "/auth/invites/accept", { token: invitee.token, body: { token: withdrawn } }), 401, "invalid_token")
-    expectError(await call(world, "DELETE", `/v1/orgs/${boss.orgId}/invites/${second.json.invite.id}`, { token: boss.token }), 404, "not_found")
+    expectError(
+      await call(world, "POST", "/auth/invites/accept", { token: invitee.token, body: { token: withdrawn } }),
+      401,
+      "invalid_token"
+    )
+    expectError(
+      await call(world, "DELETE", `/v1/orgs/${boss.orgId}/invites/${second.json.invite.id}`, { token: boss.token }),
+      404,
+      "not_found"
+    )
   })
 
   it("an invitation is accepted only by the address it was sent to (403 forbidden otherwise)", async () => {
@@ -75,20 +118,31 @@ describe("invitations", () => {
     const before = world.smtp.messages.length
     await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: boss.token, body: { email: intended } })
     const token = await mailedToken(world, intended, "/invites/accept", before)
-    expectError(await call(world, "POST", "/auth/invites/accept", { token: other.token, body: { token } }), 403, "forbidden")
+    expectError(
+      await call(world, "POST", "/auth/invites/accept", { token: other.token, body: { token } }),
+      403,
+      "forbidden"
+    )
     expectError(await call(world, "POST", "/auth/invites/accept", { body: { token } }), 401, "unauthenticated")
   })
 
   it("inviting someone already in the org answers 409 conflict", async () => {
     const boss = await owner(world)
-    expectError(await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: boss.token, body: { email: boss.email } }), 409, "conflict")
+    expectError(
+      await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: boss.token, body: { email: boss.email } }),
+      409,
+      "conflict"
+    )
   })
 
   it("members cannot invite: 403 forbidden, Only an org owner can do this", async () => {
     const boss = await owner(world)
     const member = await joinAs(world, boss.token, boss.orgId)
     expectError(
-      await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: member.token, body: { email: freshEmail() } }),
+      await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, {
+        token: member.token,
+        body: { email: freshEmail() }
+      }),
       403,
       "forbidden",
       ownerOnly
@@ -101,13 +155,24 @@ describe("invitations", () => {
     expect(payg.max_seats).toBe(3)
     const boss = await owner(world)
     await joinAs(world, boss.token, boss.orgId)
-    const pending = await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: boss.token, body: { email: freshEmail() } })
+    const pending = await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, {
+      token: boss.token,
+      body: { email: freshEmail() }
+    })
     expect(pending.status).toBe(201)
-    const refused = await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: boss.token, body: { email: freshEmail() } })
+    const refused = await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, {
+      token: boss.token,
+      body: { email: freshEmail() }
+    })
     expectError(refused, 402, "plan_limit")
     // Withdrawing the pending invitation frees its seat.
     await call(world, "DELETE", `/v1/orgs/${boss.orgId}/invites/${pending.json.invite.id}`, { token: boss.token })
-    expect((await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: boss.token, body: { email: freshEmail() } })).status)
+    expect(
+      (await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, {
+        token: boss.token,
+        body: { email: freshEmail() }
+      })).status
+    )
       .toBe(201)
   })
 
@@ -120,12 +185,19 @@ describe("invitations", () => {
     // Members arrive by other means until the org is full.
     for (let i = 0; i < 2; i++) {
       const extra = await signIn(world)
-      await world.db.query("INSERT INTO org_members (org_id, user_id, role, created_at) VALUES ($1, $2, 'member', now())", [
-        boss.orgId,
-        extra.userId
-      ])
+      await world.db.query(
+        "INSERT INTO org_members (org_id, user_id, role, created_at) VALUES ($1, $2, 'member', now())",
+        [
+          boss.orgId,
+          extra.userId
+        ]
+      )
     }
-    expectError(await call(world, "POST", "/auth/invites/accept", { token: late.token, body: { token } }), 402, "plan_limit")
+    expectError(
+      await call(world, "POST", "/auth/invites/accept", { token: late.token, body: { token } }),
+      402,
+      "plan_limit"
+    )
   })
 })
 
@@ -144,13 +216,19 @@ describe("members and roles", () => {
     const boss = await owner(world)
     const member = await joinAs(world, boss.token, boss.orgId)
     expectError(
-      await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${boss.userId}`, { token: member.token, body: { role: "member" } }),
+      await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${boss.userId}`, {
+        token: member.token,
+        body: { role: "member" }
+      }),
       403,
       "forbidden",
       ownerOnly
     )
     expectError(
-      await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${boss.userId}`, { token: boss.token, body: { role: "member" } }),
+      await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${boss.userId}`, {
+        token: boss.token,
+        body: { role: "member" }
+      }),
       409,
       "last_owner"
     )
@@ -161,15 +239,24 @@ describe("members and roles", () => {
     expect(promoted.status).toBe(200)
     expect(promoted.json.member).toMatchObject({ user_id: member.userId, role: "owner" })
     // With two owners, one may step down.
-    const stepped = await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${boss.userId}`, { token: boss.token, body: { role: "member" } })
+    const stepped = await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${boss.userId}`, {
+      token: boss.token,
+      body: { role: "member" }
+    })
     expect(stepped.json.member.role).toBe("member")
     expectError(
-      await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${member.userId}`, { token: member.token, body: { role: "member" } }),
+      await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${member.userId}`, {
+        token: member.token,
+        body: { role: "member" }
+      }),
       409,
       "last_owner"
     )
     expectError(
-      await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${member.userId}`, { token: member.token, body: { role: "admin" } }),
+      await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${member.userId}`, {
+        token: member.token,
+        body: { role: "admin" }
+      }),
       400,
       "invalid_input"
     )
@@ -190,25 +277,55 @@ describe("members and roles", () => {
     const coOwnerKey = await makeOrgKey(world, coOwner.token, boss.orgId, "read")
     expect((await call(world, "GET", `/v1/orgs/${boss.orgId}/members`, { token: coOwnerKey.secret })).status).toBe(200)
 
-    expectError(await call(world, "DELETE", `/v1/orgs/${boss.orgId}/members/${coOwner.userId}`, { token: member.token }), 403, "forbidden", ownerOnly)
-    const removed = await call(world, "DELETE", `/v1/orgs/${boss.orgId}/members/${coOwner.userId}`, { token: boss.token })
+    expectError(
+      await call(world, "DELETE", `/v1/orgs/${boss.orgId}/members/${coOwner.userId}`, { token: member.token }),
+      403,
+      "forbidden",
+      ownerOnly
+    )
+    const removed = await call(world, "DELETE", `/v1/orgs/${boss.orgId}/members/${coOwner.userId}`, {
+      token: boss.token
+    })
     expect(removed.json).toEqual({ status: "removed" })
-    expectError(await call(world, "GET", `/v1/orgs/${boss.orgId}/members`, { token: coOwnerKey.secret }), 401, "unauthenticated", "Unknown or revoked org key")
+    expectError(
+      await call(world, "GET", `/v1/orgs/${boss.orgId}/members`, { token: coOwnerKey.secret }),
+      401,
+      "unauthenticated",
+      "Unknown or revoked org key"
+    )
     expectError(await call(world, "GET", `/v1/orgs/${boss.orgId}/members`, { token: coOwner.token }), 404, "not_found")
 
-    expect((await call(world, "DELETE", `/v1/orgs/${boss.orgId}/members/${member.userId}`, { token: member.token })).json)
+    expect(
+      (await call(world, "DELETE", `/v1/orgs/${boss.orgId}/members/${member.userId}`, { token: member.token })).json
+    )
       .toEqual({ status: "removed" })
-    expectError(await call(world, "DELETE", `/v1/orgs/${boss.orgId}/members/${boss.userId}`, { token: boss.token }), 409, "last_owner")
-    expectError(await call(world, "DELETE", `/v1/orgs/${boss.orgId}/members/${member.userId}`, { token: boss.token }), 404, "not_found")
+    expectError(
+      await call(world, "DELETE", `/v1/orgs/${boss.orgId}/members/${boss.userId}`, { token: boss.token }),
+      409,
+      "last_owner"
+    )
+    expectError(
+      await call(world, "DELETE", `/v1/orgs/${boss.orgId}/members/${member.userId}`, { token: boss.token }),
+      404,
+      "not_found"
+    )
   })
 
   it("an org key acts with its maker's current role", async () => {
     const boss = await owner(world)
     const other = await joinAs(world, boss.token, boss.orgId, "owner")
     const key = await makeOrgKey(world, other.token, boss.orgId, "write")
-    expect((await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: key.secret, body: { email: freshEmail() } })).status)
+    expect(
+      (await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, {
+        token: key.secret,
+        body: { email: freshEmail() }
+      })).status
+    )
       .toBe(201)
-    await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${other.userId}`, { token: boss.token, body: { role: "member" } })
+    await call(world, "PATCH", `/v1/orgs/${boss.orgId}/members/${other.userId}`, {
+      token: boss.token,
+      body: { role: "member" }
+    })
     expectError(
       await call(world, "POST", `/v1/orgs/${boss.orgId}/invites`, { token: key.secret, body: { email: freshEmail() } }),
       403,
@@ -225,16 +342,33 @@ describe("data-deletion requests", () => {
     const writeKey = await makeOrgKey(world, boss.token, boss.orgId, "write")
     const readKey = await makeOrgKey(world, boss.token, boss.orgId, "read")
 
-    expectError(await call(world, "POST", `/v1/orgs/${boss.orgId}/deletion-requests`, { token: member.token, body: {} }), 403, "forbidden", ownerOnly)
-    expectError(await call(world, "POST", `/v1/orgs/${boss.orgId}/deletion-requests`, { token: writeKey.secret, body: {} }), 403, "forbidden")
-    expectError(await call(world, "POST", `/v1/orgs/${boss.orgId}/deletion-requests`, { token: readKey.secret, body: {} }), 403, "forbidden")
+    expectError(
+      await call(world, "POST", `/v1/orgs/${boss.orgId}/deletion-requests`, { token: member.token, body: {} }),
+      403,
+      "forbidden",
+      ownerOnly
+    )
+    expectError(
+      await call(world, "POST", `/v1/orgs/${boss.orgId}/deletion-requests`, { token: writeKey.secret, body: {} }),
+      403,
+      "forbidden"
+    )
+    expectError(
+      await call(world, "POST", `/v1/orgs/${boss.orgId}/deletion-requests`, { token: readKey.secret, body: {} }),
+      403,
+      "forbidden"
+    )
 
     const made = await call(world, "POST", `/v1/orgs/${boss.orgId}/deletion-requests`, {
       token: boss.token,
       body: { reason: "Closing the account" }
     })
     expect(made.status).toBe(201)
-    expect(made.json.deletion_request).toMatchObject({ status: "pending", reason: "Closing the account", requested_by_email: boss.email })
+    expect(made.json.deletion_request).toMatchObject({
+      status: "pending",
+      reason: "Closing the account",
+      requested_by_email: boss.email
+    })
 
     for (const token of [member.token, readKey.secret, writeKey.secret, boss.token]) {
       const listed = await call(world, "GET", `/v1/orgs/${boss.orgId}/deletion-requests`, { token })

@@ -14,7 +14,10 @@ afterAll(async () => {
 describe("org keys", () => {
   it("a signed-in owner makes one: the ok_ secret is shown once, only its hash is stored", async () => {
     const boss = await owner(world)
-    const res = await call(world, "POST", `/v1/orgs/${boss.orgId}/keys`, { token: boss.token, body: { name: "CI", scope: "write" } })
+    const res = await call(world, "POST", `/v1/orgs/${boss.orgId}/keys`, {
+      token: boss.token,
+      body: { name: "CI", scope: "write" }
+    })
     expect(res.status).toBe(201)
     expect(Object.keys(res.json).sort()).toEqual(["key", "note", "secret"])
     const { key, secret } = res.json
@@ -41,12 +44,20 @@ describe("org keys", () => {
     const key = await makeOrgKey(world, boss.token, boss.orgId, "read")
     expect((await call(world, "GET", `/v1/orgs/${boss.orgId}/keys`, { token: member.token })).json.keys).toHaveLength(1)
     expectError(
-      await call(world, "POST", `/v1/orgs/${boss.orgId}/keys`, { token: member.token, body: { name: "x", scope: "read" } }),
+      await call(world, "POST", `/v1/orgs/${boss.orgId}/keys`, {
+        token: member.token,
+        body: { name: "x", scope: "read" }
+      }),
       403,
       "forbidden",
       "Only an org owner can do this"
     )
-    expectError(await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/${key.id}`, { token: member.token }), 403, "forbidden", "Only an org owner can do this")
+    expectError(
+      await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/${key.id}`, { token: member.token }),
+      403,
+      "forbidden",
+      "Only an org owner can do this"
+    )
   })
 
   it("org keys can never reach /keys, even an owner's write key (403 forbidden)", async () => {
@@ -54,11 +65,18 @@ describe("org keys", () => {
     const write = await makeOrgKey(world, boss.token, boss.orgId, "write")
     expectError(await call(world, "GET", `/v1/orgs/${boss.orgId}/keys`, { token: write.secret }), 403, "forbidden")
     expectError(
-      await call(world, "POST", `/v1/orgs/${boss.orgId}/keys`, { token: write.secret, body: { name: "x", scope: "write" } }),
+      await call(world, "POST", `/v1/orgs/${boss.orgId}/keys`, {
+        token: write.secret,
+        body: { name: "x", scope: "write" }
+      }),
       403,
       "forbidden"
     )
-    expectError(await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/${write.id}`, { token: write.secret }), 403, "forbidden")
+    expectError(
+      await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/${write.id}`, { token: write.secret }),
+      403,
+      "forbidden"
+    )
   })
 
   it("read keys send only GET (403 This org key is read-only); keys work only in their own org", async () => {
@@ -72,7 +90,11 @@ describe("org keys", () => {
       "forbidden",
       "This org key is read-only"
     )
-    expectError(await call(world, "GET", `/v1/orgs/${elsewhere.orgId}/members`, { token: read.secret }), 403, "forbidden")
+    expectError(
+      await call(world, "GET", `/v1/orgs/${elsewhere.orgId}/members`, { token: read.secret }),
+      403,
+      "forbidden"
+    )
     expectError(await call(world, "GET", "/v1/me", { token: read.secret }), 403, "forbidden")
     expectError(await call(world, "GET", "/v1/agent", { token: read.secret }), 403, "forbidden")
   })
@@ -83,11 +105,35 @@ describe("org keys", () => {
     const revoked = await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/${key.id}`, { token: boss.token })
     expect(revoked.status).toBe(200)
     expect(revoked.json).toEqual({ status: "revoked" })
-    expectError(await call(world, "GET", `/v1/orgs/${boss.orgId}/members`, { token: key.secret }), 401, "unauthenticated", "Unknown or revoked org key")
-    expectError(await call(world, "GET", `/v1/orgs/${boss.orgId}/keys`, { token: key.secret }), 401, "unauthenticated", "Unknown or revoked org key")
-    expectError(await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/${key.id}`, { token: boss.token }), 404, "not_found")
-    expectError(await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/00000000-0000-4000-8000-000000000000`, { token: boss.token }), 404, "not_found")
-    expectError(await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/nope`, { token: boss.token }), 404, "not_found")
+    expectError(
+      await call(world, "GET", `/v1/orgs/${boss.orgId}/members`, { token: key.secret }),
+      401,
+      "unauthenticated",
+      "Unknown or revoked org key"
+    )
+    expectError(
+      await call(world, "GET", `/v1/orgs/${boss.orgId}/keys`, { token: key.secret }),
+      401,
+      "unauthenticated",
+      "Unknown or revoked org key"
+    )
+    expectError(
+      await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/${key.id}`, { token: boss.token }),
+      404,
+      "not_found"
+    )
+    expectError(
+      await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/00000000-0000-4000-8000-000000000000`, {
+        token: boss.token
+      }),
+      404,
+      "not_found"
+    )
+    expectError(
+      await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/nope`, { token: boss.token }),
+      404,
+      "not_found"
+    )
     expect((await call(world, "GET", `/v1/orgs/${boss.orgId}/keys`, { token: boss.token })).json.keys).toEqual([])
   })
 
@@ -104,12 +150,20 @@ describe("org keys", () => {
     const keys = []
     for (let i = 0; i < 20; i++) keys.push(await makeOrgKey(world, boss.token, boss.orgId, "read"))
     expectError(
-      await call(world, "POST", `/v1/orgs/${boss.orgId}/keys`, { token: boss.token, body: { name: "21st", scope: "read" } }),
+      await call(world, "POST", `/v1/orgs/${boss.orgId}/keys`, {
+        token: boss.token,
+        body: { name: "21st", scope: "read" }
+      }),
       402,
       "plan_limit"
     )
     await call(world, "DELETE", `/v1/orgs/${boss.orgId}/keys/${keys[0]!.id}`, { token: boss.token })
-    expect((await call(world, "POST", `/v1/orgs/${boss.orgId}/keys`, { token: boss.token, body: { name: "again", scope: "read" } })).status)
+    expect(
+      (await call(world, "POST", `/v1/orgs/${boss.orgId}/keys`, {
+        token: boss.token,
+        body: { name: "again", scope: "read" }
+      })).status
+    )
       .toBe(201)
   })
 

@@ -35,7 +35,10 @@ describe("org endpoint limits", () => {
     expect(first.headers.get("ratelimit-policy")).toBe("300;w=60")
     const remaining = Number(first.headers.get("ratelimit-remaining"))
     // Requests from many addresses still count against the one session.
-    const answers = await burst(remaining, () => call(world, "GET", `/v1/orgs/${boss.orgId}/members`, { token: boss.token, ip: freshIp() }))
+    const answers = await burst(
+      remaining,
+      () => call(world, "GET", `/v1/orgs/${boss.orgId}/members`, { token: boss.token, ip: freshIp() })
+    )
     expect(answers.every((a) => a.status === 200)).toBe(true)
     expect(answers.map((a) => Number(a.headers.get("ratelimit-remaining"))).sort((a, b) => a - b)[0]).toBe(0)
     const refused = await call(world, "GET", `/v1/orgs/${boss.orgId}/members`, { token: boss.token })

@@ -6,7 +6,17 @@ import { sha256Hex } from "../../src/Domain/Secrets.js"
 import { Admins } from "../../src/Services/Auth/Admins.js"
 import { startIdp, type TestIdp } from "../support/oidc.js"
 import { request } from "../support/server.js"
-import { call, freshEmail, freshIp, freshPhone, mailedToken, makeAgent, makeOrgKey, startWorld, type World } from "./kit.js"
+import {
+  call,
+  freshEmail,
+  freshIp,
+  freshPhone,
+  mailedToken,
+  makeAgent,
+  makeOrgKey,
+  startWorld,
+  type World
+} from "./kit.js"
 
 /**
  * Secrets never appear in clear in the database or in the logs: every flow that makes or
@@ -80,7 +90,10 @@ describe("secrets in clear", () => {
     before = world.smtp.messages.length
     await call(world, "POST", "/auth/email/start", { body: { email }, ip: freshIp() })
     const link2 = keep("sign-in link", await mailedToken(world, email, "/auth/email/verify", before))
-    const session = keep("session", (await call(world, "POST", "/auth/email/verify", { body: { token: link2 } })).json.session_token)
+    const session = keep(
+      "session",
+      (await call(world, "POST", "/auth/email/verify", { body: { token: link2 } })).json.session_token
+    )
 
     // Phone, org, invitation.
     const phone = freshPhone()
@@ -118,13 +131,21 @@ describe("secrets in clear", () => {
 
     // An administrator: created, signed in (a failure first), signed out.
     const password = keep("admin password", "a very secret admin passphrase")
-    const runtime = ManagedRuntime.make(Admins.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(world.db.url) }))))
-    const admin = await runtime.runPromise(Effect.flatMap(Admins, (admins) => admins.create("secret-admin@example.com", password)))
+    const runtime = ManagedRuntime.make(
+      Admins.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(world.db.url) })))
+    )
+    const admin = await runtime.runPromise(
+      Effect.flatMap(Admins, (admins) => admins.create("secret-admin@example.com", password))
+    )
     await runtime.dispose()
     keep("admin TOTP secret", admin.totpSecret)
     const totp = OTPAuth.TOTP.generate({ secret: OTPAuth.Secret.fromBase32(admin.totpSecret) })
-    await call(world, "POST", "/admin/sign-in", { body: { email: "secret-admin@example.com", password: `${password}!`, code: totp } })
-    const adminSignIn = await call(world, "POST", "/admin/sign-in", { body: { email: "secret-admin@example.com", password, code: totp } })
+    await call(world, "POST", "/admin/sign-in", {
+      body: { email: "secret-admin@example.com", password: `${password}!`, code: totp }
+    })
+    const adminSignIn = await call(world, "POST", "/admin/sign-in", {
+      body: { email: "secret-admin@example.com", password, code: totp }
+    })
     const adminSession = keep("admin session", adminSignIn.json.session_token)
     await call(world, "POST", "/admin/sign-out", { token: adminSession })
     await call(world, "POST", "/auth/logout", { token: session })

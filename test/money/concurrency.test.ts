@@ -45,9 +45,11 @@ describe("concurrent gateway calls", () => {
       byStatus.set(key, (byStatus.get(key) ?? 0) + 1)
     }
     // Only the expected answers, and some of each kind of refusal and failure happened.
-    expect([...byStatus.keys()].every((k) =>
-      ["succeeded", "failed", "refused", "timed_out", "insufficient_credits", "over_budget"].includes(k)
-    )).toBe(true)
+    expect(
+      [...byStatus.keys()].every((k) =>
+        ["succeeded", "failed", "refused", "timed_out", "insufficient_credits", "over_budget"].includes(k)
+      )
+    ).toBe(true)
     expect(byStatus.get("failed")).toBeGreaterThan(0)
     expect(byStatus.get("timed_out")).toBeGreaterThan(0)
     expect((byStatus.get("insufficient_credits") ?? 0) + (byStatus.get("over_budget") ?? 0)).toBeGreaterThan(0)

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killChildService, startChildService } from "../support/childService.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
-import { type FakeProvider, invariants, ledgerRuntime, type LedgerRuntime, seedTestCatalogue, startFakeProvider, topUp } from "./support.js"
+import {
+  type FakeProvider,
+  invariants,
+  type LedgerRuntime,
+  ledgerRuntime,
+  seedTestCatalogue,
+  startFakeProvider,
+  topUp
+} from "./support.js"
 
 /**
  * The service as a child process (as `npm start` runs it), killed with SIGKILL in the
@@ -127,9 +135,12 @@ describe("crash recovery", () => {
       [org.orgId]
     )
     expect(BigInt(calls.charged)).toBe(BigInt(captured.captured))
-    const spend = await db.query(`SELECT COALESCE(SUM(spent), 0) AS spent, COALESCE(SUM(held), 0) AS held FROM agent_month_spend WHERE org_id = $1`, [
-      org.orgId
-    ])
+    const spend = await db.query(
+      `SELECT COALESCE(SUM(spent), 0) AS spent, COALESCE(SUM(held), 0) AS held FROM agent_month_spend WHERE org_id = $1`,
+      [
+        org.orgId
+      ]
+    )
     expect(spend[0].held).toBe("0")
     expect(BigInt(spend[0].spent)).toBe(BigInt(captured.captured))
   }, 120_000)

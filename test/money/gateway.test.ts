@@ -129,7 +129,10 @@ describe("POST /v1/call (live)", () => {
     await expectError({ endpoint: "fakeprov/ok", max_price: 9 }, 402, "price_above_max")
     await expectError({ endpoint: "fakeprov/dear" }, 402, "insufficient_credits")
     expect(await balanceOf(org.orgId)).toBe(15n)
-    const holds = await world.db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND (NOT refused OR status = 'held')`, [org.orgId])
+    const holds = await world.db.query(
+      `SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND (NOT refused OR status = 'held')`,
+      [org.orgId]
+    )
     expect(holds[0].n).toBe(0)
     // A price at max_price passes.
     expect((await call(agent.key, { endpoint: "fakeprov/ok", max_price: 10 })).json.status).toBe("succeeded")
@@ -168,7 +171,9 @@ describe("POST /v1/call (live)", () => {
     const org = await seedOrg(world.db)
     await grantTrial(world.ledger, org.orgId)
     const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
-    for (let i = 0; i < 5; i++) expect((await call(agent.key, { endpoint: "fakeprov/ok" })).json.status).toBe("succeeded")
+    for (let i = 0; i < 5; i++) {
+      expect((await call(agent.key, { endpoint: "fakeprov/ok" })).json.status).toBe("succeeded")
+    }
     const sixth = await call(agent.key, { endpoint: "fakeprov/ok" })
     expect(sixth.status).toBe(429)
     expect(sixth.json.error).toMatchObject({ code: "trial_limit", retryable: true })
@@ -197,7 +202,9 @@ describe("POST /v1/call (live)", () => {
       `INSERT INTO people_lookups_daily (org_id, domain, day, lookups) VALUES ($1, 'acme.com', (now() AT TIME ZONE 'UTC')::date, 499)`,
       [org.orgId]
     )
-    expect((await call(agent.key, { endpoint: "fakeprov/people", query: { domain: "https://www.ACME.com/about" } })).status)
+    expect(
+      (await call(agent.key, { endpoint: "fakeprov/people", query: { domain: "https://www.ACME.com/about" } })).status
+    )
       .toBe(200)
     const over = await call(agent.key, { endpoint: "fakeprov/people", query: { domain: "acme.com" } })
     expect(over.status).toBe(429)
@@ -220,13 +227,18 @@ describe("POST /v1/call (live)", () => {
     expect(json.calls[0].refunded).toEqual({ credits: "10", usd: "0.010", reason: "provider_error" })
     expect(typeof json.calls[1].latency_ms).toBe("number")
     expect(JSON.stringify(json)).not.toContain("do-not-store")
-    const page = await request(`${world.server.url}/v1/orgs/${org.orgId}/calls?limit=1&starting_after=${json.calls[0].id}`, {
-      headers: bearer(org.owner.sessionToken)
-    })
+    const page = await request(
+      `${world.server.url}/v1/orgs/${org.orgId}/calls?limit=1&starting_after=${json.calls[0].id}`,
+      {
+        headers: bearer(org.owner.sessionToken)
+      }
+    )
     expect(page.json.calls.map((c: any) => c.endpoint)).toEqual(["fakeprov/ok"])
     expect(page.json.has_more).toBe(false)
     const readKey = await seedOrgKey(world.db, org.orgId, org.owner, "read")
-    expect((await request(`${world.server.url}/v1/orgs/${org.orgId}/calls`, { headers: bearer(readKey.secret) })).status).toBe(200)
+    expect(
+      (await request(`${world.server.url}/v1/orgs/${org.orgId}/calls`, { headers: bearer(readKey.secret) })).status
+    ).toBe(200)
     // No table keeps request or response contents.
     const columns = await world.db.query(
       `SELECT column_name FROM information_schema.columns WHERE table_name = 'gateway_calls'`
@@ -242,7 +254,12 @@ describe("POST /v1/call (test keys)", () => {
     const before = world.fake.seen.length
     const first = await call(agent.key, { endpoint: "fakeprov/ok" })
     expect(first.status).toBe(200)
-    expect(first.json).toMatchObject({ status: "test", charged: { credits: "10" }, price: { credits: "10" }, sample: true })
+    expect(first.json).toMatchObject({
+      status: "test",
+      charged: { credits: "10" },
+      price: { credits: "10" },
+      sample: true
+    })
     expect(world.fake.seen.length).toBe(before)
     const second = await call(agent.key, { endpoint: "fakeprov/ok" })
     expect(second.json.error.code).toBe("over_budget")
@@ -287,7 +304,8 @@ describe("credentials on the gateway", () => {
   it("needs an agent key", async () => {
     const org = await seedOrg(world.db)
     const orgKey = await seedOrgKey(world.db, org.orgId, org.owner, "write")
-    expect((await request(`${world.server.url}/v1/call`, { method: "POST", body: { endpoint: "fakeprov/ok" } })).status).toBe(401)
+    expect((await request(`${world.server.url}/v1/call`, { method: "POST", body: { endpoint: "fakeprov/ok" } })).status)
+      .toBe(401)
     const withOrgKey = await call(orgKey.secret, { endpoint: "fakeprov/ok" })
     expect(withOrgKey.status).toBe(403)
     expect(withOrgKey.json.error.code).toBe("forbidden")

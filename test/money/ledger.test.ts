@@ -42,8 +42,7 @@ const LedgerTest = () =>
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
   )
 
-const run = <A, E>(effect: Effect.Effect<A, E, Ledger | LedgerMaintenance>) =>
-  Effect.provide(effect, LedgerTest())
+const run = <A, E>(effect: Effect.Effect<A, E, Ledger | LedgerMaintenance>) => Effect.provide(effect, LedgerTest())
 
 const promise = <A>(thunk: () => Promise<A>) => Effect.promise(thunk)
 
@@ -52,7 +51,11 @@ const setup = (options: { credits?: bigint; budget?: bigint; mode?: "test" | "li
     const ledger = yield* Ledger
     const org = yield* promise(() => seedOrg(db))
     const agent = yield* promise(() =>
-      seedAgent(db, org.orgId, { mode: options.mode ?? "live", monthlyBudgetCredits: options.budget ?? 50_000n, name: "Scout" })
+      seedAgent(db, org.orgId, {
+        mode: options.mode ?? "live",
+        monthlyBudgetCredits: options.budget ?? 50_000n,
+        name: "Scout"
+      })
     )
     if (options.trial) yield* ledger.grantTrial(org.orgId)
     if (options.credits !== undefined) yield* ledger.credit(org.orgId, options.credits, "top_up", "test")
@@ -60,14 +63,19 @@ const setup = (options: { credits?: bigint; budget?: bigint; mode?: "test" | "li
   })
 
 const holdFor = (orgId: string, agentId: string, amount: bigint, testMode = false) =>
-  Effect.flatMap(Ledger, (ledger) =>
-    ledger.hold({ orgId, agentId, amount, purpose: "test", reference: randomUUID(), testMode }))
+  Effect.flatMap(
+    Ledger,
+    (ledger) => ledger.hold({ orgId, agentId, amount, purpose: "test", reference: randomUUID(), testMode })
+  )
 
 const eventsOf = (orgId: string, type: string) =>
   promise(() => db.query(`SELECT data FROM events WHERE org_id = $1 AND type = $2 ORDER BY seq`, [orgId, type]))
 
 const errorCode = <A, E extends { _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.map(Effect.exit(effect), (exit) => Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : "ok")
+  Effect.map(
+    Effect.exit(effect),
+    (exit) => Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : "ok"
+  )
 
 const checkInvariants = (orgId: string) =>
   Effect.gen(function*() {
@@ -178,7 +186,8 @@ describe("Ledger", () => {
       const ledger = yield* Ledger
       yield* TestClock.setTime(Date.parse("2026-05-10T12:00:00.000Z"))
       const { agentId, orgId } = yield* setup({ credits: 10_000n, budget: 1_000n })
-      const spend = (amount: bigint) => Effect.flatMap(holdFor(orgId, agentId, amount), (h) => ledger.capture(h.id, amount))
+      const spend = (amount: bigint) =>
+        Effect.flatMap(holdFor(orgId, agentId, amount), (h) => ledger.capture(h.id, amount))
       yield* spend(700n)
       expect(yield* eventsOf(orgId, "budget.80pct")).toHaveLength(0)
       yield* spend(150n)
@@ -196,7 +205,8 @@ describe("Ledger", () => {
     run(Effect.gen(function*() {
       const ledger = yield* Ledger
       const { agentId, orgId } = yield* setup({ credits: 6_000n, budget: 100_000n })
-      const spend = (amount: bigint) => Effect.flatMap(holdFor(orgId, agentId, amount), (h) => ledger.capture(h.id, amount))
+      const spend = (amount: bigint) =>
+        Effect.flatMap(holdFor(orgId, agentId, amount), (h) => ledger.capture(h.id, amount))
       yield* spend(1_000n)
       expect(yield* eventsOf(orgId, "balance.low")).toHaveLength(0)
       // A released hold spends nothing and raises nothing.
@@ -222,8 +232,9 @@ describe("Ledger", () => {
       yield* TestClock.setTime(Date.parse("2026-07-01T10:00:00.000Z"))
       const { agentId, orgId } = yield* setup({ trial: true })
       yield* ledger.grantTrial(orgId)
-      expect((yield* ledger.orgCredits(orgId))).toEqual({ balance: trialTerms.credits, frozen: false, funded: false })
-      const spend = (amount: bigint) => Effect.flatMap(holdFor(orgId, agentId, amount), (h) => ledger.capture(h.id, amount))
+      expect(yield* ledger.orgCredits(orgId)).toEqual({ balance: trialTerms.credits, frozen: false, funded: false })
+      const spend = (amount: bigint) =>
+        Effect.flatMap(holdFor(orgId, agentId, amount), (h) => ledger.capture(h.id, amount))
       yield* spend(30n)
       yield* spend(20n)
       expect(yield* errorCode(holdFor(orgId, agentId, 1n))).toBe("trial_limit")

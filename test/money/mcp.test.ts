@@ -40,14 +40,20 @@ describe("MCP server", () => {
       )
       expect(call.inputSchema.required).toEqual(["endpoint"])
 
-      const search = await client.callTool({ name: "search_endpoints", arguments: { q: "fakeprov ok", provider: "fakeprov" } })
+      const search = await client.callTool({
+        name: "search_endpoints",
+        arguments: { q: "fakeprov ok", provider: "fakeprov" }
+      })
       expect(search.isError).toBeFalsy()
       const found = parsed(search).endpoints
       expect(found.map((e: any) => e.id)).toContain("fakeprov/ok")
       // Priced for the org's plan (Pro: 0.9 x 10 credits).
       expect(found.find((e: any) => e.id === "fakeprov/ok").price_per_call).toBe("9")
 
-      const result = await client.callTool({ name: "call_endpoint", arguments: { endpoint: "fakeprov/echo", body: { a: 1 } } })
+      const result = await client.callTool({
+        name: "call_endpoint",
+        arguments: { endpoint: "fakeprov/echo", body: { a: 1 } }
+      })
       expect(result.isError).toBeFalsy()
       expect(parsed(result)).toMatchObject({ status: "succeeded", charged: { credits: "9" }, data: { body: { a: 1 } } })
       expect(result.structuredContent).toMatchObject({ status: "succeeded" })
@@ -125,7 +131,11 @@ describe("MCP server", () => {
         "content-type": "application/json",
         "transfer-encoding": "chunked"
       },
-      chunks: ["{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"pad\":\"", ...Array.from({ length: 17 }, () => chunk), "\"}}"]
+      chunks: [
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"pad\":\"",
+        ...Array.from({ length: 17 }, () => chunk),
+        "\"}}"
+      ]
     })
     expect(res.status).toBe(413)
     expect(JSON.parse(res.body).error).toMatchObject({ code: "payload_too_large", retryable: false })

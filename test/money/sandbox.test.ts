@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
 import { request, startServer, type TestServer } from "../support/server.js"
-import { ledgerRuntime, type LedgerRuntime, topUp } from "./support.js"
+import { type LedgerRuntime, ledgerRuntime, topUp } from "./support.js"
 
 /**
  * The built-in sandbox provider (PROVIDERS_SANDBOX=true, the default when DATABASE_URL is
@@ -52,7 +52,9 @@ describe("sandbox provider", () => {
       expect(answer.json.charged.credits).toBe(endpoint.price_per_call)
       expect(answer.json.data.sandbox).toBe(true)
     }
-    const people = catalogue.endpoints.find((e: any) => e.category === "people" && e.method === "GET" && e.path_params.length === 0)
+    const people = catalogue.endpoints.find((e: any) =>
+      e.category === "people" && e.method === "GET" && e.path_params.length === 0
+    )
     if (people) {
       const call = () =>
         request(`${server.url}/v1/call`, {

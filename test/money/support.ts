@@ -42,7 +42,11 @@ export const startFakeProvider = async (): Promise<FakeProvider> => {
       const behaviour = path.split("/")[3] ?? ""
       const json = (status: number, value: unknown, headers: Record<string, string> = {}) => {
         const text = JSON.stringify(value)
-        res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers })
+        res.writeHead(status, {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(text),
+          ...headers
+        })
         res.end(text)
       }
       switch (behaviour) {
@@ -69,7 +73,11 @@ export const startFakeProvider = async (): Promise<FakeProvider> => {
           return void setTimeout(() => json(200, { ok: true, late: true }), 1500)
         case "echo":
         case "items":
-          return json(200, { method: request.method, url: request.url, body: body.length > 0 ? JSON.parse(body) : null })
+          return json(200, {
+            method: request.method,
+            url: request.url,
+            body: body.length > 0 ? JSON.parse(body) : null
+          })
         default:
           return json(404, { error: `unknown behaviour ${behaviour}` })
       }
@@ -99,7 +107,12 @@ export const seedTestCatalogue = async (db: TestDatabase) => {
       cost_report: { in: "header", name: "x-cost-usd", unit: "usd" },
       cap: 100_000
     },
-    { id: "fakebody", auth: { in: "query", name: "api_key" }, cost_report: { in: "body", path: "meta.cost", unit: "credits" }, cap: 100_000 },
+    {
+      id: "fakebody",
+      auth: { in: "query", name: "api_key" },
+      cost_report: { in: "body", path: "meta.cost", unit: "credits" },
+      cap: 100_000
+    },
     { id: "capped", auth: { in: "header", name: "Authorization", prefix: "Bearer " }, cost_report: null, cap: 3 }
   ]
   for (const p of providers) {
@@ -119,7 +132,17 @@ export const seedTestCatalogue = async (db: TestDatabase) => {
     ["fakeprov/slow", "fakeprov", "GET", "/v1/slow", [], 10, "live", null, "utilities"],
     ["fakeprov/late", "fakeprov", "GET", "/v1/late", [], 10, "live", null, "utilities"],
     ["fakeprov/echo", "fakeprov", "POST", "/v1/echo", [], 10, "live", null, "utilities"],
-    ["fakeprov/item", "fakeprov", "GET", "/v1/items/{item_id}/{part}", ["item_id", "part"], 10, "live", null, "utilities"],
+    [
+      "fakeprov/item",
+      "fakeprov",
+      "GET",
+      "/v1/items/{item_id}/{part}",
+      ["item_id", "part"],
+      10,
+      "live",
+      null,
+      "utilities"
+    ],
     ["fakeprov/people", "fakeprov", "GET", "/v1/ok", [], 10, "live", "domain", "people"],
     ["fakeprov/dear", "fakeprov", "GET", "/v1/ok", [], 1000, "live", null, "utilities"],
     ["fakeprov/inbox", "fakeprov", "POST", "/v1/ok", [], 10, "on request", null, "messaging"],
@@ -173,7 +196,12 @@ export const startGatewayWorld = async (label: string, env: Record<string, strin
     await db.drop()
   }
   try {
-    server = await startServer({ DATABASE_URL: db.url, PROVIDERS_UPSTREAM: fake.url, GATEWAY_TIMEOUT_MS: "2000", ...env })
+    server = await startServer({
+      DATABASE_URL: db.url,
+      PROVIDERS_UPSTREAM: fake.url,
+      GATEWAY_TIMEOUT_MS: "2000",
+      ...env
+    })
     // After the server: its start runs the migrations that create the catalogue tables.
     await seedTestCatalogue(db)
   } catch (error) {

@@ -34,7 +34,9 @@ describe("container files", () => {
 
   it("copy only files that exist", () => {
     for (const match of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
-      for (const path of match[1]!.split(" ")) expect(existsSync(new URL(`../../${path}`, import.meta.url)), path).toBe(true)
+      for (const path of match[1]!.split(" ")) {
+        expect(existsSync(new URL(`../../${path}`, import.meta.url)), path).toBe(true)
+      }
     }
   })
 

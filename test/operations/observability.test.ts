@@ -2,11 +2,11 @@ import { Effect } from "effect"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Lifecycle } from "../../src/Services/Lifecycle/Lifecycle.js"
+import { type GatewayWorld, startGatewayWorld, topUp } from "../money/support.js"
 import { killChildService, startChildService } from "../support/childService.js"
 import { createTestDatabase } from "../support/database.js"
 import { bearer, seedAgent, seedOrg, seedUser } from "../support/fixtures.js"
 import { request, type ServiceWorld, startServiceWorld } from "../support/server.js"
-import { type GatewayWorld, startGatewayWorld, topUp } from "../money/support.js"
 
 const REQUEST_ID = /^req_[0-9a-f]{32}$/
 const METRICS_TOKEN = "metrics-token-for-tests"
@@ -41,7 +41,9 @@ describe("request ids and metrics", () => {
 
   it("serves Prometheus metrics behind the token: requests by route and status, latency, backlogs", async () => {
     expect((await request(`${world.server.url}/metrics`)).status).toBe(401)
-    expect((await request(`${world.server.url}/metrics`, { headers: bearer("wrong") })).json.error.code).toBe("unauthenticated")
+    expect((await request(`${world.server.url}/metrics`, { headers: bearer("wrong") })).json.error.code).toBe(
+      "unauthenticated"
+    )
     const before = await scrape()
     const org = await seedOrg(world.db)
     for (let i = 0; i < 3; i++) await request(`${world.server.url}/v1/task-types`)
@@ -50,7 +52,8 @@ describe("request ids and metrics", () => {
     await request(`${world.server.url}/nothing/here/${crypto.randomUUID()}`)
     const after = await scrape()
 
-    const delta = (name: string, labels: Record<string, string>) => (after.value(name, labels) ?? 0) - (before.value(name, labels) ?? 0)
+    const delta = (name: string, labels: Record<string, string>) =>
+      (after.value(name, labels) ?? 0) - (before.value(name, labels) ?? 0)
     expect(delta("http_requests_total", { method: "GET", route: "/v1/task-types", status: "200" })).toBe(3)
     // Route templates, never raw paths: the org id does not become a label.
     expect(delta("http_requests_total", { method: "GET", route: "/v1/orgs/:orgId/agents", status: "200" })).toBe(1)
@@ -68,7 +71,15 @@ describe("request ids and metrics", () => {
     expect(after.value("http_request_duration_seconds_bucket", { method: "GET", route: "/v1/task-types", le: "+Inf" }))
       .toBe(after.value("http_request_duration_seconds_count", { method: "GET", route: "/v1/task-types" }))
 
-    for (const name of ["ledger_holds_open", "webhook_deliveries_pending", "mail_outbox_pending", "requests_running", "requests_queued"]) {
+    for (
+      const name of [
+        "ledger_holds_open",
+        "webhook_deliveries_pending",
+        "mail_outbox_pending",
+        "requests_running",
+        "requests_queued"
+      ]
+    ) {
       expect(after.value(name, {}), name).toBeGreaterThanOrEqual(0)
     }
     expect(after.value("purchase_jobs", { state: "queued" })).toBeGreaterThanOrEqual(0)
@@ -113,7 +124,9 @@ describe("readiness", () => {
     try {
       expect((await request(`${world.server.url}/readyz`)).status).toBe(200)
       // A database whose schema is behind this version (a restore, a rollback) is not ready.
-      await world.db.query(`DELETE FROM effect_sql_migrations WHERE migration_id = (SELECT max(migration_id) FROM effect_sql_migrations)`)
+      await world.db.query(
+        `DELETE FROM effect_sql_migrations WHERE migration_id = (SELECT max(migration_id) FROM effect_sql_migrations)`
+      )
       const behind = await request(`${world.server.url}/readyz`)
       expect(behind.status).toBe(503)
       expect(behind.json.error.message).toContain("Migrations not applied")
@@ -140,40 +153,44 @@ describe("readiness", () => {
 })
 
 describe("logs", () => {
-  it("writes JSON lines with the request id on every line of a request and one access line, never a secret", async () => {
-    const db = await createTestDatabase("observability_logs")
-    const child = await startChildService({ DATABASE_URL: db.url, LOG_FORMAT: "json", LOG_LEVEL: "Info" })
-    try {
-      const user = await seedUser(db, { phoneVerified: false })
-      const answer = await request(`${child.url}/v1/me/phone`, {
-        method: "POST",
-        headers: bearer(user.sessionToken),
-        body: { phone: "+14155550123" }
-      })
-      expect(answer.status).toBeLessThan(300)
-      const requestId = answer.headers.get("request-id")!
-      expect(requestId).toMatch(REQUEST_ID)
-      let lines: Array<any> = []
-      for (let tries = 0; tries < 50; tries++) {
-        lines = child.output().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
-        if (lines.some((line) => line.message === "request" && line.annotations?.request_id === requestId)) break
-        await new Promise((resolve) => setTimeout(resolve, 100))
+  it(
+    "writes JSON lines with the request id on every line of a request and one access line, never a secret",
+    async () => {
+      const db = await createTestDatabase("observability_logs")
+      const child = await startChildService({ DATABASE_URL: db.url, LOG_FORMAT: "json", LOG_LEVEL: "Info" })
+      try {
+        const user = await seedUser(db, { phoneVerified: false })
+        const answer = await request(`${child.url}/v1/me/phone`, {
+          method: "POST",
+          headers: bearer(user.sessionToken),
+          body: { phone: "+14155550123" }
+        })
+        expect(answer.status).toBeLessThan(300)
+        const requestId = answer.headers.get("request-id")!
+        expect(requestId).toMatch(REQUEST_ID)
+        let lines: Array<any> = []
+        for (let tries = 0; tries < 50; tries++) {
+          lines = child.output().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
+          if (lines.some((line) => line.message === "request" && line.annotations?.request_id === requestId)) break
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        const ofRequest = lines.filter((line) => line.annotations?.request_id === requestId)
+        // The SMS stand-in's line, written inside the request, carries its id too.
+        expect(ofRequest.some((line) => String(line.message).includes("SMS (not sent"))).toBe(true)
+        const access = ofRequest.find((line) => line.message === "request")
+        expect(access).toMatchObject({
+          logLevel: "INFO",
+          annotations: { method: "POST", route: "/v1/me/phone", status: answer.status, credential: "session" }
+        })
+        expect(typeof access.annotations.duration_ms).toBe("number")
+        expect(child.output()).not.toContain(user.sessionToken)
+      } finally {
+        await killChildService(child)
+        await db.drop()
       }
-      const ofRequest = lines.filter((line) => line.annotations?.request_id === requestId)
-      // The SMS stand-in's line, written inside the request, carries its id too.
-      expect(ofRequest.some((line) => String(line.message).includes("SMS (not sent"))).toBe(true)
-      const access = ofRequest.find((line) => line.message === "request")
-      expect(access).toMatchObject({
-        logLevel: "INFO",
-        annotations: { method: "POST", route: "/v1/me/phone", status: answer.status, credential: "session" }
-      })
-      expect(typeof access.annotations.duration_ms).toBe("number")
-      expect(child.output()).not.toContain(user.sessionToken)
-    } finally {
-      await killChildService(child)
-      await db.drop()
-    }
-  }, 60_000)
+    },
+    60_000
+  )
 })
 
 describe("OpenTelemetry", () => {
@@ -251,7 +268,9 @@ describe("OpenTelemetry", () => {
     for (let tries = 0; tries < 50 && !names.includes("http_requests_total"); tries++) {
       await new Promise((resolve) => setTimeout(resolve, 100))
       names = received.filter((r) => r.path === "/v1/metrics").flatMap((r) =>
-        r.body.resourceMetrics.flatMap((m: any) => m.scopeMetrics.flatMap((s: any) => s.metrics.map((x: any) => x.name)))
+        r.body.resourceMetrics.flatMap((m: any) =>
+          m.scopeMetrics.flatMap((s: any) => s.metrics.map((x: any) => x.name))
+        )
       )
     }
     expect(names).toContain("http_requests_total")
@@ -267,7 +286,9 @@ const parsePrometheus = (text: string) => {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
     if (match === null) throw new Error(`Not a Prometheus sample: ${line}`)
     const labels: Record<string, string> = {}
-    for (const pair of (match[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]!] = pair[2]!
+    for (const pair of (match[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[pair[1]!] = pair[2]!
+    }
     samples.push({ name: match[1]!, labels, value: match[3] === "+Inf" ? Infinity : Number(match[3]) })
   }
   const value = (name: string, labels: Record<string, string>) =>

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type GatewayWorld, startGatewayWorld, topUp } from "../money/support.js"
 import { bearer, seedAgent, seedOrg, seedOrgKey, seedUser } from "../support/fixtures.js"
 import { request } from "../support/server.js"
-import { type GatewayWorld, startGatewayWorld, topUp } from "../money/support.js"
 
 /**
  * `GET /v1/orgs/{orgId}/usage` against a seeded history: holds written straight into the
@@ -38,7 +38,17 @@ const seedHold = async (hold: PastHold) => {
       `INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
                                   charged_credits, hold_id, created_at, finished_at)
        VALUES ($1, $2, $3, $4, split_part($4, '/', 1), $5, 'succeeded', $6, $7, $8, $9, $9)`,
-      [reference, hold.orgId, hold.agentId, hold.pays.endpoint, hold.testMode ? "test" : "live", amount, hold.captured, holdId, at]
+      [
+        reference,
+        hold.orgId,
+        hold.agentId,
+        hold.pays.endpoint,
+        hold.testMode ? "test" : "live",
+        amount,
+        hold.captured,
+        holdId,
+        at
+      ]
     )
   } else {
     const receiptId = randomUUID()
@@ -87,16 +97,72 @@ describe("org balance and usage", () => {
     const [tool] = await world.db.query(`SELECT id, slug, name FROM tools ORDER BY slug LIMIT 1`)
     await topUp(world.ledger, org.orgId, 5_000n)
 
-    await seedHold({ orgId: org.orgId, agentId: alpha.agentId, day: "2026-10-05", captured: 100n, pays: { endpoint: "fakeprov/ok" } })
-    await seedHold({ orgId: org.orgId, agentId: alpha.agentId, day: "2026-10-05", captured: 40n, pays: { endpoint: "fakeprov/other" } })
-    await seedHold({ orgId: org.orgId, agentId: beta.agentId, day: "2026-10-06", captured: 50n, refunded: 20n, pays: { toolId: tool.id } })
-    await seedHold({ orgId: org.orgId, agentId: beta.agentId, day: "2026-10-31", captured: 7n, pays: { endpoint: "fakeprov/ok" } })
+    await seedHold({
+      orgId: org.orgId,
+      agentId: alpha.agentId,
+      day: "2026-10-05",
+      captured: 100n,
+      pays: { endpoint: "fakeprov/ok" }
+    })
+    await seedHold({
+      orgId: org.orgId,
+      agentId: alpha.agentId,
+      day: "2026-10-05",
+      captured: 40n,
+      pays: { endpoint: "fakeprov/other" }
+    })
+    await seedHold({
+      orgId: org.orgId,
+      agentId: beta.agentId,
+      day: "2026-10-06",
+      captured: 50n,
+      refunded: 20n,
+      pays: { toolId: tool.id }
+    })
+    await seedHold({
+      orgId: org.orgId,
+      agentId: beta.agentId,
+      day: "2026-10-31",
+      captured: 7n,
+      pays: { endpoint: "fakeprov/ok" }
+    })
     // Not counted: test mode, a released hold, another org, outside the range.
-    await seedHold({ orgId: org.orgId, agentId: alpha.agentId, day: "2026-10-05", captured: 999n, testMode: true, pays: { endpoint: "fakeprov/ok" } })
-    await seedHold({ orgId: org.orgId, agentId: alpha.agentId, day: "2026-10-07", captured: 0n, pays: { endpoint: "fakeprov/ok" } })
-    await seedHold({ orgId: other.orgId, agentId: stranger.agentId, day: "2026-10-05", captured: 500n, pays: { endpoint: "fakeprov/ok" } })
-    await seedHold({ orgId: org.orgId, agentId: alpha.agentId, day: "2026-11-01", captured: 300n, pays: { endpoint: "fakeprov/ok" } })
-    await seedHold({ orgId: org.orgId, agentId: alpha.agentId, day: "2026-09-30", captured: 300n, pays: { endpoint: "fakeprov/ok" } })
+    await seedHold({
+      orgId: org.orgId,
+      agentId: alpha.agentId,
+      day: "2026-10-05",
+      captured: 999n,
+      testMode: true,
+      pays: { endpoint: "fakeprov/ok" }
+    })
+    await seedHold({
+      orgId: org.orgId,
+      agentId: alpha.agentId,
+      day: "2026-10-07",
+      captured: 0n,
+      pays: { endpoint: "fakeprov/ok" }
+    })
+    await seedHold({
+      orgId: other.orgId,
+      agentId: stranger.agentId,
+      day: "2026-10-05",
+      captured: 500n,
+      pays: { endpoint: "fakeprov/ok" }
+    })
+    await seedHold({
+      orgId: org.orgId,
+      agentId: alpha.agentId,
+      day: "2026-11-01",
+      captured: 300n,
+      pays: { endpoint: "fakeprov/ok" }
+    })
+    await seedHold({
+      orgId: org.orgId,
+      agentId: alpha.agentId,
+      day: "2026-09-30",
+      captured: 300n,
+      pays: { endpoint: "fakeprov/ok" }
+    })
 
     const { json, status } = await usage(org.orgId, org.owner.sessionToken, "?from=2026-10-01&to=2026-10-31")
     expect(status).toBe(200)
@@ -107,13 +173,24 @@ describe("org balance and usage", () => {
     expect(json.by_agent.map((row: any) => [row.name, row.spend.credits])).toEqual([["alpha", "140"], ["beta", "37"]])
     expect(json.by_day).toHaveLength(31)
     const spendOn = (day: string) => json.by_day.find((row: any) => row.day === day)?.spend.credits
-    expect([spendOn("2026-10-01"), spendOn("2026-10-05"), spendOn("2026-10-06"), spendOn("2026-10-07"), spendOn("2026-10-31")])
+    expect([
+      spendOn("2026-10-01"),
+      spendOn("2026-10-05"),
+      spendOn("2026-10-06"),
+      spendOn("2026-10-07"),
+      spendOn("2026-10-31")
+    ])
       .toEqual(["0", "140", "30", "0", "7"])
     expect(json.top_endpoints.map((row: any) => [row.endpoint, row.calls, row.spend.credits])).toEqual([
       ["fakeprov/ok", 2, "107"],
       ["fakeprov/other", 1, "40"]
     ])
-    expect(json.top_tools).toEqual([{ tool: tool.slug, name: tool.name, items: 1, spend: expect.objectContaining({ credits: "30" }) }])
+    expect(json.top_tools).toEqual([{
+      tool: tool.slug,
+      name: tool.name,
+      items: 1,
+      spend: expect.objectContaining({ credits: "30" })
+    }])
     expect(json.by_day.reduce((sum: bigint, row: any) => sum + BigInt(row.spend.credits), 0n)).toBe(177n)
   })
 
@@ -150,7 +227,15 @@ describe("org balance and usage", () => {
   it("names a bad range", async () => {
     const org = await seedOrg(world.db)
     const ask = (query: string) => usage(org.orgId, org.owner.sessionToken, query)
-    for (const query of ["?from=2026-13-01", "?to=2026-02-30", "?from=yesterday", "?from=2026-10-02&to=2026-10-01", "?from=2024-01-01&to=2026-01-01"]) {
+    for (
+      const query of [
+        "?from=2026-13-01",
+        "?to=2026-02-30",
+        "?from=yesterday",
+        "?from=2026-10-02&to=2026-10-01",
+        "?from=2024-01-01&to=2026-01-01"
+      ]
+    ) {
       const { json, status } = await ask(query)
       expect(status, query).toBe(400)
       expect(json.error.code, query).toBe("invalid_input")

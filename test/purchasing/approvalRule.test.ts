@@ -31,6 +31,8 @@ describe("approvalNeeded", () => {
   it("uses exact integers: no rounding at large amounts", () => {
     const big = 2n ** 62n
     expect(approvalNeeded({ amount: 1n, spentThisMonth: big, monthlyBudget: big + 1n, threshold: null })).toBeNull()
-    expect(approvalNeeded({ amount: 2n, spentThisMonth: big, monthlyBudget: big + 1n, threshold: null })).toBe("over_budget")
+    expect(approvalNeeded({ amount: 2n, spentThisMonth: big, monthlyBudget: big + 1n, threshold: null })).toBe(
+      "over_budget"
+    )
   })
 })

@@ -152,12 +152,18 @@ describe("approvals", () => {
       body: { note: "ok for this batch" }
     })
     expect(approved.status).toBe(200)
-    expect(approved.json.approval).toMatchObject({ status: "approved", note: "ok for this batch", decided_via: "session" })
-    for (const changed of [
-      { ...body, inputs: [emailFindInput(1), emailFindInput(2), emailFindInput(4)] },
-      { ...body, tool: "prospeo-email-finder" },
-      { ...body, inputs: [...threeInputs, emailFindInput(5)] }
-    ]) {
+    expect(approved.json.approval).toMatchObject({
+      status: "approved",
+      note: "ok for this batch",
+      decided_via: "session"
+    })
+    for (
+      const changed of [
+        { ...body, inputs: [emailFindInput(1), emailFindInput(2), emailFindInput(4)] },
+        { ...body, tool: "prospeo-email-finder" },
+        { ...body, inputs: [...threeInputs, emailFindInput(5)] }
+      ]
+    ) {
       const answer = await execute(o.agent.key, { ...changed, approval_id: approval.id })
       expect(answer.status).toBe(409)
       expect(answer.json.error).toMatchObject({ code: "approval_mismatch", retryable: false })
@@ -217,8 +223,10 @@ describe("approvals", () => {
     expect(foreign.status).toBe(404)
     const otherAgent = await seedAgent(world.db, other.orgId)
     expect((await call(world, "GET", `/v1/approvals/${approval.id}`, { token: otherAgent.key })).status).toBe(404)
-    expect((await execute(otherAgent.key, { tool: "hunter-email-finder", inputs: threeInputs, approval_id: approval.id }))
-      .status).toBe(404)
+    expect(
+      (await execute(otherAgent.key, { tool: "hunter-email-finder", inputs: threeInputs, approval_id: approval.id }))
+        .status
+    ).toBe(404)
   })
 
   it("asks with reason over_budget when the purchase would pass the monthly budget, and lets an approved one past it", async () => {
@@ -291,9 +299,12 @@ describe("approvals", () => {
     expect(expired.json.approvals.map((a: any) => a.id).sort()).toEqual([waiting.id, approvedOld.id].sort())
     // The mailed links of an expired approval are dead too.
     const mail = await world.smtp.waitFor(o.org.owner.email, (m) => m.text.includes(waiting.id))
-    await world.db.query(`UPDATE approval_links SET expires_at = expires_at - interval '25 hours' WHERE approval_id = $1`, [
-      waiting.id
-    ])
+    await world.db.query(
+      `UPDATE approval_links SET expires_at = expires_at - interval '25 hours' WHERE approval_id = $1`,
+      [
+        waiting.id
+      ]
+    )
     expect((await call(world, "POST", pathOf(linksIn(mail.text).approve))).json.error.code).toBe("invalid_token")
     // A new request asks anew.
     const fresh = await execute(o.agent.key, body)
@@ -311,7 +322,9 @@ describe("approvals", () => {
       })
       ids.push(asked.json.approval.id)
     }
-    const page1 = await call(world, "GET", `/v1/orgs/${o.org.orgId}/approvals?limit=2`, { token: o.org.owner.sessionToken })
+    const page1 = await call(world, "GET", `/v1/orgs/${o.org.orgId}/approvals?limit=2`, {
+      token: o.org.owner.sessionToken
+    })
     expect(page1.json.approvals.map((a: any) => a.id)).toEqual([ids[2], ids[1]])
     expect(page1.json.has_more).toBe(true)
     const page2 = await call(world, "GET", `/v1/orgs/${o.org.orgId}/approvals?limit=2&starting_after=${ids[1]}`, {
@@ -319,7 +332,9 @@ describe("approvals", () => {
     })
     expect(page2.json).toMatchObject({ has_more: false })
     expect(page2.json.approvals.map((a: any) => a.id)).toEqual([ids[0]])
-    expect((await call(world, "GET", `/v1/approvals/00000000-0000-4000-8000-000000000000`, { token: o.agent.key })).status)
+    expect(
+      (await call(world, "GET", `/v1/approvals/00000000-0000-4000-8000-000000000000`, { token: o.agent.key })).status
+    )
       .toBe(404)
     expect((await call(world, "GET", `/v1/approvals/not-a-uuid`, { token: o.agent.key })).status).toBe(404)
   })

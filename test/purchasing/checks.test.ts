@@ -52,7 +52,11 @@ describe("published checks and mock tools", () => {
     const [a, b] = tools.filter((t) => t.task_type === "phone_find")
     const input = inputFor(a!.input.required)
     const run = (tool: typeof a) =>
-      mockAnswer({ slug: tool!.slug, provider: tool!.provider, task_type: tool!.task_type, check_id: tool!.check.id }, input, 1)
+      mockAnswer(
+        { slug: tool!.slug, provider: tool!.provider, task_type: tool!.task_type, check_id: tool!.check.id },
+        input,
+        1
+      )
     expect(run(a)).toEqual(run(a))
     expect(run(a)).not.toEqual(run(b))
   })
@@ -74,7 +78,8 @@ describe("published checks and mock tools", () => {
     expect(check({ email: "jane@ACME.com", smtp: { accepted: true } }).outcome).toBe("passed")
     expect(check({ email: "jane@acme.com", smtp: { accepted: true }, catch_all: true }).outcome).toBe("partial")
     expect(check("text").outcome).toBe("failed")
-    const search = (results: Array<unknown>) => runCheck("web_search.organic_results", "1.1.0", { query: "q" }, { results })
+    const search = (results: Array<unknown>) =>
+      runCheck("web_search.organic_results", "1.1.0", { query: "q" }, { results })
     const r = (i: number, snippet = "s") => ({ title: `t${i}`, url: `https://e${i}.com/`, snippet })
     expect(search([r(1), r(2), r(3)]).outcome).toBe("passed")
     expect(search([r(1), r(1), r(3)]).outcome).toBe("failed")

@@ -138,7 +138,11 @@ describe("POST /v1/execute: results", () => {
     expect(await spentOf(agent.agentId)).toEqual({ spent: 0n, held: 0n })
     const receipt = await call(world, "GET", `/v1/receipts/${answer.json.receipt_id}`, { token: agent.key })
     expect(receipt.json.receipt).toMatchObject({ charged: { credits: "0" }, counts: { failed: 1 } })
-    expect(receipt.json.receipt.items[0]).toMatchObject({ outcome: "failed", charged: false, error_code: "check_failed" })
+    expect(receipt.json.receipt.items[0]).toMatchObject({
+      outcome: "failed",
+      charged: false,
+      error_code: "check_failed"
+    })
   })
 
   it("charges passed and partial results, not failed ones, in one answer", async () => {
@@ -173,7 +177,10 @@ describe("POST /v1/execute: results", () => {
 
   it("answers 502 provider_error when the provider fails after one retry, and charges nothing", async () => {
     const { agent } = await seedBuyer(world)
-    const answer = await execute(agent.key, { tool: "hunter-email-finder", inputs: [emailFindInput(1, "mock-provider-error")] })
+    const answer = await execute(agent.key, {
+      tool: "hunter-email-finder",
+      inputs: [emailFindInput(1, "mock-provider-error")]
+    })
     expect(answer.status).toBe(502)
     expect(answer.json.error).toMatchObject({ code: "provider_error", retryable: true })
     expect(answer.json.error.message).toMatch(/nothing was charged/)
@@ -193,7 +200,11 @@ describe("POST /v1/execute: results", () => {
     const down = emailFindInput(3, "mock-down-findymail")
     const without = await execute(agent.key, { tool: "findymail-email-finder", inputs: [down] })
     expect(without.status).toBe(502)
-    const answer = await execute(agent.key, { tool: "findymail-email-finder", inputs: [down, emailFindInput(4)], fallback: true })
+    const answer = await execute(agent.key, {
+      tool: "findymail-email-finder",
+      inputs: [down, emailFindInput(4)],
+      fallback: true
+    })
     expect(answer.status).toBe(200)
     expect(answer.json.fallback_used).toBe(true)
     expect(answer.json.items[0]).toMatchObject({
@@ -203,7 +214,11 @@ describe("POST /v1/execute: results", () => {
       fallback_from_tool_id: findymail.id,
       cost: { credits: nextTool.price_per_success.credits }
     })
-    expect(answer.json.items[1]).toMatchObject({ tool_id: findymail.id, fallback_from_tool_id: null, cost: { credits: "60" } })
+    expect(answer.json.items[1]).toMatchObject({
+      tool_id: findymail.id,
+      fallback_from_tool_id: null,
+      cost: { credits: "60" }
+    })
     const receipt = await call(world, "GET", `/v1/receipts/${answer.json.receipt_id}`, { token: agent.key })
     expect(receipt.json.receipt).toMatchObject({ fallback_requested: true, fallback_used: true })
     expect(receipt.json.receipt.items[0].fallback_from_tool_id).toBe(findymail.id)

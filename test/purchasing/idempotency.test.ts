@@ -32,12 +32,14 @@ describe("idempotency keys", () => {
     const { agent } = await seedBuyer(world)
     const body = { tool: "hunter-email-finder", inputs: [emailFindInput(1)], idempotency_key: "order-2" }
     expect((await execute(agent.key, body)).status).toBe(200)
-    for (const changed of [
-      { ...body, inputs: [emailFindInput(2)] },
-      { ...body, tool: "prospeo-email-finder" },
-      { ...body, max_price: 100 },
-      { ...body, fallback: true }
-    ]) {
+    for (
+      const changed of [
+        { ...body, inputs: [emailFindInput(2)] },
+        { ...body, tool: "prospeo-email-finder" },
+        { ...body, max_price: 100 },
+        { ...body, fallback: true }
+      ]
+    ) {
       const answer = await execute(agent.key, changed)
       expect(answer.status).toBe(409)
       expect(answer.json.error).toMatchObject({ code: "idempotency_conflict", retryable: false })
@@ -82,7 +84,9 @@ describe("idempotency keys", () => {
     expect(new Set(successes.map((a) => a.text)).size).toBe(1)
     expect(await receiptsOf(agent.agentId)).toHaveLength(1)
     expect(await spentOf(agent.agentId)).toBe(120n)
-    const holds = await world.db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE agent_id = $1`, [agent.agentId])
+    const holds = await world.db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE agent_id = $1`, [
+      agent.agentId
+    ])
     expect(holds[0].n).toBe(3)
     // Once it finished, everyone gets the first answer.
     const late = await execute(agent.key, body)
@@ -115,7 +119,11 @@ describe("idempotency keys", () => {
     // The key is free again: the same key with a corrected request is a new purchase.
     const fixed = { ...capped, max_price: 40 }
     expect((await execute(agent.key, fixed)).status).toBe(200)
-    const down = { tool: "hunter-email-finder", inputs: [emailFindInput(2, "mock-provider-error")], idempotency_key: "p" }
+    const down = {
+      tool: "hunter-email-finder",
+      inputs: [emailFindInput(2, "mock-provider-error")],
+      idempotency_key: "p"
+    }
     expect((await execute(agent.key, down)).status).toBe(502)
     expect((await execute(agent.key, down)).status).toBe(502)
     expect(await receiptsOf(agent.agentId)).toHaveLength(3)

@@ -37,8 +37,11 @@ const expectSettledOnce = async (agentId: string, receiptId: string) => {
     expect(hold.captured).toBe(hold.cost_credits)
   }
   const [spend] = await world.db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [agentId])
-  const [charged] = await world.db.query(`SELECT COALESCE(SUM(cost_credits), 0)::text AS sum FROM receipt_items i
-    JOIN receipts r ON r.id = i.receipt_id WHERE r.agent_id = $1`, [agentId])
+  const [charged] = await world.db.query(
+    `SELECT COALESCE(SUM(cost_credits), 0)::text AS sum FROM receipt_items i
+    JOIN receipts r ON r.id = i.receipt_id WHERE r.agent_id = $1`,
+    [agentId]
+  )
   expect(spend.held).toBe("0")
   expect(spend.spent).toBe(charged.sum)
   return holds.length
@@ -47,7 +50,10 @@ const expectSettledOnce = async (agentId: string, receiptId: string) => {
 describe("jobs", () => {
   it("runs a 1,000-input job to the end across a restart in the middle", async () => {
     const { agent, org } = await seedBuyer(world)
-    const accepted = await execute(agent.key, { tool: "jina-reader", inputs: Array.from({ length: 1000 }, (_, i) => pageInput(i)) })
+    const accepted = await execute(agent.key, {
+      tool: "jina-reader",
+      inputs: Array.from({ length: 1000 }, (_, i) => pageInput(i))
+    })
     expect(accepted.status).toBe(202)
     expect(accepted.json.held).toEqual({ credits: "3000", usd: "3.000" })
     const jobId = accepted.json.job_id
@@ -61,10 +67,12 @@ describe("jobs", () => {
     })
     expect(partWay.status).toBe("running")
     await world.restart()
-    const doneBefore = Number((await world.db.query(
-      `SELECT count(*)::int AS n FROM receipt_items WHERE receipt_id = $1 AND status NOT IN ('pending', 'running')`,
-      [accepted.json.receipt_id]
-    ))[0].n)
+    const doneBefore = Number(
+      (await world.db.query(
+        `SELECT count(*)::int AS n FROM receipt_items WHERE receipt_id = $1 AND status NOT IN ('pending', 'running')`,
+        [accepted.json.receipt_id]
+      ))[0].n
+    )
     expect(doneBefore).toBeLessThan(1000)
 
     const finished = await eventually(async () => {
@@ -73,7 +81,9 @@ describe("jobs", () => {
     }, 180_000)
     expect(finished.progress).toEqual({ done: 1000, total: 1000 })
     expect(finished.items).toHaveLength(1000)
-    expect(finished.items.map((item: any) => item.outcome)).toEqual(Array.from({ length: 1000 }, (_, i) => expectedOutcome(i)))
+    expect(finished.items.map((item: any) => item.outcome)).toEqual(
+      Array.from({ length: 1000 }, (_, i) => expectedOutcome(i))
+    )
     const passed = finished.items.filter((i: any) => i.outcome === "passed").length
     const partial = finished.items.filter((i: any) => i.outcome === "partial").length
     expect(finished.counts).toEqual({ passed, partial, failed: 100, expired: 0, pending: 0 })
@@ -139,7 +149,12 @@ describe("jobs", () => {
       item_count: 30
     })
     expect(done.items[9]).toMatchObject({ index: 9, outcome: "failed", error_code: "check_failed", charged: false })
-    expect(done.items[6]).toMatchObject({ index: 6, outcome: "partial", charged: true, reason: "A paywall was detected" })
+    expect(done.items[6]).toMatchObject({
+      index: 6,
+      outcome: "partial",
+      charged: true,
+      reason: "A paywall was detected"
+    })
     expect(done.items[0].result.final_url).toBe("https://news.example.com/0")
     const colleague = await seedAgent(world.db, org.orgId)
     expect((await jobOf(colleague.key, accepted.json.job_id)).status).toBe(200)

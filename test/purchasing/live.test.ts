@@ -21,8 +21,18 @@ interface Seen {
 }
 
 const routes: Record<string, { slug: string; provider: string; task_type: TaskTypeId; check_id: string }> = {
-  "/hunter/v2/email-finder": { slug: "hunter-email-finder", provider: "hunter", task_type: "email_find", check_id: "email_find.deliverable_address" },
-  "/firecrawl/v2/scrape": { slug: "firecrawl-scrape", provider: "firecrawl", task_type: "web_extract", check_id: "web_extract.main_text" }
+  "/hunter/v2/email-finder": {
+    slug: "hunter-email-finder",
+    provider: "hunter",
+    task_type: "email_find",
+    check_id: "email_find.deliverable_address"
+  },
+  "/firecrawl/v2/scrape": {
+    slug: "firecrawl-scrape",
+    provider: "firecrawl",
+    task_type: "web_extract",
+    check_id: "web_extract.main_text"
+  }
 }
 
 const startFake = async () => {
@@ -92,8 +102,14 @@ const execute = (key: string, body: unknown) => call(world, "POST", "/v1/execute
 /** The org's balance, and the money invariants of its ledger. */
 const money = async (orgId: string) => {
   const [balance] = await world.db.query(`SELECT balance FROM org_balances WHERE org_id = $1`, [orgId])
-  const [sum] = await world.db.query(`SELECT COALESCE(SUM(amount), 0)::text AS sum FROM ledger_entries WHERE org_id = $1`, [orgId])
-  const [open] = await world.db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND status = 'held'`, [orgId])
+  const [sum] = await world.db.query(
+    `SELECT COALESCE(SUM(amount), 0)::text AS sum FROM ledger_entries WHERE org_id = $1`,
+    [orgId]
+  )
+  const [open] = await world.db.query(
+    `SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND status = 'held'`,
+    [orgId]
+  )
   expect(sum.sum).toBe(balance.balance)
   return { balance: BigInt(balance.balance), openHolds: open.n as number }
 }
@@ -101,7 +117,11 @@ const money = async (orgId: string) => {
 const liveBuyer = async (credits: bigint) => {
   const org = await seedOrg(world.db)
   await topUp(world.db, org.orgId, credits)
-  const agent = await seedAgent(world.db, org.orgId, { mode: "live", approvalThresholdCredits: null, monthlyBudgetCredits: 1_000_000n })
+  const agent = await seedAgent(world.db, org.orgId, {
+    mode: "live",
+    approvalThresholdCredits: null,
+    monthlyBudgetCredits: 1_000_000n
+  })
   return { org, agent }
 }
 
@@ -115,7 +135,11 @@ describe("live purchases (LIVE_EXECUTE_ENABLED=true)", () => {
     })
     expect(answer.status).toBe(200)
     expect(answer.json.mode).toBe("live")
-    expect(answer.json.items.map((i: any) => [i.outcome, i.cost.credits])).toEqual([["passed", "40"], ["partial", "40"], ["failed", "0"]])
+    expect(answer.json.items.map((i: any) => [i.outcome, i.cost.credits])).toEqual([
+      ["passed", "40"],
+      ["partial", "40"],
+      ["failed", "0"]
+    ])
     expect(answer.json.items[0].result.email).toBe("jane1.doe@acme1.example.com")
     const calls = fake.seen.slice(before)
     expect(calls).toHaveLength(3)
@@ -134,7 +158,10 @@ describe("live purchases (LIVE_EXECUTE_ENABLED=true)", () => {
   it("sends the input as the JSON body to POST endpoints", async () => {
     const { agent, org } = await liveBuyer(1_000n)
     const before = fake.seen.length
-    const answer = await execute(agent.key, { tool: "firecrawl-scrape", inputs: [{ url: "https://news.example.com/a" }] })
+    const answer = await execute(agent.key, {
+      tool: "firecrawl-scrape",
+      inputs: [{ url: "https://news.example.com/a" }]
+    })
     expect(answer.status).toBe(200)
     const [seen] = fake.seen.slice(before)
     expect(seen!.method).toBe("POST")
@@ -152,7 +179,10 @@ describe("live purchases (LIVE_EXECUTE_ENABLED=true)", () => {
     const hang = await execute(agent.key, { tool: "hunter-email-finder", inputs: [emailFindInput(2, "live-hang")] })
     expect(hang.status).toBe(502)
     expect(hang.json.error.message).toMatch(/did not answer within/)
-    const refused = await execute(agent.key, { tool: "hunter-email-finder", inputs: [emailFindInput(3, "live-refuse")] })
+    const refused = await execute(agent.key, {
+      tool: "hunter-email-finder",
+      inputs: [emailFindInput(3, "live-refuse")]
+    })
     expect(refused.status).toBe(200)
     expect(refused.json.error.code).toBe("check_failed")
     expect(refused.json.reason).toBe("hunter found no result (HTTP 404)")
@@ -165,7 +195,10 @@ describe("live purchases (LIVE_EXECUTE_ENABLED=true)", () => {
   it("answers 402 insufficient_credits and 403 credits_frozen before anything runs", async () => {
     const { agent, org } = await liveBuyer(50n)
     const before = fake.seen.length
-    const poor = await execute(agent.key, { tool: "hunter-email-finder", inputs: [emailFindInput(1), emailFindInput(2)] })
+    const poor = await execute(agent.key, {
+      tool: "hunter-email-finder",
+      inputs: [emailFindInput(1), emailFindInput(2)]
+    })
     expect(poor.status).toBe(402)
     expect(poor.json.error.code).toBe("insufficient_credits")
     const runtime = ledgerOf(world.db)
@@ -195,7 +228,10 @@ describe("live purchases (LIVE_EXECUTE_ENABLED=true)", () => {
 
   it("refunds the org's credits when a dispute on a live item is upheld", async () => {
     const { agent, org } = await liveBuyer(1_000n)
-    const answer = await execute(agent.key, { tool: "hunter-email-finder", inputs: [emailFindInput(1), emailFindInput(2)] })
+    const answer = await execute(agent.key, {
+      tool: "hunter-email-finder",
+      inputs: [emailFindInput(1), emailFindInput(2)]
+    })
     expect(await money(org.orgId)).toEqual({ balance: 920n, openHolds: 0 })
     const opened = await call(world, "POST", "/v1/disputes", {
       token: agent.key,
@@ -208,9 +244,12 @@ describe("live purchases (LIVE_EXECUTE_ENABLED=true)", () => {
     })
     expect(upheld.json.dispute.refund.credits).toBe("40")
     expect(await money(org.orgId)).toEqual({ balance: 960n, openHolds: 0 })
-    const entries = await world.db.query(`SELECT kind, amount FROM ledger_entries WHERE org_id = $1 AND kind = 'refund'`, [
-      org.orgId
-    ])
+    const entries = await world.db.query(
+      `SELECT kind, amount FROM ledger_entries WHERE org_id = $1 AND kind = 'refund'`,
+      [
+        org.orgId
+      ]
+    )
     expect(entries).toEqual([{ kind: "refund", amount: "40" }])
   })
 
@@ -218,7 +257,10 @@ describe("live purchases (LIVE_EXECUTE_ENABLED=true)", () => {
     const { agent, org } = await liveBuyer(10_000n)
     const accepted = await execute(agent.key, {
       tool: "firecrawl-scrape",
-      inputs: Array.from({ length: 40 }, (_, i) => ({ url: i === 5 ? "https://mock-fail.example.com/x" : `https://a.example.com/${i}` }))
+      inputs: Array.from(
+        { length: 40 },
+        (_, i) => ({ url: i === 5 ? "https://mock-fail.example.com/x" : `https://a.example.com/${i}` })
+      )
     })
     expect(accepted.status).toBe(202)
     // Every item is held at once.

@@ -36,7 +36,10 @@ describe("receipts", () => {
     const colleague = await seedAgent(world.db, org.orgId, { approvalThresholdCredits: null })
     const ids: Array<string> = []
     for (let i = 0; i < 3; i++) {
-      const answer = await execute(i === 1 ? colleague.key : agent.key, { tool: "jina-reader", inputs: [{ url: `https://x.example.com/${i}` }] })
+      const answer = await execute(i === 1 ? colleague.key : agent.key, {
+        tool: "jina-reader",
+        inputs: [{ url: `https://x.example.com/${i}` }]
+      })
       ids.push(answer.json.receipt_id)
     }
     const all = await call(world, "GET", "/v1/receipts", { token: agent.key })
@@ -74,7 +77,9 @@ describe("receipts", () => {
     const stranger = await seedBuyer(world)
     expect((await call(world, "GET", `/v1/receipts/${ids[0]}`, { token: stranger.agent.key })).status).toBe(404)
     // Another org's owner does not see that the org exists.
-    expect((await call(world, "GET", `/v1/orgs/${org.orgId}/receipts`, { token: stranger.org.owner.sessionToken })).status)
+    expect(
+      (await call(world, "GET", `/v1/orgs/${org.orgId}/receipts`, { token: stranger.org.owner.sessionToken })).status
+    )
       .toBe(404)
     expect((await call(world, "GET", "/v1/receipts?starting_after=nope", { token: agent.key })).status).toBe(404)
   })
@@ -84,7 +89,9 @@ describe("receipts", () => {
     const id = await buyMixed(agent.key)
     const { json } = await call(world, "GET", `/v1/receipts/${id}`, { token: agent.key })
     expect(json.receipt).toMatchObject({ charged: { credits: "80" }, counts: { passed: 1, partial: 1, failed: 1 } })
-    expect(json.receipt.items.map((i: any) => [i.outcome, i.provider, i.cost.credits, i.refund.credits, i.check.version]))
+    expect(
+      json.receipt.items.map((i: any) => [i.outcome, i.provider, i.cost.credits, i.refund.credits, i.check.version])
+    )
       .toEqual([
         ["passed", "hunter", "40", "0", "1.2.0"],
         ["partial", "hunter", "40", "0", "1.2.0"],
@@ -99,7 +106,11 @@ describe("disputes", () => {
     const { agent, org } = await seedBuyer(world)
     const receiptId = await buyMixed(agent.key)
     expect(await spentOf(agent.agentId)).toBe("80")
-    const opened = await dispute(agent.key, { receipt_id: receiptId, item_index: 1, reason: "catch-all guess, bounced" })
+    const opened = await dispute(agent.key, {
+      receipt_id: receiptId,
+      item_index: 1,
+      reason: "catch-all guess, bounced"
+    })
     expect(opened.status).toBe(201)
     expect(opened.json.dispute).toMatchObject({
       receipt_id: receiptId,
@@ -149,7 +160,10 @@ describe("disputes", () => {
     const { agent, org } = await seedBuyer(world)
     const receiptId = await buyMixed(agent.key)
     const opened = await dispute(agent.key, { receipt_id: receiptId, item_index: 0 })
-    const rejected = await decide(opened.json.dispute.id, { decision: "rejected", reason: "The address verified on probe" })
+    const rejected = await decide(opened.json.dispute.id, {
+      decision: "rejected",
+      reason: "The address verified on probe"
+    })
     expect(rejected.json.dispute).toMatchObject({ status: "rejected", refund: { credits: "0" } })
     expect(await spentOf(agent.agentId)).toBe("80")
     expect((await eventsOf(world.db, org.orgId, "dispute.decided"))[0]).toMatchObject({
@@ -178,8 +192,12 @@ describe("disputes", () => {
     const { agent } = await seedBuyer(world)
     const inside = await buyMixed(agent.key)
     const outside = await buyMixed(agent.key)
-    await world.db.query(`UPDATE receipts SET created_at = created_at - interval '6 days 23 hours' WHERE id = $1`, [inside])
-    await world.db.query(`UPDATE receipts SET created_at = created_at - interval '7 days 1 minute' WHERE id = $1`, [outside])
+    await world.db.query(`UPDATE receipts SET created_at = created_at - interval '6 days 23 hours' WHERE id = $1`, [
+      inside
+    ])
+    await world.db.query(`UPDATE receipts SET created_at = created_at - interval '7 days 1 minute' WHERE id = $1`, [
+      outside
+    ])
     expect((await dispute(agent.key, { receipt_id: inside, item_index: 0 })).status).toBe(201)
     const closed = await dispute(agent.key, { receipt_id: outside, item_index: 0 })
     expect(closed.status).toBe(409)
@@ -203,7 +221,9 @@ describe("disputes", () => {
     expect(limited.status).toBe(402)
     expect(limited.json.error).toMatchObject({ code: "plan_limit", retryable: false })
     // Deciding one frees a place.
-    const [anyOpen] = await world.db.query(`SELECT id FROM disputes WHERE org_id = $1 AND status = 'open' LIMIT 1`, [org.orgId])
+    const [anyOpen] = await world.db.query(`SELECT id FROM disputes WHERE org_id = $1 AND status = 'open' LIMIT 1`, [
+      org.orgId
+    ])
     await decide(anyOpen.id, { decision: "rejected", reason: "fine" })
     expect((await dispute(agent.key, { receipt_id: receiptId, item_index: 0 })).status).toBe(201)
     const [{ open }] = await world.db.query(

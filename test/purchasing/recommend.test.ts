@@ -15,7 +15,10 @@ const yesterday = () => new Date(Date.now() - 86_400_000).toISOString().slice(0,
 describe("POST /v1/recommend", () => {
   it("ranks the tools of a task type by the published formula, each with purchasable and its score parts", async () => {
     const { agent } = await seedBuyer(world)
-    const answer = await call(world, "POST", "/v1/recommend", { token: agent.key, body: { task_type: "company_enrich" } })
+    const answer = await call(world, "POST", "/v1/recommend", {
+      token: agent.key,
+      body: { task_type: "company_enrich" }
+    })
     expect(answer.status).toBe(200)
     const scores = await call(world, "GET", "/v1/scores?task_type=company_enrich")
     expect(answer.json.task_type).toBe("company_enrich")
@@ -80,7 +83,10 @@ describe("POST /v1/recommend", () => {
   it("needs an agent key", async () => {
     const { org } = await seedBuyer(world)
     expect((await call(world, "POST", "/v1/recommend", { body: { task_type: "web_search" } })).status).toBe(401)
-    const session = await call(world, "POST", "/v1/recommend", { token: org.owner.sessionToken, body: { task_type: "web_search" } })
+    const session = await call(world, "POST", "/v1/recommend", {
+      token: org.owner.sessionToken,
+      body: { task_type: "web_search" }
+    })
     expect(session.status).toBe(401)
   })
 
@@ -135,7 +141,9 @@ describe("POST /v1/recommend", () => {
       score_lookups: { used: 10000, limit: 10000 },
       free_text_lookups: { used: 500, limit: 500 }
     })
-    expect((await call(world, "POST", "/v1/recommend", { token: pro.agent.key, body: { task_type: "web_search" } })).status)
+    expect(
+      (await call(world, "POST", "/v1/recommend", { token: pro.agent.key, body: { task_type: "web_search" } })).status
+    )
       .toBe(429)
     const max = await seedBuyer(world, { plan: "max" })
     await world.db.query(

@@ -5,7 +5,7 @@ import { newSecret, secretPrefixes, sha256Hex } from "../../src/Domain/Secrets.j
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
-import { bearer, seedAgent, seedOrg, type SeededAgent, type SeededOrg } from "../support/fixtures.js"
+import { bearer, seedAgent, type SeededAgent, type SeededOrg, seedOrg } from "../support/fixtures.js"
 import { request, startServer, type TestServer } from "../support/server.js"
 import { startSmtp, type TestSmtp } from "../support/smtp.js"
 
@@ -75,7 +75,11 @@ export const seedBuyer = async (
   options: Parameters<typeof seedAgent>[2] & { plan?: "payg" | "pro" | "max" } = {}
 ): Promise<Buyer> => {
   const org = await seedOrg(world.db, { plan: options.plan ?? "payg" })
-  const agent = await seedAgent(world.db, org.orgId, { approvalThresholdCredits: null, monthlyBudgetCredits: 10_000_000n, ...options })
+  const agent = await seedAgent(world.db, org.orgId, {
+    approvalThresholdCredits: null,
+    monthlyBudgetCredits: 10_000_000n,
+    ...options
+  })
   return { org, agent }
 }
 

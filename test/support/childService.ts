@@ -31,7 +31,10 @@ export const startChildService = (env: Record<string, string>) =>
     }
     child.stdout!.on("data", onData)
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
-    child.once("exit", (code, signal) => reject(new Error(`service exited (${code ?? signal}) before ready:\n${output}`)))
+    child.once(
+      "exit",
+      (code, signal) => reject(new Error(`service exited (${code ?? signal}) before ready:\n${output}`))
+    )
   })
 
 export const killChildService = (child: ChildService) =>

@@ -1,5 +1,5 @@
-import pg from "pg"
 import { randomBytes } from "node:crypto"
+import pg from "pg"
 
 /**
  * Every suite gets its own database on the real PostgreSQL server named by
@@ -17,7 +17,10 @@ export interface TestDatabase {
   readonly name: string
   readonly url: string
   /** Runs one statement on the suite's database. */
-  readonly query: <R extends pg.QueryResultRow = any>(text: string, values?: ReadonlyArray<unknown>) => Promise<Array<R>>
+  readonly query: <R extends pg.QueryResultRow = any>(
+    text: string,
+    values?: ReadonlyArray<unknown>
+  ) => Promise<Array<R>>
   readonly drop: () => Promise<void>
 }
 

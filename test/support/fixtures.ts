@@ -21,7 +21,12 @@ export const seedUser = async (
   await db.query(
     `INSERT INTO users (id, email, email_verified, phone, phone_verified, created_at)
      VALUES ($1, $2, true, $3, $4, now())`,
-    [userId, email, options.phoneVerified ? `+1555${Math.floor(Math.random() * 1e7).toString().padStart(7, "0")}` : null, options.phoneVerified ?? false]
+    [
+      userId,
+      email,
+      options.phoneVerified ? `+1555${Math.floor(Math.random() * 1e7).toString().padStart(7, "0")}` : null,
+      options.phoneVerified ?? false
+    ]
   )
   const sessionToken = newSecret(secretPrefixes.session)
   await db.query(

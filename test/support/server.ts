@@ -1,6 +1,6 @@
 import { HttpServer } from "@effect/platform"
-import * as http from "node:http"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
+import * as http from "node:http"
 import { ServerLive } from "../../src/Layers/Server.js"
 import { Lifecycle } from "../../src/Services/Lifecycle/Lifecycle.js"
 import { PublicUrl } from "../../src/Services/PublicUrl.js"
@@ -26,7 +26,9 @@ export const startServer = async (
   extra: Layer.Layer<never> = Layer.empty
 ): Promise<TestServer> => {
   const config = ConfigProvider.fromMap(new Map(Object.entries({ PORT: "0", LOG_LEVEL: "Warn", ...env })))
-  const runtime = ManagedRuntime.make(ServerLive.pipe(Layer.provide(Layer.setConfigProvider(config)), Layer.provide(extra)))
+  const runtime = ManagedRuntime.make(
+    ServerLive.pipe(Layer.provide(Layer.setConfigProvider(config)), Layer.provide(extra))
+  )
   const [baseUrl, httpServer] = await runtime.runPromise(Effect.all([PublicUrl, HttpServer.HttpServer]))
   const port = httpServer.address._tag === "TcpAddress" ? httpServer.address.port : 0
   return {
@@ -106,7 +108,13 @@ export interface RawRequest {
 export const rawRequest = (serverUrl: string, options: RawRequest) =>
   new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
     const req = http.request(
-      { host: "127.0.0.1", port: Number(new URL(serverUrl).port), method: options.method, path: options.path, headers: options.headers },
+      {
+        host: "127.0.0.1",
+        port: Number(new URL(serverUrl).port),
+        method: options.method,
+        path: options.path,
+        headers: options.headers
+      },
       (res) => {
         let body = ""
         res.on("data", (chunk) => (body += chunk))

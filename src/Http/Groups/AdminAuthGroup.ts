@@ -7,7 +7,9 @@ import { AdminAuth } from "../Security/AuthTags.js"
 import { Timestamp } from "./IdentitySchemas.js"
 
 /** Administrative sign-in: email, password and a TOTP code. */
-export const AdminRecord = Schema.Struct({ id: Schema.String, email: Schema.String }).annotations({ identifier: "Admin" })
+export const AdminRecord = Schema.Struct({ id: Schema.String, email: Schema.String }).annotations({
+  identifier: "Admin"
+})
 
 export class AdminSignInGroup extends HttpApiGroup.make("adminSignIn")
   .add(
@@ -31,15 +33,24 @@ export class AdminSignInGroup extends HttpApiGroup.make("adminSignIn")
         "Five failures lock the account for 15 minutes (401 invalid_credentials, then 429 locked)."
       )
   )
-  .annotateContext(OpenApi.annotations({ title: "Administrative sign-in", description: "Administrators sign in with email and password." }))
+  .annotateContext(
+    OpenApi.annotations({
+      title: "Administrative sign-in",
+      description: "Administrators sign in with email and password."
+    })
+  )
 {}
 
 /** Endpoints every administrator session reaches; later admin groups use the same middleware. */
 export class AdminSessionGroup extends HttpApiGroup.make("adminSession")
   .add(HttpApiEndpoint.get("me", "/admin/me").addSuccess(Schema.Struct({ admin: AdminRecord })))
   .add(
-    HttpApiEndpoint.post("signOut", "/admin/sign-out").addSuccess(Schema.Struct({ status: Schema.Literal("signed_out") }))
+    HttpApiEndpoint.post("signOut", "/admin/sign-out").addSuccess(
+      Schema.Struct({ status: Schema.Literal("signed_out") })
+    )
   )
   .middleware(AdminAuth)
-  .annotateContext(OpenApi.annotations({ title: "Administrator session", description: "An administrator session (as_...)." }))
+  .annotateContext(
+    OpenApi.annotations({ title: "Administrator session", description: "An administrator session (as_...)." })
+  )
 {}

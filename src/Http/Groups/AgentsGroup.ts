@@ -31,7 +31,9 @@ export const UpdateAgent = Schema.Struct({
   approval_threshold_credits: Schema.optional(Schema.NullOr(WholeCreditsInput)),
   ip_allowlist: Schema.optional(AllowlistInput),
   /** Present only to be refused: the mode is fixed at creation (400 `invalid_input`). */
-  mode: Schema.optional(Schema.Literal("test", "live").annotations({ description: "Refused: the mode is fixed at creation" }))
+  mode: Schema.optional(
+    Schema.Literal("test", "live").annotations({ description: "Refused: the mode is fixed at creation" })
+  )
 })
 
 export const AgentKey = Schema.Struct({

@@ -30,14 +30,20 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .setPayload(Schema.Struct({ email: EmailAddress }))
       .addSuccess(Schema.Struct({ status: Schema.Literal("sent") }), { status: 202 })
       .addError(wire(RateLimited))
-      .annotate(OpenApi.Description, "Mails a one-time sign-in link (15 minutes). 20 an hour per address, 5 mails an hour to one email.")
+      .annotate(
+        OpenApi.Description,
+        "Mails a one-time sign-in link (15 minutes). 20 an hour per address, 5 mails an hour to one email."
+      )
   )
   .add(
     HttpApiEndpoint.get("emailVerifyLink", "/auth/email/verify")
       .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String) }))
       .addSuccess(HttpApiSchema.Empty(302))
       .addError(wire(InvalidToken))
-      .annotate(OpenApi.Description, "The emailed link: sets the service_session cookie and redirects to the dashboard.")
+      .annotate(
+        OpenApi.Description,
+        "The emailed link: sets the service_session cookie and redirects to the dashboard."
+      )
   )
   .add(
     HttpApiEndpoint.post("emailVerify", "/auth/email/verify")

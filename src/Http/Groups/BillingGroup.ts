@@ -31,7 +31,10 @@ export const ProviderLabel = Schema.Struct({
   sandbox: Schema.Boolean,
   publishable_key: Schema.NullOr(Schema.String),
   notice: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "PaymentProviderLabel", description: "Which payment provider answers; a sandbox moves no money." })
+}).annotations({
+  identifier: "PaymentProviderLabel",
+  description: "Which payment provider answers; a sandbox moves no money."
+})
 
 export const Payment = Schema.Struct({
   id: Schema.String,
@@ -120,7 +123,9 @@ export const StartedPayment = Schema.Struct({
 
 /** An amount as sent: checked by the service, so anything else answers `invalid_amount` rather than a schema error. */
 const AmountInput = (description: string) =>
-  Schema.Unknown.annotations({ jsonSchema: { anyOf: [{ type: "integer" }, { type: "number" }, { type: "string" }], description } })
+  Schema.Unknown.annotations({
+    jsonSchema: { anyOf: [{ type: "integer" }, { type: "number" }, { type: "string" }], description }
+  })
 
 const PaymentPath = Schema.Struct({ orgId: PathId, paymentId: PathId })
 
@@ -133,7 +138,10 @@ export class BillingGroup extends HttpApiGroup.make("billing")
     HttpApiEndpoint.get("summary", "/v1/orgs/:orgId/billing")
       .setPath(OrgPath)
       .addSuccess(BillingSummary)
-      .annotate(OpenApi.Description, "Members: balance, trial, plan and renewal, saved card, auto-reload, the new-account cap, the INR rate.")
+      .annotate(
+        OpenApi.Description,
+        "Members: balance, trial, plan and renewal, saved card, auto-reload, the new-account cap, the INR rate."
+      )
   )
   .add(
     HttpApiEndpoint.get("payments", "/v1/orgs/:orgId/billing/payments")
@@ -180,7 +188,10 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addSuccess(Schema.Struct({ payment: Payment, provider: ProviderLabel }))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
-      .annotate(OpenApi.Description, "The client came back from paying: the payment's state is read from the provider and applied once.")
+      .annotate(
+        OpenApi.Description,
+        "The client came back from paying: the payment's state is read from the provider and applied once."
+      )
   )
   .add(
     HttpApiEndpoint.get("autoReload", "/v1/orgs/:orgId/billing/auto-reload")
@@ -194,14 +205,19 @@ export class BillingGroup extends HttpApiGroup.make("billing")
         enabled: Schema.Boolean,
         threshold_credits: Schema.optional(AmountInput("Reload when the balance is under this many credits")),
         amount_credits: Schema.optional(AmountInput("Credits to buy each time, a multiple of 10 (one cent)")),
-        monthly_limit_credits: Schema.optional(AmountInput("At most this many credits of auto-reload a calendar month (UTC)"))
+        monthly_limit_credits: Schema.optional(
+          AmountInput("At most this many credits of auto-reload a calendar month (UTC)")
+        )
       }))
       .addSuccess(Schema.Struct({ auto_reload: AutoReloadSettings, provider: ProviderLabel }))
       .addError(wire(Forbidden))
       .addError(wire(InvalidAmount))
       .addError(wire(NoSavedCard))
       .addError(wire(NotConfigured))
-      .annotate(OpenApi.Description, "Owners: charge the saved card (USD) for amount_credits when the balance is under threshold_credits.")
+      .annotate(
+        OpenApi.Description,
+        "Owners: charge the saved card (USD) for amount_credits when the balance is under threshold_credits."
+      )
   )
   .add(
     HttpApiEndpoint.del("removeCard", "/v1/orgs/:orgId/billing/card")
@@ -209,7 +225,10 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addSuccess(Schema.Struct({ status: Schema.Literal("removed"), provider: ProviderLabel }))
       .addError(wire(Forbidden))
       .addError(wire(NotConfigured))
-      .annotate(OpenApi.Description, "Owners: forget the saved card; auto-reload switches off and a paid plan ends at renewal.")
+      .annotate(
+        OpenApi.Description,
+        "Owners: forget the saved card; auto-reload switches off and a paid plan ends at renewal."
+      )
   )
   .add(
     HttpApiEndpoint.post("changePlan", "/v1/orgs/:orgId/billing/plan")
@@ -243,7 +262,8 @@ export class BillingGroup extends HttpApiGroup.make("billing")
   .middleware(OrgAuth)
   .annotateContext(OpenApi.annotations({
     title: "Billing",
-    description: "A member's session, or an org key of this org (read keys: GET only); paying and settings are for owners."
+    description:
+      "A member's session, or an org key of this org (read keys: GET only); paying and settings are for owners."
   }))
 {}
 
@@ -274,7 +294,12 @@ export class SandboxPaymentsGroup extends HttpApiGroup.make("sandboxPayments")
         "Development sandbox only (no money moves): pays a payment's client_secret with a test card, as Stripe.js would. 4242424242424242 succeeds; 4000000000000002 is declined."
       )
   )
-  .annotateContext(OpenApi.annotations({ title: "Payment sandbox", description: "Development only; the client secret is the credential." }))
+  .annotateContext(
+    OpenApi.annotations({
+      title: "Payment sandbox",
+      description: "Development only; the client secret is the credential."
+    })
+  )
 {}
 
 export class AdminBillingGroup extends HttpApiGroup.make("adminBilling")
@@ -286,5 +311,7 @@ export class AdminBillingGroup extends HttpApiGroup.make("adminBilling")
       .annotate(OpenApi.Description, "Unfreezes an org's credits frozen by a chargeback.")
   )
   .middleware(AdminAuth)
-  .annotateContext(OpenApi.annotations({ title: "Administrators: billing", description: "An administrator's session." }))
+  .annotateContext(
+    OpenApi.annotations({ title: "Administrators: billing", description: "An administrator's session." })
+  )
 {}

@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { CallRequest } from "../../Domain/GatewayCall.js"
 import { AnyJson } from "../../Domain/Json.js"
 import { Amount } from "../../Domain/Money.js"
 import {
@@ -19,7 +20,6 @@ import { wire } from "../../Errors/Wire.js"
 import { AgentAuth, OrgAuth } from "../Security/AuthTags.js"
 import { PublicRateLimit } from "../Security/RateLimitTags.js"
 import { pageLimitOrDefault } from "./Pagination.js"
-import { CallRequest } from "../../Domain/GatewayCall.js"
 
 /** The gateway (`POST /v1/call`), the agent's balance, and the org's call list. */
 export { CallRequest }
@@ -32,7 +32,14 @@ export const CallStatus = Schema.Literal("succeeded", "refused", "failed", "time
 export const Refunded = Schema.Struct({
   credits: Schema.String,
   usd: Schema.String,
-  reason: Schema.Literal("provider_refused", "provider_error", "timeout", "lower_cost_reported", "hold_expired", "abandoned")
+  reason: Schema.Literal(
+    "provider_refused",
+    "provider_error",
+    "timeout",
+    "lower_cost_reported",
+    "hold_expired",
+    "abandoned"
+  )
 }).annotations({ identifier: "Refunded", description: "Present when the hold was released in whole or in part" })
 
 export const CallResult = Schema.Struct({
@@ -134,7 +141,9 @@ export const ProviderRecord = Schema.Struct({
   name: Schema.String,
   docs_url: Schema.String,
   daily_call_cap: Schema.Int.annotations({ description: "Calls per org per day (UTC); over it: 429 provider_quota" }),
-  reports_cost: Schema.Boolean.annotations({ description: "The provider reports each call's cost; a lower cost is what is charged" }),
+  reports_cost: Schema.Boolean.annotations({
+    description: "The provider reports each call's cost; a lower cost is what is charged"
+  }),
   endpoints: Schema.Int,
   live_endpoints: Schema.Int
 }).annotations({ identifier: "GatewayProvider" })
@@ -147,6 +156,7 @@ export class GatewayProvidersGroup extends HttpApiGroup.make("gatewayProviders")
   .middleware(PublicRateLimit)
   .annotateContext(OpenApi.annotations({
     title: "Gateway providers",
-    description: "Each provider of the catalogue with its daily call cap per org (reset 00:00 UTC). No credential needed."
+    description:
+      "Each provider of the catalogue with its daily call cap per org (reset 00:00 UTC). No credential needed."
   }))
 {}

@@ -41,7 +41,9 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
   .add(
     HttpApiEndpoint.post("invite", "/v1/orgs/:orgId/invites")
       .setPath(OrgPath)
-      .setPayload(Schema.Struct({ email: EmailAddress, role: Schema.optionalWith(Role, { default: () => "member" as const }) }))
+      .setPayload(
+        Schema.Struct({ email: EmailAddress, role: Schema.optionalWith(Role, { default: () => "member" as const }) })
+      )
       .addSuccess(Schema.Struct({ invite: Invite }), { status: 201 })
       .addError(wire(Forbidden))
       .addError(wire(PlanLimit))

@@ -122,7 +122,8 @@ export const ServiceStatus = Schema.Struct({
   tools: Schema.Struct({ count: Schema.Int, purchasable: Schema.Int, task_types: Schema.Int }),
   rate_limits: Schema.Struct({
     store: Schema.Literal("memory", "redis", "memory_fallback").annotations({
-      description: "Where rate-limit counters are kept: this replica's memory, Redis, or memory while Redis is unreachable"
+      description:
+        "Where rate-limit counters are kept: this replica's memory, Redis, or memory while Redis is unreachable"
     })
   })
 }).annotations({ identifier: "ServiceStatus" })
@@ -155,7 +156,10 @@ export class PublicGroup extends HttpApiGroup.make("public")
       // With an agent key, prices are for its org's plan; a bad key is refused, not ignored.
       .addError(wire(Unauthenticated))
       .addError(wire(IpNotAllowed))
-      .annotate(OpenApi.Description, "No credential needed: prices are for Pay as you go. With an agent key, prices are for the agent's org plan.")
+      .annotate(
+        OpenApi.Description,
+        "No credential needed: prices are for Pay as you go. With an agent key, prices are for the agent's org plan."
+      )
   )
   .middleware(PublicRateLimit)
   .annotateContext(OpenApi.annotations({ title: "Public data", description: "No credential needed." }))
@@ -170,7 +174,9 @@ export class WaitlistGroup extends HttpApiGroup.make("waitlist")
       .addSuccess(Schema.Struct({ status: Schema.Literal("on_waitlist") }), { status: 202 })
   )
   .middleware(WaitlistRateLimit)
-  .annotateContext(OpenApi.annotations({ title: "Waitlist", description: "Ask for an invitation while sign-up is closed." }))
+  .annotateContext(
+    OpenApi.annotations({ title: "Waitlist", description: "Ask for an invitation while sign-up is closed." })
+  )
 {}
 
 export const HtmlPage = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
@@ -178,5 +184,10 @@ export const HtmlPage = HttpApiSchema.Text({ contentType: "text/html; charset=ut
 export class DocsGroup extends HttpApiGroup.make("docs")
   .add(HttpApiEndpoint.get("errors", "/docs/errors").addSuccess(HtmlPage))
   .add(HttpApiEndpoint.get("webhookEventSchema", "/schemas/webhook-event.json").addSuccess(Schema.Unknown))
-  .annotateContext(OpenApi.annotations({ title: "Documentation", description: "Human-readable error codes and the webhook event schema." }))
+  .annotateContext(
+    OpenApi.annotations({
+      title: "Documentation",
+      description: "Human-readable error codes and the webhook event schema."
+    })
+  )
 {}

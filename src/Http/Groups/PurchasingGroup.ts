@@ -26,8 +26,8 @@ import {
   ApprovalRequired,
   CheckFailed,
   Conflict,
-  DailyQuotaExceeded,
   CreditsFrozen,
+  DailyQuotaExceeded,
   DisputeWindowClosed,
   Forbidden,
   IdempotencyConflict,
@@ -100,7 +100,9 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
   )
   .add(HttpApiEndpoint.get("job", "/v1/jobs/:id").setPath(IdPath).addSuccess(Schema.Struct({ job: Job })))
   .add(HttpApiEndpoint.get("receipts", "/v1/receipts").setUrlParams(ListQuery).addSuccess(ReceiptList))
-  .add(HttpApiEndpoint.get("receipt", "/v1/receipts/:id").setPath(IdPath).addSuccess(Schema.Struct({ receipt: Receipt })))
+  .add(
+    HttpApiEndpoint.get("receipt", "/v1/receipts/:id").setPath(IdPath).addSuccess(Schema.Struct({ receipt: Receipt }))
+  )
   .add(
     HttpApiEndpoint.post("openDispute", "/v1/disputes")
       .setPayload(DisputeRequest)
@@ -110,16 +112,21 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .addError(wire(Conflict))
       .addError(wire(PlanLimit))
   )
-  .add(HttpApiEndpoint.get("dispute", "/v1/disputes/:id").setPath(IdPath).addSuccess(Schema.Struct({ dispute: Dispute })))
   .add(
-    HttpApiEndpoint.get("approval", "/v1/approvals/:id").setPath(IdPath).addSuccess(Schema.Struct({ approval: Approval }))
+    HttpApiEndpoint.get("dispute", "/v1/disputes/:id").setPath(IdPath).addSuccess(Schema.Struct({ dispute: Dispute }))
+  )
+  .add(
+    HttpApiEndpoint.get("approval", "/v1/approvals/:id").setPath(IdPath).addSuccess(
+      Schema.Struct({ approval: Approval })
+    )
   )
   .addError(wire(InvalidInput))
   .addError(wire(NotFound))
   .middleware(AgentAuth)
   .annotateContext(OpenApi.annotations({
     title: "Purchasing",
-    description: "An agent key. Recommend tools, buy verified results, follow jobs, read receipts, dispute charged items."
+    description:
+      "An agent key. Recommend tools, buy verified results, follow jobs, read receipts, dispute charged items."
   }))
 {}
 
@@ -152,7 +159,11 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
       .addError(wire(Conflict))
       .addError(wire(ApprovalExpired))
   )
-  .add(HttpApiEndpoint.get("receipts", "/v1/orgs/:orgId/receipts").setPath(OrgIdPath).setUrlParams(ListQuery).addSuccess(ReceiptList))
+  .add(
+    HttpApiEndpoint.get("receipts", "/v1/orgs/:orgId/receipts").setPath(OrgIdPath).setUrlParams(ListQuery).addSuccess(
+      ReceiptList
+    )
+  )
   .add(
     HttpApiEndpoint.get("receipt", "/v1/orgs/:orgId/receipts/:id")
       .setPath(OrgItemPath)
@@ -182,16 +193,19 @@ export class ApprovalLinksGroup extends HttpApiGroup.make("approvalLinks")
   .middleware(PublicRateLimit)
   .annotateContext(OpenApi.annotations({
     title: "Approval links",
-    description: "Opening a mailed link shows the purchase and one button; pressing it (POST) decides. Each link works once."
+    description:
+      "Opening a mailed link shows the purchase and one button; pressing it (POST) decides. Each link works once."
   }))
 {}
 
 /** Administrators decide disputes. */
 export class AdminDisputesGroup extends HttpApiGroup.make("adminDisputes")
-  .add(HttpApiEndpoint.get("list", "/admin/disputes").setUrlParams(Schema.Struct({
-    ...ListQuery.fields,
-    status: DisputeListParams.fields.status
-  })).addSuccess(DisputeList))
+  .add(
+    HttpApiEndpoint.get("list", "/admin/disputes").setUrlParams(Schema.Struct({
+      ...ListQuery.fields,
+      status: DisputeListParams.fields.status
+    })).addSuccess(DisputeList)
+  )
   .add(
     HttpApiEndpoint.post("decide", "/admin/disputes/:id/decide")
       .setPath(IdPath)

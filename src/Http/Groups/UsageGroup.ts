@@ -10,7 +10,9 @@ const Day = Schema.String.annotations({ description: "A UTC day, YYYY-MM-DD", ex
 
 export const UsageQuery = Schema.Struct({
   from: Schema.optional(Day.annotations({ description: "First day (UTC, inclusive); default the 1st of this month" })),
-  to: Schema.optional(Day.annotations({ description: "Last day (UTC, inclusive); default today. At most 366 days in all" }))
+  to: Schema.optional(
+    Day.annotations({ description: "Last day (UTC, inclusive); default today. At most 366 days in all" })
+  )
 })
 
 export const OrgUsage = Schema.Struct({
@@ -26,9 +28,11 @@ export const OrgUsage = Schema.Struct({
   by_day: Schema.Array(Schema.Struct({ day: Day, spend: Amount })).annotations({
     description: "Every day of the range, days without spend included"
   }),
-  top_endpoints: Schema.Array(Schema.Struct({ endpoint: Schema.String, calls: Schema.Int, spend: Amount })).annotations({
-    description: "The ten gateway endpoints with the most spend"
-  }),
+  top_endpoints: Schema.Array(Schema.Struct({ endpoint: Schema.String, calls: Schema.Int, spend: Amount })).annotations(
+    {
+      description: "The ten gateway endpoints with the most spend"
+    }
+  ),
   top_tools: Schema.Array(
     Schema.Struct({ tool: Schema.String, name: Schema.String, items: Schema.Int, spend: Amount })
   ).annotations({ description: "The ten tools with the most spend (charged items)" })

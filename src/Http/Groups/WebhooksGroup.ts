@@ -10,13 +10,14 @@ import { PageLimit } from "./Pagination.js"
 export const OrgPath = Schema.Struct({ orgId: Schema.String })
 export const WebhookPath = Schema.Struct({ orgId: Schema.String, id: Schema.String })
 
-
 export const CreateWebhookRequest = Schema.Struct({
   url: Schema.String.annotations({
     description: "https URL of a public address (in a local deployment also http://localhost or loopback)"
   }),
   events: Schema.optional(Schema.Array(Schema.String)).annotations({
-    description: `Event types to receive; empty or omitted means every event. One of: ${subscribableEventTypes.join(", ")}`
+    description: `Event types to receive; empty or omitted means every event. One of: ${
+      subscribableEventTypes.join(", ")
+    }`
   })
 })
 

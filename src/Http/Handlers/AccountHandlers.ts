@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { Accounts } from "../../Services/Auth/Accounts.js"
 import { CurrentUser } from "../../Services/Auth/Current.js"
 import { Orgs } from "../../Services/Orgs/Orgs.js"
-import { type RateLimitPolicy, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
+import { RateLimiter, type RateLimitPolicy } from "../../Services/RateLimiter/RateLimiter.js"
 import { Api } from "../Api.js"
 import { enforceRateLimit } from "../Middleware/RateLimits.js"
 

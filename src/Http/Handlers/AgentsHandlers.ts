@@ -22,7 +22,8 @@ export const AgentsHandlers = HttpApiBuilder.group(Api, "agents", (handlers) =>
         Effect.flatMap(CurrentActor, (actor) =>
           Effect.map(agents.list(actor, urlParams.limit, urlParams.starting_after), (list) => ({ agents: list }))))
       .handle("get", ({ path }) =>
-        Effect.flatMap(CurrentActor, (actor) => Effect.map(agents.get(actor, path.agentId), (agent) => ({ agent }))))
+        Effect.flatMap(CurrentActor, (actor) =>
+          Effect.map(agents.get(actor, path.agentId), (agent) => ({ agent }))))
       .handle("update", ({ path, payload }) =>
         Effect.gen(function*() {
           const actor = yield* CurrentActor
@@ -38,8 +39,12 @@ export const AgentsHandlers = HttpApiBuilder.group(Api, "agents", (handlers) =>
           })
           return { agent }
         }))
-      .handle("rotateKey", ({ path }) => Effect.flatMap(CurrentActor, (actor) => agents.rotateKey(actor, path.agentId)))
-      .handle("revokeKey", ({ path }) => Effect.flatMap(CurrentActor, (actor) => agents.revokeKey(actor, path.agentId)))
+      .handle("rotateKey", ({ path }) =>
+        Effect.flatMap(CurrentActor, (actor) =>
+          agents.rotateKey(actor, path.agentId)))
+      .handle("revokeKey", ({ path }) =>
+        Effect.flatMap(CurrentActor, (actor) =>
+          agents.revokeKey(actor, path.agentId)))
   }))
 
 export const AgentSelfHandlers = HttpApiBuilder.group(Api, "agentSelf", (handlers) =>

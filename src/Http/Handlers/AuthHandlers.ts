@@ -1,4 +1,5 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApp } from "@effect/platform"
 import { Duration, Effect } from "effect"
 import { normalizeEmail } from "../../Domain/Email.js"
 import { sha256Hex } from "../../Domain/Secrets.js"
@@ -6,7 +7,7 @@ import { InvalidToken, RateLimited } from "../../Errors/ApiErrors.js"
 import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
 import { CurrentUser } from "../../Services/Auth/Current.js"
 import { EmailSignIn } from "../../Services/Auth/EmailSignIn.js"
-import { IDP_COOKIE, IdentityProvider } from "../../Services/Auth/IdentityProvider.js"
+import { IdentityProvider, IDP_COOKIE } from "../../Services/Auth/IdentityProvider.js"
 import { Sessions } from "../../Services/Auth/Sessions.js"
 import { Orgs } from "../../Services/Orgs/Orgs.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
@@ -15,7 +16,6 @@ import { Api } from "../Api.js"
 import { ClientAddress } from "../ClientAddress.js"
 import { enforceRateLimit, rateLimitHeaders } from "../Middleware/RateLimits.js"
 import { requestOrigin, withoutSessionCookie, withSessionCookie } from "./IdentityHttp.js"
-import { HttpApp } from "@effect/platform"
 
 const missingToken = new InvalidToken({ message: "This sign-in link has no token; ask for a new one" })
 
@@ -45,7 +45,8 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
               Effect.succeed(HttpServerResponse.setHeaders(response, headers))
             )
             return yield* new RateLimited({
-              message: `At most ${perAddress.limit} sign-in mails an hour go to one address; retry in ${perAddress.resetSeconds} s`
+              message:
+                `At most ${perAddress.limit} sign-in mails an hour go to one address; retry in ${perAddress.resetSeconds} s`
             })
           }
           yield* emailSignIn.start(address, ip, baseUrl)

@@ -18,7 +18,9 @@ import { Ledger } from "../../Services/Ledger/Ledger.js"
 import { Api } from "../Api.js"
 
 const nextStep = (kind: "stripe" | "sandbox" | "off", started: StartedPayment) => {
-  if (started.payment.status !== "pending" && started.payment.status !== "failed" && started.payment.status !== "creating") {
+  if (
+    started.payment.status !== "pending" && started.payment.status !== "failed" && started.payment.status !== "creating"
+  ) {
     return `This payment is ${started.payment.status}; nothing more to do.`
   }
   return kind === "stripe"
@@ -52,10 +54,13 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
           return { ...list, provider: label }
         }))
       .handle("payment", ({ path }) =>
-        Effect.map(Effect.flatMap(CurrentActor, (actor) => payments.get(actor, path.paymentId)), (payment) => ({
-          payment,
-          provider: label
-        })))
+        Effect.map(
+          Effect.flatMap(CurrentActor, (actor) => payments.get(actor, path.paymentId)),
+          (payment) => ({
+            payment,
+            provider: label
+          })
+        ))
       .handle("topUp", ({ payload }) =>
         Effect.gen(function*() {
           return started(yield* topUps.start(yield* CurrentActor, payload))
@@ -104,7 +109,11 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
             }
           }
           const answer = started(result.payment)
-          return { plan: result.plan, ...answer, next_step: `The plan changes when this payment succeeds. ${answer.next_step}` }
+          return {
+            plan: result.plan,
+            ...answer,
+            next_step: `The plan changes when this payment succeeds. ${answer.next_step}`
+          }
         }))
   }))
 
@@ -120,26 +129,34 @@ export const PaymentWebhookHandlers = HttpApiBuilder.group(Api, "paymentWebhook"
       }))
   }))
 
-export const SandboxPaymentsHandlers = HttpApiBuilder.group(Api, "sandboxPayments", (handlers) =>
-  Effect.gen(function*() {
-    const provider = yield* PaymentProvider
-    const sandbox = yield* SandboxPayments
-    const states = yield* PaymentStates
-    const repo = yield* BillingRepo
-    const label = providerLabel(provider.kind, provider.publishableKey)
-    return handlers.handle("confirm", ({ payload }) =>
-      Effect.gen(function*() {
-        if (provider.kind !== "sandbox") {
-          return yield* new NotConfigured({ message: "The payment sandbox runs only in development without Stripe keys" })
-        }
-        const providerId = yield* sandbox.confirm(payload.client_secret, payload.card_number)
-        // The client comes straight back: apply the outcome as the confirm endpoint does.
-        const applied = yield* states.apply(yield* sandbox.provider.retrievePayment(providerId).pipe(Effect.orDie))
-        if (Option.isNone(applied)) return yield* new NotFound({ message: "No payment of the service uses that client secret" })
-        const row = yield* repo.findPayment(applied.value.org_id, applied.value.id)
-        return { payment: paymentRecord(Option.getOrElse(row, () => applied.value)), provider: label }
-      }))
-  }))
+export const SandboxPaymentsHandlers = HttpApiBuilder.group(
+  Api,
+  "sandboxPayments",
+  (handlers) =>
+    Effect.gen(function*() {
+      const provider = yield* PaymentProvider
+      const sandbox = yield* SandboxPayments
+      const states = yield* PaymentStates
+      const repo = yield* BillingRepo
+      const label = providerLabel(provider.kind, provider.publishableKey)
+      return handlers.handle("confirm", ({ payload }) =>
+        Effect.gen(function*() {
+          if (provider.kind !== "sandbox") {
+            return yield* new NotConfigured({
+              message: "The payment sandbox runs only in development without Stripe keys"
+            })
+          }
+          const providerId = yield* sandbox.confirm(payload.client_secret, payload.card_number)
+          // The client comes straight back: apply the outcome as the confirm endpoint does.
+          const applied = yield* states.apply(yield* sandbox.provider.retrievePayment(providerId).pipe(Effect.orDie))
+          if (Option.isNone(applied)) {
+            return yield* new NotFound({ message: "No payment of the service uses that client secret" })
+          }
+          const row = yield* repo.findPayment(applied.value.org_id, applied.value.id)
+          return { payment: paymentRecord(Option.getOrElse(row, () => applied.value)), provider: label }
+        }))
+    })
+)
 
 export const AdminBillingHandlers = HttpApiBuilder.group(Api, "adminBilling", (handlers) =>
   Effect.gen(function*() {

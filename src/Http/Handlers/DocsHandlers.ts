@@ -1,9 +1,9 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { webhookEventJsonSchema } from "../../Domain/Events.js"
+import { escapeHtml } from "../../Domain/Html.js"
 import { errorCatalogue, errorCodes } from "../../Errors/ErrorCatalogue.js"
 import { Api } from "../Api.js"
-import { escapeHtml } from "../../Domain/Html.js"
 
 /** `GET /docs/errors`: every error code with its status, meaning and whether to retry. */
 export const errorsPage = (): string => {

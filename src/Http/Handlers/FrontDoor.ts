@@ -23,7 +23,8 @@ const labels: Record<keyof ReturnType<typeof linksFor>, string> = {
   status: "Service status"
 }
 
-const page = (links: ReturnType<typeof linksFor>) => `<!doctype html>
+const page = (links: ReturnType<typeof linksFor>) =>
+  `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${SERVICE_NAME}</title>
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
@@ -32,7 +33,10 @@ li{margin:.3rem 0}</style></head>
 <p>Version ${SERVICE_VERSION}. Software agents buy verified data results and call provider APIs with prepaid credits,
 under the budgets and approvals their owners set.</p>
 <ul>
-${Object.entries(links).map(([key, href]) => `<li><a href="${href}">${labels[key as keyof typeof labels]}</a></li>`).join("\n")}
+${
+    Object.entries(links).map(([key, href]) => `<li><a href="${href}">${labels[key as keyof typeof labels]}</a></li>`)
+      .join("\n")
+  }
 </ul></body></html>`
 
 const wantsJson = (accept: string | undefined) => {

@@ -49,12 +49,17 @@ export const GatewayCallsHandlers = HttpApiBuilder.group(Api, "gatewayCalls", (h
   Effect.gen(function*() {
     const log = yield* CallLog
     return handlers.handle("list", ({ urlParams }) =>
-      Effect.flatMap(CurrentActor, (actor) => log.list(actor.org_id, urlParams.limit, urlParams.starting_after)))
+      Effect.flatMap(CurrentActor, (actor) =>
+        log.list(actor.org_id, urlParams.limit, urlParams.starting_after)))
   }))
 
 /** `GET /v1/providers`: public. */
-export const GatewayProvidersHandlers = HttpApiBuilder.group(Api, "gatewayProviders", (handlers) =>
-  Effect.gen(function*() {
-    const log = yield* CallLog
-    return handlers.handle("list", () => log.providers)
-  }))
+export const GatewayProvidersHandlers = HttpApiBuilder.group(
+  Api,
+  "gatewayProviders",
+  (handlers) =>
+    Effect.gen(function*() {
+      const log = yield* CallLog
+      return handlers.handle("list", () => log.providers)
+    })
+)

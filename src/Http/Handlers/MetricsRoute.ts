@@ -5,9 +5,9 @@ import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
 import { Backlogs } from "../../Services/Observability/Backlogs.js"
 import { ObservabilityConfig } from "../../Services/Observability/ObservabilityConfig.js"
 import { prometheusText, type ScrapeGauge } from "../../Services/Observability/Prometheus.js"
+import { PublicUrl } from "../../Services/PublicUrl.js"
 import { RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import type { RateLimitStoreState } from "../../Services/RateLimiter/RateLimitStore.js"
-import { PublicUrl } from "../../Services/PublicUrl.js"
 import { errorResponse } from "../Middleware/ErrorResponses.js"
 
 const storeStates: ReadonlyArray<RateLimitStoreState> = ["memory", "redis", "memory_fallback"]
@@ -39,15 +39,29 @@ export const MetricsRouteLive = HttpApiBuilder.Router.use((router) =>
         { name: "requests_running", help: "Requests running now", value: admission.running },
         { name: "requests_queued", help: "Requests waiting for a place to run", value: admission.queued },
         { name: "draining", help: "1 while this replica shuts down", value: admission.draining ? 1 : 0 },
-        { name: "ledger_holds_open", help: "Credits held for calls and items not yet settled", value: counts.holds_open },
+        {
+          name: "ledger_holds_open",
+          help: "Credits held for calls and items not yet settled",
+          value: counts.holds_open
+        },
         {
           name: "webhook_deliveries_pending",
           help: "Webhook deliveries waiting for their first or next attempt",
           value: counts.webhook_deliveries_pending
         },
         { name: "mail_outbox_pending", help: "Mails waiting to be sent", value: counts.mails_pending },
-        { name: "purchase_jobs", help: "Purchase jobs by state", value: counts.jobs_queued, labels: { state: "queued" } },
-        { name: "purchase_jobs", help: "Purchase jobs by state", value: counts.jobs_running, labels: { state: "running" } },
+        {
+          name: "purchase_jobs",
+          help: "Purchase jobs by state",
+          value: counts.jobs_queued,
+          labels: { state: "queued" }
+        },
+        {
+          name: "purchase_jobs",
+          help: "Purchase jobs by state",
+          value: counts.jobs_running,
+          labels: { state: "running" }
+        },
         ...storeStates.map((state) => ({
           name: "rate_limit_store",
           help: "Where rate-limit counters are kept (1 on the current one)",
@@ -65,7 +79,11 @@ export const MetricsRouteLive = HttpApiBuilder.Router.use((router) =>
       const request = yield* HttpServerRequest.HttpServerRequest
       const given = /^Bearer +(\S+) *$/i.exec(request.headers["authorization"] ?? "")?.[1] ?? ""
       if (!sameSecret(given, Redacted.value(config.metricsToken.value))) {
-        return errorResponse(baseUrl, "unauthenticated", "Send the metrics token: Authorization: Bearer <METRICS_TOKEN>")
+        return errorResponse(
+          baseUrl,
+          "unauthenticated",
+          "Send the metrics token: Authorization: Bearer <METRICS_TOKEN>"
+        )
       }
       const text = prometheusText(yield* Metric.snapshot, yield* scrapeGauges)
       return HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })

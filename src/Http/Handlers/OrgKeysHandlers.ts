@@ -10,6 +10,7 @@ export const OrgKeysHandlers = HttpApiBuilder.group(Api, "orgKeys", (handlers) =
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(CurrentActor, (actor) => keys.create(actor, payload.name, payload.scope)))
-      .handle("list", () => Effect.map(Effect.flatMap(CurrentActor, keys.list), (list) => ({ keys: list })))
+      .handle("list", () =>
+        Effect.map(Effect.flatMap(CurrentActor, keys.list), (list) => ({ keys: list })))
       .handle("revoke", ({ path }) => Effect.flatMap(CurrentActor, (actor) => keys.revoke(actor, path.keyId)))
   }))

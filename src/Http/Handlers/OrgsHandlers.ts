@@ -17,14 +17,18 @@ export const OrgsHandlers = HttpApiBuilder.group(Api, "orgs", (handlers) =>
           const actor = yield* CurrentActor
           return { member: yield* orgs.changeRole(actor, path.userId, payload.role) }
         }))
-      .handle("removeMember", ({ path }) => Effect.flatMap(CurrentActor, (actor) => orgs.removeMember(actor, path.userId)))
+      .handle("removeMember", ({ path }) =>
+        Effect.flatMap(CurrentActor, (actor) => orgs.removeMember(actor, path.userId)))
       .handle("invite", ({ payload }) =>
         Effect.gen(function*() {
           const actor = yield* CurrentActor
           return { invite: yield* orgs.invite(actor, payload.email, payload.role, baseUrl) }
         }))
-      .handle("invites", () => Effect.map(Effect.flatMap(CurrentActor, orgs.invites), (invites) => ({ invites })))
-      .handle("revokeInvite", ({ path }) => Effect.flatMap(CurrentActor, (actor) => orgs.revokeInvite(actor, path.inviteId)))
+      .handle("invites", () =>
+        Effect.map(Effect.flatMap(CurrentActor, orgs.invites), (invites) => ({ invites })))
+      .handle("revokeInvite", ({ path }) =>
+        Effect.flatMap(CurrentActor, (actor) =>
+          orgs.revokeInvite(actor, path.inviteId)))
       .handle("requestDeletion", ({ payload }) =>
         Effect.gen(function*() {
           const actor = yield* CurrentActor

@@ -2,13 +2,13 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, DateTime, Effect } from "effect"
 import { topUpCap, topUpLimits } from "../../Domain/Billing.js"
-import { PlanChanges } from "../../Services/Billing/PlanChanges.js"
-import { formulaDocument, FORMULA_VERSION } from "../../Domain/Formula.js"
+import { FORMULA_VERSION, formulaDocument } from "../../Domain/Formula.js"
 import { amountOf } from "../../Domain/Money.js"
 import { commonLimits, foundingOffer, plans, trialTerms } from "../../Domain/Plans.js"
 import { taskTypes } from "../../Domain/TaskType.js"
 import { AppConfig } from "../../Services/AppConfig.js"
 import { Credentials } from "../../Services/Auth/Credentials.js"
+import { PlanChanges } from "../../Services/Billing/PlanChanges.js"
 import { Catalogue } from "../../Services/Catalogue/Catalogue.js"
 import { RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import { Tools } from "../../Services/Tools/Tools.js"
@@ -68,7 +68,8 @@ export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
               credits: amountOf(trialTerms.credits),
               days: trialTerms.days,
               hourly_spend_limit: amountOf(trialTerms.hourly_spend_limit_credits),
-              note: "Every new org gets trial credits that expire after the term; until the first top-up an org may spend at most the hourly limit."
+              note:
+                "Every new org gets trial credits that expire after the term; until the first top-up an org may spend at most the hourly limit."
             },
             founding_offer: {
               id: foundingOffer.id,

@@ -1,17 +1,17 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { escapeHtml } from "../../Domain/Html.js"
 import { creditsToUsd } from "../../Domain/Money.js"
 import type { Approval } from "../../Domain/Purchasing.js"
+import { Approvals } from "../../Services/Approvals/Approvals.js"
 import { CurrentActor, CurrentAdmin, CurrentAgent } from "../../Services/Auth/Current.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
-import { Approvals } from "../../Services/Approvals/Approvals.js"
 import { Disputes } from "../../Services/Purchasing/Disputes.js"
 import { Execute } from "../../Services/Purchasing/Execute.js"
 import { JobRunner } from "../../Services/Purchasing/Jobs.js"
 import { Receipts } from "../../Services/Purchasing/Receipts.js"
 import { Recommend } from "../../Services/Purchasing/Recommend.js"
 import { Api } from "../Api.js"
-import { escapeHtml } from "../../Domain/Html.js"
 
 export const PurchasingHandlers = HttpApiBuilder.group(Api, "purchasing", (handlers) =>
   Effect.gen(function*() {
@@ -23,8 +23,10 @@ export const PurchasingHandlers = HttpApiBuilder.group(Api, "purchasing", (handl
     const approvals = yield* Approvals
     const baseUrl = yield* PublicUrl
     return handlers
-      .handle("recommend", ({ payload }) =>
-        Effect.flatMap(CurrentAgent, (agent) => recommend.recommend(agent, payload)))
+      .handle(
+        "recommend",
+        ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => recommend.recommend(agent, payload))
+      )
       .handle("execute", ({ payload }) =>
         Effect.flatMap(CurrentAgent, (agent) =>
           Effect.map(execute.execute(agent, payload, baseUrl), (answer) =>
@@ -34,18 +36,23 @@ export const PurchasingHandlers = HttpApiBuilder.group(Api, "purchasing", (handl
             Effect.catchTag("approval_required", Effect.succeed)
           ))
       .handle("job", ({ path }) =>
-        Effect.flatMap(CurrentAgent, (agent) => Effect.map(jobs.get(agent.org_id, path.id), (job) => ({ job }))))
+        Effect.flatMap(CurrentAgent, (agent) =>
+          Effect.map(jobs.get(agent.org_id, path.id), (job) => ({ job }))))
       .handle("receipts", ({ urlParams }) =>
         Effect.flatMap(CurrentAgent, (agent) =>
           receipts.list(agent.org_id, { limit: urlParams.limit, startingAfter: urlParams.starting_after })))
       .handle("receipt", ({ path }) =>
-        Effect.flatMap(CurrentAgent, (agent) => Effect.map(receipts.get(agent.org_id, path.id), (receipt) => ({ receipt }))))
+        Effect.flatMap(CurrentAgent, (agent) =>
+          Effect.map(receipts.get(agent.org_id, path.id), (receipt) => ({ receipt }))))
       .handle("openDispute", ({ payload }) =>
-        Effect.flatMap(CurrentAgent, (agent) => Effect.map(disputes.open(agent, payload), (dispute) => ({ dispute }))))
+        Effect.flatMap(CurrentAgent, (agent) =>
+          Effect.map(disputes.open(agent, payload), (dispute) => ({ dispute }))))
       .handle("dispute", ({ path }) =>
-        Effect.flatMap(CurrentAgent, (agent) => Effect.map(disputes.get(agent.org_id, path.id), (dispute) => ({ dispute }))))
+        Effect.flatMap(CurrentAgent, (agent) =>
+          Effect.map(disputes.get(agent.org_id, path.id), (dispute) => ({ dispute }))))
       .handle("approval", ({ path }) =>
-        Effect.flatMap(CurrentAgent, (agent) => Effect.map(approvals.get(agent.org_id, path.id), (approval) => ({ approval }))))
+        Effect.flatMap(CurrentAgent, (agent) =>
+          Effect.map(approvals.get(agent.org_id, path.id), (approval) => ({ approval }))))
   }))
 
 export const OrgPurchasingHandlers = HttpApiBuilder.group(Api, "orgPurchasing", (handlers) =>
@@ -61,7 +68,8 @@ export const OrgPurchasingHandlers = HttpApiBuilder.group(Api, "orgPurchasing", 
             startingAfter: urlParams.starting_after
           })))
       .handle("approval", ({ path }) =>
-        Effect.flatMap(CurrentActor, (actor) => Effect.map(approvals.get(actor.org_id, path.id), (approval) => ({ approval }))))
+        Effect.flatMap(CurrentActor, (actor) =>
+          Effect.map(approvals.get(actor.org_id, path.id), (approval) => ({ approval }))))
       .handle("approve", ({ path, payload }) =>
         Effect.flatMap(CurrentActor, (actor) =>
           Effect.map(approvals.decide(actor, path.id, "approve", payload.note ?? null), (approval) => ({ approval }))))
@@ -72,7 +80,8 @@ export const OrgPurchasingHandlers = HttpApiBuilder.group(Api, "orgPurchasing", 
         Effect.flatMap(CurrentActor, (actor) =>
           receipts.list(actor.org_id, { limit: urlParams.limit, startingAfter: urlParams.starting_after })))
       .handle("receipt", ({ path }) =>
-        Effect.flatMap(CurrentActor, (actor) => Effect.map(receipts.get(actor.org_id, path.id), (receipt) => ({ receipt }))))
+        Effect.flatMap(CurrentActor, (actor) =>
+          Effect.map(receipts.get(actor.org_id, path.id), (receipt) => ({ receipt }))))
   }))
 
 const page = (title: string, body: string) =>
@@ -83,7 +92,11 @@ const page = (title: string, body: string) =>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
 button{font-size:1.1rem;padding:.6rem 1.4rem;cursor:pointer}dt{font-weight:600}</style></head>
 <body>${body}</body></html>`).pipe(
-    HttpServerResponse.setHeaders({ "cache-control": "no-store", "referrer-policy": "no-referrer", "x-frame-options": "DENY" })
+    HttpServerResponse.setHeaders({
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY"
+    })
   )
 
 const details = (approval: Approval) => {
@@ -92,7 +105,9 @@ const details = (approval: Approval) => {
 <dt>Tool</dt><dd>${escapeHtml(approval.tool.name)} (${escapeHtml(approval.tool.slug)})</dd>
 <dt>Items</dt><dd>${approval.item_count}</dd>
 <dt>Amount</dt><dd>up to ${amount} credits ($${creditsToUsd(amount)})</dd>
-<dt>Why</dt><dd>${approval.reason === "over_budget" ? "over the agent's monthly budget" : "above the agent's approval threshold"}</dd>
+<dt>Why</dt><dd>${
+    approval.reason === "over_budget" ? "over the agent's monthly budget" : "above the agent's approval threshold"
+  }</dd>
 <dt>Status</dt><dd>${approval.status}</dd>
 <dt>Expires</dt><dd>${approval.expires_at}</dd>
 </dl>`
@@ -111,13 +126,18 @@ export const ApprovalLinksHandlers = HttpApiBuilder.group(Api, "approvalLinks", 
           return page(
             `${verb} this purchase?`,
             `<h1>${verb} this purchase?</h1>${details(approval)}
-<form method="post" action="/v1/approval-links/${encodeURIComponent(path.token)}"><button type="submit">${verb}</button></form>`
+<form method="post" action="/v1/approval-links/${
+              encodeURIComponent(path.token)
+            }"><button type="submit">${verb}</button></form>`
           )
         }))
       .handle("decide", ({ path }) =>
         Effect.map(approvals.decideByLink(path.token), ({ approval }) =>
-          page(`Purchase ${approval.status}`, `<h1>Purchase ${approval.status}</h1>${details(approval)}
-<p>The agent can now retry its purchase with <code>approval_id</code> ${escapeHtml(approval.id)}.</p>`)))
+          page(
+            `Purchase ${approval.status}`,
+            `<h1>Purchase ${approval.status}</h1>${details(approval)}
+<p>The agent can now retry its purchase with <code>approval_id</code> ${escapeHtml(approval.id)}.</p>`
+          )))
   }))
 
 export const AdminDisputesHandlers = HttpApiBuilder.group(Api, "adminDisputes", (handlers) =>

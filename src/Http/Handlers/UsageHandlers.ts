@@ -7,5 +7,8 @@ import { Api } from "../Api.js"
 export const UsageHandlers = HttpApiBuilder.group(Api, "usage", (handlers) =>
   Effect.gen(function*() {
     const usage = yield* Usage
-    return handlers.handle("get", ({ urlParams }) => Effect.flatMap(CurrentActor, (actor) => usage.get(actor, urlParams)))
+    return handlers.handle(
+      "get",
+      ({ urlParams }) => Effect.flatMap(CurrentActor, (actor) => usage.get(actor, urlParams))
+    )
   }))

@@ -4,17 +4,17 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, JSONSchema, Runtime, Schema } from "effect"
 import { Availability, Category } from "../../Domain/Catalogue.js"
+import { CallRequest } from "../../Domain/GatewayCall.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { encodeApiError, isApiError } from "../../Errors/Wire.js"
 import type { AuthenticatedAgent } from "../../Services/Auth/Current.js"
 import { Catalogue } from "../../Services/Catalogue/Catalogue.js"
 import { Gateway } from "../../Services/Gateway/Gateway.js"
+import { PublicUrl } from "../../Services/PublicUrl.js"
 import { makeAgentRequestAuthentication } from "../Middleware/Authentication.js"
 import { MAX_BODY_BYTES } from "../Middleware/Edge.js"
 import { errorResponse } from "../Middleware/ErrorResponses.js"
-import { PublicUrl } from "../../Services/PublicUrl.js"
 import { mcpChallenge } from "./ProtectedResource.js"
-import { CallRequest } from "../../Domain/GatewayCall.js"
 
 /**
  * The MCP server at `POST /mcp` (Streamable HTTP, stateless: one server and transport per
@@ -34,13 +34,15 @@ export const SearchArguments = Schema.Struct({
   availability: Schema.optional(Availability)
 })
 
-
 /**
  * A tool's input as JSON Schema. The struct is rebuilt from its fields so that a named schema
  * (`identifier`) is inlined: MCP wants `type: "object"` at the top, not a `$ref`.
  */
 const inputSchema = <Fields extends Schema.Struct.Fields>(schema: Schema.Struct<Fields>) => {
-  const { $schema: _ignored, ...rest } = JSONSchema.make(Schema.Struct(schema.fields)) as unknown as Record<string, unknown>
+  const { $schema: _ignored, ...rest } = JSONSchema.make(Schema.Struct(schema.fields)) as unknown as Record<
+    string,
+    unknown
+  >
   return rest as { type: "object"; properties?: Record<string, object>; required?: Array<string> }
 }
 
@@ -104,10 +106,14 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
           case "call_endpoint":
             return toolResult(
               runtime,
-              Effect.flatMap(decodeArguments(CallRequest, request.params.arguments), (args) => gateway.call(agent, args))
+              Effect.flatMap(decodeArguments(CallRequest, request.params.arguments), (args) =>
+                gateway.call(agent, args))
             )
           default:
-            return jsonResult({ error: { code: "invalid_input", message: `Unknown tool ${request.params.name}` } }, true)
+            return jsonResult(
+              { error: { code: "invalid_input", message: `Unknown tool ${request.params.name}` } },
+              true
+            )
         }
       })
       return server

@@ -1,13 +1,13 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Forbidden, Unauthenticated } from "../../Errors/ApiErrors.js"
+import { Admins } from "../../Services/Auth/Admins.js"
 import { Credentials } from "../../Services/Auth/Credentials.js"
 import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import { ClientAddress } from "../ClientAddress.js"
 import { presentedCredential, sessionTokenOf } from "../PresentedCredential.js"
-import { enforceRateLimit } from "./RateLimits.js"
-import { Admins } from "../../Services/Auth/Admins.js"
 import { AdminAuth, AgentAuth, OrgAuth, SessionAuth, SessionOnly } from "../Security/AuthTags.js"
+import { enforceRateLimit } from "./RateLimits.js"
 
 /**
  * The credential middlewares. Each reads the raw request itself: the platform's bearer

@@ -2,12 +2,12 @@ import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerRespo
 import { Effect, Option } from "effect"
 import { currentDocsBaseUrl } from "../../Errors/Wire.js"
 import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
+import { ObservabilityConfig } from "../../Services/Observability/ObservabilityConfig.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
 import { extraRoutes } from "../ExtraRoutes.js"
 import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
 import { makeRouteTable, routesOfApi } from "../RouteTable.js"
-import { ObservabilityConfig } from "../../Services/Observability/ObservabilityConfig.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
 import { observeRequest } from "./Observe.js"
 import { announcesBody, problemInContentType, problemInJsonBody, problemInTarget } from "./RequestChecks.js"
@@ -47,12 +47,17 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
             return errorResponse(baseUrl, "not_found", `No such path: ${pathname}`)
           }
           if (match._tag === "MethodNotAllowed") {
-            return errorResponse(baseUrl, "method_not_allowed", `${request.method} is not supported on ${pathname}`).pipe(
-              HttpServerResponse.setHeader("allow", match.allow.join(", "))
-            )
+            return errorResponse(baseUrl, "method_not_allowed", `${request.method} is not supported on ${pathname}`)
+              .pipe(
+                HttpServerResponse.setHeader("allow", match.allow.join(", "))
+              )
           }
           if (isOrgKeyOutsideOrgs(request, pathname)) {
-            return errorResponse(baseUrl, "forbidden", "An org key works only under /v1/orgs/{orgId}/... of its own org")
+            return errorResponse(
+              baseUrl,
+              "forbidden",
+              "An org key works only under /v1/orgs/{orgId}/... of its own org"
+            )
           }
           const declaredLength = Number(request.headers["content-length"] ?? "0")
           if (declaredLength > MAX_BODY_BYTES) {

@@ -85,7 +85,10 @@ export const responseForCause = (baseUrl: string, cause: Cause.Cause<unknown>) =
     }
     const squashed = Cause.squash(cause)
     if (isPoolExhausted(squashed)) {
-      return unavailableResponse(baseUrl, "The service is over capacity (no database connection came free); retry shortly")
+      return unavailableResponse(
+        baseUrl,
+        "The service is over capacity (no database connection came free); retry shortly"
+      )
     }
     if (Cause.isInterruptedOnly(cause)) {
       return yield* Effect.interrupt

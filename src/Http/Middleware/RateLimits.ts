@@ -2,10 +2,10 @@ import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { RateLimited } from "../../Errors/ApiErrors.js"
 import {
+  policies,
   type RateLimitDecision,
   RateLimiter,
-  type RateLimitPolicy,
-  policies
+  type RateLimitPolicy
 } from "../../Services/RateLimiter/RateLimiter.js"
 import { ClientAddress } from "../ClientAddress.js"
 import { PublicRateLimit, WaitlistRateLimit } from "../Security/RateLimitTags.js"

@@ -14,35 +14,80 @@ const doc = (summary: string, description: string): OperationDoc => ({ summary, 
 const summary = (text: string): OperationDoc => ({ summary: text })
 
 export const operationDocs: Record<string, OperationDoc> = {
-  "public.tools": doc("List tools", "Every tool with its task type, price per success and whether it can be bought now."),
-  "public.scores": doc("Tool scores", "Measured quality per tool (accuracy, coverage, latency), optionally for one task type."),
-  "public.taskTypes": doc("List task types", "The seven task types, with their input and output fields and the published check."),
-  "public.pricing": doc("Plans and prices", "The plans with their fees, allowances and limits, and the price of a credit."),
+  "public.tools": doc(
+    "List tools",
+    "Every tool with its task type, price per success and whether it can be bought now."
+  ),
+  "public.scores": doc(
+    "Tool scores",
+    "Measured quality per tool (accuracy, coverage, latency), optionally for one task type."
+  ),
+  "public.taskTypes": doc(
+    "List task types",
+    "The seven task types, with their input and output fields and the published check."
+  ),
+  "public.pricing": doc(
+    "Plans and prices",
+    "The plans with their fees, allowances and limits, and the price of a credit."
+  ),
   "public.formula": doc("Recommendation formula", "How recommend ranks tools: the published weights and terms."),
-  "public.reports": doc("Benchmark reports", "The latest benchmark report of each tool, with sample size and check version."),
-  "public.status": doc("Service status", "Whether the service and its parts are up, with the rate-limit store's state."),
+  "public.reports": doc(
+    "Benchmark reports",
+    "The latest benchmark report of each tool, with sample size and check version."
+  ),
+  "public.status": doc(
+    "Service status",
+    "Whether the service and its parts are up, with the rate-limit store's state."
+  ),
   "public.endpoints": summary("Gateway endpoint catalogue"),
-  "waitlist.join": doc("Join the waitlist", "Leaves an email address for an invitation; answers the same whether or not it was new."),
-  "docs.errors": doc("Error code page", "An HTML page listing every error code with its status, meaning and retry rule."),
+  "waitlist.join": doc(
+    "Join the waitlist",
+    "Leaves an email address for an invitation; answers the same whether or not it was new."
+  ),
+  "docs.errors": doc(
+    "Error code page",
+    "An HTML page listing every error code with its status, meaning and retry rule."
+  ),
   "docs.webhookEventSchema": doc("Webhook event schema", "The JSON Schema of the body of every webhook delivery."),
-  "webhooks.create": doc("Add a webhook endpoint", "Registers an HTTPS address for the chosen event types; the signing secret is shown once."),
-  "webhooks.list": doc("List webhook endpoints", "The org's webhook endpoints with their event types (never the secret)."),
+  "webhooks.create": doc(
+    "Add a webhook endpoint",
+    "Registers an HTTPS address for the chosen event types; the signing secret is shown once."
+  ),
+  "webhooks.list": doc(
+    "List webhook endpoints",
+    "The org's webhook endpoints with their event types (never the secret)."
+  ),
   "webhooks.remove": doc("Remove a webhook endpoint", "Stops deliveries to the endpoint; pending ones are dropped."),
-  "webhooks.test": doc("Send a test event", "Delivers a `webhook.test` event to the endpoint now and answers the delivery's result."),
-  "webhooks.deliveries": doc("List webhook deliveries", "Deliveries newest first, with status, attempts and next try; filter by endpoint and status."),
+  "webhooks.test": doc(
+    "Send a test event",
+    "Delivers a `webhook.test` event to the endpoint now and answers the delivery's result."
+  ),
+  "webhooks.deliveries": doc(
+    "List webhook deliveries",
+    "Deliveries newest first, with status, attempts and next try; filter by endpoint and status."
+  ),
   "events.list": doc("List events", "The org's events newest first, whether or not a webhook endpoint received them."),
   "events.notifications": doc("Notification settings", "The low-balance alert threshold of the org."),
-  "events.setNotifications": doc("Change notification settings", "Sets the low-balance alert threshold (USD, at most three decimals)."),
+  "events.setNotifications": doc(
+    "Change notification settings",
+    "Sets the low-balance alert threshold (USD, at most three decimals)."
+  ),
   "auth.emailStart": summary("Start email sign-in"),
   "auth.emailVerifyLink": summary("Open a sign-in link"),
   "auth.emailVerify": summary("Spend a sign-in token"),
   "auth.idpStart": summary("Start identity-provider sign-in"),
   "auth.idpCallback": summary("Finish identity-provider sign-in"),
   "authSession.logout": doc("Sign out", "Ends the current session and clears its cookie."),
-  "authSession.acceptInvite": doc("Accept an invitation", "Joins the org of an invitation mailed to the signed-in address."),
+  "authSession.acceptInvite": doc(
+    "Accept an invitation",
+    "Joins the org of an invitation mailed to the signed-in address."
+  ),
   "account.me": doc("Current user", "The signed-in person with their orgs and roles."),
   "account.startPhone": summary("Verify a phone: send a code"),
-  "account.verifyPhone": doc("Verify a phone: check the code", "Checks the texted code; a phone verifies one account only."),
+  "account.verifyPhone": doc(
+    "Verify a phone: check the code",
+    "Checks the texted code; a phone verifies one account only."
+  ),
   "account.createOrg": summary("Create an org"),
   "orgs.get": doc("Get an org", "The org's name, slug, plan, balance and trial."),
   "orgs.members": doc("List members", "Members with their roles."),
@@ -53,14 +98,23 @@ export const operationDocs: Record<string, OperationDoc> = {
   "orgs.revokeInvite": doc("Revoke an invitation", "The mailed link stops working and the seat is free again."),
   "orgs.requestDeletion": summary("Request data deletion"),
   "orgs.deletionRequests": doc("List deletion requests", "The org's data-deletion requests and their state."),
-  "agents.create": doc("Create an agent", "A new agent with its budget, approval threshold and IP allowlist; its key is shown once."),
+  "agents.create": doc(
+    "Create an agent",
+    "A new agent with its budget, approval threshold and IP allowlist; its key is shown once."
+  ),
   "agents.list": doc("List agents", "The org's agents with mode, status, budget and month-to-date spend, paginated."),
   "agents.get": doc("Get an agent", "One agent with its settings and month-to-date spend."),
-  "agents.update": doc("Change an agent", "Edits name, budget, approval threshold, IP allowlist, or disables and enables it."),
+  "agents.update": doc(
+    "Change an agent",
+    "Edits name, budget, approval threshold, IP allowlist, or disables and enables it."
+  ),
   "agents.rotateKey": doc("Rotate an agent's key", "Issues a new key (shown once); the old one stops working at once."),
   "agents.revokeKey": doc("Revoke an agent's key", "The key stops working at once; the agent keeps its history."),
   "agentSelf.agent": doc("The calling agent", "The agent the key belongs to: mode, budget, spend and limits."),
-  "orgKeys.create": doc("Create an org key", "A key for scripts acting on the org, with a read or write scope; shown once."),
+  "orgKeys.create": doc(
+    "Create an org key",
+    "A key for scripts acting on the org, with a read or write scope; shown once."
+  ),
   "orgKeys.list": doc("List org keys", "The org's keys with scope, maker and last use (never the secret)."),
   "orgKeys.revoke": doc("Revoke an org key", "The key stops working at once."),
   "adminSignIn.signIn": summary("Administrator sign-in"),
@@ -71,9 +125,18 @@ export const operationDocs: Record<string, OperationDoc> = {
     "Calls one catalogue endpoint with the agent's credits: held before the call, settled after it, refunded when the provider fails. A test key checks and prices the call without making it and answers the endpoint's sandbox sample."
   ),
   "gateway.balance": doc("Agent balance", "The org's balance and the agent's budget left this month."),
-  "gatewayCalls.list": doc("List gateway calls", "The org's gateway calls newest first, with endpoint, status, charge and latency."),
-  "gatewayProviders.list": doc("List providers", "The gateway's providers with their endpoint counts and availability."),
-  "purchasing.recommend": doc("Recommend tools", "Ranks the tools of a task type by measured quality and price for the given inputs."),
+  "gatewayCalls.list": doc(
+    "List gateway calls",
+    "The org's gateway calls newest first, with endpoint, status, charge and latency."
+  ),
+  "gatewayProviders.list": doc(
+    "List providers",
+    "The gateway's providers with their endpoint counts and availability."
+  ),
+  "purchasing.recommend": doc(
+    "Recommend tools",
+    "Ranks the tools of a task type by measured quality and price for the given inputs."
+  ),
   "purchasing.execute": doc(
     "Buy results",
     "Runs a tool on one or more inputs; only results that pass the published check are charged. Large orders become jobs; an amount over the agent's approval threshold waits for an owner."
@@ -81,17 +144,29 @@ export const operationDocs: Record<string, OperationDoc> = {
   "purchasing.job": doc("Get a job", "A job's progress and, when done, its items and receipt."),
   "purchasing.receipts": doc("List receipts", "The agent's receipts newest first."),
   "purchasing.receipt": doc("Get a receipt", "One receipt with its items, checks and charges."),
-  "purchasing.openDispute": doc("Dispute a charged item", "Asks for a refund of a charged item whose result was wrong."),
+  "purchasing.openDispute": doc(
+    "Dispute a charged item",
+    "Asks for a refund of a charged item whose result was wrong."
+  ),
   "purchasing.dispute": doc("Get a dispute", "A dispute's state and decision."),
   "purchasing.approval": doc("Get an approval", "The state of a purchase waiting for an owner's approval."),
   "orgPurchasing.approvals": doc("List approvals", "The org's approvals, the waiting ones first; filter by status."),
   "orgPurchasing.approval": doc("Get an approval", "One approval with tool, amount, reason and expiry."),
-  "orgPurchasing.approve": doc("Approve a purchase", "Runs the waiting purchase; an optional note is kept with the decision."),
-  "orgPurchasing.reject": doc("Reject a purchase", "The purchase is not made; an optional note is kept with the decision."),
+  "orgPurchasing.approve": doc(
+    "Approve a purchase",
+    "Runs the waiting purchase; an optional note is kept with the decision."
+  ),
+  "orgPurchasing.reject": doc(
+    "Reject a purchase",
+    "The purchase is not made; an optional note is kept with the decision."
+  ),
   "orgPurchasing.receipts": doc("List the org's receipts", "Receipts of every agent of the org, newest first."),
   "orgPurchasing.receipt": doc("Get one of the org's receipts", "One receipt with its items, checks and charges."),
   "approvalLinks.show": doc("Open an approval link", "The approval behind a one-click link from the approval mail."),
-  "approvalLinks.decide": doc("Decide through an approval link", "Approves or rejects the purchase of a one-click link."),
+  "approvalLinks.decide": doc(
+    "Decide through an approval link",
+    "Approves or rejects the purchase of a one-click link."
+  ),
   "adminDisputes.list": doc("List disputes", "Disputes for administrators to decide; filter by status."),
   "adminDisputes.decide": doc("Decide a dispute", "Upholds (refunds the item) or rejects a dispute, with a note."),
   "billing.summary": summary("Billing summary"),

@@ -26,7 +26,10 @@ export const securitySchemes: Record<string, object> = {
     `${secretPrefixes.agentLive}... or ${secretPrefixes.agentTest}...`,
     "An agent key: live keys spend credits, test keys check and price without spending."
   ),
-  orgKey: bearer(`${secretPrefixes.orgKey}...`, "An org key for scripts, valid only under /v1/orgs/{orgId} of its org."),
+  orgKey: bearer(
+    `${secretPrefixes.orgKey}...`,
+    "An org key for scripts, valid only under /v1/orgs/{orgId} of its org."
+  ),
   sessionBearer: bearer(`${secretPrefixes.session}...`, "A member's session token from POST /auth/email/verify."),
   sessionCookie,
   adminSession: bearer(`${secretPrefixes.adminSession}...`, "An administrator session from POST /admin/sign-in.")

@@ -1,6 +1,13 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Schema } from "effect"
-import { EmailUnverified, Forbidden, IpNotAllowed, NotFound, RateLimited, Unauthenticated } from "../../Errors/ApiErrors.js"
+import {
+  EmailUnverified,
+  Forbidden,
+  IpNotAllowed,
+  NotFound,
+  RateLimited,
+  Unauthenticated
+} from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { CurrentActor, CurrentAdmin, CurrentAgent, CurrentUser } from "../../Services/Auth/Current.js"
 
@@ -19,7 +26,13 @@ export class AgentAuth extends HttpApiMiddleware.Tag<AgentAuth>()("AgentAuth", {
 /** `/v1/orgs/{orgId}/...`: a session of a member, or an org key of that org. */
 export class OrgAuth extends HttpApiMiddleware.Tag<OrgAuth>()("OrgAuth", {
   provides: CurrentActor,
-  failure: Schema.Union(wire(Unauthenticated), wire(Forbidden), wire(NotFound), wire(RateLimited), wire(EmailUnverified)),
+  failure: Schema.Union(
+    wire(Unauthenticated),
+    wire(Forbidden),
+    wire(NotFound),
+    wire(RateLimited),
+    wire(EmailUnverified)
+  ),
   security: { orgCredential: HttpApiSecurity.bearer }
 }) {}
 

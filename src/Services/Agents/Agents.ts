@@ -1,15 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import { isUuid } from "../../Domain/Ids.js"
 import { parseRange } from "../../Domain/IpRanges.js"
 import { amountOf } from "../../Domain/Money.js"
 import { type PlanId, plans } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
+import { iso, isoOrNull } from "../../Domain/Timestamps.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
-import { iso, isoOrNull } from "../../Domain/Timestamps.js"
 import { type AgentChanges, type AgentRow, AgentsRepo } from "./AgentsRepo.js"
-import { isUuid } from "../../Domain/Ids.js"
 
 /** Defaults of the specification's Agent record. */
 export const agentDefaults = {
@@ -67,7 +67,9 @@ const newAgentKey = (mode: "test" | "live") => {
 
 const agentLimit = (plan: PlanId) =>
   new PlanLimit({
-    message: `The ${plans[plan].name} plan allows ${plans[plan].max_active_agents} active agents; disable one or change plan`
+    message: `The ${plans[plan].name} plan allows ${
+      plans[plan].max_active_agents
+    } active agents; disable one or change plan`
   })
 
 const noSuchAgent = new NotFound({ message: "No such agent in this org" })
@@ -94,7 +96,9 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
     const lockedPlan = (orgId: string) =>
       sql<{ plan: PlanId }>`SELECT plan FROM orgs WHERE id = ${orgId} FOR UPDATE`.pipe(
         Effect.orDie,
-        Effect.flatMap((rows) => (rows[0] ? Effect.succeed(rows[0].plan) : Effect.fail(new NotFound({ message: "No such org" }))))
+        Effect.flatMap((
+          rows
+        ) => (rows[0] ? Effect.succeed(rows[0].plan) : Effect.fail(new NotFound({ message: "No such org" }))))
       )
 
     const create = (actor: OrgActor, input: NewAgentInput) =>
@@ -144,7 +148,9 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
     const update = (actor: OrgActor, agentId: string, changes: AgentChanges) =>
       Effect.gen(function*() {
         if (!isUuid(agentId)) return yield* noSuchAgent
-        const ipAllowlist = changes.ipAllowlist === undefined ? undefined : yield* validateAllowlist(changes.ipAllowlist)
+        const ipAllowlist = changes.ipAllowlist === undefined
+          ? undefined
+          : yield* validateAllowlist(changes.ipAllowlist)
         const row = yield* transaction(Effect.gen(function*() {
           const plan = yield* lockedPlan(actor.org_id)
           const current = yield* repo.findForUpdate(actor.org_id, agentId)
@@ -184,10 +190,13 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
 
     /** The calling agent's own record (`GET /v1/agent`). */
     const self = (agentId: string) =>
-      Effect.flatMap(repo.byId(agentId), Option.match({
-        onNone: () => Effect.fail(noSuchAgent),
-        onSome: (row) => Effect.succeed(agentRecord(row))
-      }))
+      Effect.flatMap(
+        repo.byId(agentId),
+        Option.match({
+          onNone: () => Effect.fail(noSuchAgent),
+          onSome: (row) => Effect.succeed(agentRecord(row))
+        })
+      )
 
     return { create, list, get, update, rotateKey, revokeKey, self } as const
   })

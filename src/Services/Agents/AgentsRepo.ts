@@ -98,7 +98,9 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo"
           : sql`approval_threshold_credits = ${
             changes.approvalThresholdCredits === null ? null : changes.approvalThresholdCredits.toString()
           }`,
-        changes.ipAllowlist === undefined ? undefined : sql`ip_allowlist = ${JSON.stringify(changes.ipAllowlist)}::jsonb`
+        changes.ipAllowlist === undefined
+          ? undefined
+          : sql`ip_allowlist = ${JSON.stringify(changes.ipAllowlist)}::jsonb`
       ].filter((set) => set !== undefined)
       if (sets.length === 0) return Effect.flatMap(byId(agentId), (row) => Effect.succeed(Option.getOrThrow(row)))
       return sql<AgentRow>`UPDATE agents SET ${sql.csv(sets)} WHERE id = ${agentId} RETURNING ${columns}`.pipe(

@@ -51,7 +51,10 @@ export const APPROVAL_LINK_PREFIX = "apl_"
 export const APPROVAL_LIFETIME_MS = 24 * 60 * 60 * 1000
 
 /** What an approval is now: a waiting or approved-and-unused approval past its expiry is expired. */
-export const effectiveStatus = (row: Pick<ApprovalRow, "status" | "expires_at" | "used_at">, now: number): ApprovalStatus =>
+export const effectiveStatus = (
+  row: Pick<ApprovalRow, "status" | "expires_at" | "used_at">,
+  now: number
+): ApprovalStatus =>
   (row.status === "waiting" || (row.status === "approved" && row.used_at === null)) && now >= row.expires_at.getTime()
     ? "expired"
     : row.status
@@ -202,11 +205,15 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
           return yield* new Conflict({ message: `This approval was already used by receipt ${row.receipt_id}` })
         }
         if (now >= row.expires_at.getTime()) {
-          return yield* new ApprovalExpired({ message: `Approval ${row.id} expired at ${row.expires_at.toISOString()}` })
+          return yield* new ApprovalExpired({
+            message: `Approval ${row.id} expired at ${row.expires_at.toISOString()}`
+          })
         }
         if (row.status === "rejected") {
           return yield* new ApprovalRejected({
-            message: row.note === null ? "An org owner declined this purchase" : `An org owner declined this purchase: ${row.note}`
+            message: row.note === null
+              ? "An org owner declined this purchase"
+              : `An org owner declined this purchase: ${row.note}`
           })
         }
         if (row.status === "waiting") return yield* approvalRequired(row)
@@ -217,7 +224,9 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
         ].filter((d): d is string => d !== undefined)
         if (differences.length > 0) {
           return yield* new ApprovalMismatch({
-            message: `The ${differences.join(", ")} of this purchase differ from what was approved (${row.item_count} items of ${row.tool_slug} for ${row.amount_credits} credits)`
+            message: `The ${
+              differences.join(", ")
+            } of this purchase differ from what was approved (${row.item_count} items of ${row.tool_slug} for ${row.amount_credits} credits)`
           })
         }
         return row
@@ -225,8 +234,13 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
 
     /** Marks the approval used by a receipt; call inside the purchase's transaction. */
     const consume = (approvalId: string, receiptId: string, now: Date) =>
-      Effect.flatMap(repo.markUsed(approvalId, receiptId, now), (used) =>
-        used ? Effect.void : Effect.fail(new Conflict({ message: "This approval was already used by another purchase" })))
+      Effect.flatMap(
+        repo.markUsed(approvalId, receiptId, now),
+        (used) =>
+          used
+            ? Effect.void
+            : Effect.fail(new Conflict({ message: "This approval was already used by another purchase" }))
+      )
 
     const get = (orgId: string, id: string) =>
       Effect.gen(function*() {
@@ -270,7 +284,9 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
           return yield* new Conflict({ message: `This approval was already ${row.status}` })
         }
         if (now >= row.expires_at.getTime()) {
-          return yield* new ApprovalExpired({ message: `Approval ${row.id} expired at ${row.expires_at.toISOString()}` })
+          return yield* new ApprovalExpired({
+            message: `Approval ${row.id} expired at ${row.expires_at.toISOString()}`
+          })
         }
         const status = decision === "approve" ? "approved" as const : "rejected" as const
         yield* repo.recordDecision(row.id, { status, note, ...by, at: new Date(now) })

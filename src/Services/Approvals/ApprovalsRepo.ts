@@ -74,9 +74,16 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
     const byId = (id: string, lock: boolean) =>
       (isUuid(id)
         ? (lock
-          ? sql<ApprovalRow>`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id} FOR UPDATE OF a`
-          : sql<ApprovalRow>`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id}`)
-        : Effect.succeed([] as ReadonlyArray<ApprovalRow>)).pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+          ? sql<
+            ApprovalRow
+          >`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id} FOR UPDATE OF a`
+          : sql<
+            ApprovalRow
+          >`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id}`)
+        : Effect.succeed([] as ReadonlyArray<ApprovalRow>)).pipe(
+          Effect.map((rows) => Option.fromNullable(rows[0])),
+          Effect.orDie
+        )
 
     /** The approval already waiting for this very purchase, if one is. */
     const waitingFor = (purchase: {
@@ -93,7 +100,10 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
         ORDER BY a.created_at DESC LIMIT 1`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
 
     const insert = (approval: NewApproval) =>
-      sql`INSERT INTO purchase_approvals ${sql.insert({ ...approval, status: "waiting" })}`.pipe(Effect.asVoid, Effect.orDie)
+      sql`INSERT INTO purchase_approvals ${sql.insert({ ...approval, status: "waiting" })}`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
 
     const owners = (orgId: string) =>
       sql<{ user_id: string; email: string }>`

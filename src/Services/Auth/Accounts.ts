@@ -27,10 +27,13 @@ export class Accounts extends Effect.Service<Accounts>()("Auth/Accounts", {
     const sms = yield* Sms
 
     const userOf = (userId: string) =>
-      Effect.flatMap(users.byId(userId), Option.match({
-        onNone: () => Effect.fail(new NotFound({ message: "No such user" })),
-        onSome: (row) => Effect.succeed(row)
-      }))
+      Effect.flatMap(
+        users.byId(userId),
+        Option.match({
+          onNone: () => Effect.fail(new NotFound({ message: "No such user" })),
+          onSome: (row) => Effect.succeed(row)
+        })
+      )
 
     const me = (userId: string) =>
       Effect.all({ user: Effect.map(userOf(userId), userRecord), orgs: users.memberships(userId) })

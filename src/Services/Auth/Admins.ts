@@ -20,7 +20,14 @@ const TOTP_PERIOD_SECONDS = 30
 const TOTP_ISSUER = "Agent Gateway admin"
 
 const totpFor = (email: string, secret: OTPAuth.Secret) =>
-  new OTPAuth.TOTP({ issuer: TOTP_ISSUER, label: email, algorithm: "SHA1", digits: 6, period: TOTP_PERIOD_SECONDS, secret })
+  new OTPAuth.TOTP({
+    issuer: TOTP_ISSUER,
+    label: email,
+    algorithm: "SHA1",
+    digits: 6,
+    period: TOTP_PERIOD_SECONDS,
+    secret
+  })
 
 const weak = new WeakPassword({
   message: `Administrator passwords have at least ${MIN_ADMIN_PASSWORD_LENGTH} characters`
@@ -47,7 +54,12 @@ type Attempt =
   | { readonly _tag: "Unknown" }
   | { readonly _tag: "Locked"; readonly retryAfterSeconds: number }
   | { readonly _tag: "Failed"; readonly locked: boolean }
-  | { readonly _tag: "SignedIn"; readonly token: string; readonly admin: { id: string; email: string }; readonly expiresAt: Date }
+  | {
+    readonly _tag: "SignedIn"
+    readonly token: string
+    readonly admin: { id: string; email: string }
+    readonly expiresAt: Date
+  }
 
 /**
  * Administrators: created from the command line (`npm run admin -- create`), signed in
@@ -158,7 +170,9 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
         const rows = yield* sql<{ session_id: string; admin_id: string; email: string }>`
           SELECT s.id AS session_id, a.id AS admin_id, a.email
           FROM admin_sessions s JOIN admins a ON a.id = s.admin_id
-          WHERE s.token_hash = ${sha256Hex(token)} AND s.revoked_at IS NULL AND s.expires_at > ${now}`.pipe(Effect.orDie)
+          WHERE s.token_hash = ${sha256Hex(token)} AND s.revoked_at IS NULL AND s.expires_at > ${now}`.pipe(
+          Effect.orDie
+        )
         const row = rows[0]
         if (row === undefined) {
           return yield* new Unauthenticated({ message: "Invalid, expired or signed-out administrator session" })

@@ -23,9 +23,10 @@ export class AuthConfig extends Effect.Service<AuthConfig>()("Auth/AuthConfig", 
     const clientId = yield* Config.option(Config.string("IDP_CLIENT_ID"))
     const clientSecret = yield* Config.option(Config.redacted("IDP_CLIENT_SECRET"))
     const environment = yield* Config.string("SERVICE_ENV").pipe(Config.withDefault("development"))
-    const idp: Option.Option<IdpSettings> = Option.isSome(issuer) && Option.isSome(clientId) && Option.isSome(clientSecret)
-      ? Option.some({ issuer: issuer.value, clientId: clientId.value, clientSecret: clientSecret.value })
-      : Option.none()
+    const idp: Option.Option<IdpSettings> =
+      Option.isSome(issuer) && Option.isSome(clientId) && Option.isSome(clientSecret)
+        ? Option.some({ issuer: issuer.value, clientId: clientId.value, clientSecret: clientSecret.value })
+        : Option.none()
     return { dashboardPath, idp, secureCookies: environment === "production" } as const
   })
 }) {}

@@ -1,10 +1,10 @@
 import { Clock, Effect, FiberSet, Option } from "effect"
-import { inAnyRange, parseRange, type IpRange } from "../../Domain/IpRanges.js"
+import { isUuid } from "../../Domain/Ids.js"
+import { inAnyRange, type IpRange, parseRange } from "../../Domain/IpRanges.js"
 import { sha256Hex } from "../../Domain/Secrets.js"
 import { EmailUnverified, Forbidden, IpNotAllowed, NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
-import type { AuthenticatedAgent, OrgActor, SessionUser } from "./Current.js"
 import { CredentialsRepo } from "./CredentialsRepo.js"
-import { isUuid } from "../../Domain/Ids.js"
+import type { AuthenticatedAgent, OrgActor, SessionUser } from "./Current.js"
 
 const USAGE_STAMP_MS = 60_000
 
@@ -25,7 +25,10 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
       if (previous !== undefined && now - previous < USAGE_STAMP_MS) return Effect.void
       lastStamped.set(key, now)
       if (lastStamped.size > 100_000) lastStamped.clear()
-      return FiberSet.run(background, write.pipe(Effect.catchAllCause((cause) => Effect.logWarning("usage stamp", cause))))
+      return FiberSet.run(
+        background,
+        write.pipe(Effect.catchAllCause((cause) => Effect.logWarning("usage stamp", cause)))
+      )
         .pipe(Effect.asVoid)
     }
 
@@ -70,9 +73,15 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
         if (Option.isNone(row)) return yield* new Unauthenticated({ message: "Invalid, expired or signed-out session" })
         // Every sign-in proves the address; an account whose address was never proven acts on nothing.
         if (!row.value.email_verified) {
-          return yield* new EmailUnverified({ message: "Verify your email address first: sign in with the emailed link" })
+          return yield* new EmailUnverified({
+            message: "Verify your email address first: sign in with the emailed link"
+          })
         }
-        return { user_id: row.value.user_id, email: row.value.email, session_id: row.value.session_id } satisfies SessionUser
+        return {
+          user_id: row.value.user_id,
+          email: row.value.email,
+          session_id: row.value.session_id
+        } satisfies SessionUser
       })
 
     /** A session acting on an org it must belong to. */
@@ -99,8 +108,10 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
 
     /** A working org key (any org, any scope), or 401 when unknown or revoked. */
     const knownOrgKey = (token: string) =>
-      Effect.flatMap(repo.orgKeyByHash(sha256Hex(token)), (row) =>
-        Option.isNone(row) ? Effect.fail(unknownOrgKey) : Effect.succeed(row.value))
+      Effect.flatMap(
+        repo.orgKeyByHash(sha256Hex(token)),
+        (row) => Option.isNone(row) ? Effect.fail(unknownOrgKey) : Effect.succeed(row.value)
+      )
 
     /** An org key acting on its own org, within its scope. */
     const orgKeyActor = (token: string, orgId: string, method: string) =>

@@ -89,10 +89,11 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
 
     const touchOrgKey = (keyId: string, now: Date) =>
       sql`UPDATE org_keys SET last_used_at = ${now}
-          WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at <= ${now}::timestamptz - interval '1 minute')`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+          WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at <= ${now}::timestamptz - interval '1 minute')`
+        .pipe(
+          Effect.asVoid,
+          Effect.orDie
+        )
 
     return { agentByKeyHash, sessionByTokenHash, orgKeyByHash, membership, touchAgentKey, touchOrgKey } as const
   })

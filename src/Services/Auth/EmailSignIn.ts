@@ -12,7 +12,9 @@ import { Users } from "./Users.js"
 /** A sign-in link works once, within 15 minutes. */
 export const SIGN_IN_LINK_LIFETIME_MS = 15 * MINUTE_MS
 
-const invalidLink = new InvalidToken({ message: "This sign-in link is unknown, already used or expired; ask for a new one" })
+const invalidLink = new InvalidToken({
+  message: "This sign-in link is unknown, already used or expired; ask for a new one"
+})
 
 /** Mail goes out with a couple of quick retries; a mail server that keeps failing is a 500. */
 export const mailRetry = Schedule.exponential("200 millis").pipe(Schedule.intersect(Schedule.recurs(2)))

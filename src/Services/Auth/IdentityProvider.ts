@@ -1,11 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Redacted, SynchronizedRef } from "effect"
+import { Schema } from "effect"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
 import * as oidc from "openid-client"
 import { EmailAddress } from "../../Domain/Email.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
 import { IdpFailed, InvalidState, NotConfigured, UnverifiedEmail } from "../../Errors/ApiErrors.js"
-import { Schema } from "effect"
 import { AuthConfig, type IdpSettings } from "./AuthConfig.js"
 import { MINUTE_MS } from "./Records.js"
 import { type Origin, Sessions } from "./Sessions.js"
@@ -82,7 +82,9 @@ export class IdentityProvider extends Effect.Service<IdentityProvider>()("Auth/I
               catch: (cause) => cause
             }).pipe(
               Effect.tapError((cause) => Effect.logWarning("Identity provider discovery failed", String(cause))),
-              Effect.mapError(() => new IdpFailed({ message: "The identity provider could not be reached; try again" })),
+              Effect.mapError(() =>
+                new IdpFailed({ message: "The identity provider could not be reached; try again" })
+              ),
               Effect.map((configuration) => [configuration, Option.some(configuration)] as const)
             )
         }))
@@ -97,7 +99,9 @@ export class IdentityProvider extends Effect.Service<IdentityProvider>()("Auth/I
         const state = base64url(randomBytes(32))
         yield* sql`
           INSERT INTO idp_sign_ins (id, handle_hash, state, created_at, expires_at)
-          VALUES (${randomUUID()}, ${sha256Hex(handle)}, ${state}, ${new Date(now)}, ${new Date(now + IDP_FLOW_LIFETIME_MS)})`
+          VALUES (${randomUUID()}, ${sha256Hex(handle)}, ${state}, ${new Date(now)}, ${new Date(
+          now + IDP_FLOW_LIFETIME_MS
+        )})`
           .pipe(Effect.orDie)
         const codeChallenge = yield* Effect.promise(() => oidc.calculatePKCECodeChallenge(derived(handle, "pkce")))
         const url = oidc.buildAuthorizationUrl(configuration, {

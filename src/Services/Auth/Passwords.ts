@@ -15,8 +15,13 @@ const KEY_LENGTH = 32
 const derive = (password: string, salt: Buffer, params: { N: number; r: number; p: number }) =>
   Effect.async<Buffer>((resume) => {
     const options: ScryptOptions = { ...params, maxmem: 128 * params.N * params.r * 2 }
-    scrypt(password.normalize("NFKC"), salt, KEY_LENGTH, options, (error, key) =>
-      resume(error ? Effect.die(error) : Effect.succeed(key)))
+    scrypt(
+      password.normalize("NFKC"),
+      salt,
+      KEY_LENGTH,
+      options,
+      (error, key) => resume(error ? Effect.die(error) : Effect.succeed(key))
+    )
   })
 
 export const hashPassword = (password: string) =>
@@ -46,7 +51,8 @@ export const seal = (password: string, plaintext: string) =>
     const cipher = createCipheriv("aes-256-gcm", key, iv)
     const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()])
     const tag = cipher.getAuthTag()
-    return ["v1", salt, iv, tag, body].map((part) => (typeof part === "string" ? part : part.toString("base64url"))).join("$")
+    return ["v1", salt, iv, tag, body].map((part) => (typeof part === "string" ? part : part.toString("base64url")))
+      .join("$")
   })
 
 /** The sealed secret, or undefined when the password is not the one it was sealed with. */

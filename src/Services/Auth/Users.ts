@@ -43,7 +43,9 @@ export class Users extends Effect.Service<Users>()("Auth/Users", {
     const sql = yield* SqlClient.SqlClient
 
     const byId = (userId: string) =>
-      sql<UserRow>`SELECT id, email, name, email_verified, phone, phone_verified, created_at FROM users WHERE id = ${userId}`
+      sql<
+        UserRow
+      >`SELECT id, email, name, email_verified, phone, phone_verified, created_at FROM users WHERE id = ${userId}`
         .pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
 
     /**
@@ -80,4 +82,3 @@ export class Users extends Effect.Service<Users>()("Auth/Users", {
     return { byId, signedIn, memberships } as const
   })
 }) {}
-

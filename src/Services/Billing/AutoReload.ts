@@ -44,7 +44,11 @@ export interface AutoReloadSettings {
 }
 
 const wholeCredits = (value: unknown, name: string) => {
-  const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : typeof value === "string" ? value.trim() : ""
+  const text = typeof value === "number" && Number.isSafeInteger(value)
+    ? String(value)
+    : typeof value === "string"
+    ? value.trim()
+    : ""
   if (!/^-?\d+$/.test(text)) return new InvalidAmount({ message: `${name} must be a whole number of credits` })
   const credits = BigInt(text)
   return credits < 0n ? new InvalidAmount({ message: `${name} cannot be negative` }) : credits
@@ -52,7 +56,9 @@ const wholeCredits = (value: unknown, name: string) => {
 
 export const autoReloadRecord = (profile: Option.Option<ProfileRow>, usedThisMonth: bigint) => {
   const p = Option.getOrNull(profile)
-  const credits = (value: string | null | undefined) => (value === null || value === undefined ? null : amountOf(BigInt(value)))
+  const credits = (
+    value: string | null | undefined
+  ) => (value === null || value === undefined ? null : amountOf(BigInt(value)))
   return {
     enabled: p?.auto_reload_enabled ?? false,
     threshold: credits(p?.auto_reload_threshold_credits),
@@ -105,7 +111,8 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
         if (amount instanceof InvalidAmount) return yield* amount
         if (amount < topUpLimits.min_credits || amount > topUpLimits.max_credits || amount % CREDITS_PER_CENT !== 0n) {
           return yield* new InvalidAmount({
-            message: `amount_credits must be a whole number of cents (a multiple of ${CREDITS_PER_CENT}) from ${topUpLimits.min_credits} to ${topUpLimits.max_credits}`
+            message:
+              `amount_credits must be a whole number of cents (a multiple of ${CREDITS_PER_CENT}) from ${topUpLimits.min_credits} to ${topUpLimits.max_credits}`
           })
         }
         let limit: bigint | null = null
@@ -166,11 +173,15 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
         if (profile === undefined || profile.card_payment_method_id === null || profile.customer_id === null) {
           return Option.none<Claimed>()
         }
-        if (profile.auto_reload_next_attempt_at !== null && profile.auto_reload_next_attempt_at > at) return Option.none<Claimed>()
+        if (profile.auto_reload_next_attempt_at !== null && profile.auto_reload_next_attempt_at > at) {
+          return Option.none<Claimed>()
+        }
         const balance = yield* sql<{ balance: string; frozen: boolean }>`
           SELECT balance::text, frozen FROM org_balances WHERE org_id = ${orgId}`
         const threshold = BigInt(profile.auto_reload_threshold_credits ?? "0")
-        if (balance[0] === undefined || balance[0].frozen || BigInt(balance[0].balance) >= threshold) return Option.none<Claimed>()
+        if (balance[0] === undefined || balance[0].frozen || BigInt(balance[0].balance) >= threshold) {
+          return Option.none<Claimed>()
+        }
         const amount = BigInt(profile.auto_reload_amount_credits ?? "0")
         const limit = profile.auto_reload_monthly_limit_credits
         const retryAt = new Date(at.getTime() + config.autoReloadRetryMs)
@@ -199,8 +210,13 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
           at
         }))
         // A crash before the charge's outcome is recorded must not mean a charge every round.
-        if (Option.isSome(inserted)) yield* repo.updateProfile(orgId, { auto_reload_next_attempt_at: retryAt, updated_at: at })
-        return Option.map(inserted, (row) => ({ row, customerId: profile.customer_id!, paymentMethodId: profile.card_payment_method_id! }))
+        if (Option.isSome(inserted)) {
+          yield* repo.updateProfile(orgId, { auto_reload_next_attempt_at: retryAt, updated_at: at })
+        }
+        return Option.map(
+          inserted,
+          (row) => ({ row, customerId: profile.customer_id!, paymentMethodId: profile.card_payment_method_id! })
+        )
       })).pipe(Effect.orDie)
 
     /** Charges the saved card for a claimed payment and applies the outcome. */

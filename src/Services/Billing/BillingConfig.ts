@@ -41,7 +41,12 @@ export class BillingConfig extends Effect.Service<BillingConfig>()("Billing/Bill
       }
       mode = {
         _tag: "stripe",
-        stripe: { secretKey: secretKey.value, publishableKey: publishableKey.value, webhookSecret: webhookSecret.value, apiBase }
+        stripe: {
+          secretKey: secretKey.value,
+          publishableKey: publishableKey.value,
+          webhookSecret: webhookSecret.value,
+          apiBase
+        }
       }
     } else {
       mode = app.isProduction ? { _tag: "off" } : { _tag: "sandbox" }

@@ -19,7 +19,9 @@ import { TopUps } from "./TopUps.js"
 
 /** Production without Stripe keys: billing is off and says so. */
 const notConfigured = Effect.fail(
-  new NotConfigured({ message: "Billing is not configured: set STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET" })
+  new NotConfigured({
+    message: "Billing is not configured: set STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET"
+  })
 )
 const OffProvider = Layer.succeed(
   PaymentProvider,
@@ -59,7 +61,8 @@ export const LedgerWakingAutoReload = Layer.effect(
     return Ledger.of({
       ...ledger,
       capture: (holdId, amount) => Effect.tap(ledger.capture(holdId, amount), () => signal.wake),
-      settleWith: (holdId, captured, alongside) => Effect.tap(ledger.settleWith(holdId, captured, alongside), () => signal.wake)
+      settleWith: (holdId, captured, alongside) =>
+        Effect.tap(ledger.settleWith(holdId, captured, alongside), () => signal.wake)
     })
   })
 ).pipe(Layer.provide(LedgerLive), Layer.provide(AutoReloadSignal.Default))

@@ -1,10 +1,10 @@
 import { Effect, Option } from "effect"
 import { minorToDecimal } from "../../Domain/Billing.js"
+import { escapeHtml } from "../../Domain/Html.js"
 import { creditsToUsd } from "../../Domain/Money.js"
 import { AppConfig } from "../AppConfig.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
 import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
-import { escapeHtml } from "../../Domain/Html.js"
 
 /**
  * Billing's mails to every owner of an org, queued in the durable outbox inside the
@@ -36,13 +36,16 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
     const toOwners = (
       orgId: string,
       dedupe: string,
-      make: (orgName: string) => { readonly subject: string; readonly headline: string; readonly lines: ReadonlyArray<string> }
+      make: (
+        orgName: string
+      ) => { readonly subject: string; readonly headline: string; readonly lines: ReadonlyArray<string> }
     ) =>
       Effect.gen(function*() {
         const owners = yield* repo.owners(orgId)
         for (const owner of owners) {
           const content = make(owner.org_name)
-          const footer = `Org: ${owner.org_name} (${orgId}) · Billing: GET ${baseUrl}/v1/orgs/${orgId}/billing · You receive this mail because you are an owner of this org.`
+          const footer =
+            `Org: ${owner.org_name} (${orgId}) · Billing: GET ${baseUrl}/v1/orgs/${orgId}/billing · You receive this mail because you are an owner of this org.`
           yield* outbox.enqueue({
             to: owner.email,
             subject: `[${owner.org_name}] ${content.subject}`,
@@ -61,12 +64,22 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
           headline: `${sandbox ? "Sandbox payment (no money moved)" : "Payment received"}: thank you`,
           lines: [
             `${purposeName[payment.purpose]} of ${describeAmount(payment)}, payment ${payment.id}.`,
-            ...(credits > 0n ? [`${credits} credits ($${creditsToUsd(credits)}) were added to the org's balance.`] : []),
-            ...(payment.plan === null ? [] : [`Plan: ${payment.plan}${payment.offer === null ? "" : ` (${payment.offer})`}, one month.`]),
+            ...(credits > 0n
+              ? [`${credits} credits ($${creditsToUsd(credits)}) were added to the org's balance.`]
+              : []),
+            ...(payment.plan === null
+              ? []
+              : [`Plan: ${payment.plan}${payment.offer === null ? "" : ` (${payment.offer})`}, one month.`]),
             ...(payment.fx_rate === null
               ? []
-              : [`Converted from USD ${minorToDecimal(BigInt(payment.usd_cents))} at ${payment.fx_rate} INR per USD (ECB reference rate).`]),
-            ...(payment.card_last4 === null ? [] : [`Card: ${payment.card_brand ?? "card"} ending ${payment.card_last4}.`]),
+              : [
+                `Converted from USD ${
+                  minorToDecimal(BigInt(payment.usd_cents))
+                } at ${payment.fx_rate} INR per USD (ECB reference rate).`
+              ]),
+            ...(payment.card_last4 === null
+              ? []
+              : [`Card: ${payment.card_brand ?? "card"} ending ${payment.card_last4}.`]),
             ...(payment.receipt_url === null ? [] : [`The payment provider's receipt: ${payment.receipt_url}`])
           ]
         }

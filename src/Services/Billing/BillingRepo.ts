@@ -134,7 +134,12 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     // Identifiers come from paths: one that is not a UUID is simply not found.
     const findPayment = (orgId: string, id: string) =>
-      !isUuid(id) ? Effect.succeed(Option.none<PaymentRow>()) : sql<PaymentRow>`SELECT * FROM payments WHERE id = ${id} AND org_id = ${orgId}`.pipe(Effect.map(first), Effect.orDie)
+      !isUuid(id)
+        ? Effect.succeed(Option.none<PaymentRow>())
+        : sql<PaymentRow>`SELECT * FROM payments WHERE id = ${id} AND org_id = ${orgId}`.pipe(
+          Effect.map(first),
+          Effect.orDie
+        )
 
     const findByKey = (orgId: string, key: string) =>
       sql<PaymentRow>`SELECT * FROM payments WHERE org_id = ${orgId} AND idempotency_key = ${key}`.pipe(
@@ -204,14 +209,17 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
     // -- profiles ----------------------------------------------------------------------------
 
     const ensureProfile = (orgId: string, now: Date) =>
-      sql`INSERT INTO billing_profiles (org_id, updated_at) VALUES (${orgId}, ${now}) ON CONFLICT (org_id) DO NOTHING`.pipe(
-        Effect.asVoid
-      )
+      sql`INSERT INTO billing_profiles (org_id, updated_at) VALUES (${orgId}, ${now}) ON CONFLICT (org_id) DO NOTHING`
+        .pipe(
+          Effect.asVoid
+        )
 
     const lockProfile = (orgId: string, now: Date) =>
       Effect.zipRight(
         ensureProfile(orgId, now),
-        sql<ProfileRow>`SELECT * FROM billing_profiles WHERE org_id = ${orgId} FOR UPDATE`.pipe(Effect.map((rows) => rows[0]!))
+        sql<ProfileRow>`SELECT * FROM billing_profiles WHERE org_id = ${orgId} FOR UPDATE`.pipe(
+          Effect.map((rows) => rows[0]!)
+        )
       )
 
     const profile = (orgId: string) =>
@@ -245,7 +253,9 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
         ORDER BY u.email`
 
     const org = (orgId: string) =>
-      !isUuid(orgId) ? Effect.succeed(Option.none()) : sql<{ id: string; name: string; plan: "payg" | "pro" | "max"; created_at: Date }>`
+      !isUuid(orgId) ?
+        Effect.succeed(Option.none()) :
+        sql<{ id: string; name: string; plan: "payg" | "pro" | "max"; created_at: Date }>`
         SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId}`.pipe(Effect.map(first), Effect.orDie)
 
     return {

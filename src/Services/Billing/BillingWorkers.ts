@@ -33,7 +33,9 @@ export const BillingWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
 
   const autoReloadRounds = Effect.gen(function*() {
     yield* Effect.raceFirst(signal.next, Effect.sleep(Duration.millis(config.workerIntervalMs)))
-    yield* autoReload.runOnce.pipe(Effect.catchAllCause((cause) => Effect.logWarning("Auto-reload round failed", cause)))
+    yield* autoReload.runOnce.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Auto-reload round failed", cause))
+    )
   }).pipe(Effect.forever, Effect.forkScoped)
   yield* autoReloadRounds
 

@@ -80,7 +80,12 @@ export class Fx extends Effect.Service<Fx>()("Billing/Fx", {
     }).pipe(
       Effect.scoped,
       Effect.catchAll((problem) =>
-        Effect.as(Effect.logWarning(`USD/INR rates from ${config.fxRatesUrl}: ${typeof problem === "string" ? problem : problem._tag}`), false)
+        Effect.as(
+          Effect.logWarning(
+            `USD/INR rates from ${config.fxRatesUrl}: ${typeof problem === "string" ? problem : problem._tag}`
+          ),
+          false
+        )
       )
     )
 

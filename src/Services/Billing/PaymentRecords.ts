@@ -1,5 +1,5 @@
-import { amountOf } from "../../Domain/Money.js"
 import { minorToDecimal } from "../../Domain/Billing.js"
+import { amountOf } from "../../Domain/Money.js"
 import type { PaymentRow } from "./BillingRepo.js"
 
 /** The wire form of a payment (the schema is `Payment` in Http/Groups/BillingGroup.ts). */
@@ -13,7 +13,9 @@ export const paymentStatusOf = (row: PaymentRow) => {
   return "succeeded" as const
 }
 
-const dateOf = (value: string | Date) => (typeof value === "string" ? value.slice(0, 10) : value.toISOString().slice(0, 10))
+const dateOf = (
+  value: string | Date
+) => (typeof value === "string" ? value.slice(0, 10) : value.toISOString().slice(0, 10))
 
 export const paymentRecord = (row: PaymentRow) => ({
   id: row.id,

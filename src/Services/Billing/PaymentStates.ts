@@ -87,7 +87,11 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
           })
         }
         if (row.purpose === "auto_reload") {
-          yield* repo.updateProfile(row.org_id, { auto_reload_failures: 0, auto_reload_next_attempt_at: null, updated_at: now })
+          yield* repo.updateProfile(row.org_id, {
+            auto_reload_failures: 0,
+            auto_reload_next_attempt_at: null,
+            updated_at: now
+          })
         }
         if (row.purpose === "plan" && row.plan !== null) yield* startPlanPeriod(row, now)
         yield* mail.receipt(done, sandbox)
@@ -172,7 +176,8 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
           if (open) yield* cancel(row, payment, now)
         } else if (
           (row.status === "creating" || row.status === "pending") &&
-          (payment.failureMessage !== null || (row.purpose !== "top_up" && row.purpose !== "plan" && payment.status === "requires_action"))
+          (payment.failureMessage !== null ||
+            (row.purpose !== "top_up" && row.purpose !== "plan" && payment.status === "requires_action"))
         ) {
           yield* fail(row, payment, now)
         } else if (row.status === "creating") {

@@ -42,8 +42,9 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
           const now = new Date(yield* Clock.currentTimeMillis)
           if (!(yield* repo.recordEvent(event.eventId, event.type, now))) return false
           if (event.kind === "payment_changed") yield* states.apply(fresh!)
-          else if (event.kind === "refunded") yield* states.reverse(event.paymentId, "refund", event.amountRefundedMinor)
-          else yield* states.reverse(event.paymentId, "dispute", event.amountMinor)
+          else if (event.kind === "refunded") {
+            yield* states.reverse(event.paymentId, "refund", event.amountRefundedMinor)
+          } else yield* states.reverse(event.paymentId, "dispute", event.amountMinor)
           return true
         })).pipe(Effect.orDie)
         return { received: true, handled: true, duplicate: !first }

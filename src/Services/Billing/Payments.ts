@@ -2,7 +2,13 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { usdCentsToPaise } from "../../Domain/Billing.js"
-import { IdempotencyConflict, InvalidInput, NotConfigured, NotFound, RequestInProgress } from "../../Errors/ApiErrors.js"
+import {
+  IdempotencyConflict,
+  InvalidInput,
+  NotConfigured,
+  NotFound,
+  RequestInProgress
+} from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { BillingConfig } from "./BillingConfig.js"
 import { BillingRepo, type PaymentRow, type ProfileRow } from "./BillingRepo.js"
@@ -55,12 +61,24 @@ export type Reservation<E> = (context: {
 
 const fingerprintOf = (spec: PaymentSpec) =>
   createHash("sha256")
-    .update(JSON.stringify([spec.purpose, spec.credits.toString(), spec.usdCents.toString(), spec.currency, spec.saveCard, spec.plan, spec.offer]))
+    .update(
+      JSON.stringify([
+        spec.purpose,
+        spec.credits.toString(),
+        spec.usdCents.toString(),
+        spec.currency,
+        spec.saveCard,
+        spec.plan,
+        spec.offer
+      ])
+    )
     .digest("hex")
 
 /** A UUID (version 8, RFC 9562) made from a hash. */
 const uuidFromHex = (hex: string) =>
-  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)}${
+    hex.slice(17, 20)
+  }-${hex.slice(20, 32)}`
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 
@@ -237,7 +255,9 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         let before: PaymentRow | null = null
         if (startingAfter !== undefined) {
           const cursor = yield* repo.findPayment(actor.org_id, startingAfter)
-          if (Option.isNone(cursor)) return yield* new InvalidInput({ message: "starting_after is not a payment of this org" })
+          if (Option.isNone(cursor)) {
+            return yield* new InvalidInput({ message: "starting_after is not a payment of this org" })
+          }
           before = cursor.value
         }
         const rows = yield* repo.listPayments(actor.org_id, limit, before)

@@ -61,7 +61,11 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
       const taken = yield* offerTaken
       const ended = (yield* Clock.currentTimeMillis) > Date.parse(foundingOffer.ends_at)
       const remaining = Math.max(foundingOffer.total_seats - taken, 0)
-      return { taken, remaining, status: ended ? "ended" as const : remaining <= 0 ? "sold_out" as const : "open" as const }
+      return {
+        taken,
+        remaining,
+        status: ended ? "ended" as const : remaining <= 0 ? "sold_out" as const : "open" as const
+      }
     })
 
     /** Reserves the org's founding seat (run under the offer's lock) or says why not. */
@@ -103,26 +107,35 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
         const current = Option.match(org, { onNone: () => "payg" as PlanId, onSome: (o) => o.plan })
         const offer = request.offer ?? null
         if (offer !== null && (offer !== foundingOffer.id || request.plan !== foundingOffer.plan)) {
-          return yield* new InvalidInput({ message: `The only offer is ${foundingOffer.id}, for the ${foundingOffer.plan} plan` })
+          return yield* new InvalidInput({
+            message: `The only offer is ${foundingOffer.id}, for the ${foundingOffer.plan} plan`
+          })
         }
         if (request.plan === "payg") {
           if (current !== "payg") yield* toPayg(actor.org_id, at)
           return { plan: "payg" as PlanId, payment: null }
         }
         if (request.plan === current && offer === null) {
-          return yield* new Conflict({ message: `The org is already on ${plans[current].name}; it renews on the saved card` })
+          return yield* new Conflict({
+            message: `The org is already on ${plans[current].name}; it renews on the saved card`
+          })
         }
         const plan = request.plan
-        const started = yield* payments.start(actor, {
-          purpose: "plan",
-          credits: 0n,
-          usdCents: planFeeCents(plan, offer !== null),
-          currency: "usd",
-          saveCard: true,
-          plan,
-          offer
-        }, request.idempotency_key, ({ now: reservedAt, orgId, paymentId }) =>
-          offer === null ? Effect.void : reserveSeat(orgId, paymentId, reservedAt)).pipe(
+        const started = yield* payments.start(
+          actor,
+          {
+            purpose: "plan",
+            credits: 0n,
+            usdCents: planFeeCents(plan, offer !== null),
+            currency: "usd",
+            saveCard: true,
+            plan,
+            offer
+          },
+          request.idempotency_key,
+          ({ now: reservedAt, orgId, paymentId }) =>
+            offer === null ? Effect.void : reserveSeat(orgId, paymentId, reservedAt)
+        ).pipe(
           // A plan fee is charged in USD: no rate is ever needed.
           Effect.catchTag("fx_unavailable", Effect.die)
         )
@@ -133,7 +146,16 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
     const renewDue = Effect.gen(function*() {
       if (provider.kind === "off") return 0
       const at = yield* now
-      const due = yield* sql<{ org_id: string; plan: "pro" | "max"; plan_period_end: Date; plan_founding: boolean; customer_id: string | null; card_payment_method_id: string | null }>`
+      const due = yield* sql<
+        {
+          org_id: string
+          plan: "pro" | "max"
+          plan_period_end: Date
+          plan_founding: boolean
+          customer_id: string | null
+          card_payment_method_id: string | null
+        }
+      >`
         SELECT p.org_id, o.plan, p.plan_period_end, p.plan_founding, p.customer_id, p.card_payment_method_id
         FROM billing_profiles p JOIN orgs o ON o.id = p.org_id
         WHERE o.plan IN ('pro', 'max') AND p.plan_period_end <= ${at}
@@ -142,7 +164,9 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
       for (const org of due) {
         const dedupe = `plan-ended:${org.org_id}:${org.plan_period_end.toISOString()}`
         const end = (reason: string) =>
-          sql.withTransaction(Effect.zipRight(toPayg(org.org_id, at), mail.planEnded(org.org_id, plans[org.plan].name, reason, dedupe)))
+          sql.withTransaction(
+            Effect.zipRight(toPayg(org.org_id, at), mail.planEnded(org.org_id, plans[org.plan].name, reason, dedupe))
+          )
             .pipe(Effect.orDie)
         if (org.customer_id === null || org.card_payment_method_id === null) {
           yield* end("There is no saved card to renew the plan's monthly fee on.")

@@ -59,7 +59,12 @@ const toPayment = (row: SandboxRow): ProviderPayment => ({
   paymentMethodId: row.payment_method_id,
   card: row.card_brand === null || row.card_last4 === null
     ? null
-    : { brand: row.card_brand, last4: row.card_last4, expMonth: row.card_exp_month ?? 0, expYear: row.card_exp_year ?? 0 },
+    : {
+      brand: row.card_brand,
+      last4: row.card_last4,
+      expMonth: row.card_exp_month ?? 0,
+      expYear: row.card_exp_year ?? 0
+    },
   receiptUrl: null,
   failureMessage: row.failure_message,
   ourPaymentId: typeof row.metadata?.payment_id === "string" ? row.metadata.payment_id : null
@@ -68,12 +73,14 @@ const toPayment = (row: SandboxRow): ProviderPayment => ({
 /** A saved sandbox card carries its test behaviour in its id (`pm_sandbox_<behaviour>_<last4>_<random>`). */
 const behaviourOf = (paymentMethodId: string): Behaviour => {
   const found = /^pm_sandbox_([a-z_]+?)_\d{4}_/.exec(paymentMethodId)?.[1]
-  return found === "succeeds" || found === "declined" || found === "insufficient_funds" || found === "authentication_required"
+  return found === "succeeds" || found === "declined" || found === "insufficient_funds" ||
+      found === "authentication_required"
     ? found
     : "declined"
 }
 
-const columns = `id, client_secret, amount_minor, currency, status, customer_id, payment_method_id, card_brand, card_last4, card_exp_month,
+const columns =
+  `id, client_secret, amount_minor, currency, status, customer_id, payment_method_id, card_brand, card_last4, card_exp_month,
   card_exp_year, save_card, failure_message, metadata`
 
 export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/SandboxPayments", {
@@ -103,7 +110,9 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
       Effect.gen(function*() {
         // The same idempotency key answers the payment it first made.
         const existing = yield* sql<SandboxRow>`
-          SELECT ${cols} FROM sandbox_payment_intents WHERE idempotency_key = ${input.idempotencyKey}`.pipe(Effect.orDie)
+          SELECT ${cols} FROM sandbox_payment_intents WHERE idempotency_key = ${input.idempotencyKey}`.pipe(
+          Effect.orDie
+        )
         if (existing[0] !== undefined) return existing[0]
         const id = `pi_sandbox_${randomUUID().replace(/-/g, "")}`
         const clientSecret = `${id}_secret_${randomBytes(16).toString("hex")}`
@@ -113,12 +122,16 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
           VALUES (${id}, ${input.idempotencyKey}, ${clientSecret}, ${input.amountMinor.toString()}, ${input.currency},
             ${input.status}, ${input.customerId}, ${input.paymentMethodId}, ${input.card?.brand ?? null},
             ${input.card?.last4 ?? null}, ${input.card === null ? null : 12}, ${input.card === null ? null : 2099},
-            ${input.saveCard}, ${input.failureMessage}, ${JSON.stringify({ payment_id: input.ourPaymentId })}, ${yield* now})
+            ${input.saveCard}, ${input.failureMessage}, ${
+          JSON.stringify({ payment_id: input.ourPaymentId })
+        }, ${yield* now})
           ON CONFLICT (idempotency_key) DO NOTHING
           RETURNING ${cols}`.pipe(Effect.orDie)
         if (rows[0] === undefined) {
           const again = yield* sql<SandboxRow>`
-            SELECT ${cols} FROM sandbox_payment_intents WHERE idempotency_key = ${input.idempotencyKey}`.pipe(Effect.orDie)
+            SELECT ${cols} FROM sandbox_payment_intents WHERE idempotency_key = ${input.idempotencyKey}`.pipe(
+            Effect.orDie
+          )
           return again[0]!
         }
         return rows[0]

@@ -40,7 +40,9 @@ const PaymentIntentShape = Schema.Struct({
   client_secret: Schema.optional(Schema.NullOr(Schema.String)),
   customer: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
   payment_method: Schema.optional(
-    Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String, card: Schema.optional(Schema.NullOr(Card)) })))
+    Schema.NullOr(
+      Schema.Union(Schema.String, Schema.Struct({ id: Schema.String, card: Schema.optional(Schema.NullOr(Card)) }))
+    )
   ),
   latest_charge: Schema.optional(
     Schema.NullOr(Schema.Union(
@@ -48,11 +50,15 @@ const PaymentIntentShape = Schema.Struct({
       Schema.Struct({
         id: Schema.String,
         receipt_url: Schema.optional(Schema.NullOr(Schema.String)),
-        payment_method_details: Schema.optional(Schema.NullOr(Schema.Struct({ card: Schema.optional(Schema.NullOr(Card)) })))
+        payment_method_details: Schema.optional(
+          Schema.NullOr(Schema.Struct({ card: Schema.optional(Schema.NullOr(Card)) }))
+        )
       })
     ))
   ),
-  last_payment_error: Schema.optional(Schema.NullOr(Schema.Struct({ message: Schema.optional(Schema.NullOr(Schema.String)) }))),
+  last_payment_error: Schema.optional(
+    Schema.NullOr(Schema.Struct({ message: Schema.optional(Schema.NullOr(Schema.String)) }))
+  ),
   metadata: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
 })
 
@@ -65,7 +71,9 @@ const idOf = (value: string | { readonly id: string } | null | undefined) =>
 export const toProviderPayment = (raw: unknown) =>
   Effect.map(
     decodePaymentIntent(raw).pipe(
-      Effect.mapError(() => new PaymentUnavailable({ message: "The payment provider answered with something that is not a payment" }))
+      Effect.mapError(() =>
+        new PaymentUnavailable({ message: "The payment provider answered with something that is not a payment" })
+      )
     ),
     (pi): ProviderPayment => {
       const charge = typeof pi.latest_charge === "object" && pi.latest_charge !== null ? pi.latest_charge : null
@@ -79,7 +87,9 @@ export const toProviderPayment = (raw: unknown) =>
         clientSecret: pi.client_secret ?? null,
         customerId: idOf(pi.customer),
         paymentMethodId: idOf(pi.payment_method),
-        card: card === null ? null : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year },
+        card: card === null
+          ? null
+          : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year },
         receiptUrl: charge?.receipt_url ?? null,
         failureMessage: pi.last_payment_error?.message ?? null,
         ourPaymentId: pi.metadata?.payment_id ?? null
@@ -91,7 +101,11 @@ const unavailable = (what: string, cause: unknown) => {
   const detail = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
   return Effect.zipRight(
     Effect.logWarning(`Payment provider: ${what} failed (${detail})`),
-    Effect.fail(new PaymentUnavailable({ message: `The payment provider did not answer as expected (${what}); nothing was changed, retry shortly` }))
+    Effect.fail(
+      new PaymentUnavailable({
+        message: `The payment provider did not answer as expected (${what}); nothing was changed, retry shortly`
+      })
+    )
   )
 }
 
@@ -119,12 +133,18 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
     /** One library call, bounded in time; any failure is `payment_unavailable`. */
     const call = <A>(what: string, run: () => Promise<A>) =>
       Effect.tryPromise({ try: run, catch: (cause) => cause }).pipe(
-        Effect.timeoutFail({ duration: timeoutMs + 1_000, onTimeout: () => new Error(`no answer within ${timeoutMs} ms`) }),
+        Effect.timeoutFail({
+          duration: timeoutMs + 1_000,
+          onTimeout: () => new Error(`no answer within ${timeoutMs} ms`)
+        }),
         Effect.catchAll((cause) => unavailable(what, cause))
       )
 
     const retrievePayment = (id: string) =>
-      Effect.flatMap(call("retrieving a payment", () => stripe.paymentIntents.retrieve(id, { expand: EXPAND })), toProviderPayment)
+      Effect.flatMap(
+        call("retrieving a payment", () => stripe.paymentIntents.retrieve(id, { expand: EXPAND })),
+        toProviderPayment
+      )
 
     const chargeOffSession: PaymentProvider["Type"]["chargeOffSession"] = (request) =>
       Effect.tryPromise({
@@ -142,7 +162,10 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
           }, { idempotencyKey: request.idempotencyKey }),
         catch: (cause) => cause
       }).pipe(
-        Effect.timeoutFail({ duration: timeoutMs + 1_000, onTimeout: () => new Error(`no answer within ${timeoutMs} ms`) }),
+        Effect.timeoutFail({
+          duration: timeoutMs + 1_000,
+          onTimeout: () => new Error(`no answer within ${timeoutMs} ms`)
+        }),
         Effect.flatMap(toProviderPayment),
         // A decline or a card that needs its holder comes back as an error carrying the payment.
         Effect.catchAll((cause) =>
@@ -163,7 +186,13 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
           return yield* new InvalidSignature({ message: "The Stripe-Signature header is missing" })
         }
         const event = yield* Effect.try({
-          try: () => stripe.webhooks.constructEvent(rawBody, signature, Redacted.value(settings.webhookSecret), WEBHOOK_TOLERANCE_SECONDS),
+          try: () =>
+            stripe.webhooks.constructEvent(
+              rawBody,
+              signature,
+              Redacted.value(settings.webhookSecret),
+              WEBHOOK_TOLERANCE_SECONDS
+            ),
           catch: () => new InvalidSignature({ message: "The webhook's signature did not verify against its raw body" })
         })
         return yield* toProviderEvent(event.id, event.type, event.data.object as unknown)
@@ -174,8 +203,11 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
       publishableKey: settings.publishableKey,
       createCustomer: (orgId, idempotencyKey) =>
         Effect.map(
-          call("creating a customer", () =>
-            stripe.customers.create({ description: `Org ${orgId}`, metadata: { org_id: orgId } }, { idempotencyKey })),
+          call(
+            "creating a customer",
+            () =>
+              stripe.customers.create({ description: `Org ${orgId}`, metadata: { org_id: orgId } }, { idempotencyKey })
+          ),
           (customer) => customer.id
         ),
       createPayment: (request) =>
@@ -197,7 +229,11 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
         Effect.flatMap(retrievePayment(id), (payment) =>
           payment.status === "succeeded" || payment.status === "canceled" || payment.status === "processing"
             ? Effect.succeed(payment)
-            : Effect.flatMap(call("cancelling a payment", () => stripe.paymentIntents.cancel(id)), toProviderPayment)),
+            : Effect.flatMap(
+              call("cancelling a payment", () =>
+                stripe.paymentIntents.cancel(id)),
+              toProviderPayment
+            )),
       verifyWebhook
     })
   })
@@ -215,13 +251,20 @@ const DisputeShape = Schema.Struct({
 })
 
 /** What a verified event means to billing; an event we do not handle is `ignored`. */
-const toProviderEvent = (eventId: string, type: string, object: unknown): Effect.Effect<ProviderEvent, PaymentUnavailable> => {
+const toProviderEvent = (
+  eventId: string,
+  type: string,
+  object: unknown
+): Effect.Effect<ProviderEvent, PaymentUnavailable> => {
   const base = { eventId, type }
   switch (type) {
     case "payment_intent.succeeded":
     case "payment_intent.payment_failed":
     case "payment_intent.canceled":
-      return Effect.map(toProviderPayment(object), (payment) => ({ ...base, kind: "payment_changed" as const, payment }))
+      return Effect.map(
+        toProviderPayment(object),
+        (payment) => ({ ...base, kind: "payment_changed" as const, payment })
+      )
     case "charge.refunded":
       return Effect.map(
         Schema.decodeUnknown(ChargeShape)(object).pipe(
@@ -230,7 +273,12 @@ const toProviderEvent = (eventId: string, type: string, object: unknown): Effect
         (charge): ProviderEvent =>
           charge.payment_intent === null
             ? { ...base, kind: "ignored" }
-            : { ...base, kind: "refunded", paymentId: charge.payment_intent, amountRefundedMinor: BigInt(charge.amount_refunded) }
+            : {
+              ...base,
+              kind: "refunded",
+              paymentId: charge.payment_intent,
+              amountRefundedMinor: BigInt(charge.amount_refunded)
+            }
       )
     case "charge.dispute.created":
       return Effect.map(

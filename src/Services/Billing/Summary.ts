@@ -1,5 +1,6 @@
 import { Clock, Effect, Option } from "effect"
 import { topUpLimits } from "../../Domain/Billing.js"
+import { minorToDecimal } from "../../Domain/Billing.js"
 import { amountOf } from "../../Domain/Money.js"
 import { foundingOffer, plans } from "../../Domain/Plans.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
@@ -13,7 +14,6 @@ import { PaymentProvider } from "./PaymentProvider.js"
 import { Payments } from "./Payments.js"
 import { planFeeCents } from "./PlanChanges.js"
 import { TopUps } from "./TopUps.js"
-import { minorToDecimal } from "../../Domain/Billing.js"
 
 /** What every billing answer says about the provider: a sandbox is labelled as one. */
 export const providerLabel = (kind: "stripe" | "sandbox" | "off", publishableKey: string | null) => ({
@@ -73,9 +73,19 @@ export class Summary extends Effect.Service<Summary>()("Billing/Summary", {
           },
           auto_reload: autoReloadRecord(profile, used),
           topup_cap: yield* topUps.capSummary(actor.org_id),
-          top_up_limits: { min: amountOf(topUpLimits.min_credits), max: amountOf(topUpLimits.max_credits), currencies: ["usd", "inr"] as const },
+          top_up_limits: {
+            min: amountOf(topUpLimits.min_credits),
+            max: amountOf(topUpLimits.max_credits),
+            currencies: ["usd", "inr"] as const
+          },
           fx: Option.match(rate, {
-            onNone: () => ({ status: "unavailable" as const, inr_per_usd: null, rate_date: null, fetched_at: null, source: "ECB" as const }),
+            onNone: () => ({
+              status: "unavailable" as const,
+              inr_per_usd: null,
+              rate_date: null,
+              fetched_at: null,
+              source: "ECB" as const
+            }),
             onSome: (r) => ({
               status: fx.isFresh(r, ms) ? "available" as const : "unavailable" as const,
               inr_per_usd: r.inrPerUsd,

@@ -43,7 +43,9 @@ export class TopUps extends Effect.Service<TopUps>()("Billing/TopUps", {
     const checkCap = (orgId: string, credits: bigint) =>
       Effect.gen(function*() {
         const state = yield* cap(orgId).pipe(Effect.catchTag("not_found", Effect.die))
-        if (!withinCap(state, credits)) return yield* new TopupCap({ message: capMessage(state.remaining, state.endsAt) })
+        if (!withinCap(state, credits)) {
+          return yield* new TopupCap({ message: capMessage(state.remaining, state.endsAt) })
+        }
       })
 
     const start = (actor: OrgActor, request: TopUpRequest) =>
@@ -62,15 +64,20 @@ export class TopUps extends Effect.Service<TopUps>()("Billing/TopUps", {
             message: "Cards are saved for USD auto-reload only; INR top-ups are one-time payments (RBI e-mandate rules)"
           })
         }
-        return yield* payments.start(actor, {
-          purpose: "top_up",
-          credits,
-          usdCents: credits / CREDITS_PER_CENT,
-          currency,
-          saveCard: request.save_card === true,
-          plan: null,
-          offer: null
-        }, request.idempotency_key, ({ orgId }) => checkCap(orgId, credits))
+        return yield* payments.start(
+          actor,
+          {
+            purpose: "top_up",
+            credits,
+            usdCents: credits / CREDITS_PER_CENT,
+            currency,
+            saveCard: request.save_card === true,
+            plan: null,
+            offer: null
+          },
+          request.idempotency_key,
+          ({ orgId }) => checkCap(orgId, credits)
+        )
       })
 
     const capSummary = (orgId: string) =>

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Availability, Category, CatalogueEntry, HttpMethod, Provider } from "../../Domain/Catalogue.js"
+import type { Availability, CatalogueEntry, Category, HttpMethod, Provider } from "../../Domain/Catalogue.js"
 
 /** SQL for the gateway catalogue. */
 export interface EndpointRow {

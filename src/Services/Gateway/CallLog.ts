@@ -1,12 +1,11 @@
 import { Effect } from "effect"
+import { isUuid } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
+import { iso } from "../../Domain/Timestamps.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { type CallRow, GatewayRepo } from "./GatewayRepo.js"
-import { isUuid } from "../../Domain/Ids.js"
-import { iso } from "../../Domain/Timestamps.js"
 
 /** The org's gateway calls as the dashboard lists them: endpoint, status, charge, latency. */
-
 
 export const callRecord = (row: CallRow) => ({
   id: row.id,

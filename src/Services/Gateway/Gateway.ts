@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Cache, Clock, Config, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { placeholdersOf } from "../../Domain/Catalogue.js"
+import type { CallRequest } from "../../Domain/GatewayCall.js"
 import { type Amount, amountOf } from "../../Domain/Money.js"
 import { gatewayPrice } from "../../Domain/Plans.js"
 import {
@@ -15,11 +16,10 @@ import type { AuthenticatedAgent } from "../Auth/Current.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { dayOf } from "../Ledger/Time.js"
 import { Providers } from "../Providers/Providers.js"
-import { sandboxSample } from "../Providers/Sandbox.js"
 import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"
+import { sandboxSample } from "../Providers/Sandbox.js"
 import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
 import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
-import type { CallRequest } from "../../Domain/GatewayCall.js"
 
 /**
  * `POST /v1/call`: check, price, hold, forward, then capture what the answer costs or
@@ -172,11 +172,29 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
           }
         }
         case "refused":
-          return { status: "refused" as const, charge: 0n, reason: "provider_refused" as const, providerStatus: outcome.status, data: outcome.data }
+          return {
+            status: "refused" as const,
+            charge: 0n,
+            reason: "provider_refused" as const,
+            providerStatus: outcome.status,
+            data: outcome.data
+          }
         case "failed":
-          return { status: "failed" as const, charge: 0n, reason: "provider_error" as const, providerStatus: outcome.status, data: outcome.data }
+          return {
+            status: "failed" as const,
+            charge: 0n,
+            reason: "provider_error" as const,
+            providerStatus: outcome.status,
+            data: outcome.data
+          }
         case "timed_out":
-          return { status: "timed_out" as const, charge: 0n, reason: "timeout" as const, providerStatus: null, data: null }
+          return {
+            status: "timed_out" as const,
+            charge: 0n,
+            reason: "timeout" as const,
+            providerStatus: null,
+            data: null
+          }
       }
     }
 
@@ -317,10 +335,20 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
               Effect.catchTag("already_settled", () =>
                 Effect.as(
                   repo.finishCall(callId, finishing(0n, "hold_expired")),
-                  resultOf(callId, endpoint, price, assessed.status, 0n, latencyMs, assessed.providerStatus, assessed.data, {
-                    credits: price,
-                    reason: "hold_expired"
-                  })
+                  resultOf(
+                    callId,
+                    endpoint,
+                    price,
+                    assessed.status,
+                    0n,
+                    latencyMs,
+                    assessed.providerStatus,
+                    assessed.data,
+                    {
+                      credits: price,
+                      reason: "hold_expired"
+                    }
+                  )
                 )),
               Effect.catchTags({ capture_exceeds_hold: Effect.die, not_a_hold: Effect.die })
             )
@@ -329,7 +357,10 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         const work = Effect.gen(function*() {
           const sentMs = yield* Clock.currentTimeMillis
           const outcome = yield* providers.send(endpoint, params).pipe(
-            Effect.withSpan("gateway.provider_call", { kind: "client", attributes: { "gateway.endpoint": endpoint.id } })
+            Effect.withSpan("gateway.provider_call", {
+              kind: "client",
+              attributes: { "gateway.endpoint": endpoint.id }
+            })
           )
           const latencyMs = Math.max(0, (yield* Clock.currentTimeMillis) - sentMs)
           return yield* settle(outcome, latencyMs)
@@ -347,11 +378,13 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
 
     /** Makes one gateway call for `agent`. */
     const call = (agent: AuthenticatedAgent, input: CallRequest) =>
-      Effect.flatMap(prepare(agent, input), (prepared) =>
-        agent.mode === "test" ? testCall(agent, prepared) : liveCall(agent, prepared)).pipe(
-          // Prices are at least 1 credit, so a hold's amount is always valid.
-          Effect.catchTag("invalid_amount", Effect.die)
-        )
+      Effect.flatMap(
+        prepare(agent, input),
+        (prepared) => agent.mode === "test" ? testCall(agent, prepared) : liveCall(agent, prepared)
+      ).pipe(
+        // Prices are at least 1 credit, so a hold's amount is always valid.
+        Effect.catchTag("invalid_amount", Effect.die)
+      )
 
     return { call } as const
   })

@@ -134,7 +134,8 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
     const deleteCall = (id: string) =>
       sql`DELETE FROM gateway_calls WHERE id = ${id} AND status = 'pending'`.pipe(Effect.asVoid, Effect.orDie)
 
-    const finishCall = (id: string, finish: CallFinish) => finishCallStatement(id, finish, sql`true`).pipe(Effect.asVoid, Effect.orDie)
+    const finishCall = (id: string, finish: CallFinish) =>
+      finishCallStatement(id, finish, sql`true`).pipe(Effect.asVoid, Effect.orDie)
 
     /** The call row's completion as a statement, applied only when `condition` holds. */
     const finishCallStatement = (id: string, finish: CallFinish, condition: Statement.Fragment) =>
@@ -207,6 +208,17 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
       FROM providers p LEFT JOIN catalogue_endpoints e ON e.provider_id = p.id
       GROUP BY p.id ORDER BY p.id`.pipe(Effect.orDie)
 
-    return { providers, endpoint, insertCall, pendingCallRow, deleteCall, finishCall, finishCallStatement, listCalls, callExists, markAbandoned } as const
+    return {
+      providers,
+      endpoint,
+      insertCall,
+      pendingCallRow,
+      deleteCall,
+      finishCall,
+      finishCallStatement,
+      listCalls,
+      callExists,
+      markAbandoned
+    } as const
   })
 }) {}

@@ -96,7 +96,11 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
    * entry of `-amount`, even past zero: the balance may go negative, and then no hold
    * succeeds until it is funded again. Raises `balance.low` as a charge would.
    */
-  readonly takeBack: (orgId: string, amount: bigint, note: string) => Effect.Effect<{ readonly balance: bigint }, InvalidAmount>
+  readonly takeBack: (
+    orgId: string,
+    amount: bigint,
+    note: string
+  ) => Effect.Effect<{ readonly balance: bigint }, InvalidAmount>
   /** Grants a new org its trial credits; call inside the org-creation transaction. */
   readonly grantTrial: (orgId: string) => Effect.Effect<void>
   readonly orgCredits: (orgId: string) => Effect.Effect<OrgCredits>

@@ -1,6 +1,7 @@
 import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import { isUuid } from "../../Domain/Ids.js"
 import { creditsToUsd } from "../../Domain/Money.js"
 import { trialTerms } from "../../Domain/Plans.js"
 import {
@@ -17,7 +18,6 @@ import { Events } from "../Events/Events.js"
 import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
 import { type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
 import { hourStartOf, monthOf } from "./Time.js"
-import { isUuid } from "../../Domain/Ids.js"
 
 /** A hold not settled within this time is taken for left behind by a crash and released. */
 export const DEFAULT_HOLD_TTL_MS = 3 * 60 * 60 * 1000
@@ -27,8 +27,8 @@ const invalidAmount = (what: string, amount: bigint) =>
 
 /** The one-statement settlement refused itself because it causes an event (migration 0007). */
 const isEventDueSignal = (error: { readonly _tag: string }): error is SqlError.SqlError =>
-  error._tag === "SqlError" && ((error as SqlError.SqlError).cause as { readonly code?: unknown } | undefined)?.code === "LE001"
-
+  error._tag === "SqlError" &&
+  ((error as SqlError.SqlError).cause as { readonly code?: unknown } | undefined)?.code === "LE001"
 
 /**
  * The ledger on PostgreSQL. Each operation is one transaction (a savepoint when the
@@ -42,7 +42,8 @@ export const makeLedger = Effect.gen(function*() {
 
   const now = Clock.currentTimeMillis
 
-  const frozen = () => new CreditsFrozen({ message: "This org's credits are frozen; purchases are refused, reads still work" })
+  const frozen = () =>
+    new CreditsFrozen({ message: "This org's credits are frozen; purchases are refused, reads still work" })
   const overBudget = (amount: bigint) =>
     new OverBudget({ message: `This purchase (${amount} credits) would take the agent past its monthly budget` })
 
@@ -52,7 +53,8 @@ export const makeLedger = Effect.gen(function*() {
     if (outcome.budget_taken === 0) return overBudget(amount)
     if (outcome.has_balance > 0 && outcome.covered && !outcome.trial_ok) {
       return new TrialLimit({
-        message: `Until the first top-up an org may spend at most ${trialTerms.hourly_spend_limit_credits} credits an hour; retry next hour`
+        message:
+          `Until the first top-up an org may spend at most ${trialTerms.hourly_spend_limit_credits} credits an hour; retry next hour`
       })
     }
     // Not covered, or covered again by the time of the read (another purchase released
@@ -272,7 +274,8 @@ export const makeLedger = Effect.gen(function*() {
 
   const agentMonthSpend = (agentId: string) => Effect.flatMap(now, (ms) => repo.monthSpend(agentId, monthOf(ms)))
 
-  const setFrozen = (orgId: string, frozen: boolean) => Effect.flatMap(now, (ms) => repo.setFrozen(orgId, frozen, new Date(ms)))
+  const setFrozen = (orgId: string, frozen: boolean) =>
+    Effect.flatMap(now, (ms) => repo.setFrozen(orgId, frozen, new Date(ms)))
 
   const trialGrant = (orgId: string) =>
     Effect.map(repo.trialGrant(orgId), (row) =>

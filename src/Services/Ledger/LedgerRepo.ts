@@ -270,7 +270,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         : sql``
       return sql<SettleOutcome>`
         WITH h AS (
-          UPDATE ledger_holds SET status = ${captured > 0n ? "captured" : "released"}, captured = ${c}, settled_at = ${now}
+          UPDATE ledger_holds SET status = ${
+        captured > 0n ? "captured" : "released"
+      }, captured = ${c}, settled_at = ${now}
           WHERE id = ${holdId} AND status = 'held' AND amount >= ${c}::bigint
           RETURNING id, org_id, agent_id, amount, purpose, test_mode OR refused AS no_credits, month, created_at
         ),
@@ -290,7 +292,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
             low_alert_armed = b.low_alert_armed AND NOT (${captured > 0n}
               AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits),
             low_alert_fired_by = CASE
-              WHEN ${captured > 0n} AND b.low_alert_armed AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits
+              WHEN ${
+        captured > 0n
+      } AND b.low_alert_armed AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits
                 THEN h.id
               ELSE b.low_alert_fired_by END,
             updated_at = ${now}
@@ -400,7 +404,10 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         UPDATE org_balances b SET low_alert_armed = false
         FROM orgs o
         WHERE o.id = b.org_id AND b.org_id = ${orgId} AND b.low_alert_armed AND b.balance < o.low_balance_credits
-        RETURNING b.balance`.pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => BigInt(r.balance))), Effect.orDie)
+        RETURNING b.balance`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => BigInt(r.balance))),
+        Effect.orDie
+      )
 
     const balanceRow = (orgId: string) =>
       sql<BalanceRow>`
@@ -453,7 +460,10 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
     const trialGrant = (orgId: string) =>
       sql<TrialGrantRow>`
         SELECT id, org_id, credits, granted_at, expires_at, expiring_notified_at, expired_at
-        FROM trial_grants WHERE org_id = ${orgId}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+        FROM trial_grants WHERE org_id = ${orgId}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
 
     /** Grants whose credits have run out and were not taken back yet. */
     const dueTrialExpiries = (now: Date, limit: number) =>
@@ -469,10 +479,11 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         FOR UPDATE SKIP LOCKED`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
 
     const markTrialExpired = (grantId: string, taken: bigint, now: Date) =>
-      sql`UPDATE trial_grants SET expired_at = ${now}, expired_credits = ${taken.toString()} WHERE id = ${grantId}`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+      sql`UPDATE trial_grants SET expired_at = ${now}, expired_credits = ${taken.toString()} WHERE id = ${grantId}`
+        .pipe(
+          Effect.asVoid,
+          Effect.orDie
+        )
 
     /** Credits charged (captures less refunds) since `since`: trial credits are spent first. */
     const spentSince = (orgId: string, since: Date) =>

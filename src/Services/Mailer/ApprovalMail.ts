@@ -1,5 +1,5 @@
-import { creditsToUsd } from "../../Domain/Money.js"
 import { escapeHtml } from "../../Domain/Html.js"
+import { creditsToUsd } from "../../Domain/Money.js"
 import type { RenderedMail } from "./OwnerMail.js"
 
 /**
@@ -23,7 +23,8 @@ export const approvalRequestMail = (mail: ApprovalMailContent): RenderedMail => 
   const why = mail.reason === "over_budget"
     ? "it would take the agent over its monthly budget"
     : "it is above the agent's approval threshold"
-  const expiry = `Each link opens a page with one button and works once. The request expires at ${mail.expiresAt.toISOString()}.`
+  const expiry =
+    `Each link opens a page with one button and works once. The request expires at ${mail.expiresAt.toISOString()}.`
   const text = [
     `The agent "${mail.agentName}" wants to buy ${results} from ${mail.toolName} for up to ${mail.amount} credits ($${usd}).`,
     `It needs an owner's approval because ${why}.`,
@@ -38,7 +39,9 @@ export const approvalRequestMail = (mail: ApprovalMailContent): RenderedMail => 
     escapeHtml(mail.toolName)
   }</b> for up to ${mail.amount} credits ($${usd}).</p>
 <p>It needs an owner's approval because ${why}.</p>
-<p><a href="${escapeHtml(mail.links.approve)}">Approve</a> &nbsp; <a href="${escapeHtml(mail.links.reject)}">Reject</a></p>
+<p><a href="${escapeHtml(mail.links.approve)}">Approve</a> &nbsp; <a href="${
+    escapeHtml(mail.links.reject)
+  }">Reject</a></p>
 <p>${expiry}</p>`
   return { subject: `Approve a purchase of $${usd} by ${mail.agentName}?`, text, html }
 }

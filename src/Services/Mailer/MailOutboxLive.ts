@@ -23,7 +23,9 @@ export const MailOutboxLive = Layer.effect(
           )
           yield* sql`
             INSERT INTO mail_outbox (id, dedupe_key, to_address, message_enc, status, attempts, next_attempt_at, created_at)
-            VALUES (${randomUUID()}, ${message.dedupeKey ?? null}, ${message.to}, ${sealed}, 'pending', 0, ${now}, ${now})
+            VALUES (${randomUUID()}, ${
+            message.dedupeKey ?? null
+          }, ${message.to}, ${sealed}, 'pending', 0, ${now}, ${now})
             ON CONFLICT (dedupe_key) DO NOTHING`
         }).pipe(Effect.orDie)
     })

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
-import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
 import { runDispatcher } from "../Background/Dispatcher.js"
+import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
 import { Mailer, type MailMessage } from "./Mailer.js"
 
@@ -76,7 +76,9 @@ export const MailWorkerLive = Layer.scopedDiscard(
       Effect.gen(function*() {
         if (row.message_enc === null) return yield* failed(row, "Message missing")
         const opened = yield* Effect.either(box.open(row.message_enc))
-        if (opened._tag === "Left") return yield* failed(row, "Message cannot be decrypted (SECRETS_ENCRYPTION_KEY changed?)")
+        if (opened._tag === "Left") {
+          return yield* failed(row, "Message cannot be decrypted (SECRETS_ENCRYPTION_KEY changed?)")
+        }
         const stored = JSON.parse(opened.right) as { to: string; subject: string; text: string; html: string | null }
         const message: MailMessage = {
           to: stored.to,
@@ -85,7 +87,10 @@ export const MailWorkerLive = Layer.scopedDiscard(
           ...(stored.html === null ? {} : { html: stored.html })
         }
         const sent = yield* mailer.send(message).pipe(
-          Effect.timeoutFail({ duration: SEND_TIMEOUT, onTimeout: () => new Error("SMTP send timed out") }),
+          Effect.timeoutFail({
+            duration: SEND_TIMEOUT,
+            onTimeout: () => new Error("SMTP send timed out")
+          }),
           Effect.either
         )
         if (sent._tag === "Left") return yield* failed(row, sent.left.message)

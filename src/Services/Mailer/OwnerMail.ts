@@ -1,6 +1,6 @@
 import type { EmailedEventType, EventData } from "../../Domain/Events.js"
-import { creditsToUsd } from "../../Domain/Money.js"
 import { escapeHtml } from "../../Domain/Html.js"
+import { creditsToUsd } from "../../Domain/Money.js"
 
 /**
  * The mails owners receive for the events marked "emailed to owners": what happened and
@@ -48,7 +48,9 @@ const renderers: Renderers = {
     subject: `Agent "${data.agent_name}" has used 80% of its monthly budget`,
     headline: "An agent is close to its monthly budget",
     happened: [
-      `Agent "${data.agent_name}" (${data.agent_id}) has spent ${data.spent_credits} credits (${usd(data.spent_credits)}) of its monthly budget of ${data.budget_credits} credits (${usd(data.budget_credits)}).`,
+      `Agent "${data.agent_name}" (${data.agent_id}) has spent ${data.spent_credits} credits (${
+        usd(data.spent_credits)
+      }) of its monthly budget of ${data.budget_credits} credits (${usd(data.budget_credits)}).`,
       "Purchases past the budget answer over_budget, or wait for an owner's approval."
     ],
     todo: [
@@ -85,7 +87,9 @@ const renderers: Renderers = {
     subject: `Price change for ${data.tool_name}`,
     headline: "A tool your agents use changed its price",
     happened: [
-      `The price per success of ${data.tool_name} (${data.tool_id}) changes from ${data.old_credits} credits (${usd(data.old_credits)}) to ${data.new_credits} credits (${usd(data.new_credits)}) from ${day(data.valid_from)}.`
+      `The price per success of ${data.tool_name} (${data.tool_id}) changes from ${data.old_credits} credits (${
+        usd(data.old_credits)
+      }) to ${data.new_credits} credits (${usd(data.new_credits)}) from ${day(data.valid_from)}.`
     ],
     todo: [
       "Check the max_price your agents send and their monthly budgets; compare tools with GET /v1/scores."
@@ -120,7 +124,8 @@ export const renderOwnerMail = <T extends EmailedEventType>(
     footer,
     "You receive this mail because you are an owner of this org."
   ].join("\n")
-  const list = (lines: ReadonlyArray<string>) => `<ul>${lines.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>`
+  const list = (lines: ReadonlyArray<string>) =>
+    `<ul>${lines.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>`
   const html = [
     "<!doctype html><html><body style=\"font-family:sans-serif;line-height:1.5\">",
     `<h2>${escapeHtml(content.headline)}</h2>`,
@@ -129,7 +134,9 @@ export const renderOwnerMail = <T extends EmailedEventType>(
     "<h3>What to do</h3>",
     list(content.todo),
     `<p><a href="${escapeHtml(`${context.baseUrl}/docs`)}">API reference</a></p>`,
-    `<p style="color:#666;font-size:12px">${escapeHtml(footer)}<br>You receive this mail because you are an owner of this org.</p>`,
+    `<p style="color:#666;font-size:12px">${
+      escapeHtml(footer)
+    }<br>You receive this mail because you are an owner of this org.</p>`,
     "</body></html>"
   ].join("")
   return { subject, text, html }

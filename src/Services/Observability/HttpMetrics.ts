@@ -18,6 +18,8 @@ const duration = Metric.histogram(
 
 export const recordRequest = (method: string, route: string, status: number, seconds: number) =>
   Effect.zipRight(
-    Metric.increment(Metric.tagged(Metric.tagged(Metric.tagged(requests, "method", method), "route", route), "status", String(status))),
+    Metric.increment(
+      Metric.tagged(Metric.tagged(Metric.tagged(requests, "method", method), "route", route), "status", String(status))
+    ),
     Metric.update(Metric.tagged(Metric.tagged(duration, "method", method), "route", route), seconds)
   )

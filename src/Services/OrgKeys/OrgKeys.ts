@@ -1,14 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
+import { isUuid } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
+import { iso, isoOrNull } from "../../Domain/Timestamps.js"
 import { NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
-import { iso, isoOrNull } from "../../Domain/Timestamps.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { type OrgKeyRow, OrgKeysRepo } from "./OrgKeysRepo.js"
-import { isUuid } from "../../Domain/Ids.js"
 
 export const ORG_KEY_PREFIX_LENGTH = 10
 

@@ -2,8 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { normalizeEmail } from "../../Domain/Email.js"
+import { isUuid } from "../../Domain/Ids.js"
 import { plans } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
+import { iso } from "../../Domain/Timestamps.js"
 import {
   Conflict,
   Forbidden,
@@ -17,13 +19,11 @@ import { AuthConfig } from "../Auth/AuthConfig.js"
 import type { OrgActor, OrgRole, SessionUser } from "../Auth/Current.js"
 import { mailRetry } from "../Auth/EmailSignIn.js"
 import { DAY_MS } from "../Auth/Records.js"
-import { iso } from "../../Domain/Timestamps.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { Users } from "../Auth/Users.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Mailer } from "../Mailer/Mailer.js"
 import { type DeletionRequestRow, type InviteRow, type MemberRow, type OrgRow, OrgsRepo } from "./OrgsRepo.js"
-import { isUuid } from "../../Domain/Ids.js"
 
 /** Invitations are valid 7 days. */
 export const INVITE_LIFETIME_MS = 7 * DAY_MS
@@ -85,10 +85,13 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
       effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
     const lockedOrg = (orgId: string) =>
-      Effect.flatMap(repo.lockOrg(orgId), Option.match({
-        onNone: () => Effect.fail(new NotFound({ message: "No such org" })),
-        onSome: Effect.succeed
-      }))
+      Effect.flatMap(
+        repo.lockOrg(orgId),
+        Option.match({
+          onNone: () => Effect.fail(new NotFound({ message: "No such org" })),
+          onSome: Effect.succeed
+        })
+      )
 
     /**
      * A new org with the caller as its owner. The caller needs a verified phone.
@@ -110,10 +113,13 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
       })
 
     const get = (actor: OrgActor) =>
-      Effect.flatMap(repo.org(actor.org_id), Option.match({
-        onNone: () => Effect.fail(new NotFound({ message: "No such org" })),
-        onSome: (org) => Effect.succeed(orgRecord(org, actor.role))
-      }))
+      Effect.flatMap(
+        repo.org(actor.org_id),
+        Option.match({
+          onNone: () => Effect.fail(new NotFound({ message: "No such org" })),
+          onSome: (org) => Effect.succeed(orgRecord(org, actor.role))
+        })
+      )
 
     const members = (actor: OrgActor) => Effect.map(repo.members(actor.org_id), (rows) => rows.map(memberRecord))
 
@@ -181,7 +187,9 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
         if (Option.isNone(found)) return yield* badInvite
         const invite = found.value
         if (normalizeEmail(invite.email) !== normalizeEmail(user.email)) {
-          return yield* new Forbidden({ message: "This invitation is for another email address; sign in as that address" })
+          return yield* new Forbidden({
+            message: "This invitation is for another email address; sign in as that address"
+          })
         }
         const org = yield* lockedOrg(invite.org_id)
         const existing = yield* repo.member(org.id, user.user_id)

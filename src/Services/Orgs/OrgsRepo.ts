@@ -49,10 +49,11 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
         RETURNING id, name, plan, created_at`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 
     const insertMember = (orgId: string, userId: string, role: OrgRole, now: Date) =>
-      sql`INSERT INTO org_members (org_id, user_id, role, created_at) VALUES (${orgId}, ${userId}, ${role}, ${now})`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+      sql`INSERT INTO org_members (org_id, user_id, role, created_at) VALUES (${orgId}, ${userId}, ${role}, ${now})`
+        .pipe(
+          Effect.asVoid,
+          Effect.orDie
+        )
 
     const org = (orgId: string) =>
       sql<OrgRow>`SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId}`.pipe(Effect.map(first), Effect.orDie)

@@ -75,7 +75,12 @@ export const buildRequest = (
   }
   const sendsBody = endpoint.method !== "GET" && params.body !== undefined
   if (sendsBody) headers["content-type"] = "application/json"
-  return { method: endpoint.method, url: url.toString(), headers, body: sendsBody ? JSON.stringify(params.body) : undefined }
+  return {
+    method: endpoint.method,
+    url: url.toString(),
+    headers,
+    body: sendsBody ? JSON.stringify(params.body) : undefined
+  }
 }
 
 const parseData = (answer: ProviderAnswer): unknown => {
@@ -91,7 +96,12 @@ const parseData = (answer: ProviderAnswer): unknown => {
 export const judge = (provider: ProviderRecord, answer: ProviderAnswer): ProviderOutcome => {
   const data = parseData(answer)
   if (answer.status >= 200 && answer.status < 300) {
-    return { _tag: "answered", status: answer.status, data, reportedCost: readReportedCost(provider.costReport, answer.headers, data) }
+    return {
+      _tag: "answered",
+      status: answer.status,
+      data,
+      reportedCost: readReportedCost(provider.costReport, answer.headers, data)
+    }
   }
   if (answer.status >= 400 && answer.status < 500) return { _tag: "refused", status: answer.status, data }
   return { _tag: "failed", status: answer.status, data, reason: `provider answered HTTP ${answer.status}` }
@@ -123,7 +133,9 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
           Effect.orElseSucceed(() => Option.none<Redacted.Redacted>())
         )
         if (Option.isNone(key) && route._tag === "direct") {
-          yield* Effect.logWarning(`${providerEnvName(providerId)} is not set; calls to ${providerId} go without a credential`)
+          yield* Effect.logWarning(
+            `${providerEnvName(providerId)} is not set; calls to ${providerId} go without a credential`
+          )
         }
         keys.set(providerId, key)
         return key
@@ -137,7 +149,10 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
         )
       ).pipe(
         Effect.flatMap((response) =>
-          Effect.map(response.text, (body): ProviderAnswer => ({ status: response.status, headers: response.headers, body }))
+          Effect.map(
+            response.text,
+            (body): ProviderAnswer => ({ status: response.status, headers: response.headers, body })
+          )
         ),
         Effect.scoped
       )
@@ -156,7 +171,12 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
             onTimeout: (): ProviderOutcome => ({ _tag: "timed_out" })
           }),
           Effect.catchAll((error) =>
-            Effect.succeed<ProviderOutcome>({ _tag: "failed", status: null, data: null, reason: `network error: ${error._tag}` })
+            Effect.succeed<ProviderOutcome>({
+              _tag: "failed",
+              status: null,
+              data: null,
+              reason: `network error: ${error._tag}`
+            })
           )
         )
       })

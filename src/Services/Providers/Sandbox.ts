@@ -7,9 +7,43 @@ import type { CallParams, EndpointRecord, ProviderAnswer } from "./ProviderTypes
  * same call always gets the same answer). It is what the embedded default uses, so the
  * gateway works with nothing configured; it never reaches the network.
  */
-const FIRST = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Tim", "Margaret", "Linus"]
-const LAST = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson", "Perlman", "Lee", "Hamilton", "Torvalds"]
-const TITLES = ["Head of Growth", "CTO", "Sales Director", "Software Engineer", "VP Marketing", "Founder", "Data Analyst"]
+const FIRST = [
+  "Ada",
+  "Grace",
+  "Alan",
+  "Edsger",
+  "Barbara",
+  "Donald",
+  "Frances",
+  "Ken",
+  "Radia",
+  "Tim",
+  "Margaret",
+  "Linus"
+]
+const LAST = [
+  "Lovelace",
+  "Hopper",
+  "Turing",
+  "Dijkstra",
+  "Liskov",
+  "Knuth",
+  "Allen",
+  "Thompson",
+  "Perlman",
+  "Lee",
+  "Hamilton",
+  "Torvalds"
+]
+const TITLES = [
+  "Head of Growth",
+  "CTO",
+  "Sales Director",
+  "Software Engineer",
+  "VP Marketing",
+  "Founder",
+  "Data Analyst"
+]
 const INDUSTRIES = ["Software", "Logistics", "Healthcare", "Fintech", "Retail", "Manufacturing", "Education"]
 const CITIES = ["Berlin", "Austin", "Bangalore", "Toronto", "Lisbon", "Singapore", "Nairobi", "Melbourne"]
 const WORDS = ["pricing", "guide", "overview", "report", "analysis", "news", "review", "update", "tutorial", "data"]
@@ -69,7 +103,9 @@ const person = (rng: Seeded, domain: string) => {
     company: companyName(domain),
     domain,
     location: rng.pick(CITIES),
-    linkedin_url: `https://www.linkedin.com/in/${firstName.toLowerCase()}-${lastName.toLowerCase()}-${rng.int(100, 999)}`
+    linkedin_url: `https://www.linkedin.com/in/${firstName.toLowerCase()}-${lastName.toLowerCase()}-${
+      rng.int(100, 999)
+    }`
   }
 }
 
@@ -99,7 +135,9 @@ const dataFor = (endpoint: EndpointRecord, params: CallParams, rng: Seeded): unk
           return {
             position: index + 1,
             title: `${query} ${word}`,
-            url: `https://${rng.pick(["example", "docs", "news", "blog"])}.${rng.pick(["com", "org", "io"])}/${word}-${rng.int(1, 999)}`,
+            url: `https://${rng.pick(["example", "docs", "news", "blog"])}.${rng.pick(["com", "org", "io"])}/${word}-${
+              rng.int(1, 999)
+            }`,
             snippet: `Sample result about ${query} (${word}).`
           }
         })
@@ -117,20 +155,52 @@ const dataFor = (endpoint: EndpointRecord, params: CallParams, rng: Seeded): unk
     case "social": {
       const handle = stringParam(params, "handle", "username", "user", "profile") ?? `user${rng.int(100, 9999)}`
       return {
-        profile: { handle, name: `${rng.pick(FIRST)} ${rng.pick(LAST)}`, followers: rng.int(10, 250_000), verified: rng.next() > 0.7 },
-        posts: Array.from({ length: 3 }, (_, index) => ({ id: `${rng.int(10_000, 99_999)}${index}`, text: `Sample post about ${rng.pick(WORDS)}`, likes: rng.int(0, 5000) }))
+        profile: {
+          handle,
+          name: `${rng.pick(FIRST)} ${rng.pick(LAST)}`,
+          followers: rng.int(10, 250_000),
+          verified: rng.next() > 0.7
+        },
+        posts: Array.from(
+          { length: 3 },
+          (_, index) => ({
+            id: `${rng.int(10_000, 99_999)}${index}`,
+            text: `Sample post about ${rng.pick(WORDS)}`,
+            likes: rng.int(0, 5000)
+          })
+        )
       }
     }
     case "finance": {
       const symbol = (stringParam(params, "symbol", "ticker") ?? rng.pick(["ACME", "GLBX", "INIT"])).toUpperCase()
-      return { symbol, price: (rng.int(1_000, 500_000) / 100).toFixed(2), currency: "USD", change_pct: ((rng.int(0, 1000) - 500) / 100).toFixed(2) }
+      return {
+        symbol,
+        price: (rng.int(1_000, 500_000) / 100).toFixed(2),
+        currency: "USD",
+        change_pct: ((rng.int(0, 1000) - 500) / 100).toFixed(2)
+      }
     }
     case "brands":
-      return { domain, name: companyName(domain), logo_url: `https://${domain}/logo.png`, colors: [`#${rng.int(0, 0xffffff).toString(16).padStart(6, "0")}`, `#${rng.int(0, 0xffffff).toString(16).padStart(6, "0")}`] }
+      return {
+        domain,
+        name: companyName(domain),
+        logo_url: `https://${domain}/logo.png`,
+        colors: [
+          `#${rng.int(0, 0xffffff).toString(16).padStart(6, "0")}`,
+          `#${rng.int(0, 0xffffff).toString(16).padStart(6, "0")}`
+        ]
+      }
     case "ai":
-      return { output: `Sample answer to: ${query}`, usage: { input_tokens: rng.int(5, 500), output_tokens: rng.int(20, 800) } }
+      return {
+        output: `Sample answer to: ${query}`,
+        usage: { input_tokens: rng.int(5, 500), output_tokens: rng.int(20, 800) }
+      }
     default:
-      return { ok: true, endpoint: endpoint.id, result: { id: `sbx_${rng.int(100_000, 999_999)}`, value: rng.pick(WORDS) } }
+      return {
+        ok: true,
+        endpoint: endpoint.id,
+        result: { id: `sbx_${rng.int(100_000, 999_999)}`, value: rng.pick(WORDS) }
+      }
   }
 }
 

@@ -3,8 +3,8 @@ import { amountOf } from "../../Domain/Money.js"
 import { ExecuteResult, type ToolRef } from "../../Domain/Purchasing.js"
 import { CheckFailed, ProviderError } from "../../Errors/ApiErrors.js"
 import { encodeApiError } from "../../Errors/Wire.js"
-import { resultItemView } from "./Receipts.js"
 import type { ItemRow } from "./ItemsRepo.js"
+import { resultItemView } from "./Receipts.js"
 
 /**
  * The answer of a finished direct purchase, built from its item rows (the same function

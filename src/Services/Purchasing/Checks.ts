@@ -23,7 +23,8 @@ const isObject = (value: unknown): value is Json => typeof value === "object" &&
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
 const nonEmpty = (value: unknown): value is string => typeof value === "string" && value.trim().length > 0
 
-const EMAIL_SYNTAX = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/
+const EMAIL_SYNTAX =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/
 const E164 = /^\+[1-9]\d{6,14}$/
 
 /** `Acme.com`, `https://www.acme.com/about`, `acme.com.` -> `acme.com`. */
@@ -33,7 +34,10 @@ export const normalizeDomain = (value: string): string =>
 
 /** A LinkedIn profile URL compared without scheme, `www.`, query or trailing slash. */
 export const normalizeProfileUrl = (value: string): string =>
-  value.trim().toLowerCase().replace(/^[a-z]+:\/\//, "").replace(/^www\./, "").replace(/[?#].*$/, "").replace(/\/+$/, "")
+  value.trim().toLowerCase().replace(/^[a-z]+:\/\//, "").replace(/^www\./, "").replace(/[?#].*$/, "").replace(
+    /\/+$/,
+    ""
+  )
 
 const hostOf = (url: string): string | undefined => {
   try {
@@ -164,7 +168,9 @@ const webExtractMainText_2_1_0 = (input: ItemInput, result: unknown): CheckVerdi
   if (page !== undefined) return page
   const wall = result["interstitial"]
   if (wall === "paywall" || wall === "login" || wall === "consent") {
-    return partial(`A ${wall === "login" ? "login wall" : wall === "consent" ? "consent interstitial" : "paywall"} was detected`)
+    return partial(
+      `A ${wall === "login" ? "login wall" : wall === "consent" ? "consent interstitial" : "paywall"} was detected`
+    )
   }
   return passed
 }

@@ -1,9 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import { isUuid } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import { commonLimits } from "../../Domain/Plans.js"
 import type { Dispute } from "../../Domain/Purchasing.js"
+import { isoOrNull } from "../../Domain/Timestamps.js"
 import {
   Conflict,
   DisputeWindowClosed,
@@ -15,10 +17,8 @@ import {
 import type { AdminUser, AuthenticatedAgent } from "../Auth/Current.js"
 import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
-import { purchasingRules } from "./PurchasingConfig.js"
-import { isUuid } from "../../Domain/Ids.js"
-import { isoOrNull } from "../../Domain/Timestamps.js"
 import { ItemsRepo } from "./ItemsRepo.js"
+import { purchasingRules } from "./PurchasingConfig.js"
 
 /**
  * Disputes of charged items (passed or partial), opened by the org's agents within 7 days
@@ -75,8 +75,12 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
       (!isUuid(id)
         ? Effect.succeed([] as ReadonlyArray<DisputeRow>)
         : lock
-        ? sql<DisputeRow>`SELECT ${columns} FROM disputes d JOIN receipt_items i ON i.id = d.item_id WHERE d.id = ${id} FOR UPDATE OF d`
-        : sql<DisputeRow>`SELECT ${columns} FROM disputes d JOIN receipt_items i ON i.id = d.item_id WHERE d.id = ${id}`)
+        ? sql<
+          DisputeRow
+        >`SELECT ${columns} FROM disputes d JOIN receipt_items i ON i.id = d.item_id WHERE d.id = ${id} FOR UPDATE OF d`
+        : sql<
+          DisputeRow
+        >`SELECT ${columns} FROM disputes d JOIN receipt_items i ON i.id = d.item_id WHERE d.id = ${id}`)
         .pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
 
     const open = (agent: AuthenticatedAgent, request: {
@@ -101,12 +105,15 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
         const closesAt = receipt.value.created_at.getTime() + purchasingRules.disputeWindowMs
         if (now > closesAt) {
           return yield* new DisputeWindowClosed({
-            message: `Disputes must be opened within 7 days of the purchase; this one closed at ${new Date(closesAt).toISOString()}`
+            message: `Disputes must be opened within 7 days of the purchase; this one closed at ${
+              new Date(closesAt).toISOString()
+            }`
           })
         }
         if (item.value.status !== "passed" && item.value.status !== "partial") {
           return yield* new NotDisputable({
-            message: `Item ${request.item_index} was not charged (${item.value.status}); only passed or partial items can be disputed`
+            message:
+              `Item ${request.item_index} was not charged (${item.value.status}); only passed or partial items can be disputed`
           })
         }
         const existing = yield* sql<{ id: string }>`SELECT id FROM disputes WHERE item_id = ${item.value.id}`.pipe(
@@ -143,8 +150,11 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
     const get = (orgId: string, id: string) =>
-      Effect.flatMap(byId(id, false), (row) =>
-        Option.isSome(row) && row.value.org_id === orgId ? Effect.succeed(view(row.value)) : Effect.fail(notFound))
+      Effect.flatMap(
+        byId(id, false),
+        (row) =>
+          Option.isSome(row) && row.value.org_id === orgId ? Effect.succeed(view(row.value)) : Effect.fail(notFound)
+      )
 
     /** Administrators: disputes across orgs, oldest open first by default. */
     const list = (options: {

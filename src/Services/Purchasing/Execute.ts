@@ -16,21 +16,21 @@ import {
   ToolPaused,
   UnknownTool
 } from "../../Errors/ApiErrors.js"
+import { Approvals } from "../Approvals/Approvals.js"
 import type { AuthenticatedAgent } from "../Auth/Current.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Tools } from "../Tools/Tools.js"
-import { InterruptedPurchases } from "./InterruptedPurchases.js"
-import { Approvals } from "../Approvals/Approvals.js"
-import { sha256OfCanonical } from "./Canonical.js"
-import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
-import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
-import { directAnswer, type StoredAnswer } from "./Answers.js"
-import { JobSignal } from "./JobSignal.js"
 import { ToolsRepo } from "../Tools/ToolsRepo.js"
-import { ReceiptsRepo } from "./ReceiptsRepo.js"
-import { JobsRepo } from "./JobsRepo.js"
-import { ItemsRepo, type ItemOutcomeUpdate, type ItemRow, type NewItem } from "./ItemsRepo.js"
+import { directAnswer, type StoredAnswer } from "./Answers.js"
+import { sha256OfCanonical } from "./Canonical.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
+import { InterruptedPurchases } from "./InterruptedPurchases.js"
+import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
+import { type ItemOutcomeUpdate, type ItemRow, ItemsRepo, type NewItem } from "./ItemsRepo.js"
+import { JobSignal } from "./JobSignal.js"
+import { JobsRepo } from "./JobsRepo.js"
+import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
+import { ReceiptsRepo } from "./ReceiptsRepo.js"
 
 const encodeJob = Schema.encode(JobAccepted)
 
@@ -38,7 +38,9 @@ const encodeJob = Schema.encode(JobAccepted)
 const creditsOf = (value: number | string | undefined): bigint | null => value === undefined ? null : BigInt(value)
 
 const describeFields = (required: ReadonlyArray<string>, optional: ReadonlyArray<string>) =>
-  [required.join(", "), optional.length > 0 ? `optional ${optional.join(", ")}` : ""].filter((s) => s.length > 0).join("; ")
+  [required.join(", "), optional.length > 0 ? `optional ${optional.join(", ")}` : ""].filter((s) => s.length > 0).join(
+    "; "
+  )
 
 /** Each input must carry the tool's required fields (non-empty text) and nothing unknown. */
 export const validateInputs = (
@@ -51,14 +53,20 @@ export const validateInputs = (
     for (const name of fields.required) {
       const value = input[name]
       if (typeof value !== "string" || value.trim().length === 0) {
-        return `inputs[${index}].${name} is required (non-empty text); ${slug} takes ${describeFields(fields.required, fields.optional)}`
+        return `inputs[${index}].${name} is required (non-empty text); ${slug} takes ${
+          describeFields(fields.required, fields.optional)
+        }`
       }
     }
     for (const [name, value] of Object.entries(input)) {
       if (!known.has(name)) {
-        return `inputs[${index}] has an unknown field \`${name}\`; ${slug} takes ${describeFields(fields.required, fields.optional)}`
+        return `inputs[${index}] has an unknown field \`${name}\`; ${slug} takes ${
+          describeFields(fields.required, fields.optional)
+        }`
       }
-      if (value !== null && typeof value === "object") return `inputs[${index}].${name} must be text, a number or a boolean`
+      if (value !== null && typeof value === "object") {
+        return `inputs[${index}].${name} must be text, a number or a boolean`
+      }
     }
   }
   return undefined
@@ -176,7 +184,10 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           // The sweeper may have finished it meanwhile: then the key holds the answer.
           const after = yield* keyRows.findKey(agentId, key)
           if (Option.isSome(after) && after.value.response_status !== null && after.value.response_body !== null) {
-            return { _tag: "Replay", answer: { status: after.value.response_status, body: after.value.response_body } } as KeyState
+            return {
+              _tag: "Replay",
+              answer: { status: after.value.response_status, body: after.value.response_body }
+            } as KeyState
           }
         }
         return yield* new RequestInProgress({
@@ -204,13 +215,14 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       key: { readonly agentId: string; readonly key: string } | null,
       effect: Effect.Effect<A, E, R>
     ) => {
-      const renew = Effect.flatMap(now, (at) => Effect.zipRight(
-        itemRows.renewClaims(owner, new Date(at.getTime() + config.leaseMs)),
-        key === null ? Effect.void : keyRows.renewLease(key, new Date(at.getTime() + config.leaseMs))
-      )).pipe(
-        Effect.delay(Duration.millis(Math.floor(config.leaseMs / 3))),
-        Effect.forever
-      )
+      const renew = Effect.flatMap(now, (at) =>
+        Effect.zipRight(
+          itemRows.renewClaims(owner, new Date(at.getTime() + config.leaseMs)),
+          key === null ? Effect.void : keyRows.renewLease(key, new Date(at.getTime() + config.leaseMs))
+        )).pipe(
+          Effect.delay(Duration.millis(Math.floor(config.leaseMs / 3))),
+          Effect.forever
+        )
       // Forked interruptible: a fiber forked in acquire would inherit its uninterruptibility.
       return Effect.acquireUseRelease(
         Effect.forkDaemon(Effect.interruptible(renew)),
@@ -229,13 +241,22 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     const resolveTool = (ref: string) =>
       Effect.gen(function*() {
         const found = yield* toolRows.byRef(ref)
-        if (Option.isNone(found)) return yield* new UnknownTool({ message: `No tool with id or slug ${JSON.stringify(ref)}` })
+        if (Option.isNone(found)) {
+          return yield* new UnknownTool({ message: `No tool with id or slug ${JSON.stringify(ref)}` })
+        }
         const row = found.value
         if (row.status === "paused") {
           return yield* new ToolPaused({ message: `${row.slug} is paused; see POST /v1/recommend for alternatives` })
         }
         const price = row.price_per_success_credits === null ? null : BigInt(row.price_per_success_credits)
-        if (price === null || !isPurchasable({ status: row.status, price_per_success_credits: Number(price), resale_rights: row.resale_rights })) {
+        if (
+          price === null ||
+          !isPurchasable({
+            status: row.status,
+            price_per_success_credits: Number(price),
+            resale_rights: row.resale_rights
+          })
+        ) {
           return yield* new NotPurchasable({
             message: row.status === "information_only"
               ? `${row.slug} is information only and cannot be bought`
@@ -260,7 +281,9 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
         const maxPrice = creditsOf(request.max_price)
         if (maxPrice !== null && amount > maxPrice) {
           return yield* new PriceAboveMax({
-            message: `${count} input${count === 1 ? "" : "s"} x ${price} credits = ${amount} credits, above max_price ${maxPrice}`
+            message: `${count} input${
+              count === 1 ? "" : "s"
+            } x ${price} credits = ${amount} credits, above max_price ${maxPrice}`
           })
         }
         const inputsHash = sha256OfCanonical(request.inputs)
@@ -301,7 +324,9 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           mode: agent.mode,
           tool: choiceOf(row, price),
           fallback: request.fallback === true,
-          fallbacks: request.fallback === true ? fallbackChain(yield* tools.scored(row.task_type), row.id, row.task_type, price) : []
+          fallbacks: request.fallback === true
+            ? fallbackChain(yield* tools.scored(row.task_type), row.id, row.task_type, price)
+            : []
         }
         const isJob = count > purchasingRules.directLimit
         const owner = `direct:${context.receiptId}`
@@ -405,7 +430,9 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
               : Effect.flatMap(keyState(agent.id, key.value, key.fingerprint), (state) =>
                 state._tag === "Replay"
                   ? Effect.succeed({ _tag: "Replayed" as const, answer: state.answer })
-                  : Effect.fail(new RequestInProgress({ message: "A request with this idempotency_key is still running" }))))
+                  : Effect.fail(
+                    new RequestInProgress({ message: "A request with this idempotency_key is still running" })
+                  )))
         )
 
         if (created._tag === "Replayed") return created.answer
@@ -417,23 +444,24 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
         const held = created.held
 
         // In the settling transaction: the receipt is finished and the answer kept under the key.
-        const finish = (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.gen(function*() {
-          const done = yield* now
-          // The rows as settled, from memory; from the database if a claim was lost meanwhile.
-          const finished = held.every((item) => settled.has(item.id))
-            ? held.map((item) => rowOf(item, settled.get(item.id)!))
-            : yield* itemRows.items(context.receiptId)
-          const answer = yield* Effect.either(directAnswer(
-            { receiptId: context.receiptId, mode: context.mode, tool: context.tool },
-            finished
-          ))
-          yield* receiptRows.completeReceipt(context.receiptId, done)
-          if (key !== null && answer._tag === "Right") {
-            yield* keyRows.storeAnswer(agent.id, key.value, answer.right.status, answer.right.body)
-          }
-          if (key !== null && answer._tag === "Left") yield* keyRows.deleteKey(agent.id, key.value)
-          return answer
-        })
+        const finish = (settled: ReadonlyMap<string, ItemOutcomeUpdate>) =>
+          Effect.gen(function*() {
+            const done = yield* now
+            // The rows as settled, from memory; from the database if a claim was lost meanwhile.
+            const finished = held.every((item) => settled.has(item.id))
+              ? held.map((item) => rowOf(item, settled.get(item.id)!))
+              : yield* itemRows.items(context.receiptId)
+            const answer = yield* Effect.either(directAnswer(
+              { receiptId: context.receiptId, mode: context.mode, tool: context.tool },
+              finished
+            ))
+            yield* receiptRows.completeReceipt(context.receiptId, done)
+            if (key !== null && answer._tag === "Right") {
+              yield* keyRows.storeAnswer(agent.id, key.value, answer.right.status, answer.right.body)
+            }
+            if (key !== null && answer._tag === "Left") yield* keyRows.deleteKey(agent.id, key.value)
+            return answer
+          })
         const run = holdingLease(
           owner,
           key === null ? null : { agentId: agent.id, key: key.value },

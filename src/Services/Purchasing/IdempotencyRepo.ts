@@ -52,7 +52,8 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
       Effect.flatMap(
         sql<{ locked: boolean }>`
           SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${row.agent_id}:${row.key}`}, 0)) AS locked`,
-        ([lock]) => lock?.locked !== true ? Effect.succeed([]) : sql<{ key: string }>`
+        ([lock]) =>
+          lock?.locked !== true ? Effect.succeed([]) : sql<{ key: string }>`
         INSERT INTO idempotency_keys ${sql.insert(row)}
         ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
           response_status = excluded.response_status, response_body = excluded.response_body,
@@ -91,7 +92,10 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
     const renewLease = (key: { readonly agentId: string; readonly key: string }, until: Date) =>
       sql`
         UPDATE idempotency_keys SET lease_until = ${until}
-        WHERE agent_id = ${key.agentId} AND key = ${key.key} AND status = 'in_progress'`.pipe(Effect.asVoid, Effect.orDie)
+        WHERE agent_id = ${key.agentId} AND key = ${key.key} AND status = 'in_progress'`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
 
     return {
       findKey,

@@ -2,10 +2,10 @@ import { Clock, Effect, Option } from "effect"
 import { encodeApiError } from "../../Errors/Wire.js"
 import { Tools } from "../Tools/Tools.js"
 import { directAnswer, type StoredAnswer } from "./Answers.js"
-import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
-import { ReceiptsRepo, type ReceiptRow } from "./ReceiptsRepo.js"
-import { ItemsRepo } from "./ItemsRepo.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
+import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
+import { ItemsRepo } from "./ItemsRepo.js"
+import { type ReceiptRow, ReceiptsRepo } from "./ReceiptsRepo.js"
 
 /**
  * Direct purchases whose process died mid-way, finished by whoever finds them first: the
@@ -29,7 +29,9 @@ export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()
       Effect.gen(function*() {
         const ranked = yield* tools.scored()
         const scored = ranked.find((s) => s.tool.row.id === receipt.tool_id)
-        if (scored === undefined) return yield* Effect.dieMessage(`Tool ${receipt.tool_id} of receipt ${receipt.id} is gone`)
+        if (scored === undefined) {
+          return yield* Effect.dieMessage(`Tool ${receipt.tool_id} of receipt ${receipt.id} is gone`)
+        }
         const price = BigInt(receipt.price_credits)
         return {
           receiptId: receipt.id,

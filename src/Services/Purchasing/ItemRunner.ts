@@ -6,8 +6,8 @@ import type { ScoredTool } from "../Tools/Tools.js"
 import type { ToolRow } from "../Tools/ToolsRepo.js"
 import { sha256OfCanonical } from "./Canonical.js"
 import { type ItemInput, runCheck } from "./Checks.js"
+import { type ItemOutcomeUpdate, type ItemRow, ItemsRepo } from "./ItemsRepo.js"
 import { type RunnableTool, type ToolAnswer, ToolRunner } from "./ToolRunner.js"
-import { ItemsRepo, type ItemOutcomeUpdate, type ItemRow } from "./ItemsRepo.js"
 
 /**
  * Items of a purchase from start to settlement: run the tool (and, when the provider fails
@@ -84,7 +84,11 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
           if (answer._tag !== "ProviderFailure") return { answer, used: choice, failures }
           failures.push(`${choice.slug}: ${answer.reason}`)
         }
-        return { answer: { _tag: "ProviderFailure", reason: failures.join("; ") } as ToolAnswer, used: context.tool, failures }
+        return {
+          answer: { _tag: "ProviderFailure", reason: failures.join("; ") } as ToolAnswer,
+          used: context.tool,
+          failures
+        }
       })
 
     const outcomeOf = (context: PurchaseContext, input: ItemInput) =>
@@ -176,7 +180,12 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
         yield* itemRows.recordOutcomes(settled)
         return yield* andThen(new Map(settled.map(({ id, outcome }) => [id, outcome])))
       })).pipe(
-        Effect.catchTags({ SqlError: Effect.die, not_a_hold: Effect.die, capture_exceeds_hold: Effect.die, invalid_amount: Effect.die }),
+        Effect.catchTags({
+          SqlError: Effect.die,
+          not_a_hold: Effect.die,
+          capture_exceeds_hold: Effect.die,
+          invalid_amount: Effect.die
+        }),
         Effect.uninterruptible
       )
 
@@ -208,7 +217,9 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         if (item.hold_id !== null) {
-          yield* ledger.release(item.hold_id).pipe(Effect.catchTags({ already_settled: () => Effect.void, not_a_hold: Effect.die }))
+          yield* ledger.release(item.hold_id).pipe(
+            Effect.catchTags({ already_settled: () => Effect.void, not_a_hold: Effect.die })
+          )
         }
         yield* itemRows.recordOutcome(item.id, { ...outcome, finished_at: now })
       })

@@ -115,7 +115,9 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
       sql`
         UPDATE receipt_items SET status = ${outcome.status}, tool_id = ${outcome.tool_id}, provider = ${outcome.provider},
           fallback_from = ${outcome.fallback_from}, cost_credits = ${outcome.cost_credits.toString()},
-          result = ${outcome.result === null ? null : JSON.stringify(outcome.result)}, result_hash = ${outcome.result_hash},
+          result = ${
+        outcome.result === null ? null : JSON.stringify(outcome.result)
+      }, result_hash = ${outcome.result_hash},
           check_id = ${outcome.check_id}, check_version = ${outcome.check_version}, reason = ${outcome.reason},
           error_code = ${outcome.error_code}, finished_at = ${outcome.finished_at}, claimed_until = NULL
         WHERE id = ${itemId}`.pipe(Effect.asVoid, Effect.orDie)
@@ -192,10 +194,11 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
     const purgeResults = (before: Date) =>
       sql`
         UPDATE receipt_items SET result = NULL
-        WHERE id IN (SELECT id FROM receipt_items WHERE result IS NOT NULL AND finished_at < ${before} LIMIT 5000)`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+        WHERE id IN (SELECT id FROM receipt_items WHERE result IS NOT NULL AND finished_at < ${before} LIMIT 5000)`
+        .pipe(
+          Effect.asVoid,
+          Effect.orDie
+        )
 
     /** Renews the claims `owner` holds on running items (a direct purchase still at work). */
     const renewClaims = (owner: string, until: Date) =>

@@ -1,24 +1,24 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
+import { isUuid } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { Job } from "../../Domain/Purchasing.js"
+import { isoOrNull } from "../../Domain/Timestamps.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { currentDocsBaseUrl } from "../../Errors/Wire.js"
 import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { PublicUrl } from "../PublicUrl.js"
-import { JobSignal } from "./JobSignal.js"
-import { ItemRunner } from "./ItemRunner.js"
+import { IdempotencyRepo } from "./IdempotencyRepo.js"
 import { InterruptedPurchases } from "./InterruptedPurchases.js"
+import { ItemRunner } from "./ItemRunner.js"
+import { ItemsRepo } from "./ItemsRepo.js"
+import { JobSignal } from "./JobSignal.js"
+import { type JobRow, JobsRepo } from "./JobsRepo.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
 import { countsOf, Receipts, resultItemView } from "./Receipts.js"
-import { isUuid } from "../../Domain/Ids.js"
-import { isoOrNull } from "../../Domain/Timestamps.js"
-import { ReceiptsRepo, type ReceiptRow } from "./ReceiptsRepo.js"
-import { JobsRepo, type JobRow } from "./JobsRepo.js"
-import { ItemsRepo } from "./ItemsRepo.js"
-import { IdempotencyRepo } from "./IdempotencyRepo.js"
+import { type ReceiptRow, ReceiptsRepo } from "./ReceiptsRepo.js"
 
 /**
  * Jobs: purchases of more than 25 inputs. A job is a durable row; workers take it with
@@ -60,7 +60,6 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
     const contextOf = interrupted.contextOf
 
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-
 
     const receiptRow = (receiptId: string) =>
       sql<ReceiptRow>`SELECT * FROM receipts WHERE id = ${receiptId}`.pipe(
@@ -144,7 +143,11 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
           yield* items.run(context, batch, owner, () => Effect.void)
           batches++
           const renewedAt = yield* now
-          const renewed = yield* jobRows.renewJobLease(job.id, owner, new Date(renewedAt.getTime() + purchasingRules.jobLeaseMs))
+          const renewed = yield* jobRows.renewJobLease(
+            job.id,
+            owner,
+            new Date(renewedAt.getTime() + purchasingRules.jobLeaseMs)
+          )
           if (!renewed) return false
         }
       }).pipe(

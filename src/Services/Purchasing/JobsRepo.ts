@@ -55,10 +55,11 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", 
 
     const lockJobForCompletion = (jobId: string, owner: string) =>
       sql<JobRow>`
-        SELECT * FROM purchase_jobs WHERE id = ${jobId} AND lease_owner = ${owner} AND status <> 'done' FOR UPDATE`.pipe(
-        Effect.map(first),
-        Effect.orDie
-      )
+        SELECT * FROM purchase_jobs WHERE id = ${jobId} AND lease_owner = ${owner} AND status <> 'done' FOR UPDATE`
+        .pipe(
+          Effect.map(first),
+          Effect.orDie
+        )
 
     const completeJob = (jobId: string, now: Date) =>
       sql`

@@ -46,7 +46,8 @@ const slugify = (value: unknown) => String(value ?? "").toLowerCase().replace(/[
 const capitalize = (word: string) => (word.length === 0 ? word : word[0]!.toUpperCase() + word.slice(1))
 const domainOf = (value: unknown) =>
   String(value ?? "").trim().toLowerCase().replace(/^[a-z]+:\/\//, "").replace(/[/?#].*$/, "").replace(/^www\./, "")
-const companyNameOf = (domain: string) => capitalize((domain.split(".")[0] ?? domain).replace(/[^a-z0-9]+/g, " ").trim())
+const companyNameOf = (domain: string) =>
+  capitalize((domain.split(".")[0] ?? domain).replace(/[^a-z0-9]+/g, " ").trim())
 
 const titles = ["Head of Growth", "VP Engineering", "Account Executive", "Product Manager", "Chief Operating Officer"]
 const industries = ["Software", "Financial Services", "Healthcare", "Retail", "Manufacturing", "Logistics"]
@@ -55,8 +56,26 @@ const countries = ["US", "GB", "DE", "FR", "IN", "CA", "NL"]
 const cities = ["San Francisco, US", "London, GB", "Berlin, DE", "Toronto, CA", "Bengaluru, IN"]
 
 const words = [
-  "data", "agents", "verified", "results", "market", "report", "analysis", "platform", "customers", "pricing",
-  "quarter", "growth", "research", "product", "launch", "team", "industry", "update", "strategy", "service"
+  "data",
+  "agents",
+  "verified",
+  "results",
+  "market",
+  "report",
+  "analysis",
+  "platform",
+  "customers",
+  "pricing",
+  "quarter",
+  "growth",
+  "research",
+  "product",
+  "launch",
+  "team",
+  "industry",
+  "update",
+  "strategy",
+  "service"
 ]
 
 /** A deterministic paragraph of about `length` characters. */
@@ -106,7 +125,11 @@ const phoneFind = (tool: MockTool, input: ItemInput, mode: Mode) => {
     linkedin_url: linkedinUrl,
     phones: mode === "fail"
       ? []
-      : [{ number, type: mode === "partial" ? "switchboard" : pick(tool, input, "line", ["mobile", "direct"]), country: "US" }]
+      : [{
+        number,
+        type: mode === "partial" ? "switchboard" : pick(tool, input, "line", ["mobile", "direct"]),
+        country: "US"
+      }]
   }
 }
 
@@ -148,7 +171,9 @@ const webSearch = (tool: MockTool, input: ItemInput, mode: Mode) => {
     results: Array.from({ length: count }, (_, i) => ({
       position: i + 1,
       title: `${capitalize(query.trim() || "Result")}: source ${i + 1}`,
-      url: `https://${pick(tool, input, `site${i}`, ["news", "docs", "blog", "wiki", "forum"])}${i}.example.com/${slug}`,
+      url: `https://${
+        pick(tool, input, `site${i}`, ["news", "docs", "blog", "wiki", "forum"])
+      }${i}.example.com/${slug}`,
       snippet: mode === "partial" ? "" : paragraph(tool, { ...input, i }, 80)
     }))
   }

@@ -1,11 +1,11 @@
 import { Effect, Option } from "effect"
+import { isUuid } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { ItemCounts, Receipt, ReceiptItem, ReceiptSummary, ResultItem } from "../../Domain/Purchasing.js"
-import { NotFound } from "../../Errors/ApiErrors.js"
-import { isUuid } from "../../Domain/Ids.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
+import { NotFound } from "../../Errors/ApiErrors.js"
+import { type ItemRow, ItemsRepo } from "./ItemsRepo.js"
 import { ReceiptsRepo, type ReceiptTotalsRow } from "./ReceiptsRepo.js"
-import { ItemsRepo, type ItemRow } from "./ItemsRepo.js"
 
 /**
  * Receipts: one per purchase, written when it starts, with one item per input (provider,
@@ -35,7 +35,9 @@ export const resultItemView = (row: ItemRow): ResultItem => ({
   result: CHARGED.has(row.status) ? (row.result ?? null) : null
 })
 
-export const countsOf = (row: Pick<ReceiptTotalsRow, "passed" | "partial" | "failed" | "expired" | "pending">): ItemCounts => ({
+export const countsOf = (
+  row: Pick<ReceiptTotalsRow, "passed" | "partial" | "failed" | "expired" | "pending">
+): ItemCounts => ({
   passed: row.passed,
   partial: row.partial,
   failed: row.failed,
@@ -93,7 +95,9 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
           after = isUuid(options.startingAfter)
             ? yield* receiptRows.receiptCursor(orgId, options.startingAfter)
             : Option.none()
-          if (Option.isNone(after)) return yield* new NotFound({ message: "starting_after names no receipt of this org" })
+          if (Option.isNone(after)) {
+            return yield* new NotFound({ message: "starting_after names no receipt of this org" })
+          }
         }
         const rows = yield* receiptRows.listReceipts(orgId, options.limit + 1, after)
         return { receipts: rows.slice(0, options.limit).map(summaryView), has_more: rows.length > options.limit }

@@ -20,7 +20,9 @@ export class Recommend extends Effect.Service<Recommend>()("Purchasing/Recommend
     const tools = yield* Tools
     const quotas = yield* RecommendQuota
 
-    const resolveTaskType = (request: { readonly task_type?: string | undefined; readonly task?: string | undefined }) =>
+    const resolveTaskType = (
+      request: { readonly task_type?: string | undefined; readonly task?: string | undefined }
+    ) =>
       Effect.gen(function*() {
         if (request.task_type !== undefined && request.task !== undefined) {
           return yield* new InvalidInput({ message: "Send either `task_type` or `task`, not both" })
@@ -28,13 +30,17 @@ export class Recommend extends Effect.Service<Recommend>()("Purchasing/Recommend
         if (request.task_type !== undefined) {
           if (!isTaskTypeId(request.task_type)) {
             return yield* new UnknownTaskType({
-              message: `Unknown task type ${JSON.stringify(request.task_type)}; expected one of ${taskTypeIds.join(", ")}`
+              message: `Unknown task type ${JSON.stringify(request.task_type)}; expected one of ${
+                taskTypeIds.join(", ")
+              }`
             })
           }
           return { taskType: request.task_type as TaskTypeId, match: null }
         }
         if (request.task === undefined || request.task.trim().length === 0) {
-          return yield* new InvalidInput({ message: "Send `task_type` (one of the seven task types) or free text `task`" })
+          return yield* new InvalidInput({
+            message: "Send `task_type` (one of the seven task types) or free text `task`"
+          })
         }
         const match = matchTaskType(request.task)
         if (match === undefined) {

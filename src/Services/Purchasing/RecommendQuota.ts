@@ -50,7 +50,8 @@ export class RecommendQuota extends Effect.Service<RecommendQuota>()("Purchasing
             ? `score lookups (${scoreLimit})`
             : `free-text lookups (${textLimit})`
           return yield* new DailyQuotaExceeded({
-            message: `The ${terms.name} plan's daily ${which} are used up; the quota resets at ${resetsAt.toISOString()} (00:00 UTC)`
+            message:
+              `The ${terms.name} plan's daily ${which} are used up; the quota resets at ${resetsAt.toISOString()} (00:00 UTC)`
           })
         }
         return {

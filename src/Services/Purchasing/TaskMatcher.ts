@@ -17,25 +17,87 @@ import { type TaskTypeId, taskTypeIds } from "../../Domain/TaskType.js"
 export const keywordTable: { readonly [T in TaskTypeId]: Readonly<Record<string, number>> } = {
   email_find: { finder: 3, guess: 2, email: 1, emails: 1, mail: 1 },
   email_verify: {
-    verify: 3, verifier: 3, verification: 3, validate: 3, validation: 3, validator: 3, deliverable: 3,
-    deliverability: 3, undeliverable: 3, bounce: 3, bounces: 3, bouncing: 3, valid: 2, smtp: 2, mailbox: 2,
-    email: 1, emails: 1, check: 1
+    verify: 3,
+    verifier: 3,
+    verification: 3,
+    validate: 3,
+    validation: 3,
+    validator: 3,
+    deliverable: 3,
+    deliverability: 3,
+    undeliverable: 3,
+    bounce: 3,
+    bounces: 3,
+    bouncing: 3,
+    valid: 2,
+    smtp: 2,
+    mailbox: 2,
+    email: 1,
+    emails: 1,
+    check: 1
   },
   phone_find: {
-    phone: 3, phones: 3, mobile: 3, cell: 3, cellphone: 3, telephone: 3, dial: 2, number: 1, numbers: 1, call: 1
+    phone: 3,
+    phones: 3,
+    mobile: 3,
+    cell: 3,
+    cellphone: 3,
+    telephone: 3,
+    dial: 2,
+    number: 1,
+    numbers: 1,
+    call: 1
   },
   person_enrich: {
-    person: 3, people: 2, profile: 2, individual: 2, prospect: 2, lead: 1, title: 1, job: 1, employer: 2,
-    who: 1, contact: 1, enrich: 1, enrichment: 1, linkedin: 1, name: 1
+    person: 3,
+    people: 2,
+    profile: 2,
+    individual: 2,
+    prospect: 2,
+    lead: 1,
+    title: 1,
+    job: 1,
+    employer: 2,
+    who: 1,
+    contact: 1,
+    enrich: 1,
+    enrichment: 1,
+    linkedin: 1,
+    name: 1
   },
   company_enrich: {
-    company: 3, companies: 3, organization: 3, organisation: 3, firm: 2, business: 2, firmographic: 3,
-    firmographics: 3, industry: 2, headcount: 2, employees: 1, enrich: 1, enrichment: 1, domain: 1
+    company: 3,
+    companies: 3,
+    organization: 3,
+    organisation: 3,
+    firm: 2,
+    business: 2,
+    firmographic: 3,
+    firmographics: 3,
+    industry: 2,
+    headcount: 2,
+    employees: 1,
+    enrich: 1,
+    enrichment: 1,
+    domain: 1
   },
   web_search: { search: 3, google: 3, serp: 3, bing: 3, results: 2, query: 2, queries: 2, web: 1, websites: 1 },
   web_extract: {
-    extract: 3, extraction: 3, scrape: 3, scraping: 3, scraper: 3, crawl: 3, crawling: 3, article: 2,
-    html: 2, markdown: 2, content: 1, text: 1, page: 1, read: 1, url: 1
+    extract: 3,
+    extraction: 3,
+    scrape: 3,
+    scraping: 3,
+    scraper: 3,
+    crawl: 3,
+    crawling: 3,
+    article: 2,
+    html: 2,
+    markdown: 2,
+    content: 1,
+    text: 1,
+    page: 1,
+    read: 1,
+    url: 1
   }
 }
 

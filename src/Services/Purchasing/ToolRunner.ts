@@ -1,8 +1,8 @@
 import { Duration, Effect, Option, Ref, Schedule } from "effect"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 import { GatewayRepo } from "../Gateway/GatewayRepo.js"
-import type { ProviderOutcome } from "../Providers/ProviderTypes.js"
 import { Providers } from "../Providers/Providers.js"
+import type { ProviderOutcome } from "../Providers/ProviderTypes.js"
 import type { ItemInput } from "./Checks.js"
 import { mockAnswer } from "./MockTools.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
@@ -40,7 +40,8 @@ interface RefusedAnswer {
   readonly [REFUSED]: true
   readonly status: number
 }
-const isRefused = (value: unknown): value is RefusedAnswer => typeof value === "object" && value !== null && REFUSED in value
+const isRefused = (value: unknown): value is RefusedAnswer =>
+  typeof value === "object" && value !== null && REFUSED in value
 
 class TryFailed {
   readonly _tag = "TryFailed"
@@ -102,7 +103,9 @@ export class ToolRunner extends Effect.Service<ToolRunner>()("Purchasing/ToolRun
       Effect.gen(function*() {
         const endpoint = yield* gateway.endpoint(tool.gateway_endpoint)
         if (Option.isNone(endpoint)) {
-          return yield* Effect.fail(new TryFailed(`The endpoint ${tool.gateway_endpoint} of ${tool.slug} is not in the catalogue`))
+          return yield* Effect.fail(
+            new TryFailed(`The endpoint ${tool.gateway_endpoint} of ${tool.slug} is not in the catalogue`)
+          )
         }
         const get = endpoint.value.method === "GET"
         const outcome = yield* providers.send(endpoint.value, {
@@ -121,7 +124,9 @@ export class ToolRunner extends Effect.Service<ToolRunner>()("Purchasing/ToolRun
           mode === "test" ? mockTry(tool, input, attempt) : liveTry(tool, input))
         const retry = mode === "test"
           ? Schedule.recurs(1)
-          : Schedule.recurs(1).pipe(Schedule.addDelay(() => Duration.millis(250)))
+          : Schedule.recurs(1).pipe(Schedule.addDelay(() =>
+            Duration.millis(250)
+          ))
         return yield* once.pipe(
           Effect.retry(retry),
           Effect.map((result): ToolAnswer =>

@@ -45,7 +45,8 @@ export const companyDomainOf = (value: unknown): string | null => {
 
 const providerQuota = (request: QuotaRequest) =>
   new ProviderQuota({
-    message: `This org has made today's ${request.dailyCap} calls to ${request.providerId}; the count resets at 00:00 UTC`
+    message:
+      `This org has made today's ${request.dailyCap} calls to ${request.providerId}; the count resets at 00:00 UTC`
   })
 
 const aupLimit = (domain: string) =>
@@ -97,10 +98,11 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
     const giveBackCall = (request: QuotaRequest) =>
       sql`
         UPDATE provider_daily_calls SET calls = calls - 1
-        WHERE org_id = ${request.orgId} AND provider_id = ${request.providerId} AND day = ${request.day} AND calls > 0`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+        WHERE org_id = ${request.orgId} AND provider_id = ${request.providerId} AND day = ${request.day} AND calls > 0`
+        .pipe(
+          Effect.asVoid,
+          Effect.orDie
+        )
 
     /** Takes back the counts of a purchase that did not go ahead. */
     const giveBack = (request: QuotaRequest) =>

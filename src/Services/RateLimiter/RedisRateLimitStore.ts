@@ -66,7 +66,9 @@ export const makeRedisRateLimitStore = (url: string) =>
             Effect.gen(function*() {
               if (until === 0) {
                 yield* Effect.logWarning(
-                  `Redis unavailable (${error instanceof Error ? error.message : String(error)}); counting rate limits in memory on this replica until it returns`
+                  `Redis unavailable (${
+                    error instanceof Error ? error.message : String(error)
+                  }); counting rate limits in memory on this replica until it returns`
                 )
               }
               yield* Ref.set(openUntil, now + retryAfterMs)
@@ -76,7 +78,10 @@ export const makeRedisRateLimitStore = (url: string) =>
         )
       })
 
-    const state = Effect.map(Ref.get(openUntil), (until) => (until === 0 ? "redis" as const : "memory_fallback" as const))
+    const state = Effect.map(
+      Ref.get(openUntil),
+      (until) => (until === 0 ? "redis" as const : "memory_fallback" as const)
+    )
     return RateLimitStore.of({ hit, state })
   })
 

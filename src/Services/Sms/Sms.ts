@@ -33,7 +33,9 @@ export const TwilioSms = (settings: TwilioSettings) =>
     Sms,
     Effect.gen(function*() {
       const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
-      const url = `${settings.apiBase.replace(/\/+$/, "")}/2010-04-01/Accounts/${encodeURIComponent(settings.accountSid)}/Messages.json`
+      const url = `${settings.apiBase.replace(/\/+$/, "")}/2010-04-01/Accounts/${
+        encodeURIComponent(settings.accountSid)
+      }/Messages.json`
       const send = (to: string, body: string) =>
         Effect.gen(function*() {
           const response = yield* client.execute(
@@ -69,7 +71,11 @@ export const UnconfiguredSms = Layer.succeed(
   Sms,
   Sms.of({
     send: () =>
-      Effect.fail(new NotConfigured({ message: "Text messages are not configured (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM)" }))
+      Effect.fail(
+        new NotConfigured({
+          message: "Text messages are not configured (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM)"
+        })
+      )
   })
 )
 

@@ -1,10 +1,10 @@
 import { Effect, Schema } from "effect"
-import { compareRank, scoreOf, scoreParts, type ScoreParts } from "../../Domain/Formula.js"
+import { compareRank, scoreOf, type ScoreParts, scoreParts } from "../../Domain/Formula.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 import { type Benchmark, isPurchasable, type Tool, ToolEntry } from "../../Domain/Tool.js"
 import { readDataFile } from "../DataFiles.js"
-import { ToolsRepo, type ToolRow } from "./ToolsRepo.js"
+import { type ToolRow, ToolsRepo } from "./ToolsRepo.js"
 
 /** A tool with its latest benchmark, as the services use it. */
 export interface ToolRecord {

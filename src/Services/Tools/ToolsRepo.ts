@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { Benchmark, ToolEntry, ToolStatus } from "../../Domain/Tool.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
+import type { Benchmark, ToolEntry, ToolStatus } from "../../Domain/Tool.js"
 
 /** SQL for tools and their benchmark reports. */
 export interface ToolRow {

@@ -73,10 +73,23 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
           },
           range: { from: dayText(range.from), to: dayText(new Date(range.until.getTime() - DAY_MS)) },
           total_spend: amountOf(total),
-          by_agent: agents.map((row) => ({ agent_id: row.agent_id, name: row.name, spend: amountOf(BigInt(row.spend)) })),
+          by_agent: agents.map((row) => ({
+            agent_id: row.agent_id,
+            name: row.name,
+            spend: amountOf(BigInt(row.spend))
+          })),
           by_day: days.map((row) => ({ day: row.day, spend: amountOf(BigInt(row.spend)) })),
-          top_endpoints: endpoints.map((row) => ({ endpoint: row.id, calls: row.uses, spend: amountOf(BigInt(row.spend)) })),
-          top_tools: tools.map((row) => ({ tool: row.id, name: row.name, items: row.uses, spend: amountOf(BigInt(row.spend)) }))
+          top_endpoints: endpoints.map((row) => ({
+            endpoint: row.id,
+            calls: row.uses,
+            spend: amountOf(BigInt(row.spend))
+          })),
+          top_tools: tools.map((row) => ({
+            tool: row.id,
+            name: row.name,
+            items: row.uses,
+            spend: amountOf(BigInt(row.spend))
+          }))
         }
       })
 

@@ -35,4 +35,6 @@ export const isIpLiteral = (host: string): boolean => {
   return ipaddr.isValid(bare)
 }
 
-export const bareHost = (host: string): string => (host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host)
+export const bareHost = (
+  host: string
+): string => (host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host)

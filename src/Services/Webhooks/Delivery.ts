@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import type { EventType } from "../../Domain/Events.js"
+import { iso } from "../../Domain/Timestamps.js"
 import { AppConfig } from "../AppConfig.js"
 import { runDispatcher } from "../Background/Dispatcher.js"
 import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
@@ -9,7 +10,6 @@ import { SecretBox } from "../SecretBox/SecretBox.js"
 import { policyFor } from "./AddressPolicy.js"
 import { deliveryHeaders } from "./Signature.js"
 import { postWebhook } from "./WebhookHttp.js"
-import { iso } from "../../Domain/Timestamps.js"
 
 /**
  * Webhook deliveries. A delivery is a row per (endpoint, event); a try is one signed POST.
@@ -68,7 +68,6 @@ export interface ClaimedDelivery {
   readonly secret_enc: string
 }
 
-
 export const deliveryColumns = (sql: SqlClient.SqlClient) =>
   sql`d.id, d.org_id, d.endpoint_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at,
       d.last_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at, d.seq`
@@ -107,7 +106,8 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const at = new Date(now)
-        const due = sql`d.status = 'pending' AND d.next_attempt_at <= ${at} AND (d.lease_until IS NULL OR d.lease_until <= ${at})`
+        const due =
+          sql`d.status = 'pending' AND d.next_attempt_at <= ${at} AND (d.lease_until IS NULL OR d.lease_until <= ${at})`
         // Endpoints without room are left out of the scan, so a long backlog of one endpoint
         // cannot fill the candidates and hide the others' rows.
         const full = busy.filter(([, count]) => count >= perEndpoint).map(([key]) => key)

@@ -7,7 +7,18 @@ import { addressRefusal } from "./AddressPolicy.js"
  * that carry a non-public IPv4 address in their labels, as wildcard-DNS services answer
  * (`10.0.0.1.nip.io`, `10-0-0-1.sslip.io`, `0a000001.nip.io`).
  */
-const specialSuffixes = ["localhost", "invalid", "local", "internal", "home.arpa", "test", "example", "onion", "lan", "intranet"]
+const specialSuffixes = [
+  "localhost",
+  "invalid",
+  "local",
+  "internal",
+  "home.arpa",
+  "test",
+  "example",
+  "onion",
+  "lan",
+  "intranet"
+]
 
 const embeddedAddresses = (name: string): Array<string> => {
   const found: Array<string> = []
@@ -28,7 +39,9 @@ export const specialNameRefusal = (host: string): string | undefined => {
   if (host.endsWith(".")) return `${host} ends with a dot; write the name without it`
   const name = host.toLowerCase()
   for (const suffix of specialSuffixes) {
-    if (name === suffix || name.endsWith(`.${suffix}`)) return `${host} is a special-use name that is not on the public internet`
+    if (name === suffix || name.endsWith(`.${suffix}`)) {
+      return `${host} is a special-use name that is not on the public internet`
+    }
   }
   for (const address of embeddedAddresses(name)) {
     const refusal = addressRefusal(address, { allowLoopback: false })

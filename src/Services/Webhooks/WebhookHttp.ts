@@ -1,8 +1,8 @@
 import { Context, Duration, Effect } from "effect"
 import { promises as dns } from "node:dns"
+import type { LookupAddress } from "node:dns"
 import * as http from "node:http"
 import * as https from "node:https"
-import type { LookupAddress } from "node:dns"
 import { type AddressPolicy, addressRefusal, bareHost, isIpLiteral } from "./AddressPolicy.js"
 
 /**
@@ -97,39 +97,42 @@ export const postWebhook = (options: {
       )
     }
     const secure = target.protocol === "https:"
-    const send = (pooled: boolean) => Effect.async<PostOutcome | typeof STALE_CONNECTION>((resume) => {
-      const request = (secure ? https : http).request({
-        protocol: target.protocol,
-        hostname: host,
-        port: target.port === "" ? undefined : Number(target.port),
-        path: `${target.pathname}${target.search}`,
-        method: "POST",
-        agent: pooled ? (secure ? agents.https : agents.http) : false,
-        lookup: lookup as any,
-        headers: { ...options.headers, "Content-Length": String(Buffer.byteLength(options.body)) }
+    const send = (pooled: boolean) =>
+      Effect.async<PostOutcome | typeof STALE_CONNECTION>((resume) => {
+        const request = (secure ? https : http).request({
+          protocol: target.protocol,
+          hostname: host,
+          port: target.port === "" ? undefined : Number(target.port),
+          path: `${target.pathname}${target.search}`,
+          method: "POST",
+          agent: pooled ? (secure ? agents.https : agents.http) : false,
+          lookup: lookup as any,
+          headers: { ...options.headers, "Content-Length": String(Buffer.byteLength(options.body)) }
+        })
+        request.on("response", (response) => {
+          const status = response.statusCode ?? 0
+          // The answer's body is read and dropped; one that never ends loses its connection.
+          const drain = setTimeout(() => request.destroy(), Duration.toMillis(ANSWER_TIME))
+          drain.unref()
+          response.once("close", () => clearTimeout(drain))
+          response.resume()
+          if (status >= 200 && status < 300) {
+            return resume(Effect.succeed({ delivered: true, statusCode: status, error: null }))
+          }
+          const error = status >= 300 && status < 400
+            ? `Redirect (${status}) not followed`
+            : `Answered HTTP ${status}`
+          resume(Effect.succeed({ delivered: false, statusCode: status, error }))
+        })
+        request.on("error", (error: NodeJS.ErrnoException) =>
+          resume(Effect.succeed(
+            pooled && request.reusedSocket && error.code === "ECONNRESET"
+              ? STALE_CONNECTION
+              : { delivered: false, statusCode: null, error: describeError(error) }
+          )))
+        request.end(options.body)
+        return Effect.sync(() => request.destroy())
       })
-      request.on("response", (response) => {
-        const status = response.statusCode ?? 0
-        // The answer's body is read and dropped; one that never ends loses its connection.
-        const drain = setTimeout(() => request.destroy(), Duration.toMillis(ANSWER_TIME))
-        drain.unref()
-        response.once("close", () => clearTimeout(drain))
-        response.resume()
-        if (status >= 200 && status < 300) return resume(Effect.succeed({ delivered: true, statusCode: status, error: null }))
-        const error = status >= 300 && status < 400
-          ? `Redirect (${status}) not followed`
-          : `Answered HTTP ${status}`
-        resume(Effect.succeed({ delivered: false, statusCode: status, error }))
-      })
-      request.on("error", (error: NodeJS.ErrnoException) =>
-        resume(Effect.succeed(
-          pooled && request.reusedSocket && error.code === "ECONNRESET"
-            ? STALE_CONNECTION
-            : { delivered: false, statusCode: null, error: describeError(error) }
-        )))
-      request.end(options.body)
-      return Effect.sync(() => request.destroy())
-    })
     const first = yield* send(true)
     if (first !== STALE_CONNECTION) return first
     const second = yield* send(false)

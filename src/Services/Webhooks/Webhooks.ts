@@ -2,8 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { type EventType, subscribableEventTypes } from "../../Domain/Events.js"
+import { isUuid } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
+import { iso } from "../../Domain/Timestamps.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { AppConfig } from "../AppConfig.js"
 import type { OrgActor } from "../Auth/Current.js"
@@ -13,8 +15,6 @@ import { Events } from "../Events/Events.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
 import { deliveryColumns, deliveryRecord, type DeliveryRow, type DeliveryStatus, WebhookDelivery } from "./Delivery.js"
 import { checkWebhookUrl } from "./WebhookUrl.js"
-import { isUuid } from "../../Domain/Ids.js"
-import { iso } from "../../Domain/Timestamps.js"
 
 /**
  * Webhook endpoints of an org: made and removed by owners (sessions or their write keys),
@@ -25,7 +25,6 @@ export const webhookNote =
   "The secret is shown only now: store it with your receiver. Verify every delivery's Service-Signature " +
   "(HMAC-SHA256 of \"<t>.<raw body>\") with it, reject a t more than 5 minutes off, and drop repeated event ids."
 
-
 interface EndpointRow {
   readonly id: string
   readonly url: string
@@ -33,7 +32,6 @@ interface EndpointRow {
   readonly secret_prefix: string
   readonly created_at: Date
 }
-
 
 export const endpointRecord = (row: EndpointRow) => ({
   id: row.id,
@@ -79,7 +77,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         return subscribableEventTypes.filter((type) => unique.includes(type)) as ReadonlyArray<EventType>
       })
 
-    const create = (actor: OrgActor, input: { readonly url: string; readonly events?: ReadonlyArray<string> | undefined }) =>
+    const create = (
+      actor: OrgActor,
+      input: { readonly url: string; readonly events?: ReadonlyArray<string> | undefined }
+    ) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
         const types = yield* checkEventTypes(input.events)
@@ -92,7 +93,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
             SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = ${actor.org_id} AND deleted_at IS NULL`
           if ((count?.n ?? 0) >= commonLimits.webhook_endpoints_per_org) {
             return yield* new PlanLimit({
-              message: `An org may have at most ${commonLimits.webhook_endpoints_per_org} webhook endpoints; delete one first`
+              message:
+                `An org may have at most ${commonLimits.webhook_endpoints_per_org} webhook endpoints; delete one first`
             })
           }
           const rows = yield* sql<EndpointRow>`

@@ -13,7 +13,8 @@ export interface FakeEcb {
   readonly close: () => Promise<void>
 }
 
-export const ecbXml = (date: string, usd: string, inr: string) => `<?xml version="1.0" encoding="UTF-8"?>
+export const ecbXml = (date: string, usd: string, inr: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?>
 <gesmes:Envelope xmlns:gesmes="http://www.gesmes.org/xml/2002-08-01" xmlns="http://www.ecb.int/vocabulary/2002-08-01/eurofxref">
 	<gesmes:subject>Reference rates</gesmes:subject>
 	<gesmes:Sender>

@@ -1,5 +1,5 @@
-import * as http from "node:http"
 import { randomBytes } from "node:crypto"
+import * as http from "node:http"
 import Stripe from "stripe"
 import { STRIPE_API_VERSION } from "../../../src/Services/Billing/StripeProvider.js"
 
@@ -99,7 +99,13 @@ const parseForm = (body: string) => {
 }
 
 const asList = (value: unknown): Array<string> =>
-  value === undefined ? [] : Array.isArray(value) ? value : typeof value === "object" ? Object.values(value as object) : [String(value)]
+  value === undefined
+    ? []
+    : Array.isArray(value)
+    ? value
+    : typeof value === "object"
+    ? Object.values(value as object)
+    : [String(value)]
 
 export interface FakeStripe {
   readonly url: string
@@ -118,7 +124,11 @@ export interface FakeStripe {
   /** Changes what a saved card does from now on. */
   readonly setBehaviour: (paymentMethodId: string, behaviour: Behaviour) => void
   /** The customer pays in the browser, as Stripe.js would: the official library with the publishable key. */
-  readonly browserConfirm: (paymentIntentId: string, clientSecret: string, paymentMethod: string) => Promise<Stripe.PaymentIntent>
+  readonly browserConfirm: (
+    paymentIntentId: string,
+    clientSecret: string,
+    paymentMethod: string
+  ) => Promise<Stripe.PaymentIntent>
   /** Refunds (part of) a succeeded payment, as the dashboard would; answers the `charge.refunded` event. */
   readonly refund: (paymentIntentId: string, amount: number) => StoredEvent
   /** The card holder's bank disputes a payment; answers the `charge.dispute.created` event. */
@@ -163,7 +173,9 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
 
   const expanded = (pi: PaymentIntent, expand: Array<string>) => ({
     ...pi,
-    latest_charge: expand.includes("latest_charge") && pi.latest_charge !== null ? charges.get(pi.latest_charge)! : pi.latest_charge,
+    latest_charge: expand.includes("latest_charge") && pi.latest_charge !== null
+      ? charges.get(pi.latest_charge)!
+      : pi.latest_charge,
     payment_method: expand.includes("payment_method") && pi.payment_method !== null
       ? (({ behaviour: _b, ...pm }) => pm)(paymentMethods.get(pi.payment_method)!)
       : pi.payment_method
@@ -230,7 +242,12 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     return undefined
   }
 
-  const route = (method: string, path: string, form: Record<string, any>, auth: string): { status: number; body: unknown } => {
+  const route = (
+    method: string,
+    path: string,
+    form: Record<string, any>,
+    auth: string
+  ): { status: number; body: unknown } => {
     const secret = auth === `Bearer ${FAKE_SECRET_KEY}`
     const publishable = auth === `Bearer ${FAKE_PUBLISHABLE_KEY}`
     if (!secret && !publishable) {
@@ -242,7 +259,12 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     })
     const segments = path.split("/").filter((s) => s !== "")
     if (method === "POST" && path === "/v1/customers" && secret) {
-      const customer = { id: id("cus"), object: "customer", description: form.description ?? null, metadata: form.metadata ?? {} }
+      const customer = {
+        id: id("cus"),
+        object: "customer",
+        description: form.description ?? null,
+        metadata: form.metadata ?? {}
+      }
       customers.add(customer.id)
       return { status: 200, body: customer }
     }
@@ -284,7 +306,16 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       if (method === "GET" && segments.length === 3) return { status: 200, body: expanded(pi, asList(form.expand)) }
       if (method === "POST" && segments[3] === "confirm") {
         if (pi.status === "succeeded" || pi.status === "canceled") {
-          return { status: 400, body: { error: { type: "invalid_request_error", code: "payment_intent_unexpected_state", message: `This PaymentIntent's status is ${pi.status}` } } }
+          return {
+            status: 400,
+            body: {
+              error: {
+                type: "invalid_request_error",
+                code: "payment_intent_unexpected_state",
+                message: `This PaymentIntent's status is ${pi.status}`
+              }
+            }
+          }
         }
         const pm = methodFor(String(form.payment_method), pi.customer)
         if (pm === undefined) return notFound("payment_method")
@@ -294,7 +325,16 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       }
       if (method === "POST" && segments[3] === "cancel" && secret) {
         if (pi.status === "succeeded" || pi.status === "canceled") {
-          return { status: 400, body: { error: { type: "invalid_request_error", code: "payment_intent_unexpected_state", message: `This PaymentIntent's status is ${pi.status}` } } }
+          return {
+            status: 400,
+            body: {
+              error: {
+                type: "invalid_request_error",
+                code: "payment_intent_unexpected_state",
+                message: `This PaymentIntent's status is ${pi.status}`
+              }
+            }
+          }
         }
         pi.status = "canceled"
         emit("payment_intent.canceled", { ...pi })
@@ -332,19 +372,37 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
         await held.released
       }
       const send = (status: number, answer: string) => {
-        res.writeHead(status, { "content-type": "application/json", "request-id": id("req"), "stripe-version": STRIPE_API_VERSION })
+        res.writeHead(status, {
+          "content-type": "application/json",
+          "request-id": id("req"),
+          "stripe-version": STRIPE_API_VERSION
+        })
         res.end(answer)
       }
       if (key !== undefined && req.method === "POST") {
         const seen = idempotent.get(key)
         if (seen !== undefined) {
           if (seen.body !== body) {
-            return send(400, JSON.stringify({ error: { type: "idempotency_error", message: "Keys for idempotent requests can only be used with the same parameters they were first used with." } }))
+            return send(
+              400,
+              JSON.stringify({
+                error: {
+                  type: "idempotency_error",
+                  message:
+                    "Keys for idempotent requests can only be used with the same parameters they were first used with."
+                }
+              })
+            )
           }
           return send(seen.status, seen.answer)
         }
       }
-      const { body: answerBody, status } = route(req.method ?? "GET", url.pathname, parseForm(body), String(req.headers.authorization ?? ""))
+      const { body: answerBody, status } = route(
+        req.method ?? "GET",
+        url.pathname,
+        parseForm(body),
+        String(req.headers.authorization ?? "")
+      )
       const answer = JSON.stringify(answerBody)
       if (key !== undefined && req.method === "POST") idempotent.set(key, { body, status, answer })
       send(status, answer)
@@ -390,7 +448,10 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       paymentMethods.get(paymentMethodId)!.behaviour = behaviour
     },
     browserConfirm: (paymentIntentId, clientSecret, paymentMethod) =>
-      browser.paymentIntents.confirm(paymentIntentId, { client_secret: clientSecret, payment_method: paymentMethod } as any),
+      browser.paymentIntents.confirm(
+        paymentIntentId,
+        { client_secret: clientSecret, payment_method: paymentMethod } as any
+      ),
     refund: (paymentIntentId, amount) => {
       const charge = chargeOf(paymentIntentId)
       charge.amount_refunded = Math.min(charge.amount, charge.amount_refunded + amount)
@@ -422,7 +483,11 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       const header = stripeLib.webhooks.generateTestHeaderString({ payload: event.payload, secret })
       const response = await fetch(target, {
         method: "POST",
-        headers: { "content-type": "application/json; charset=utf-8", "stripe-signature": header, "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)" },
+        headers: {
+          "content-type": "application/json; charset=utf-8",
+          "stripe-signature": header,
+          "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)"
+        },
         body: event.payload
       })
       const text = await response.text()

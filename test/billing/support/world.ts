@@ -1,10 +1,16 @@
 import { expect } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../support/database.js"
-import { bearer, seedOrg, type SeededOrg } from "../../support/fixtures.js"
+import { bearer, type SeededOrg, seedOrg } from "../../support/fixtures.js"
 import { request, startServer, type TestServer } from "../../support/server.js"
 import { startSmtp, type TestSmtp } from "../../support/smtp.js"
-import { startFakeEcb, type FakeEcb } from "./ecb.js"
-import { FAKE_PUBLISHABLE_KEY, FAKE_SECRET_KEY, FAKE_WEBHOOK_SECRET, type FakeStripe, startFakeStripe } from "./fakeStripe.js"
+import { type FakeEcb, startFakeEcb } from "./ecb.js"
+import {
+  FAKE_PUBLISHABLE_KEY,
+  FAKE_SECRET_KEY,
+  FAKE_WEBHOOK_SECRET,
+  type FakeStripe,
+  startFakeStripe
+} from "./fakeStripe.js"
 
 /**
  * The service on its own database, configured for Stripe and pointed at a fake Stripe API,
@@ -73,9 +79,10 @@ export const startBillingWorld = async (label: string, env: Record<string, strin
     paidTopUp: async (org, body, paymentMethod = "pm_card_visa") => {
       const started = await world.api(`/v1/orgs/${org.orgId}/billing/top-ups`, { token: org.owner.sessionToken, body })
       expect(started.status, JSON.stringify(started.json)).toBe(201)
-      await stripe.browserConfirm(started.json.payment.provider_payment_id, started.json.client_secret, paymentMethod).catch(
-        () => undefined
-      )
+      await stripe.browserConfirm(started.json.payment.provider_payment_id, started.json.client_secret, paymentMethod)
+        .catch(
+          () => undefined
+        )
       return started.json
     },
     restart: async () => {

@@ -1,12 +1,12 @@
-import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import type { EventInput } from "../../../src/Domain/Events.js"
 import { AppConfig } from "../../../src/Services/AppConfig.js"
-import { MailOutboxLive } from "../../../src/Services/Mailer/MailOutboxLive.js"
 import { Events } from "../../../src/Services/Events/Events.js"
-import { MailOutbox } from "../../../src/Services/Mailer/MailOutbox.js"
 import type { MailMessage } from "../../../src/Services/Mailer/Mailer.js"
+import { MailOutbox } from "../../../src/Services/Mailer/MailOutbox.js"
+import { MailOutboxLive } from "../../../src/Services/Mailer/MailOutboxLive.js"
 import type { TestDatabase } from "../../support/database.js"
 
 /**

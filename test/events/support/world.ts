@@ -2,7 +2,7 @@ import { Layer } from "effect"
 import { createTestDatabase, type TestDatabase } from "../../support/database.js"
 import { startServer, type TestServer } from "../../support/server.js"
 import { type ReceiverMode, startReceiver, type TestReceiver } from "./receiver.js"
-import { eventEmitter, type EventEmitter } from "./services.js"
+import { type EventEmitter, eventEmitter } from "./services.js"
 
 /**
  * A webhook world: the service on its own database, a webhook receiver on loopback for its
