@@ -1,20 +1,26 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 
-/** SQL for agents and their keys (stored as SHA-256 hash and 12-character prefix). */
-export interface AgentRow {
-  readonly id: string
-  readonly org_id: string
-  readonly name: string
-  readonly mode: "test" | "live"
-  readonly status: "active" | "disabled"
-  readonly monthly_budget_credits: string
-  readonly approval_threshold_credits: string | null
-  readonly ip_allowlist: ReadonlyArray<string>
-  readonly key_prefix: string | null
-  readonly key_last_used_at: Date | null
-  readonly created_at: Date
-}
+/**
+ * SQL for agents and their keys (stored as SHA-256 hash and 12-character prefix). Rows are
+ * decoded by `AgentRow`: credits as bigint, timestamps as Dates.
+ */
+export const AgentRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  name: Schema.String,
+  mode: Schema.Literal("test", "live"),
+  status: Schema.Literal("active", "disabled"),
+  monthly_budget_credits: Schema.BigInt,
+  approval_threshold_credits: Schema.NullOr(Schema.BigInt),
+  ip_allowlist: Schema.Array(Schema.String),
+  key_prefix: Schema.NullOr(Schema.String),
+  key_last_used_at: Schema.NullOr(Schema.DateFromSelf),
+  created_at: Schema.DateFromSelf
+})
+export type AgentRow = typeof AgentRow.Type
+
+const OrgAgent = Schema.Struct({ orgId: Schema.String, agentId: Schema.String })
 
 export interface NewAgent {
   readonly id: string
@@ -38,8 +44,6 @@ export interface AgentChanges {
   readonly ipAllowlist?: ReadonlyArray<string> | undefined
 }
 
-const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
-
 export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -47,44 +51,71 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo"
       ip_allowlist, key_prefix, key_last_used_at, created_at`
 
     const insert = (agent: NewAgent) =>
-      sql<AgentRow>`
-        INSERT INTO agents (id, org_id, name, mode, status, monthly_budget_credits, approval_threshold_credits,
-                            ip_allowlist, key_hash, key_prefix, key_issued_at, created_at)
-        VALUES (${agent.id}, ${agent.orgId}, ${agent.name}, ${agent.mode}, 'active', ${agent.monthlyBudgetCredits.toString()},
-                ${agent.approvalThresholdCredits === null ? null : agent.approvalThresholdCredits.toString()},
-                ${JSON.stringify(agent.ipAllowlist)}::jsonb, ${agent.keyHash}, ${agent.keyPrefix}, ${agent.createdAt},
-                ${agent.createdAt})
-        RETURNING ${columns}`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: AgentRow,
+        execute: () =>
+          sql`
+            INSERT INTO agents (id, org_id, name, mode, status, monthly_budget_credits, approval_threshold_credits,
+                                ip_allowlist, key_hash, key_prefix, key_issued_at, created_at)
+            VALUES (${agent.id}, ${agent.orgId}, ${agent.name}, ${agent.mode}, 'active',
+                    ${agent.monthlyBudgetCredits.toString()},
+                    ${agent.approvalThresholdCredits === null ? null : agent.approvalThresholdCredits.toString()},
+                    ${
+            JSON.stringify(agent.ipAllowlist)
+          }::jsonb, ${agent.keyHash}, ${agent.keyPrefix}, ${agent.createdAt},
+                    ${agent.createdAt})
+            RETURNING ${columns}`
+      })(undefined).pipe(Effect.orDie)
 
-    const countActive = (orgId: string) =>
-      sql<{ n: string }>`SELECT count(*) AS n FROM agents WHERE org_id = ${orgId} AND status = 'active'`.pipe(
-        Effect.map((rows) => Number(rows[0]!.n)),
-        Effect.orDie
-      )
+    const countActive = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ n: Schema.NumberFromString }),
+      execute: (orgId) => sql`SELECT count(*) AS n FROM agents WHERE org_id = ${orgId} AND status = 'active'`
+    })
 
+    const listPage = SqlSchema.findAll({
+      Request: Schema.Struct({
+        orgId: Schema.String,
+        limit: Schema.Number,
+        startingAfter: Schema.UndefinedOr(Schema.String)
+      }),
+      Result: AgentRow,
+      execute: ({ limit, orgId, startingAfter }) =>
+        startingAfter === undefined
+          ? sql`SELECT ${columns} FROM agents WHERE org_id = ${orgId}
+              ORDER BY created_at DESC, id DESC LIMIT ${limit}`
+          : sql`SELECT ${columns} FROM agents WHERE org_id = ${orgId}
+              AND (created_at, id) < (SELECT created_at, id FROM agents WHERE id = ${startingAfter} AND org_id = ${orgId})
+              ORDER BY created_at DESC, id DESC LIMIT ${limit}`
+    })
+
+    const findOne = SqlSchema.findOne({
+      Request: OrgAgent,
+      Result: AgentRow,
+      execute: ({ agentId, orgId }) => sql`SELECT ${columns} FROM agents WHERE id = ${agentId} AND org_id = ${orgId}`
+    })
+
+    const findOneForUpdate = SqlSchema.findOne({
+      Request: OrgAgent,
+      Result: AgentRow,
+      execute: ({ agentId, orgId }) =>
+        sql`SELECT ${columns} FROM agents WHERE id = ${agentId} AND org_id = ${orgId} FOR UPDATE`
+    })
+
+    const findById = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: AgentRow,
+      execute: (agentId) => sql`SELECT ${columns} FROM agents WHERE id = ${agentId}`
+    })
+
+    const count = (orgId: string) => countActive(orgId).pipe(Effect.map((row) => row.n), Effect.orDie)
     /** Newest first; `startingAfter` is the id of the last agent of the previous page. */
     const list = (orgId: string, limit: number, startingAfter: string | undefined) =>
-      (startingAfter === undefined
-        ? sql<AgentRow>`SELECT ${columns} FROM agents WHERE org_id = ${orgId}
-            ORDER BY created_at DESC, id DESC LIMIT ${limit}`
-        : sql<AgentRow>`SELECT ${columns} FROM agents WHERE org_id = ${orgId}
-            AND (created_at, id) < (SELECT created_at, id FROM agents WHERE id = ${startingAfter} AND org_id = ${orgId})
-            ORDER BY created_at DESC, id DESC LIMIT ${limit}`).pipe(Effect.orDie)
-
-    const find = (orgId: string, agentId: string) =>
-      sql<AgentRow>`SELECT ${columns} FROM agents WHERE id = ${agentId} AND org_id = ${orgId}`.pipe(
-        Effect.map(first),
-        Effect.orDie
-      )
-
-    const findForUpdate = (orgId: string, agentId: string) =>
-      sql<AgentRow>`SELECT ${columns} FROM agents WHERE id = ${agentId} AND org_id = ${orgId} FOR UPDATE`.pipe(
-        Effect.map(first),
-        Effect.orDie
-      )
-
-    const byId = (agentId: string) =>
-      sql<AgentRow>`SELECT ${columns} FROM agents WHERE id = ${agentId}`.pipe(Effect.map(first), Effect.orDie)
+      listPage({ orgId, limit, startingAfter }).pipe(Effect.orDie)
+    const find = (orgId: string, agentId: string) => findOne({ orgId, agentId }).pipe(Effect.orDie)
+    const findForUpdate = (orgId: string, agentId: string) => findOneForUpdate({ orgId, agentId }).pipe(Effect.orDie)
+    const byId = (agentId: string) => findById(agentId).pipe(Effect.orDie)
 
     const update = (agentId: string, changes: AgentChanges) => {
       const sets = [
@@ -102,11 +133,12 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo"
           ? undefined
           : sql`ip_allowlist = ${JSON.stringify(changes.ipAllowlist)}::jsonb`
       ].filter((set) => set !== undefined)
-      if (sets.length === 0) return Effect.flatMap(byId(agentId), (row) => Effect.succeed(Option.getOrThrow(row)))
-      return sql<AgentRow>`UPDATE agents SET ${sql.csv(sets)} WHERE id = ${agentId} RETURNING ${columns}`.pipe(
-        Effect.map((rows) => rows[0]!),
-        Effect.orDie
-      )
+      if (sets.length === 0) return Effect.map(byId(agentId), Option.getOrThrow)
+      return SqlSchema.single({
+        Request: Schema.Void,
+        Result: AgentRow,
+        execute: () => sql`UPDATE agents SET ${sql.csv(sets)} WHERE id = ${agentId} RETURNING ${columns}`
+      })(undefined).pipe(Effect.orDie)
     }
 
     /** Replaces the key (the old hash no longer matches anything) or, with null, removes it. */
@@ -115,6 +147,6 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo"
             key_issued_at = ${key === null ? null : now}
           WHERE id = ${agentId}`.pipe(Effect.asVoid, Effect.orDie)
 
-    return { insert, countActive, list, find, findForUpdate, byId, update, setKey } as const
+    return { insert, countActive: count, list, find, findForUpdate, byId, update, setKey } as const
   })
 }) {}

@@ -1,52 +1,69 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
-import type { PlanId } from "../../Domain/Plans.js"
-import type { OrgRole } from "../Auth/Current.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { PlanId } from "../../Domain/Plans.js"
 
-/** SQL for orgs, memberships, invitations and data-deletion requests. */
-export interface OrgRow {
-  readonly id: string
-  readonly name: string
-  readonly plan: PlanId
-  readonly created_at: Date
-}
+/** SQL for orgs, memberships, invitations and data-deletion requests; rows decoded by their schemas. */
+const Role = Schema.Literal("owner", "member")
+type OrgRole = typeof Role.Type
 
-export interface MemberRow {
-  readonly user_id: string
-  readonly email: string
-  readonly name: string | null
-  readonly role: OrgRole
-  readonly created_at: Date
-}
+export const OrgRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  plan: PlanId,
+  created_at: Schema.DateFromSelf
+})
+export type OrgRow = typeof OrgRow.Type
 
-export interface InviteRow {
-  readonly id: string
-  readonly org_id: string
-  readonly email: string
-  readonly role: OrgRole
-  readonly invited_by_email: string
-  readonly created_at: Date
-  readonly expires_at: Date
-}
+export const MemberRow = Schema.Struct({
+  user_id: Schema.String,
+  email: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  role: Role,
+  created_at: Schema.DateFromSelf
+})
+export type MemberRow = typeof MemberRow.Type
 
-export interface DeletionRequestRow {
-  readonly id: string
-  readonly status: "pending" | "completed" | "cancelled"
-  readonly reason: string | null
-  readonly requested_by_email: string
-  readonly created_at: Date
-}
+export const InviteRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  email: Schema.String,
+  role: Role,
+  invited_by_email: Schema.String,
+  created_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf
+})
+export type InviteRow = typeof InviteRow.Type
 
-const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
+export const DeletionRequestRow = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literal("pending", "completed", "cancelled"),
+  reason: Schema.NullOr(Schema.String),
+  requested_by_email: Schema.String,
+  created_at: Schema.DateFromSelf
+})
+export type DeletionRequestRow = typeof DeletionRequestRow.Type
+
+const Counts = Schema.Struct({
+  members: Schema.NumberFromString,
+  owners: Schema.NumberFromString,
+  pending_invites: Schema.NumberFromString
+})
+
+/** Most reads take an org id, some a moment too. */
+const OrgAt = Schema.Struct({ orgId: Schema.String, now: Schema.DateFromSelf })
 
 export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insertOrg = (org: { id: string; name: string; createdAt: Date }) =>
-      sql<OrgRow>`
-        INSERT INTO orgs (id, name, created_at) VALUES (${org.id}, ${org.name}, ${org.createdAt})
-        RETURNING id, name, plan, created_at`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: OrgRow,
+        execute: () =>
+          sql`INSERT INTO orgs (id, name, created_at) VALUES (${org.id}, ${org.name}, ${org.createdAt})
+              RETURNING id, name, plan, created_at`
+      })(undefined).pipe(Effect.orDie)
 
     const insertMember = (orgId: string, userId: string, role: OrgRole, now: Date) =>
       sql`INSERT INTO org_members (org_id, user_id, role, created_at) VALUES (${orgId}, ${userId}, ${role}, ${now})`
@@ -55,49 +72,70 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
           Effect.orDie
         )
 
-    const org = (orgId: string) =>
-      sql<OrgRow>`SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId}`.pipe(Effect.map(first), Effect.orDie)
+    const findOrg = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: OrgRow,
+      execute: (orgId) => sql`SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId}`
+    })
+    const org = (orgId: string) => findOrg(orgId).pipe(Effect.orDie)
 
     /** Serialises changes that count against the org's limits (seats, agents, keys). */
-    const lockOrg = (orgId: string) =>
-      sql<OrgRow>`SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId} FOR UPDATE`.pipe(
-        Effect.map(first),
+    const findOrgForUpdate = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: OrgRow,
+      execute: (orgId) => sql`SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId} FOR UPDATE`
+    })
+    const lockOrg = (orgId: string) => findOrgForUpdate(orgId).pipe(Effect.orDie)
+
+    const findMembers = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: MemberRow,
+      execute: (orgId) =>
+        sql`
+          SELECT m.user_id, u.email, u.name, m.role, m.created_at
+          FROM org_members m JOIN users u ON u.id = m.user_id
+          WHERE m.org_id = ${orgId}
+          ORDER BY m.created_at DESC, m.user_id`
+    })
+    const members = (orgId: string) => findMembers(orgId).pipe(Effect.orDie)
+
+    const findMember = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: Schema.String, userId: Schema.String }),
+      Result: MemberRow,
+      execute: ({ orgId, userId }) =>
+        sql`
+          SELECT m.user_id, u.email, u.name, m.role, m.created_at
+          FROM org_members m JOIN users u ON u.id = m.user_id
+          WHERE m.org_id = ${orgId} AND m.user_id = ${userId}`
+    })
+    const member = (orgId: string, userId: string) => findMember({ orgId, userId }).pipe(Effect.orDie)
+
+    const findMemberByEmail = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: Schema.String, email: Schema.String }),
+      Result: Schema.Struct({ user_id: Schema.String }),
+      execute: ({ email, orgId }) =>
+        sql`
+          SELECT m.user_id FROM org_members m JOIN users u ON u.id = m.user_id
+          WHERE m.org_id = ${orgId} AND lower(u.email) = ${email}`
+    })
+    const memberByEmail = (orgId: string, email: string) => findMemberByEmail({ orgId, email }).pipe(Effect.orDie)
+
+    const countsAt = SqlSchema.single({
+      Request: OrgAt,
+      Result: Counts,
+      execute: ({ now, orgId }) =>
+        sql`
+          SELECT
+            (SELECT count(*) FROM org_members WHERE org_id = ${orgId}) AS members,
+            (SELECT count(*) FROM org_members WHERE org_id = ${orgId} AND role = 'owner') AS owners,
+            (SELECT count(*) FROM org_invites
+              WHERE org_id = ${orgId} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${now}) AS pending_invites`
+    })
+    const counts = (orgId: string, now: Date) =>
+      countsAt({ orgId, now }).pipe(
+        Effect.map((row) => ({ members: row.members, owners: row.owners, pendingInvites: row.pending_invites })),
         Effect.orDie
       )
-
-    const members = (orgId: string) =>
-      sql<MemberRow>`
-        SELECT m.user_id, u.email, u.name, m.role, m.created_at
-        FROM org_members m JOIN users u ON u.id = m.user_id
-        WHERE m.org_id = ${orgId}
-        ORDER BY m.created_at DESC, m.user_id`.pipe(Effect.orDie)
-
-    const member = (orgId: string, userId: string) =>
-      sql<MemberRow>`
-        SELECT m.user_id, u.email, u.name, m.role, m.created_at
-        FROM org_members m JOIN users u ON u.id = m.user_id
-        WHERE m.org_id = ${orgId} AND m.user_id = ${userId}`.pipe(Effect.map(first), Effect.orDie)
-
-    const memberByEmail = (orgId: string, email: string) =>
-      sql<{ user_id: string }>`
-        SELECT m.user_id FROM org_members m JOIN users u ON u.id = m.user_id
-        WHERE m.org_id = ${orgId} AND lower(u.email) = ${email}`.pipe(Effect.map(first), Effect.orDie)
-
-    const counts = (orgId: string, now: Date) =>
-      sql<{ members: string; owners: string; pending_invites: string }>`
-        SELECT
-          (SELECT count(*) FROM org_members WHERE org_id = ${orgId}) AS members,
-          (SELECT count(*) FROM org_members WHERE org_id = ${orgId} AND role = 'owner') AS owners,
-          (SELECT count(*) FROM org_invites
-            WHERE org_id = ${orgId} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${now}) AS pending_invites`
-        .pipe(
-          Effect.map((rows) => ({
-            members: Number(rows[0]!.members),
-            owners: Number(rows[0]!.owners),
-            pendingInvites: Number(rows[0]!.pending_invites)
-          })),
-          Effect.orDie
-        )
 
     const setRole = (orgId: string, userId: string, role: OrgRole) =>
       sql`UPDATE org_members SET role = ${role} WHERE org_id = ${orgId} AND user_id = ${userId}`.pipe(
@@ -130,20 +168,28 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
       createdAt: Date
       expiresAt: Date
     }) =>
-      sql<InviteRow>`
-        INSERT INTO org_invites (id, org_id, email, role, token_hash, invited_by, invited_by_email, created_at, expires_at)
-        VALUES (${invite.id}, ${invite.orgId}, ${invite.email}, ${invite.role}, ${invite.tokenHash}, ${invite.invitedBy},
-                ${invite.invitedByEmail}, ${invite.createdAt}, ${invite.expiresAt})
-        RETURNING id, org_id, email, role, invited_by_email, created_at, expires_at`.pipe(
-        Effect.map((rows) => rows[0]!),
-        Effect.orDie
-      )
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: InviteRow,
+        execute: () =>
+          sql`
+            INSERT INTO org_invites (id, org_id, email, role, token_hash, invited_by, invited_by_email, created_at,
+                                     expires_at)
+            VALUES (${invite.id}, ${invite.orgId}, ${invite.email}, ${invite.role}, ${invite.tokenHash},
+                    ${invite.invitedBy}, ${invite.invitedByEmail}, ${invite.createdAt}, ${invite.expiresAt})
+            RETURNING id, org_id, email, role, invited_by_email, created_at, expires_at`
+      })(undefined).pipe(Effect.orDie)
 
-    const pendingInvites = (orgId: string, now: Date) =>
-      sql<InviteRow>`
-        SELECT id, org_id, email, role, invited_by_email, created_at, expires_at FROM org_invites
-        WHERE org_id = ${orgId} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${now}
-        ORDER BY created_at DESC, id`.pipe(Effect.orDie)
+    const findPendingInvites = SqlSchema.findAll({
+      Request: OrgAt,
+      Result: InviteRow,
+      execute: ({ now, orgId }) =>
+        sql`
+          SELECT id, org_id, email, role, invited_by_email, created_at, expires_at FROM org_invites
+          WHERE org_id = ${orgId} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${now}
+          ORDER BY created_at DESC, id`
+    })
+    const pendingInvites = (orgId: string, now: Date) => findPendingInvites({ orgId, now }).pipe(Effect.orDie)
 
     const revokeInvite = (orgId: string, inviteId: string, now: Date) =>
       sql<{ id: string }>`
@@ -152,11 +198,17 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
         RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
     /** A usable invitation by its token hash, locked for acceptance. */
+    const findInviteForAcceptance = SqlSchema.findOne({
+      Request: Schema.Struct({ tokenHash: Schema.String, now: Schema.DateFromSelf }),
+      Result: InviteRow,
+      execute: ({ now, tokenHash }) =>
+        sql`
+          SELECT id, org_id, email, role, invited_by_email, created_at, expires_at FROM org_invites
+          WHERE token_hash = ${tokenHash} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${now}
+          FOR UPDATE`
+    })
     const inviteForAcceptance = (tokenHash: string, now: Date) =>
-      sql<InviteRow>`
-        SELECT id, org_id, email, role, invited_by_email, created_at, expires_at FROM org_invites
-        WHERE token_hash = ${tokenHash} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${now}
-        FOR UPDATE`.pipe(Effect.map(first), Effect.orDie)
+      findInviteForAcceptance({ tokenHash, now }).pipe(Effect.orDie)
 
     const markInviteAccepted = (inviteId: string, userId: string, now: Date) =>
       sql`UPDATE org_invites SET accepted_at = ${now}, accepted_by = ${userId} WHERE id = ${inviteId}`.pipe(
@@ -172,16 +224,26 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
       reason: string | null
       createdAt: Date
     }) =>
-      sql<DeletionRequestRow>`
-        INSERT INTO deletion_requests (id, org_id, requested_by, requested_by_email, reason, status, created_at)
-        VALUES (${request.id}, ${request.orgId}, ${request.userId}, ${request.email}, ${request.reason}, 'pending',
-                ${request.createdAt})
-        RETURNING id, status, reason, requested_by_email, created_at`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: DeletionRequestRow,
+        execute: () =>
+          sql`
+            INSERT INTO deletion_requests (id, org_id, requested_by, requested_by_email, reason, status, created_at)
+            VALUES (${request.id}, ${request.orgId}, ${request.userId}, ${request.email}, ${request.reason}, 'pending',
+                    ${request.createdAt})
+            RETURNING id, status, reason, requested_by_email, created_at`
+      })(undefined).pipe(Effect.orDie)
 
-    const deletionRequests = (orgId: string) =>
-      sql<DeletionRequestRow>`
-        SELECT id, status, reason, requested_by_email, created_at FROM deletion_requests
-        WHERE org_id = ${orgId} ORDER BY created_at DESC, id`.pipe(Effect.orDie)
+    const findDeletionRequests = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: DeletionRequestRow,
+      execute: (orgId) =>
+        sql`
+          SELECT id, status, reason, requested_by_email, created_at FROM deletion_requests
+          WHERE org_id = ${orgId} ORDER BY created_at DESC, id`
+    })
+    const deletionRequests = (orgId: string) => findDeletionRequests(orgId).pipe(Effect.orDie)
 
     return {
       insertOrg,
