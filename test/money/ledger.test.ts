@@ -1,4 +1,5 @@
 import { NodeContext } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, TestClock } from "effect"
@@ -9,6 +10,7 @@ import { MigrationsLive } from "../../src/Layers/Migrations.js"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerMaintenance } from "../../src/Services/Ledger/LedgerMaintenance.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
+import { settlementWrite } from "../../src/Services/Ledger/SettlementFence.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { invariants } from "./support.js"
@@ -42,7 +44,8 @@ const LedgerTest = () =>
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
   )
 
-const run = <A, E>(effect: Effect.Effect<A, E, Ledger | LedgerMaintenance>) => Effect.provide(effect, LedgerTest())
+const run = <A, E>(effect: Effect.Effect<A, E, Ledger | LedgerMaintenance | SqlClient.SqlClient>) =>
+  Effect.provide(effect, LedgerTest())
 
 const promise = <A>(thunk: () => Promise<A>) => Effect.promise(thunk)
 
@@ -293,5 +296,92 @@ describe("Ledger", () => {
       const inv = yield* checkInvariants(orgId)
       expect(inv.balance).toBe(1_000n)
       expect(inv.openHolds).toBe(0)
+    })))
+})
+
+/**
+ * `settleWith`: the settlement and the caller's own write in one statement, behind the fence
+ * of SettlementFence.ts. A probe table stands for the caller's table; each rule the
+ * statement applies is checked on its own through this path.
+ */
+describe("settleWith (the one-statement settlement)", () => {
+  const probe = (id: string) =>
+    Effect.flatMap(
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ writes: number }>`SELECT writes FROM settlement_probe WHERE id = ${id}`),
+      (rows) =>
+        Effect.succeed(rows[0]?.writes ?? 0)
+    )
+
+  const settleWithProbe = (holdId: string, captured: bigint, probeId: string) =>
+    Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) =>
+        Effect.flatMap(Ledger, (ledger) =>
+          ledger.settleWith(holdId, captured, (settled) =>
+            settlementWrite(sql`UPDATE settlement_probe SET writes = writes + 1 WHERE id = ${probeId} AND ${settled}`)))
+    )
+
+  const newProbe = Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS settlement_probe (id uuid PRIMARY KEY, writes int NOT NULL)`
+    const id = randomUUID()
+    yield* sql`INSERT INTO settlement_probe (id, writes) VALUES (${id}, 0)`
+    return id
+  })
+
+  it.effect("writes the caller's row with the settlement, once, and not when the hold was already settled", () =>
+    run(Effect.gen(function*() {
+      const { agentId, orgId } = yield* setup({ credits: 10_000n })
+      const probeId = yield* newProbe
+      const hold = yield* holdFor(orgId, agentId, 100n)
+      const settled = yield* settleWithProbe(hold.id, 60n, probeId)
+      expect(settled.captured).toBe(60n)
+      expect(yield* probe(probeId)).toBe(1)
+      expect(yield* errorCode(settleWithProbe(hold.id, 60n, probeId))).toBe("already_settled")
+      expect(yield* probe(probeId)).toBe(1)
+      expect((yield* Ledger.pipe(Effect.flatMap((l) => l.orgCredits(orgId)))).balance).toBe(9_940n)
+      yield* checkInvariants(orgId)
+    })))
+
+  it.effect("raises budget.80pct for a live agent crossing 80%, never for a test agent", () =>
+    run(Effect.gen(function*() {
+      const probeId = yield* newProbe
+      const live = yield* setup({ credits: 10_000n, budget: 1_000n })
+      const hold = yield* holdFor(live.orgId, live.agentId, 800n)
+      yield* settleWithProbe(hold.id, 800n, probeId)
+      expect(yield* eventsOf(live.orgId, "budget.80pct")).toHaveLength(1)
+      const test = yield* setup({ credits: 10_000n, budget: 1_000n, mode: "test" })
+      const testHold = yield* holdFor(test.orgId, test.agentId, 900n, true)
+      yield* settleWithProbe(testHold.id, 900n, probeId)
+      expect(yield* eventsOf(test.orgId, "budget.80pct")).toHaveLength(0)
+    })))
+
+  it.effect("gives the trial's hourly window back what it released", () =>
+    run(Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-08-01T10:00:00.000Z"))
+      const probeId = yield* newProbe
+      const { agentId, orgId } = yield* setup({ trial: true })
+      const hold = yield* holdFor(orgId, agentId, 50n)
+      expect(yield* errorCode(holdFor(orgId, agentId, 1n))).toBe("trial_limit")
+      yield* settleWithProbe(hold.id, 10n, probeId)
+      // 10 spent this hour: 40 more fit, 41 do not.
+      expect(yield* errorCode(holdFor(orgId, agentId, 41n))).toBe("trial_limit")
+      const next = yield* holdFor(orgId, agentId, 40n)
+      yield* Ledger.pipe(Effect.flatMap((l) => l.release(next.id)))
+      yield* checkInvariants(orgId)
+    })))
+
+  it.effect("raises balance.low once when the balance falls under the alert", () =>
+    run(Effect.gen(function*() {
+      const probeId = yield* newProbe
+      const { agentId, orgId } = yield* setup({ credits: 5_100n, budget: 100_000n })
+      const first = yield* holdFor(orgId, agentId, 200n)
+      yield* settleWithProbe(first.id, 200n, probeId)
+      const second = yield* holdFor(orgId, agentId, 10n)
+      yield* settleWithProbe(second.id, 10n, probeId)
+      expect((yield* eventsOf(orgId, "balance.low")).map((e: any) => e.data.balance_credits)).toEqual(["4900"])
+      expect(yield* probe(probeId)).toBe(2)
+      yield* checkInvariants(orgId)
     })))
 })

@@ -1,7 +1,9 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { Category, CostReport, HttpMethod, ProviderAuth } from "../../Domain/Catalogue.js"
+import { type HoldSettled, settlementWrite } from "../Ledger/SettlementFence.js"
 import type { EndpointRecord } from "../Providers/ProviderTypes.js"
+import { afterQuota, type QuotaPassed } from "../Quotas/QuotaFence.js"
 
 /** SQL of the gateway: endpoint lookups and the call log (never request or response contents). */
 export type CallStatus = "pending" | "succeeded" | "refused" | "failed" | "timed_out" | "test" | "abandoned"
@@ -120,31 +122,34 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
 
     /**
      * The statement that writes a pending call row, for `Quotas.consume` to run in its own
-     * statement when the call passes the limits (it selects from the CTE `passed`).
+     * statement when the call passes the limits (one row from `passed` when it did).
      */
-    const pendingCallRow = (call: NewCall) =>
-      sql`
+    const pendingCallRow = (call: NewCall) => (passed: QuotaPassed) =>
+      afterQuota(sql`
         INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
                                    charged_credits, created_at)
         SELECT ${call.id}, ${call.orgId}, ${call.agentId}, ${call.endpointId}, ${call.providerId}, ${call.mode},
                'pending', ${call.priceCredits.toString()}, 0, ${call.createdAt}
-        FROM passed`
+        FROM ${passed}`)
 
     /** A call that did not go ahead after all (the ledger refused its hold). */
     const deleteCall = (id: string) =>
       sql`DELETE FROM gateway_calls WHERE id = ${id} AND status = 'pending'`.pipe(Effect.asVoid, Effect.orDie)
 
-    const finishCall = (id: string, finish: CallFinish) =>
-      finishCallStatement(id, finish, sql`true`).pipe(Effect.asVoid, Effect.orDie)
-
-    /** The call row's completion as a statement, applied only when `condition` holds. */
-    const finishCallStatement = (id: string, finish: CallFinish, condition: Statement.Fragment) =>
+    const finishCallWhere = (id: string, finish: CallFinish, condition: Statement.Fragment) =>
       sql`
         UPDATE gateway_calls SET status = ${finish.status}, charged_credits = ${finish.chargedCredits.toString()},
           refunded_credits = ${finish.refundedCredits.toString()}, refund_reason = ${finish.refundReason},
           provider_status = ${finish.providerStatus}, latency_ms = ${finish.latencyMs}, finished_at = ${finish.finishedAt},
           hold_id = ${finish.holdId}
         WHERE id = ${id} AND status = 'pending' AND ${condition}`
+
+    const finishCall = (id: string, finish: CallFinish) =>
+      finishCallWhere(id, finish, sql`true`).pipe(Effect.asVoid, Effect.orDie)
+
+    /** The call row's completion, written in the settlement's statement when it settled the hold. */
+    const finishCallStatement = (id: string, finish: CallFinish, settled: HoldSettled) =>
+      settlementWrite(finishCallWhere(id, finish, settled))
 
     /** The org's calls, newest first, after the `startingAfter` call when given. */
     const listCalls = (orgId: string, limit: number, startingAfter: string | undefined) =>

@@ -1,4 +1,3 @@
-import type { Statement } from "@effect/sql"
 import { Context, type Effect } from "effect"
 import type {
   AlreadySettled,
@@ -10,6 +9,7 @@ import type {
   OverBudget,
   TrialLimit
 } from "../../Errors/ApiErrors.js"
+import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
 
 /**
  * The credit ledger: the contract every purchase path uses. Amounts are whole credits.
@@ -114,11 +114,12 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
    * `capture` (when `captured` > 0) or `release` (0), with the caller's own write done in
    * the same statement: `alongside` gets the condition "the hold was settled" and answers
    * a data-modifying statement (e.g. `UPDATE ... WHERE id = ... AND <condition>`), so a
-   * purchase's record and its settlement commit together in one round trip.
+   * purchase's record and its settlement commit together in one round trip. The fence
+   * around that statement is SettlementFence.ts.
    */
   readonly settleWith: (
     holdId: string,
     captured: bigint,
-    alongside: (settled: Statement.Fragment) => Statement.Fragment
+    alongside: (settled: HoldSettled) => SettlementWrite
   ) => Effect.Effect<Settlement, CaptureExceedsHold | NotAHold | AlreadySettled>
 }>() {}

@@ -1,4 +1,4 @@
-import { SqlClient, type SqlError, type Statement } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { isUuid } from "../../Domain/Ids.js"
@@ -17,6 +17,7 @@ import {
 import { Events } from "../Events/Events.js"
 import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
 import { type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
+import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
 import { hourStartOf, monthOf } from "./Time.js"
 
 /** A hold not settled within this time is taken for left behind by a crash and released. */
@@ -126,7 +127,7 @@ export const makeLedger = Effect.gen(function*() {
   const settle = (
     holdId: string,
     captured: bigint,
-    alongside: ((settled: Statement.Fragment) => Statement.Fragment) | undefined,
+    alongside: ((settled: HoldSettled) => SettlementWrite) | undefined,
     signalEventDue: boolean
   ) =>
     Effect.gen(function*() {
@@ -168,7 +169,7 @@ export const makeLedger = Effect.gen(function*() {
   const settleAtomically = (
     holdId: string,
     captured: bigint,
-    alongside?: (settled: Statement.Fragment) => Statement.Fragment
+    alongside?: (settled: HoldSettled) => SettlementWrite
   ) =>
     Effect.gen(function*() {
       const inTransaction = Effect.serviceOption(SqlClient.TransactionConnection)
@@ -292,7 +293,7 @@ export const makeLedger = Effect.gen(function*() {
   const settleWith = (
     holdId: string,
     captured: bigint,
-    alongside: (settled: Statement.Fragment) => Statement.Fragment
+    alongside: (settled: HoldSettled) => SettlementWrite
   ) =>
     captured < 0n
       ? Effect.die(new Error("settleWith: a negative capture"))

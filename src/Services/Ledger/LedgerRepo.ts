@@ -1,6 +1,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
 
 /**
  * The ledger's SQL. Every statement that can refuse is one conditional write (`... WHERE
@@ -251,11 +252,14 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      * hottest row of a busy org alone. The statement's snapshot can miss a crossing made by
      * a hold committed just after it began: that hold's own settlement sees it.
      */
+    /** The condition the caller's write gets: only this statement settles holds. */
+    const settledCondition = (condition: Statement.Fragment) => condition as HoldSettled
+
     const settleStatement = (
       holdId: string,
       captured: bigint,
       now: Date,
-      alongside?: (settled: Statement.Fragment) => Statement.Fragment,
+      alongside?: (settled: HoldSettled) => SettlementWrite,
       signalEventDue = false
     ) => {
       const c = captured.toString()
@@ -312,7 +316,11 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
                                   ('release', h.amount - ${c}::bigint, h.amount - ${c}::bigint)) AS x (kind, amount, credits)
           WHERE NOT h.no_credits AND x.credits > 0
           RETURNING 1
-        )${alongside === undefined ? sql`` : sql`, alongside AS (${alongside(sql`EXISTS (SELECT 1 FROM h)`)})`}
+        )${
+        alongside === undefined
+          ? sql``
+          : sql`, alongside AS (${alongside(settledCondition(sql`EXISTS (SELECT 1 FROM h)`))})`
+      }
         SELECT h.org_id, h.agent_id, h.amount::text AS amount, h.no_credits, to_char(h.month, 'YYYY-MM-DD') AS month,
                s.spent::text AS spent, s.alerted_80pct, s.budget::text AS budget, s.agent_name, s.agent_mode,
                (SELECT balance::text FROM o) AS balance, ${lowAlertFired} AS low_alert_fired,
@@ -325,7 +333,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       holdId: string,
       captured: bigint,
       now: Date,
-      alongside?: (settled: Statement.Fragment) => Statement.Fragment
+      alongside?: (settled: HoldSettled) => SettlementWrite
     ) => settleStatement(holdId, captured, now, alongside).pipe(Effect.orDie)
 
     /** Gives back spend of a refunded purchase. */

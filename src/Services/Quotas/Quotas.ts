@@ -2,6 +2,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { commonLimits } from "../../Domain/Plans.js"
 import { AupLimit, ProviderQuota } from "../../Errors/ApiErrors.js"
+import type { AfterQuota, QuotaPassed } from "./QuotaFence.js"
 
 /**
  * Daily limits on gateway purchases, counted per calendar day in UTC (reset 00:00 UTC):
@@ -61,10 +62,11 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
     /**
      * Counts one call against the limits in one statement, or fails without counting.
      * `andThen`, when given, is a statement that runs in the same statement only when
-     * every count passed; it selects `FROM passed` (the purchase's own row, e.g. the
-     * gateway's call log entry), so the count and that row are written together.
+     * every count passed: it selects from the relation it is given (the purchase's own
+     * row, e.g. the gateway's call log entry), so the count and that row are written
+     * together. The fence around it is QuotaFence.ts.
      */
-    const consume = (request: QuotaRequest, andThen?: Statement.Fragment) =>
+    const consume = (request: QuotaRequest, andThen?: (passed: QuotaPassed) => AfterQuota) =>
       Effect.gen(function*() {
         const rows = yield* sql<{ calls: number; lookups: number; passed: number }>`
           WITH q AS (
@@ -83,7 +85,11 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
           ),
           passed AS (
             SELECT 1 AS one FROM q WHERE ${request.peopleDomain === null} OR EXISTS (SELECT 1 FROM l)
-          )${andThen === undefined ? sql`` : sql`, recorded AS (${andThen})`}
+          )${
+          andThen === undefined
+            ? sql``
+            : sql`, recorded AS (${andThen(sql`passed` as Statement.Fragment as QuotaPassed)})`
+        }
           SELECT (SELECT count(*) FROM q)::int AS calls, (SELECT count(*) FROM l)::int AS lookups,
                  (SELECT count(*) FROM passed)::int AS passed`.pipe(Effect.orDie)
         const row = rows[0]!
