@@ -14,7 +14,7 @@ import type { Brand } from "effect"
  *   the condition and its own parameters only: the settlement's own names (the CTEs `h`,
  *   `s`, `o`, `e` and the name `alongside` the write runs under) stay the ledger's.
  *
- * What the settlement does itself (each tested on its own in test/money/settlement.test.ts):
+ * What the settlement does itself (each tested on its own: test/money/ledger.test.ts, "settleWith"):
  * spend and the 80% budget alert of live agents, the trial's hourly window given back for
  * what was released, the low-balance alert once per top-up, one ledger entry per movement.
  */
