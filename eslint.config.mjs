@@ -1,6 +1,7 @@
 // Lint and format: typescript-eslint's recommended rules where they catch mistakes, and
 // dprint (through @effect/eslint-plugin, with the Effect repository's settings) for layout.
-// `npm run lint` checks; `npm run lint -- --fix` rewrites the layout.
+// `npm run lint` checks (and runs the Effect language service's diagnostics);
+// `npx eslint . --fix` rewrites the layout.
 import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 

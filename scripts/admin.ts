@@ -30,8 +30,7 @@ if (command === undefined) {
 const Database = Layer.provideMerge(MigrationsLive, DatabaseLive).pipe(Layer.provide(NodeContext.layer))
 
 const program = Effect.suspend(() => command!.run(parseArgs(rest))).pipe(
-  Effect.provide(Database),
-  Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)),
+  Effect.provide(Layer.merge(Database, Logger.minimumLogLevel(LogLevel.Warning))),
   Effect.withConfigProvider(ConfigProvider.fromEnv())
 )
 

@@ -21,8 +21,9 @@ beforeAll(async () => {
   db = await createTestDatabase("id_clock")
   await Effect.runPromise(
     runMigrations.pipe(
-      Effect.provide(PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 })),
-      Effect.provide(NodeContext.layer),
+      Effect.provide(
+        PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 }).pipe(Layer.provide(NodeContext.layer))
+      ),
       Effect.scoped
     )
   )

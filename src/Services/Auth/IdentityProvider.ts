@@ -6,6 +6,7 @@ import * as oidc from "openid-client"
 import { EmailAddress } from "../../Domain/Email.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
 import { IdpFailed, InvalidState, NotConfigured, UnverifiedEmail } from "../../Errors/ApiErrors.js"
+import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import { AuthConfig, type IdpSettings } from "./AuthConfig.js"
 import { MINUTE_MS } from "./Records.js"
 import { type Origin, Sessions } from "./Sessions.js"
@@ -79,9 +80,9 @@ export class IdentityProvider extends Effect.Service<IdentityProvider>()("Auth/I
                   insecure ? { execute: [oidc.allowInsecureRequests], timeout: 10 } : { timeout: 10 }
                 )
               },
-              catch: (cause) => cause
+              catch: (cause) => new ExternalFailure({ what: "discovery", cause })
             }).pipe(
-              Effect.tapError((cause) => Effect.logWarning("Identity provider discovery failed", String(cause))),
+              Effect.tapError((failure) => Effect.logWarning("Identity provider discovery failed", failure.detail)),
               Effect.mapError(() =>
                 new IdpFailed({ message: "The identity provider could not be reached; try again" })
               ),
@@ -151,8 +152,8 @@ export class IdentityProvider extends Effect.Service<IdentityProvider>()("Auth/I
               expectedNonce: derived(handle, "nonce"),
               idTokenExpected: true
             }),
-          catch: (cause) => cause
-        }).pipe(Effect.catchAll(incomplete("the code exchange")))
+          catch: (cause) => new ExternalFailure({ what: "the code exchange", cause })
+        }).pipe(Effect.catchAll((failure) => incomplete(failure.what)(failure.detail)))
         const claims = tokens.claims()
         if (claims === undefined) return yield* incomplete("the ID token")("no claims")
         let email = claims["email"]
@@ -162,8 +163,8 @@ export class IdentityProvider extends Effect.Service<IdentityProvider>()("Auth/I
           // Some providers put the email only in the userinfo answer.
           const info = yield* Effect.tryPromise({
             try: () => oidc.fetchUserInfo(configuration, tokens.access_token, claims.sub),
-            catch: (cause) => cause
-          }).pipe(Effect.catchAll(incomplete("userinfo")))
+            catch: (cause) => new ExternalFailure({ what: "userinfo", cause })
+          }).pipe(Effect.catchAll((failure) => incomplete(failure.what)(failure.detail)))
           email = info.email
           emailVerified = info.email_verified
           name = name ?? info.name

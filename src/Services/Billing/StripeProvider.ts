@@ -1,6 +1,7 @@
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import Stripe from "stripe"
 import { InvalidSignature, PaymentUnavailable } from "../../Errors/ApiErrors.js"
+import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import type { StripeSettings } from "./BillingConfig.js"
 import { PaymentProvider, type ProviderEvent, type ProviderPayment } from "./PaymentProvider.js"
 
@@ -132,12 +133,12 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
 
     /** One library call, bounded in time; any failure is `payment_unavailable`. */
     const call = <A>(what: string, run: () => Promise<A>) =>
-      Effect.tryPromise({ try: run, catch: (cause) => cause }).pipe(
+      Effect.tryPromise({ try: run, catch: (cause) => new ExternalFailure({ what, cause }) }).pipe(
         Effect.timeoutFail({
           duration: timeoutMs + 1_000,
-          onTimeout: () => new Error(`no answer within ${timeoutMs} ms`)
+          onTimeout: () => new ExternalFailure({ what, cause: `no answer within ${timeoutMs} ms` })
         }),
-        Effect.catchAll((cause) => unavailable(what, cause))
+        Effect.catchAll((failure) => unavailable(what, failure.cause))
       )
 
     const retrievePayment = (id: string) =>
@@ -160,24 +161,25 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
             metadata: { payment_id: request.ourPaymentId },
             expand: EXPAND
           }, { idempotencyKey: request.idempotencyKey }),
-        catch: (cause) => cause
+        catch: (cause) => new ExternalFailure({ what: "charging the saved card", cause })
       }).pipe(
         Effect.timeoutFail({
           duration: timeoutMs + 1_000,
-          onTimeout: () => new Error(`no answer within ${timeoutMs} ms`)
+          onTimeout: () =>
+            new ExternalFailure({ what: "charging the saved card", cause: `no answer within ${timeoutMs} ms` })
         }),
         Effect.flatMap(toProviderPayment),
         // A decline or a card that needs its holder comes back as an error carrying the payment.
-        Effect.catchAll((cause) =>
-          cause instanceof Stripe.errors.StripeCardError && cause.payment_intent !== undefined
+        Effect.catchAll((error) => {
+          if (error instanceof PaymentUnavailable) return Effect.fail(error)
+          const cause = error.cause
+          return cause instanceof Stripe.errors.StripeCardError && cause.payment_intent !== undefined
             ? Effect.map(toProviderPayment(cause.payment_intent), (payment) => ({
               ...payment,
               failureMessage: payment.failureMessage ?? cause.message
             }))
-            : cause instanceof PaymentUnavailable
-            ? Effect.fail(cause)
             : unavailable("charging a saved card", cause)
-        )
+        })
       )
 
     const verifyWebhook = (rawBody: string, signature: string | undefined) =>

@@ -1,5 +1,6 @@
 import { Clock, Config, Effect, Layer, Ref } from "effect"
 import { Redis } from "ioredis"
+import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import { makeMemoryRateLimitStore } from "./MemoryRateLimitStore.js"
 import { RateLimitStore } from "./RateLimitStore.js"
 
@@ -39,14 +40,19 @@ export const makeRedisRateLimitStore = (url: string) =>
     const openUntil = yield* Ref.make(0)
 
     const incrementInRedis = (key: string, expiresAtMs: number) =>
-      Effect.tryPromise(() => client.multi().incr(key).pexpireat(key, expiresAtMs).exec()).pipe(
+      Effect.tryPromise({
+        try: () => client.multi().incr(key).pexpireat(key, expiresAtMs).exec(),
+        catch: (cause) => new ExternalFailure({ what: "INCR", cause })
+      }).pipe(
         Effect.flatMap((results) => {
-          const [error, count] = results?.[0] ?? [new Error("empty MULTI answer"), null]
-          return error ? Effect.fail(error) : Effect.succeed(Number(count))
+          const [error, count] = results?.[0] ?? ["empty MULTI answer", null]
+          return error
+            ? Effect.fail(new ExternalFailure({ what: "INCR", cause: error }))
+            : Effect.succeed(Number(count))
         }),
         Effect.timeoutFail({
           duration: commandTimeoutMs,
-          onTimeout: () => new Error(`Redis did not answer within ${commandTimeoutMs} ms`)
+          onTimeout: () => new ExternalFailure({ what: "INCR", cause: `no answer within ${commandTimeoutMs} ms` })
         })
       )
 
@@ -66,9 +72,7 @@ export const makeRedisRateLimitStore = (url: string) =>
             Effect.gen(function*() {
               if (until === 0) {
                 yield* Effect.logWarning(
-                  `Redis unavailable (${
-                    error instanceof Error ? error.message : String(error)
-                  }); counting rate limits in memory on this replica until it returns`
+                  `Redis unavailable (${error.detail}); counting rate limits in memory on this replica until it returns`
                 )
               }
               yield* Ref.set(openUntil, now + retryAfterMs)
