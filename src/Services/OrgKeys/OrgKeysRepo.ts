@@ -1,52 +1,65 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 
-/** SQL for org keys: the SHA-256 of the `ok_` secret and its 10-character prefix. */
-export interface OrgKeyRow {
+/** SQL for org keys: the SHA-256 of the `ok_` secret and its 10-character prefix; rows decoded by `OrgKeyRow`. */
+export const OrgKeyRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  scope: Schema.Literal("read", "write"),
+  prefix: Schema.String,
+  created_by_email: Schema.String,
+  created_at: Schema.DateFromSelf,
+  last_used_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type OrgKeyRow = typeof OrgKeyRow.Type
+
+export interface NewOrgKey {
   readonly id: string
+  readonly orgId: string
   readonly name: string
   readonly scope: "read" | "write"
   readonly prefix: string
-  readonly created_by_email: string
-  readonly created_at: Date
-  readonly last_used_at: Date | null
+  readonly hash: string
+  readonly createdBy: string
+  readonly createdByEmail: string
+  readonly createdAt: Date
 }
 
 export class OrgKeysRepo extends Effect.Service<OrgKeysRepo>()("OrgKeys/OrgKeysRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const countActive = (orgId: string) =>
-      sql<{ n: string }>`SELECT count(*) AS n FROM org_keys WHERE org_id = ${orgId} AND revoked_at IS NULL`.pipe(
-        Effect.map((rows) => Number(rows[0]!.n)),
-        Effect.orDie
-      )
+    const countActiveOf = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ n: Schema.NumberFromString }),
+      execute: (orgId) => sql`SELECT count(*) AS n FROM org_keys WHERE org_id = ${orgId} AND revoked_at IS NULL`
+    })
 
-    const insert = (key: {
-      id: string
-      orgId: string
-      name: string
-      scope: "read" | "write"
-      prefix: string
-      hash: string
-      createdBy: string
-      createdByEmail: string
-      createdAt: Date
-    }) =>
-      sql<OrgKeyRow>`
-        INSERT INTO org_keys (id, org_id, name, scope, prefix, key_hash, created_by, created_by_email, created_at)
-        VALUES (${key.id}, ${key.orgId}, ${key.name}, ${key.scope}, ${key.prefix}, ${key.hash}, ${key.createdBy},
-                ${key.createdByEmail}, ${key.createdAt})
-        RETURNING id, name, scope, prefix, created_by_email, created_at, last_used_at`.pipe(
-        Effect.map((rows) => rows[0]!),
-        Effect.orDie
-      )
+    const listActiveOf = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: OrgKeyRow,
+      execute: (orgId) =>
+        sql`
+          SELECT id, name, scope, prefix, created_by_email, created_at, last_used_at FROM org_keys
+          WHERE org_id = ${orgId} AND revoked_at IS NULL
+          ORDER BY created_at DESC, id DESC`
+    })
 
-    const listActive = (orgId: string) =>
-      sql<OrgKeyRow>`
-        SELECT id, name, scope, prefix, created_by_email, created_at, last_used_at FROM org_keys
-        WHERE org_id = ${orgId} AND revoked_at IS NULL
-        ORDER BY created_at DESC, id DESC`.pipe(Effect.orDie)
+    const countActive = (orgId: string) => countActiveOf(orgId).pipe(Effect.map((row) => row.n), Effect.orDie)
+
+    const insert = (key: NewOrgKey) =>
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: OrgKeyRow,
+        execute: () =>
+          sql`
+            INSERT INTO org_keys (id, org_id, name, scope, prefix, key_hash, created_by, created_by_email, created_at)
+            VALUES (${key.id}, ${key.orgId}, ${key.name}, ${key.scope}, ${key.prefix}, ${key.hash}, ${key.createdBy},
+                    ${key.createdByEmail}, ${key.createdAt})
+            RETURNING id, name, scope, prefix, created_by_email, created_at, last_used_at`
+      })(undefined).pipe(Effect.orDie)
+
+    const listActive = (orgId: string) => listActiveOf(orgId).pipe(Effect.orDie)
 
     const revoke = (orgId: string, keyId: string, now: Date) =>
       sql<{ id: string }>`
