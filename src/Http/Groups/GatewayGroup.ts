@@ -22,7 +22,6 @@ import { PublicRateLimit } from "../Security/RateLimitTags.js"
 import { pageLimitOrDefault } from "./Pagination.js"
 
 /** The gateway (`POST /v1/call`), the agent's balance, and the org's call list. */
-export { CallRequest }
 
 export const CallStatus = Schema.Literal("succeeded", "refused", "failed", "timed_out", "test").annotations({
   description: "succeeded: answered and charged; refused: provider 4xx; failed: provider 5xx or network error; " +
