@@ -1,4 +1,4 @@
-import { Effect, Metric, MetricBoundaries } from "effect"
+import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
 
 /**
  * Request metrics, kept in the Effect metric registry: `/metrics` prints them for
@@ -16,10 +16,43 @@ const duration = Metric.histogram(
   "Time from the request's arrival to its answer, by method and route template"
 )
 
+/**
+ * The tagged metrics of each method, route and status, made once: labels are route
+ * templates and a bounded set of statuses, so these maps stay small, and a request does
+ * not rebuild and rehash its labels.
+ */
+const countersByLabel = new Map<string, typeof requests>()
+const histogramsByLabel = new Map<string, typeof duration>()
+
+const counterFor = (method: string, route: string, status: number) => {
+  const label = `${method} ${route} ${status}`
+  let counter = countersByLabel.get(label)
+  if (counter === undefined) {
+    counter = Metric.taggedWithLabels(requests, [
+      MetricLabel.make("method", method),
+      MetricLabel.make("route", route),
+      MetricLabel.make("status", String(status))
+    ])
+    countersByLabel.set(label, counter)
+  }
+  return counter
+}
+
+const histogramFor = (method: string, route: string) => {
+  const label = `${method} ${route}`
+  let histogram = histogramsByLabel.get(label)
+  if (histogram === undefined) {
+    histogram = Metric.taggedWithLabels(duration, [
+      MetricLabel.make("method", method),
+      MetricLabel.make("route", route)
+    ])
+    histogramsByLabel.set(label, histogram)
+  }
+  return histogram
+}
+
 export const recordRequest = (method: string, route: string, status: number, seconds: number) =>
   Effect.zipRight(
-    Metric.increment(
-      Metric.tagged(Metric.tagged(Metric.tagged(requests, "method", method), "route", route), "status", String(status))
-    ),
-    Metric.update(Metric.tagged(Metric.tagged(duration, "method", method), "route", route), seconds)
+    Metric.increment(counterFor(method, route, status)),
+    Metric.update(histogramFor(method, route), seconds)
   )
