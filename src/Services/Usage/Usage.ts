@@ -61,7 +61,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
           repo.topTools(range)
         ], { concurrency: "unbounded" })
         const now = yield* Clock.currentTimeMillis
-        const total = agents.reduce((sum, row) => sum + BigInt(row.spend), 0n)
+        const total = agents.reduce((sum, row) => sum + row.spend, 0n)
         return {
           org_id: actor.org_id,
           balance: amountOf(credits.balance),
@@ -76,19 +76,19 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
           by_agent: agents.map((row) => ({
             agent_id: row.agent_id,
             name: row.name,
-            spend: amountOf(BigInt(row.spend))
+            spend: amountOf(row.spend)
           })),
-          by_day: days.map((row) => ({ day: row.day, spend: amountOf(BigInt(row.spend)) })),
+          by_day: days.map((row) => ({ day: row.day, spend: amountOf(row.spend) })),
           top_endpoints: endpoints.map((row) => ({
             endpoint: row.id,
             calls: row.uses,
-            spend: amountOf(BigInt(row.spend))
+            spend: amountOf(row.spend)
           })),
           top_tools: tools.map((row) => ({
             tool: row.id,
             name: row.name,
             items: row.uses,
-            spend: amountOf(BigInt(row.spend))
+            spend: amountOf(row.spend)
           }))
         }
       })

@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 
 /**
  * The reads behind `GET /v1/orgs/{orgId}/usage`. Money comes from the ledger's holds, the
@@ -15,23 +15,16 @@ export interface UsageRange {
   readonly until: Date
 }
 
-interface AgentSpendRow {
-  readonly agent_id: string
-  readonly name: string
-  readonly spend: string
-}
+const Range = Schema.Struct({ orgId: Schema.String, from: Schema.DateFromSelf, until: Schema.DateFromSelf })
 
-interface DaySpendRow {
-  readonly day: string
-  readonly spend: string
-}
-
-interface LabelSpendRow {
-  readonly id: string
-  readonly name: string
-  readonly uses: number
-  readonly spend: string
-}
+const AgentSpendRow = Schema.Struct({ agent_id: Schema.String, name: Schema.String, spend: Schema.BigInt })
+const DaySpendRow = Schema.Struct({ day: Schema.String, spend: Schema.BigInt })
+const LabelSpendRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  uses: Schema.Number,
+  spend: Schema.BigInt
+})
 
 /** How many endpoints and tools the "top" lists name. */
 export const TOP_COUNT = 10
@@ -48,17 +41,24 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/UsageRepo", {
         WHERE org_id = ${range.orgId} AND NOT test_mode AND captured > 0
           AND created_at >= ${range.from} AND created_at < ${range.until}`
 
-    const byAgent = (range: UsageRange) =>
-      sql<AgentSpendRow>`
+    const byAgent = SqlSchema.findAll({
+      Request: Range,
+      Result: AgentSpendRow,
+      execute: (range) =>
+        sql`
         WITH spent AS (${spentHolds(range)})
         SELECT s.agent_id, a.name, sum(s.spend)::text AS spend
         FROM spent s JOIN agents a ON a.id = s.agent_id
         GROUP BY s.agent_id, a.name
         ORDER BY sum(s.spend) DESC, a.name`
+    })
 
     /** Every day of the range, days without spend included. */
-    const byDay = (range: UsageRange) =>
-      sql<DaySpendRow>`
+    const byDay = SqlSchema.findAll({
+      Request: Range,
+      Result: DaySpendRow,
+      execute: (range) =>
+        sql`
         WITH spent AS (${spentHolds(range)}),
         days AS (
           SELECT generate_series(${range.from}::timestamptz, ${range.until}::timestamptz - interval '1 day', interval '1 day') AS day
@@ -66,9 +66,13 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/UsageRepo", {
         SELECT to_char(d.day AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, coalesce(sum(s.spend), 0)::text AS spend
         FROM days d LEFT JOIN spent s ON s.created_at >= d.day AND s.created_at < d.day + interval '1 day'
         GROUP BY d.day ORDER BY d.day`
+    })
 
-    const topEndpoints = (range: UsageRange) =>
-      sql<LabelSpendRow>`
+    const topEndpoints = SqlSchema.findAll({
+      Request: Range,
+      Result: LabelSpendRow,
+      execute: (range) =>
+        sql`
         WITH spent AS (${spentHolds(range)})
         SELECT c.endpoint_id AS id, c.endpoint_id AS name, count(*)::int AS uses, sum(s.spend)::text AS spend
         FROM spent s JOIN gateway_calls c ON c.id::text = s.reference
@@ -76,9 +80,13 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/UsageRepo", {
         GROUP BY c.endpoint_id
         ORDER BY sum(s.spend) DESC, c.endpoint_id
         LIMIT ${TOP_COUNT}`
+    })
 
-    const topTools = (range: UsageRange) =>
-      sql<LabelSpendRow>`
+    const topTools = SqlSchema.findAll({
+      Request: Range,
+      Result: LabelSpendRow,
+      execute: (range) =>
+        sql`
         WITH spent AS (${spentHolds(range)})
         SELECT t.slug AS id, t.name, count(*)::int AS uses, sum(s.spend)::text AS spend
         FROM spent s
@@ -88,13 +96,13 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/UsageRepo", {
         GROUP BY t.slug, t.name
         ORDER BY sum(s.spend) DESC, t.slug
         LIMIT ${TOP_COUNT}`
+    })
 
-    const orDie = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.orDie(effect)
     return {
-      byAgent: (range: UsageRange) => orDie(byAgent(range)),
-      byDay: (range: UsageRange) => orDie(byDay(range)),
-      topEndpoints: (range: UsageRange) => orDie(topEndpoints(range)),
-      topTools: (range: UsageRange) => orDie(topTools(range))
+      byAgent: (range: UsageRange) => Effect.orDie(byAgent(range)),
+      byDay: (range: UsageRange) => Effect.orDie(byDay(range)),
+      topEndpoints: (range: UsageRange) => Effect.orDie(topEndpoints(range)),
+      topTools: (range: UsageRange) => Effect.orDie(topTools(range))
     } as const
   })
 }) {}
