@@ -66,7 +66,7 @@ export const approvalView = (row: ApprovalRow, now: number): Approval => ({
   agent_id: row.agent_id,
   tool: { id: row.tool_id, slug: row.tool_slug, name: row.tool_name, provider: row.tool_provider },
   item_count: row.item_count,
-  amount: amountOf(BigInt(row.amount_credits)),
+  amount: amountOf(row.amount_credits),
   note: row.note,
   decided_by_email: row.decided_by_email,
   decided_via: row.decided_via,
@@ -83,7 +83,7 @@ const summaryOf = (row: ApprovalRow): ApprovalSummary => ({
   reason: row.reason,
   tool_id: row.tool_id,
   item_count: row.item_count,
-  amount: amountOf(BigInt(row.amount_credits)),
+  amount: amountOf(row.amount_credits),
   expires_at: row.expires_at.toISOString()
 })
 
@@ -125,7 +125,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
             agentName: request.agentName,
             toolName: request.tool.name,
             itemCount: row.item_count,
-            amount: BigInt(row.amount_credits),
+            amount: row.amount_credits,
             reason: row.reason,
             approvalId: row.id,
             expiresAt: row.expires_at,
@@ -220,7 +220,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
         const differences = [
           row.tool_id !== purchase.toolId ? "tool" : undefined,
           row.inputs_hash !== purchase.inputsHash ? "inputs" : undefined,
-          BigInt(row.amount_credits) !== purchase.amount ? "amount" : undefined
+          row.amount_credits !== purchase.amount ? "amount" : undefined
         ].filter((d): d is string => d !== undefined)
         if (differences.length > 0) {
           return yield* new ApprovalMismatch({

@@ -1,33 +1,36 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
 import { isUuid } from "../../Domain/Ids.js"
 import type { ApprovalStatus } from "../../Domain/Purchasing.js"
 
-/** The approvals' tables: `purchase_approvals` (with its tool) and `approval_links`. */
-export interface ApprovalRow {
-  readonly id: string
-  readonly org_id: string
-  readonly agent_id: string
-  readonly tool_id: string
-  readonly tool_slug: string
-  readonly tool_name: string
-  readonly tool_provider: string
-  readonly inputs_hash: string
-  readonly item_count: number
-  readonly amount_credits: string
-  readonly reason: ApprovalReason
-  readonly status: "waiting" | "approved" | "rejected"
-  readonly note: string | null
-  readonly decided_by: string | null
-  readonly decided_by_email: string | null
-  readonly decided_via: "session" | "org_key" | "email_link" | null
-  readonly created_at: Date
-  readonly expires_at: Date
-  readonly decided_at: Date | null
-  readonly receipt_id: string | null
-  readonly used_at: Date | null
-}
+/** The approvals' tables: `purchase_approvals` (with its tool) and `approval_links`; rows decoded. */
+const Via = Schema.Literal("session", "org_key", "email_link")
+
+export const ApprovalRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  agent_id: Schema.String,
+  tool_id: Schema.String,
+  tool_slug: Schema.String,
+  tool_name: Schema.String,
+  tool_provider: Schema.String,
+  inputs_hash: Schema.String,
+  item_count: Schema.Number,
+  amount_credits: Schema.BigInt,
+  reason: Schema.Literal("over_threshold", "over_budget"),
+  status: Schema.Literal("waiting", "approved", "rejected"),
+  note: Schema.NullOr(Schema.String),
+  decided_by: Schema.NullOr(Schema.String),
+  decided_by_email: Schema.NullOr(Schema.String),
+  decided_via: Schema.NullOr(Via),
+  created_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf,
+  decided_at: Schema.NullOr(Schema.DateFromSelf),
+  receipt_id: Schema.NullOr(Schema.String),
+  used_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type ApprovalRow = typeof ApprovalRow.Type
 
 export interface NewApproval {
   readonly id: string
@@ -42,17 +45,18 @@ export interface NewApproval {
   readonly expires_at: Date
 }
 
-export interface LinkRow {
-  readonly token_hash: string
-  readonly approval_id: string
-  readonly user_id: string
-  readonly email: string
+export const LinkRow = Schema.Struct({
+  token_hash: Schema.String,
+  approval_id: Schema.String,
+  user_id: Schema.String,
+  email: Schema.String,
   /** The user's role in the approval's org now (null: no longer a member). */
-  readonly role: string | null
-  readonly decision: "approve" | "reject"
-  readonly expires_at: Date
-  readonly used_at: Date | null
-}
+  role: Schema.NullOr(Schema.String),
+  decision: Schema.Literal("approve", "reject"),
+  expires_at: Schema.DateFromSelf,
+  used_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type LinkRow = typeof LinkRow.Type
 
 export interface Decision {
   readonly status: "approved" | "rejected"
@@ -70,20 +74,35 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
     const sql = yield* SqlClient.SqlClient
     const cols = sql.unsafe(approvalColumns)
 
+    const findById = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.String, lock: Schema.Boolean }),
+      Result: ApprovalRow,
+      execute: ({ id, lock }) =>
+        sql`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id}
+            ${lock ? sql`FOR UPDATE OF a` : sql``}`
+    })
+
     /** One approval with its tool; `lock` takes its row for the transaction. */
     const byId = (id: string, lock: boolean) =>
-      (isUuid(id)
-        ? (lock
-          ? sql<
-            ApprovalRow
-          >`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id} FOR UPDATE OF a`
-          : sql<
-            ApprovalRow
-          >`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id}`)
-        : Effect.succeed([] as ReadonlyArray<ApprovalRow>)).pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0])),
-          Effect.orDie
-        )
+      isUuid(id) ? findById({ id, lock }).pipe(Effect.orDie) : Effect.succeed(Option.none<ApprovalRow>())
+
+    const findWaiting = SqlSchema.findOne({
+      Request: Schema.Struct({
+        agentId: Schema.String,
+        toolId: Schema.String,
+        inputsHash: Schema.String,
+        amount: Schema.BigInt,
+        now: Schema.DateFromSelf
+      }),
+      Result: ApprovalRow,
+      execute: (purchase) =>
+        sql`
+          SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id
+          WHERE a.agent_id = ${purchase.agentId} AND a.tool_id = ${purchase.toolId}
+            AND a.inputs_hash = ${purchase.inputsHash} AND a.amount_credits = ${purchase.amount}
+            AND a.status = 'waiting' AND a.expires_at > ${purchase.now}
+          ORDER BY a.created_at DESC LIMIT 1`
+    })
 
     /** The approval already waiting for this very purchase, if one is. */
     const waitingFor = (purchase: {
@@ -92,12 +111,7 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
       readonly inputsHash: string
       readonly amount: bigint
       readonly now: Date
-    }) =>
-      sql<ApprovalRow>`
-        SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id
-        WHERE a.agent_id = ${purchase.agentId} AND a.tool_id = ${purchase.toolId} AND a.inputs_hash = ${purchase.inputsHash}
-          AND a.amount_credits = ${purchase.amount.toString()} AND a.status = 'waiting' AND a.expires_at > ${purchase.now}
-        ORDER BY a.created_at DESC LIMIT 1`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+    }) => findWaiting(purchase).pipe(Effect.orDie)
 
     const insert = (approval: NewApproval) =>
       sql`INSERT INTO purchase_approvals ${sql.insert({ ...approval, status: "waiting" })}`.pipe(
@@ -153,10 +167,15 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
       const after = options.after === undefined
         ? sql`true`
         : sql`(a.created_at, a.id) < (${options.after.created_at}, ${options.after.id})`
-      return sql<ApprovalRow>`
-        SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id
-        WHERE a.org_id = ${orgId} AND ${statusFilter} AND ${after}
-        ORDER BY a.created_at DESC, a.id DESC LIMIT ${options.limit}`.pipe(Effect.orDie)
+      return SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: ApprovalRow,
+        execute: () =>
+          sql`
+            SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id
+            WHERE a.org_id = ${orgId} AND ${statusFilter} AND ${after}
+            ORDER BY a.created_at DESC, a.id DESC LIMIT ${options.limit}`
+      })(undefined).pipe(Effect.orDie)
     }
 
     const recordDecision = (approvalId: string, decision: Decision) =>
@@ -165,21 +184,20 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
           decided_by_email = ${decision.email}, decided_via = ${decision.via}, decided_at = ${decision.at}
         WHERE id = ${approvalId}`.pipe(Effect.asVoid, Effect.orDie)
 
+    const findLink = SqlSchema.findOne({
+      Request: Schema.Struct({ tokenHash: Schema.String, lock: Schema.Boolean }),
+      Result: LinkRow,
+      execute: ({ lock, tokenHash }) =>
+        sql`
+          SELECT l.*, u.email, m.role FROM approval_links l
+          JOIN purchase_approvals a ON a.id = l.approval_id
+          JOIN users u ON u.id = l.user_id
+          LEFT JOIN org_members m ON m.org_id = a.org_id AND m.user_id = l.user_id
+          WHERE l.token_hash = ${tokenHash} ${lock ? sql`FOR UPDATE OF l` : sql``}`
+    })
+
     /** A mailed link by its token's hash, with its owner's email and current role. */
-    const link = (tokenHash: string, lock: boolean) =>
-      (lock
-        ? sql<LinkRow>`
-            SELECT l.*, u.email, m.role FROM approval_links l
-            JOIN purchase_approvals a ON a.id = l.approval_id
-            JOIN users u ON u.id = l.user_id
-            LEFT JOIN org_members m ON m.org_id = a.org_id AND m.user_id = l.user_id
-            WHERE l.token_hash = ${tokenHash} FOR UPDATE OF l`
-        : sql<LinkRow>`
-            SELECT l.*, u.email, m.role FROM approval_links l
-            JOIN purchase_approvals a ON a.id = l.approval_id
-            JOIN users u ON u.id = l.user_id
-            LEFT JOIN org_members m ON m.org_id = a.org_id AND m.user_id = l.user_id
-            WHERE l.token_hash = ${tokenHash}`).pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+    const link = (tokenHash: string, lock: boolean) => findLink({ tokenHash, lock }).pipe(Effect.orDie)
 
     const useLink = (tokenHash: string, now: Date) =>
       sql`UPDATE approval_links SET used_at = ${now} WHERE token_hash = ${tokenHash}`.pipe(Effect.asVoid, Effect.orDie)
