@@ -16,10 +16,15 @@ export interface PresentedCredential {
 
 const BEARER = /^Bearer +(\S+) *$/i
 
-export const presentedCredential = (request: HttpServerRequest.HttpServerRequest): PresentedCredential => {
+/** The token of an `Authorization: Bearer <token>` header, if the request sends one. */
+export const bearerTokenOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const authorization = request.headers["authorization"]
-  const match = authorization === undefined ? null : BEARER.exec(authorization)
-  const header = match ? { token: match[1]!, kind: credentialKindOf(match[1]!) } : undefined
+  return authorization === undefined ? undefined : BEARER.exec(authorization)?.[1]
+}
+
+export const presentedCredential = (request: HttpServerRequest.HttpServerRequest): PresentedCredential => {
+  const token = bearerTokenOf(request)
+  const header = token === undefined ? undefined : { token, kind: credentialKindOf(token) }
   const cookie = request.cookies[SESSION_COOKIE]
   const headerIsSessionOrOrgKey = header?.kind === "session" || header?.kind === "org_key"
   return {

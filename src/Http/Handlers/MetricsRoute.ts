@@ -9,6 +9,7 @@ import { PublicUrl } from "../../Services/PublicUrl.js"
 import { RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import type { RateLimitStoreState } from "../../Services/RateLimiter/RateLimitStore.js"
 import { errorResponse } from "../Middleware/ErrorResponses.js"
+import { bearerTokenOf } from "../PresentedCredential.js"
 
 const storeStates: ReadonlyArray<RateLimitStoreState> = ["memory", "redis", "memory_fallback"]
 
@@ -77,7 +78,7 @@ export const MetricsRouteLive = HttpApiBuilder.Router.use((router) =>
         return errorResponse(baseUrl, "not_found", "Metrics are off: set METRICS_TOKEN to open /metrics")
       }
       const request = yield* HttpServerRequest.HttpServerRequest
-      const given = /^Bearer +(\S+) *$/i.exec(request.headers["authorization"] ?? "")?.[1] ?? ""
+      const given = bearerTokenOf(request) ?? ""
       if (!sameSecret(given, Redacted.value(config.metricsToken.value))) {
         return errorResponse(
           baseUrl,

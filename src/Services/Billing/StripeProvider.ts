@@ -98,17 +98,15 @@ export const toProviderPayment = (raw: unknown) =>
     }
   )
 
-const unavailable = (what: string, cause: unknown) => {
-  const detail = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
-  return Effect.zipRight(
-    Effect.logWarning(`Payment provider: ${what} failed (${detail})`),
+const unavailable = (failure: ExternalFailure) =>
+  Effect.zipRight(
+    Effect.logWarning(`Payment provider: ${failure.what} failed (${failure.detail})`),
     Effect.fail(
       new PaymentUnavailable({
-        message: `The payment provider did not answer as expected (${what}); nothing was changed, retry shortly`
+        message: `The payment provider did not answer as expected (${failure.what}); nothing was changed, retry shortly`
       })
     )
   )
-}
 
 const EXPAND = ["latest_charge", "payment_method"]
 
@@ -138,7 +136,7 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
           duration: timeoutMs + 1_000,
           onTimeout: () => new ExternalFailure({ what, cause: `no answer within ${timeoutMs} ms` })
         }),
-        Effect.catchAll((failure) => unavailable(what, failure.cause))
+        Effect.catchAll(unavailable)
       )
 
     const retrievePayment = (id: string) =>
@@ -161,12 +159,12 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
             metadata: { payment_id: request.ourPaymentId },
             expand: EXPAND
           }, { idempotencyKey: request.idempotencyKey }),
-        catch: (cause) => new ExternalFailure({ what: "charging the saved card", cause })
+        catch: (cause) => new ExternalFailure({ what: "charging a saved card", cause })
       }).pipe(
         Effect.timeoutFail({
           duration: timeoutMs + 1_000,
           onTimeout: () =>
-            new ExternalFailure({ what: "charging the saved card", cause: `no answer within ${timeoutMs} ms` })
+            new ExternalFailure({ what: "charging a saved card", cause: `no answer within ${timeoutMs} ms` })
         }),
         Effect.flatMap(toProviderPayment),
         // A decline or a card that needs its holder comes back as an error carrying the payment.
@@ -178,7 +176,7 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
               ...payment,
               failureMessage: payment.failureMessage ?? cause.message
             }))
-            : unavailable("charging a saved card", cause)
+            : unavailable(error)
         })
       )
 

@@ -37,24 +37,13 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
      * waiting, turns a concurrent twin away at once instead of queueing it behind this
      * transaction. Answers whether the key was taken.
      */
-    const claimKey = (row: {
-      readonly agent_id: string
-      readonly key: string
-      readonly fingerprint: string
-      readonly status: "in_progress" | "done"
-      readonly response_status: number | null
-      readonly response_body: string | null
-      readonly receipt_id: string
-      readonly created_at: Date
-      readonly expires_at: Date
-      readonly lease_until: Date | null
-    }) =>
+    const claimKey = (row: IdempotencyRow & { readonly receipt_id: string }) =>
       Effect.flatMap(
         sql<{ locked: boolean }>`
           SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${row.agent_id}:${row.key}`}, 0)) AS locked`,
         ([lock]) =>
           lock?.locked !== true ? Effect.succeed([]) : sql<{ key: string }>`
-        INSERT INTO idempotency_keys ${sql.insert(row)}
+        INSERT INTO idempotency_keys ${sql.insert({ ...row })}
         ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
           response_status = excluded.response_status, response_body = excluded.response_body,
           receipt_id = excluded.receipt_id, created_at = excluded.created_at, expires_at = excluded.expires_at,

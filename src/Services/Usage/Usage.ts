@@ -3,13 +3,14 @@ import { amountOf } from "../../Domain/Money.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { Ledger } from "../Ledger/Ledger.js"
+import { dayOf } from "../Ledger/Time.js"
 import { type UsageRange, UsageRepo } from "./UsageRepo.js"
 
 const DAY_MS = 24 * 60 * 60 * 1000
 /** The longest range one request may ask for. */
 export const MAX_RANGE_DAYS = 366
 
-const dayText = (date: Date) => date.toISOString().slice(0, 10)
+const dayText = (date: Date) => dayOf(date.getTime())
 
 /** A `YYYY-MM-DD` that names a real day, as a UTC midnight. */
 const parseDay = (field: string, text: string) => {

@@ -253,6 +253,17 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     if (!secret && !publishable) {
       return { status: 401, body: { error: { type: "invalid_request_error", message: "Invalid API Key provided" } } }
     }
+    /** A confirm or cancel of an intent that has already finished. */
+    const unexpectedState = (status: string) => ({
+      status: 400,
+      body: {
+        error: {
+          type: "invalid_request_error",
+          code: "payment_intent_unexpected_state",
+          message: `This PaymentIntent's status is ${status}`
+        }
+      }
+    })
     const notFound = (what: string) => ({
       status: 404,
       body: { error: { type: "invalid_request_error", code: "resource_missing", message: `No such ${what}` } }
@@ -306,16 +317,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       if (method === "GET" && segments.length === 3) return { status: 200, body: expanded(pi, asList(form.expand)) }
       if (method === "POST" && segments[3] === "confirm") {
         if (pi.status === "succeeded" || pi.status === "canceled") {
-          return {
-            status: 400,
-            body: {
-              error: {
-                type: "invalid_request_error",
-                code: "payment_intent_unexpected_state",
-                message: `This PaymentIntent's status is ${pi.status}`
-              }
-            }
-          }
+          return unexpectedState(pi.status)
         }
         const pm = methodFor(String(form.payment_method), pi.customer)
         if (pm === undefined) return notFound("payment_method")
@@ -325,16 +327,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       }
       if (method === "POST" && segments[3] === "cancel" && secret) {
         if (pi.status === "succeeded" || pi.status === "canceled") {
-          return {
-            status: 400,
-            body: {
-              error: {
-                type: "invalid_request_error",
-                code: "payment_intent_unexpected_state",
-                message: `This PaymentIntent's status is ${pi.status}`
-              }
-            }
-          }
+          return unexpectedState(pi.status)
         }
         pi.status = "canceled"
         emit("payment_intent.canceled", { ...pi })
