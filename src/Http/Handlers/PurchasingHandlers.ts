@@ -28,13 +28,8 @@ export const PurchasingHandlers = HttpApiBuilder.group(Api, "purchasing", (handl
         ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => recommend.recommend(agent, payload))
       )
       .handle("execute", ({ payload }) =>
-        Effect.flatMap(CurrentAgent, (agent) =>
-          Effect.map(execute.execute(agent, payload, baseUrl), (answer) =>
-            // The first answer and every replay under its idempotency key are the same bytes.
-            HttpServerResponse.text(answer.body, { status: answer.status, contentType: "application/json" }))).pipe(
-            // A success variant of execute (202), though the service fails with it.
-            Effect.catchTag("approval_required", Effect.succeed)
-          ))
+        // Each answer is a declared variant of the endpoint, encoded with its own status.
+        Effect.flatMap(CurrentAgent, (agent) => execute.execute(agent, payload, baseUrl)))
       .handle("job", ({ path }) =>
         Effect.flatMap(CurrentAgent, (agent) =>
           Effect.map(jobs.get(agent.org_id, path.id), (job) => ({ job }))))

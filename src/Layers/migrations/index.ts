@@ -7,6 +7,7 @@ import purchasing from "./0006_purchasing.js"
 import ledgerSignal from "./0007_ledger_signal.js"
 import billing from "./0008_billing.js"
 import idempotencyLease from "./0009_idempotency_lease.js"
+import idempotencyAnswers from "./0010_idempotency_answers.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -18,7 +19,8 @@ export const migrations = {
   "0006_purchasing": purchasing,
   "0007_ledger_signal": ledgerSignal,
   "0008_billing": billing,
-  "0009_idempotency_lease": idempotencyLease
+  "0009_idempotency_lease": idempotencyLease,
+  "0010_idempotency_answers": idempotencyAnswers
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */

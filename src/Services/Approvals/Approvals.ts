@@ -136,8 +136,9 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
       })
 
     /**
-     * Fails with `approval_required` naming the approval: the one already waiting for this
-     * same purchase, or a new one (event `approval.requested`, mails to the owners).
+     * Answers `approval_required` naming the approval (execute's 202 answer, a value, not a
+     * failure): the one already waiting for this same purchase, or a new one (event
+     * `approval.requested`, mails to the owners).
      */
     const request = (req: ApprovalRequest) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -182,7 +183,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
         return row
       })).pipe(
         Effect.catchTag("SqlError", Effect.die),
-        Effect.flatMap((row) => Effect.fail(approvalRequired(row)))
+        Effect.map(approvalRequired)
       )
 
     /**

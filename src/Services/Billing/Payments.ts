@@ -2,14 +2,9 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { usdCentsToPaise } from "../../Domain/Billing.js"
-import {
-  IdempotencyConflict,
-  InvalidInput,
-  NotConfigured,
-  NotFound,
-  RequestInProgress
-} from "../../Errors/ApiErrors.js"
+import { InvalidInput, NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
+import { idempotent, KeyTaken } from "../Idempotency/Idempotent.js"
 import { BillingConfig } from "./BillingConfig.js"
 import { BillingRepo, type PaymentRow, type ProfileRow } from "./BillingRepo.js"
 import { Fx } from "./Fx.js"
@@ -21,9 +16,10 @@ import { PaymentStates } from "./PaymentStates.js"
  * Starting a payment the customer confirms (a top-up, a plan fee) and learning how it
  * ended when the client comes back. The order of a start:
  *
- * 1. The idempotency key (as on execute): a key already used by the org with the same
- *    request answers that payment again; with another request `idempotency_conflict`; a
- *    first request still talking to the provider `request_in_progress`.
+ * 1. The idempotency key (`Idempotency/Idempotent.ts`, as on execute): a key already used
+ *    by the org with the same request answers that payment again; with another request
+ *    `idempotency_conflict`; a first request still talking to the provider
+ *    `request_in_progress`.
  * 2. INR: the USD amount converted at the rate in force (`fx_unavailable` without one).
  * 3. One transaction locks the org's billing profile, runs the caller's check (the
  *    new-account cap, the founding offer's seat) and writes the payment as `creating`.
@@ -135,47 +131,34 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         return { payment: Option.getOrElse(after, () => row), clientSecret: created.clientSecret }
       })
 
-    /** The answer for a key used before: the same payment, or why not. */
-    const answerForKey = (row: PaymentRow, fingerprint: string) =>
+    /**
+     * The answer a key used before replays: the same payment; none while its first request
+     * still talks to the provider; a request cut off long ago is finished with the same
+     * provider idempotency key.
+     */
+    const answerForKey = (row: PaymentRow) =>
       Effect.gen(function*() {
-        if (row.fingerprint !== fingerprint) {
-          return yield* new IdempotencyConflict({
-            message: "This idempotency_key was used with a different request; use a new key for a new payment"
-          })
-        }
         if (row.status === "creating") {
           const age = (yield* Clock.currentTimeMillis) - row.created_at.getTime()
-          if (age < config.providerTimeoutMs + 5_000) {
-            return yield* new RequestInProgress({
-              message: "A request with this idempotency_key is still running; retry shortly for its answer"
-            })
-          }
-          // Its first request was cut off: finish it with the same provider idempotency key.
-          return { ...(yield* createAtProvider(row)), replayed: true }
+          if (age < config.providerTimeoutMs + 5_000) return Option.none<StartedPayment>()
+          return Option.some<StartedPayment>({ ...(yield* createAtProvider(row)), replayed: true })
         }
         const open = row.status === "pending" || row.status === "failed"
         const clientSecret = open && row.provider_payment_id !== null
           ? (yield* provider.retrievePayment(row.provider_payment_id)).clientSecret
           : null
-        return { payment: row, clientSecret, replayed: true }
+        return Option.some<StartedPayment>({ payment: row, clientSecret, replayed: true })
       })
 
-    const start = <E>(
+    /** Writes the payment (taking the key, when there is one) and has the provider create it. */
+    const create = <E>(
       actor: OrgActor,
       spec: PaymentSpec,
-      idempotencyKey: string | undefined,
+      idempotencyKey: string | null,
+      fingerprint: string,
       reserve: Reservation<E>
     ) =>
       Effect.gen(function*() {
-        yield* requireConfigured
-        if (idempotencyKey !== undefined && !KEY_PATTERN.test(idempotencyKey)) {
-          return yield* new InvalidInput({ message: "idempotency_key must be 1 to 255 printable ASCII characters" })
-        }
-        const fingerprint = fingerprintOf(spec)
-        if (idempotencyKey !== undefined) {
-          const existing = yield* repo.findByKey(actor.org_id, idempotencyKey)
-          if (Option.isSome(existing)) return yield* answerForKey(existing.value, fingerprint)
-        }
         let amountMinor = spec.usdCents
         let rate: { readonly inrPerUsd: string; readonly date: string } | null = null
         if (spec.currency === "inr") {
@@ -184,7 +167,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         }
         // With a key, the payment's id and the provider's key follow from it, so a retry after a
         // lost answer sends the provider the very same request and gets the same payment.
-        const keyHash = idempotencyKey === undefined
+        const keyHash = idempotencyKey === null
           ? null
           : createHash("sha256").update(`${actor.org_id}\n${idempotencyKey}\n${fingerprint}`).digest("hex")
         const id = keyHash === null ? randomUUID() : uuidFromHex(keyHash)
@@ -208,24 +191,46 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
             plan: spec.plan,
             offer: spec.offer,
             save_card: spec.saveCard,
-            idempotency_key: idempotencyKey ?? null,
+            idempotency_key: idempotencyKey,
             fingerprint,
             created_by: actor.user_id,
             created_at: at,
             updated_at: at
           })
         })).pipe(Effect.catchTag("SqlError", Effect.die))
-        if (Option.isNone(inserted)) {
-          // A concurrent request took the same key first.
-          const existing = yield* repo.findByKey(actor.org_id, idempotencyKey!)
-          if (Option.isNone(existing)) return yield* Effect.dieMessage("An idempotency key vanished")
-          return (yield* answerForKey(existing.value, fingerprint)) as StartedPayment
-        }
+        // A concurrent request took the same key first.
+        if (Option.isNone(inserted)) return yield* new KeyTaken()
         const created = yield* createAtProvider(inserted.value).pipe(
           // Nothing changes when the provider failed: the row (and any seat it reserved) goes.
           Effect.tapError(() => repo.deletePayment(id).pipe(Effect.orDie))
         )
-        return { ...created, replayed: false } as StartedPayment
+        return { ...created, replayed: false } satisfies StartedPayment
+      })
+
+    const start = <E>(
+      actor: OrgActor,
+      spec: PaymentSpec,
+      idempotencyKey: string | undefined,
+      reserve: Reservation<E>
+    ) =>
+      Effect.gen(function*() {
+        yield* requireConfigured
+        if (idempotencyKey !== undefined && !KEY_PATTERN.test(idempotencyKey)) {
+          return yield* new InvalidInput({ message: "idempotency_key must be 1 to 255 printable ASCII characters" })
+        }
+        const fingerprint = fingerprintOf(spec)
+        return yield* idempotent({
+          key: idempotencyKey ?? null,
+          fingerprint,
+          noun: "payment",
+          lookup: (key) =>
+            Effect.map(
+              repo.findByKey(actor.org_id, key),
+              // A payment taken under a key always has its request's fingerprint.
+              Option.map((row) => ({ fingerprint: row.fingerprint ?? "", answer: answerForKey(row) }))
+            ),
+          run: (key) => create(actor, spec, key, fingerprint, reserve)
+        })
       })
 
     /** The client came back: ask the provider how the payment ended and apply it (once). */

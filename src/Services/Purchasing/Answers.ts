@@ -1,32 +1,38 @@
 import { Effect, Schema } from "effect"
 import { amountOf } from "../../Domain/Money.js"
-import { ExecuteResult, type ToolRef } from "../../Domain/Purchasing.js"
+import { ExecuteResult, JobAccepted, type ToolRef } from "../../Domain/Purchasing.js"
 import { CheckFailed, ProviderError } from "../../Errors/ApiErrors.js"
-import { encodeApiError } from "../../Errors/Wire.js"
 import type { ItemRow } from "./ItemsRepo.js"
 import { resultItemView } from "./Receipts.js"
 
 /**
- * The answer of a finished direct purchase, built from its item rows (the same function
- * serves the request and the sweeper that finishes a purchase whose replica died):
- * - at least one item charged (passed or partial): 200 with every item's outcome;
- * - nothing charged and every item failed its check: 200 `check_failed` with the reasons;
- * - nothing charged and some item failed at the provider (or was interrupted): 502
- *   `provider_error`, a failure (retryable; nothing kept under the idempotency key).
+ * What a purchase answers, as typed values; the HTTP layer makes the wire answer from them
+ * (the execute endpoint declares each as a success or error variant with its status):
+ * - a direct purchase with at least one item charged (passed or partial): `ExecuteResult`;
+ * - nothing charged and every item failed its check: `CheckFailed` (a 200 answer);
+ * - a job: `JobAccepted` (202);
+ * - nothing charged and some item failed at the provider (or was interrupted):
+ *   `ProviderError`, a failure (retryable; kept under the idempotency key only when the
+ *   sweeper finished the purchase, so a retry never buys twice).
+ * The same function serves the request and the sweeper that finishes a purchase whose
+ * replica died.
  */
-export interface StoredAnswer {
-  readonly status: number
-  /** The JSON body, serialised once: the first answer and every replay are the same bytes. */
-  readonly body: string
-}
+export const PurchaseAnswer = Schema.Union(ExecuteResult, JobAccepted, CheckFailed, ProviderError)
+export type PurchaseAnswer = typeof PurchaseAnswer.Type
+
+/**
+ * An answer as its idempotency key keeps it: the schema's JSON, so every replay decodes
+ * to the same value and is encoded to the same bytes as the first answer.
+ */
+export const StoredAnswer = Schema.parseJson(PurchaseAnswer)
+export const storedAnswerOf = Schema.encode(StoredAnswer)
+export const answerFromStore = Schema.decode(StoredAnswer)
 
 export interface AnswerContext {
   readonly receiptId: string
   readonly mode: "test" | "live"
   readonly tool: ToolRef & { readonly check_id: string; readonly check_version: string }
 }
-
-const encodeResult = Schema.encode(ExecuteResult)
 
 export const directAnswer = (context: AnswerContext, rows: ReadonlyArray<ItemRow>) =>
   Effect.gen(function*() {
@@ -51,19 +57,16 @@ export const directAnswer = (context: AnswerContext, rows: ReadonlyArray<ItemRow
         id: first?.check_id ?? context.tool.check_id,
         version: first?.check_version ?? context.tool.check_version
       }
-      const encoded = yield* encodeApiError(
-        new CheckFailed({
-          message: `The result failed the published check ${check.id} ${check.version}; nothing was charged`,
-          reason,
-          receipt_id: context.receiptId,
-          check,
-          items: reasons
-        })
-      )
-      return { status: encoded.status, body: JSON.stringify(encoded.body) } satisfies StoredAnswer
+      return new CheckFailed({
+        message: `The result failed the published check ${check.id} ${check.version}; nothing was charged`,
+        reason,
+        receipt_id: context.receiptId,
+        check,
+        items: reasons
+      })
     }
     const count = (status: ItemRow["status"]) => rows.filter((row) => row.status === status).length
-    const body = yield* encodeResult({
+    return {
       status: "done",
       receipt_id: context.receiptId,
       mode: context.mode,
@@ -79,6 +82,5 @@ export const directAnswer = (context: AnswerContext, rows: ReadonlyArray<ItemRow
       },
       fallback_used: rows.some((row) => row.fallback_from !== null),
       items: rows.map(resultItemView)
-    }).pipe(Effect.orDie)
-    return { status: 200, body: JSON.stringify(body) } satisfies StoredAnswer
+    } satisfies ExecuteResult as ExecuteResult | CheckFailed
   })

@@ -1,27 +1,24 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Fiber, FiberSet, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
 import { amountOf } from "../../Domain/Money.js"
-import { type ExecuteRequest, JobAccepted } from "../../Domain/Purchasing.js"
-import { isPurchasable } from "../../Domain/Tool.js"
+import type { ExecuteRequest, ExecuteResult, JobAccepted } from "../../Domain/Purchasing.js"
 import {
-  IdempotencyConflict,
+  type ApprovalRequired,
+  type CheckFailed,
   InvalidInput,
   LiveExecuteUnavailable,
-  NotPurchasable,
-  PriceAboveMax,
   ProviderError,
-  RequestInProgress,
-  ToolPaused,
   UnknownTool
 } from "../../Errors/ApiErrors.js"
 import { Approvals } from "../Approvals/Approvals.js"
 import type { AuthenticatedAgent } from "../Auth/Current.js"
+import { idempotent, KeyTaken, type UsedKey } from "../Idempotency/Idempotent.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Tools } from "../Tools/Tools.js"
-import { ToolsRepo } from "../Tools/ToolsRepo.js"
-import { directAnswer, type StoredAnswer } from "./Answers.js"
+import { type ToolRow, ToolsRepo } from "../Tools/ToolsRepo.js"
+import { answerFromStore, directAnswer, type PurchaseAnswer, storedAnswerOf } from "./Answers.js"
 import { sha256OfCanonical } from "./Canonical.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
 import { InterruptedPurchases } from "./InterruptedPurchases.js"
@@ -29,48 +26,18 @@ import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./Ite
 import { type ItemOutcomeUpdate, type ItemRow, ItemsRepo, type NewItem } from "./ItemsRepo.js"
 import { JobSignal } from "./JobSignal.js"
 import { JobsRepo } from "./JobsRepo.js"
+import { type PurchaseTerms, purchaseTerms } from "./PurchaseTerms.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
 import { ReceiptsRepo } from "./ReceiptsRepo.js"
 
-const encodeJob = Schema.encode(JobAccepted)
+/**
+ * What execute answers (the HTTP layer makes the wire answer): a direct purchase's result
+ * or its `check_failed`, a job, or `approval_required` (202).
+ */
+export type ExecuteAnswer = ExecuteResult | JobAccepted | CheckFailed | ApprovalRequired
 
-/** Whole credits from the wire (number or digits). */
-const creditsOf = (value: number | string | undefined): bigint | null => value === undefined ? null : BigInt(value)
-
-const describeFields = (required: ReadonlyArray<string>, optional: ReadonlyArray<string>) =>
-  [required.join(", "), optional.length > 0 ? `optional ${optional.join(", ")}` : ""].filter((s) => s.length > 0).join(
-    "; "
-  )
-
-/** Each input must carry the tool's required fields (non-empty text) and nothing unknown. */
-export const validateInputs = (
-  inputs: ReadonlyArray<Readonly<Record<string, unknown>>>,
-  fields: { readonly required: ReadonlyArray<string>; readonly optional: ReadonlyArray<string> },
-  slug: string
-): string | undefined => {
-  const known = new Set([...fields.required, ...fields.optional])
-  for (const [index, input] of inputs.entries()) {
-    for (const name of fields.required) {
-      const value = input[name]
-      if (typeof value !== "string" || value.trim().length === 0) {
-        return `inputs[${index}].${name} is required (non-empty text); ${slug} takes ${
-          describeFields(fields.required, fields.optional)
-        }`
-      }
-    }
-    for (const [name, value] of Object.entries(input)) {
-      if (!known.has(name)) {
-        return `inputs[${index}] has an unknown field \`${name}\`; ${slug} takes ${
-          describeFields(fields.required, fields.optional)
-        }`
-      }
-      if (value !== null && typeof value === "object") {
-        return `inputs[${index}].${name} must be text, a number or a boolean`
-      }
-    }
-  }
-  return undefined
-}
+/** A direct purchase's answer, made once its items settled. */
+type DirectAnswer = ExecuteResult | CheckFailed
 
 /** An item's row after settlement, as the database now holds it. */
 const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): ItemRow => ({
@@ -150,50 +117,13 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     const tools = yield* Tools
     // Direct purchases run here, not on the request's fiber: a client that hangs up does
     // not stop a purchase half-way; it finishes and its answer is kept under its key.
-    const running = yield* FiberSet.make<StoredAnswer, ProviderError>()
+    const running = yield* FiberSet.make<DirectAnswer, ProviderError>()
 
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     // -- idempotency ----------------------------------------------------------------------
 
-    type KeyState = { readonly _tag: "Free" } | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
-
-    /**
-     * What a key says before a purchase starts: free (new, or past its retention), the
-     * first answer to replay, or a refusal (another request, or one still running).
-     */
-    const keyState = (agentId: string, key: string, fingerprint: string) =>
-      Effect.gen(function*() {
-        const existing = yield* keyRows.findKey(agentId, key)
-        const at = yield* now
-        if (Option.isNone(existing) || existing.value.expires_at.getTime() < at.getTime()) {
-          return { _tag: "Free" } as KeyState
-        }
-        const row = existing.value
-        if (row.fingerprint !== fingerprint) {
-          return yield* new IdempotencyConflict({
-            message: "This idempotency_key was used with a different request; use a new key for a new purchase"
-          })
-        }
-        if (row.status === "done" && row.response_status !== null && row.response_body !== null) {
-          return { _tag: "Replay", answer: { status: row.response_status, body: row.response_body } } as KeyState
-        }
-        if (row.receipt_id !== null) {
-          const recovered = yield* finishLapsed(agentId, key, row.receipt_id)
-          if (Option.isSome(recovered)) return { _tag: "Replay", answer: recovered.value } as KeyState
-          // The sweeper may have finished it meanwhile: then the key holds the answer.
-          const after = yield* keyRows.findKey(agentId, key)
-          if (Option.isSome(after) && after.value.response_status !== null && after.value.response_body !== null) {
-            return {
-              _tag: "Replay",
-              answer: { status: after.value.response_status, body: after.value.response_body }
-            } as KeyState
-          }
-        }
-        return yield* new RequestInProgress({
-          message: "A request with this idempotency_key is still running; retry shortly for its answer"
-        })
-      })
+    const decodeAnswer = (stored: string) => answerFromStore(stored).pipe(Effect.orDie)
 
     /**
      * A key whose purchase's process died (its lease lapsed): finish that purchase now and
@@ -203,11 +133,33 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     const finishLapsed = (agentId: string, key: string, receiptId: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const receipt = yield* receiptRows.lockReceipt(receiptId)
-        if (Option.isNone(receipt)) return Option.none<StoredAnswer>()
+        if (Option.isNone(receipt)) return Option.none<PurchaseAnswer>()
         const lapsed = yield* keyRows.lockLapsedKey(agentId, key, yield* now)
-        if (Option.isNone(lapsed) || lapsed.value.receipt_id !== receiptId) return Option.none<StoredAnswer>()
+        if (Option.isNone(lapsed) || lapsed.value.receipt_id !== receiptId) return Option.none<PurchaseAnswer>()
         return yield* interrupted.finish(receipt.value)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    /** What an agent's key holds: none when new or past its retention. */
+    const usedKey = (agentId: string, key: string) =>
+      Effect.gen(function*() {
+        const found = yield* keyRows.findKey(agentId, key)
+        if (Option.isNone(found) || found.value.expires_at.getTime() < (yield* now).getTime()) {
+          return Option.none<UsedKey<PurchaseAnswer, never, never>>()
+        }
+        const row = found.value
+        const answer = Effect.gen(function*() {
+          if (row.answer !== null) return Option.some(yield* decodeAnswer(row.answer))
+          const recovered = yield* finishLapsed(agentId, key, row.receipt_id)
+          if (Option.isSome(recovered)) return recovered
+          // The sweeper may have finished it meanwhile: then the key holds the answer.
+          const after = yield* keyRows.findKey(agentId, key)
+          if (Option.isSome(after) && after.value.answer !== null) {
+            return Option.some(yield* decodeAnswer(after.value.answer))
+          }
+          return Option.none<PurchaseAnswer>()
+        })
+        return Option.some({ fingerprint: row.fingerprint, answer })
+      })
 
     /** Runs `effect` while renewing the purchase's lease (its items' claims and its key's) every third of it. */
     const holdingLease = <A, E, R>(
@@ -231,40 +183,175 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       )
     }
 
-    /** Raised inside a purchase's transaction when a concurrent request took its key first. */
-    class KeyTaken {
-      readonly _tag = "KeyTaken"
-    }
-
     // -- the purchase -----------------------------------------------------------------------
 
-    const resolveTool = (ref: string) =>
+    const toolOf = (ref: string) =>
+      Effect.flatMap(toolRows.byRef(ref), (found) =>
+        Option.match(found, {
+          onNone: () => new UnknownTool({ message: `No tool with id or slug ${JSON.stringify(ref)}` }),
+          onSome: Effect.succeed
+        }))
+
+    /**
+     * The approval this purchase runs under: the one it names (which must match), none
+     * when the approval rule lets it through, or `approval_required` to answer.
+     */
+    const approvalFor = (
+      agent: AuthenticatedAgent,
+      request: ExecuteRequest,
+      tool: ToolRow,
+      terms: PurchaseTerms,
+      inputsHash: string,
+      baseUrl: string
+    ) =>
       Effect.gen(function*() {
-        const found = yield* toolRows.byRef(ref)
-        if (Option.isNone(found)) {
-          return yield* new UnknownTool({ message: `No tool with id or slug ${JSON.stringify(ref)}` })
+        if (request.approval_id !== undefined) {
+          return yield* approvals.forPurchase(agent.id, request.approval_id, {
+            toolId: tool.id,
+            inputsHash,
+            amount: terms.amount
+          }).pipe(
+            Effect.map((approval) => ({
+              _tag: "Approved" as const,
+              id: approval.id,
+              budgetApproved: approval.reason === "over_budget"
+            })),
+            // Still waiting for an owner: answered as when it was asked for.
+            Effect.catchTag("approval_required", (answer) => Effect.succeed({ _tag: "Required" as const, answer }))
+          )
         }
-        const row = found.value
-        if (row.status === "paused") {
-          return yield* new ToolPaused({ message: `${row.slug} is paused; see POST /v1/recommend for alternatives` })
-        }
-        const price = row.price_per_success_credits === null ? null : BigInt(row.price_per_success_credits)
-        if (
-          price === null ||
-          !isPurchasable({
-            status: row.status,
-            price_per_success_credits: Number(price),
-            resale_rights: row.resale_rights
-          })
-        ) {
-          return yield* new NotPurchasable({
-            message: row.status === "information_only"
-              ? `${row.slug} is information only and cannot be bought`
-              : `${row.slug} cannot be bought (it has no price or no resale rights)`
-          })
-        }
-        return { row, price }
+        const reason = approvalNeeded({
+          amount: terms.amount,
+          spentThisMonth: yield* ledger.agentMonthSpend(agent.id),
+          monthlyBudget: agent.monthly_budget_credits,
+          threshold: agent.approval_threshold_credits
+        })
+        if (reason === null) return { _tag: "Approved" as const, id: null, budgetApproved: false }
+        const required = yield* approvals.request({
+          orgId: agent.org_id,
+          agentId: agent.id,
+          agentName: agent.name,
+          tool: { id: tool.id, slug: tool.slug, name: tool.name },
+          inputsHash,
+          itemCount: terms.count,
+          amount: terms.amount,
+          reason,
+          baseUrl
+        })
+        return { _tag: "Required" as const, answer: required }
       })
+
+    /**
+     * One transaction: takes the key (a direct purchase keeps its answer when it finishes,
+     * a job's is kept at once), writes the receipt and its items, holds every item through
+     * the ledger, uses up the approval and queues the job. Any refusal keeps nothing.
+     */
+    const writePurchase = (
+      agent: AuthenticatedAgent,
+      purchase: PurchaseContext,
+      terms: PurchaseTerms,
+      approval: { readonly id: string | null; readonly budgetApproved: boolean },
+      newItems: ReadonlyArray<NewItem>,
+      job: JobAccepted | null,
+      key: { readonly value: string; readonly fingerprint: string } | null,
+      at: Date
+    ) =>
+      sql.withTransaction(Effect.gen(function*() {
+        if (key !== null) {
+          // First: a concurrent request with this key is turned away at once (KeyTaken).
+          const claimed = yield* keyRows.claimKey({
+            agent_id: agent.id,
+            key: key.value,
+            fingerprint: key.fingerprint,
+            status: job === null ? "in_progress" : "done",
+            answer: job === null ? null : yield* storedAnswerOf(job).pipe(Effect.orDie),
+            receipt_id: purchase.receiptId,
+            created_at: at,
+            expires_at: new Date(at.getTime() + purchasingRules.idempotencyRetentionMs),
+            lease_until: job === null ? new Date(at.getTime() + config.leaseMs) : null
+          })
+          if (!claimed) return yield* new KeyTaken()
+        }
+        yield* receiptRows.insertReceipt({
+          id: purchase.receiptId,
+          org_id: agent.org_id,
+          agent_id: agent.id,
+          mode: agent.mode,
+          tool_id: purchase.tool.id,
+          task_type: purchase.tool.task_type,
+          price_credits: terms.price.toString(),
+          item_count: terms.count,
+          held_credits: terms.amount.toString(),
+          fallback: purchase.fallback,
+          status: "running",
+          job_id: job?.job_id ?? null,
+          approval_id: approval.id,
+          idempotency_key: key?.value ?? null,
+          created_at: at
+        })
+        const held: Array<NewItem> = []
+        for (const item of newItems) {
+          const hold = yield* ledger.hold({
+            orgId: agent.org_id,
+            agentId: agent.id,
+            amount: terms.price,
+            purpose: "purchase_item",
+            reference: item.id,
+            testMode: agent.mode === "test",
+            budgetApproved: approval.budgetApproved,
+            ttlMs: job === null ? purchasingRules.directHoldTtlMs : undefined
+          })
+          held.push({ ...item, hold_id: hold.id })
+        }
+        yield* itemRows.insertItems(held)
+        if (approval.id !== null) yield* approvals.consume(approval.id, purchase.receiptId, at)
+        if (job !== null) {
+          yield* jobRows.insertJob({
+            id: job.job_id,
+            receipt_id: purchase.receiptId,
+            org_id: agent.org_id,
+            agent_id: agent.id,
+            status: "queued",
+            deadline_at: new Date(job.deadline_at),
+            created_at: at
+          })
+        }
+        return held
+      })).pipe(Effect.catchTags({ SqlError: Effect.die, invalid_amount: Effect.die }))
+
+    /**
+     * Runs a direct purchase's held items (up to 25 at once) under its lease; in the
+     * settling transaction the receipt is finished and the answer kept under the key.
+     */
+    const runDirect = (
+      agent: AuthenticatedAgent,
+      purchase: PurchaseContext,
+      held: ReadonlyArray<NewItem>,
+      owner: string,
+      key: string | null
+    ) => {
+      const finish = (settled: ReadonlyMap<string, ItemOutcomeUpdate>) =>
+        Effect.gen(function*() {
+          const done = yield* now
+          // The rows as settled, from memory; from the database if a claim was lost meanwhile.
+          const finished = held.every((item) => settled.has(item.id))
+            ? held.map((item) => rowOf(item, settled.get(item.id)!))
+            : yield* itemRows.items(purchase.receiptId)
+          const answer = yield* Effect.either(directAnswer(purchase, finished))
+          yield* receiptRows.completeReceipt(purchase.receiptId, done)
+          if (key !== null && answer._tag === "Right") {
+            yield* keyRows.storeAnswer(agent.id, key, yield* storedAnswerOf(answer.right).pipe(Effect.orDie))
+          }
+          // A provider_error keeps nothing, so a retry under the same key runs again.
+          if (key !== null && answer._tag === "Left") yield* keyRows.deleteKey(agent.id, key)
+          return answer
+        })
+      return holdingLease(
+        owner,
+        key === null ? null : { agentId: agent.id, key },
+        Effect.flatten(items.run(purchase, held, owner, finish))
+      )
+    }
 
     const purchase = (
       agent: AuthenticatedAgent,
@@ -273,66 +360,33 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       key: { readonly value: string; readonly fingerprint: string } | null
     ) =>
       Effect.gen(function*() {
-        const { price, row } = yield* resolveTool(request.tool)
-        const problem = validateInputs(request.inputs, row.input, row.slug)
-        if (problem !== undefined) return yield* new InvalidInput({ message: problem })
-        const count = request.inputs.length
-        const amount = price * BigInt(count)
-        const maxPrice = creditsOf(request.max_price)
-        if (maxPrice !== null && amount > maxPrice) {
-          return yield* new PriceAboveMax({
-            message: `${count} input${
-              count === 1 ? "" : "s"
-            } x ${price} credits = ${amount} credits, above max_price ${maxPrice}`
-          })
-        }
-        const inputsHash = sha256OfCanonical(request.inputs)
-        let approvalId: string | null = null
-        let budgetApproved = false
-        if (request.approval_id !== undefined) {
-          const approval = yield* approvals.forPurchase(agent.id, request.approval_id, {
-            toolId: row.id,
-            inputsHash,
-            amount
-          })
-          approvalId = approval.id
-          budgetApproved = approval.reason === "over_budget"
-        } else {
-          const reason = approvalNeeded({
-            amount,
-            spentThisMonth: yield* ledger.agentMonthSpend(agent.id),
-            monthlyBudget: agent.monthly_budget_credits,
-            threshold: agent.approval_threshold_credits
-          })
-          if (reason !== null) {
-            return yield* approvals.request({
-              orgId: agent.org_id,
-              agentId: agent.id,
-              agentName: agent.name,
-              tool: { id: row.id, slug: row.slug, name: row.name },
-              inputsHash,
-              itemCount: count,
-              amount,
-              reason,
-              baseUrl
-            })
-          }
-        }
+        const tool = yield* toolOf(request.tool)
+        const terms = yield* purchaseTerms(tool, request)
+        const approval = yield* approvalFor(agent, request, tool, terms, sha256OfCanonical(request.inputs), baseUrl)
+        if (approval._tag === "Required") return approval.answer as ExecuteAnswer
 
         const context: PurchaseContext = {
           receiptId: randomUUID(),
           mode: agent.mode,
-          tool: choiceOf(row, price),
+          tool: choiceOf(tool, terms.price),
           fallback: request.fallback === true,
           fallbacks: request.fallback === true
-            ? fallbackChain(yield* tools.scored(row.task_type), row.id, row.task_type, price)
+            ? fallbackChain(yield* tools.scored(tool.task_type), tool.id, tool.task_type, terms.price)
             : []
         }
-        const isJob = count > purchasingRules.directLimit
+        const isJob = terms.count > purchasingRules.directLimit
         const owner = `direct:${context.receiptId}`
         const at = yield* now
-        const jobId = isJob ? randomUUID() : null
-        const deadline = new Date(at.getTime() + purchasingRules.jobRunTimeMs)
+        const job: JobAccepted | null = isJob
+          ? {
+            status: "queued",
+            job_id: randomUUID(),
+            receipt_id: context.receiptId,
+            item_count: terms.count,
+            held: amountOf(terms.amount),
+            deadline_at: new Date(at.getTime() + purchasingRules.jobRunTimeMs).toISOString()
+          }
+          : null
         const newItems: Array<NewItem> = request.inputs.map((input, idx) => ({
           id: randomUUID(),
           receipt_id: context.receiptId,
@@ -347,127 +401,12 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           runs: isJob ? 0 : 1
         }))
 
-        const jobBody = jobId === null ? null : JSON.stringify(
-          yield* encodeJob({
-            status: "queued",
-            job_id: jobId,
-            receipt_id: context.receiptId,
-            item_count: count,
-            held: amountOf(amount),
-            deadline_at: deadline.toISOString()
-          }).pipe(Effect.orDie)
-        )
-
-        const created = yield* sql.withTransaction(Effect.gen(function*() {
-          if (key !== null) {
-            // First: a concurrent request with this key waits here until this transaction
-            // ends. A job's answer is kept at once; a direct purchase keeps its answer when
-            // it finishes.
-            const claimed = yield* keyRows.claimKey({
-              agent_id: agent.id,
-              key: key.value,
-              fingerprint: key.fingerprint,
-              status: jobBody === null ? "in_progress" : "done",
-              response_status: jobBody === null ? null : 202,
-              response_body: jobBody,
-              receipt_id: context.receiptId,
-              created_at: at,
-              expires_at: new Date(at.getTime() + purchasingRules.idempotencyRetentionMs),
-              lease_until: jobBody === null ? new Date(at.getTime() + config.leaseMs) : null
-            })
-            if (!claimed) return yield* Effect.fail(new KeyTaken())
-          }
-          yield* receiptRows.insertReceipt({
-            id: context.receiptId,
-            org_id: agent.org_id,
-            agent_id: agent.id,
-            mode: agent.mode,
-            tool_id: row.id,
-            task_type: row.task_type,
-            price_credits: price.toString(),
-            item_count: count,
-            held_credits: amount.toString(),
-            fallback: context.fallback,
-            status: "running",
-            job_id: jobId,
-            approval_id: approvalId,
-            idempotency_key: key?.value ?? null,
-            created_at: at
-          })
-          const held: Array<NewItem> = []
-          for (const item of newItems) {
-            const hold = yield* ledger.hold({
-              orgId: agent.org_id,
-              agentId: agent.id,
-              amount: price,
-              purpose: "purchase_item",
-              reference: item.id,
-              testMode: agent.mode === "test",
-              budgetApproved,
-              ttlMs: isJob ? undefined : purchasingRules.directHoldTtlMs
-            })
-            held.push({ ...item, hold_id: hold.id })
-          }
-          yield* itemRows.insertItems(held)
-          if (approvalId !== null) yield* approvals.consume(approvalId, context.receiptId, at)
-          if (jobId === null || jobBody === null) return { _tag: "Direct" as const, held }
-          yield* jobRows.insertJob({
-            id: jobId,
-            receipt_id: context.receiptId,
-            org_id: agent.org_id,
-            agent_id: agent.id,
-            status: "queued",
-            deadline_at: deadline,
-            created_at: at
-          })
-          return { _tag: "Job" as const, answer: { status: 202, body: jobBody } satisfies StoredAnswer }
-        })).pipe(
-          Effect.catchTags({ SqlError: Effect.die, invalid_amount: Effect.die }),
-          // The key went to a concurrent twin: answer as the key now says.
-          Effect.catchTag("KeyTaken", () =>
-            key === null
-              ? Effect.dieMessage("A key was taken without a key")
-              : Effect.flatMap(keyState(agent.id, key.value, key.fingerprint), (state) =>
-                state._tag === "Replay"
-                  ? Effect.succeed({ _tag: "Replayed" as const, answer: state.answer })
-                  : Effect.fail(
-                    new RequestInProgress({ message: "A request with this idempotency_key is still running" })
-                  )))
-        )
-
-        if (created._tag === "Replayed") return created.answer
-
-        if (created._tag === "Job") {
+        const held = yield* writePurchase(agent, context, terms, approval, newItems, job, key, at)
+        if (job !== null) {
           yield* signal.notify
-          return created.answer
+          return job
         }
-        const held = created.held
-
-        // In the settling transaction: the receipt is finished and the answer kept under the key.
-        const finish = (settled: ReadonlyMap<string, ItemOutcomeUpdate>) =>
-          Effect.gen(function*() {
-            const done = yield* now
-            // The rows as settled, from memory; from the database if a claim was lost meanwhile.
-            const finished = held.every((item) => settled.has(item.id))
-              ? held.map((item) => rowOf(item, settled.get(item.id)!))
-              : yield* itemRows.items(context.receiptId)
-            const answer = yield* Effect.either(directAnswer(
-              { receiptId: context.receiptId, mode: context.mode, tool: context.tool },
-              finished
-            ))
-            yield* receiptRows.completeReceipt(context.receiptId, done)
-            if (key !== null && answer._tag === "Right") {
-              yield* keyRows.storeAnswer(agent.id, key.value, answer.right.status, answer.right.body)
-            }
-            if (key !== null && answer._tag === "Left") yield* keyRows.deleteKey(agent.id, key.value)
-            return answer
-          })
-        const run = holdingLease(
-          owner,
-          key === null ? null : { agentId: agent.id, key: key.value },
-          Effect.flatten(items.run(context, held, owner, finish))
-        )
-        const fiber = yield* FiberSet.run(running, run)
+        const fiber = yield* FiberSet.run(running, runDirect(agent, context, held, owner, key?.value ?? null))
         return yield* Fiber.join(fiber)
       })
 
@@ -485,18 +424,22 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             message: "Live purchases are not open yet; use a test agent key (sk_test_...) to rehearse them"
           })
         }
-        const key = request.idempotency_key ?? null
-        if (key === null) return yield* purchase(agent, request, baseUrl, null)
         const fingerprint = sha256OfCanonical({
           tool: request.tool,
           inputs: request.inputs,
           max_price: request.max_price === undefined ? null : String(request.max_price),
           fallback: request.fallback === true
         })
-        const state = yield* keyState(agent.id, key, fingerprint)
-        if (state._tag === "Replay") return state.answer
-        // A refusal before anything is held keeps nothing under the key.
-        return yield* purchase(agent, request, baseUrl, { value: key, fingerprint })
+        const answer = yield* idempotent({
+          key: request.idempotency_key ?? null,
+          fingerprint,
+          noun: "purchase",
+          lookup: (key) => usedKey(agent.id, key),
+          run: (key) => purchase(agent, request, baseUrl, key === null ? null : { value: key, fingerprint })
+        })
+        // A kept provider_error (a purchase the sweeper finished) replays as the failure it was.
+        if (answer instanceof ProviderError) return yield* answer
+        return answer
       })
 
     return { execute } as const

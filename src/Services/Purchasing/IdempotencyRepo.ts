@@ -1,35 +1,35 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 
 /**
- * Idempotency keys of purchases: the answer kept per agent and key, with a lease
- * while its purchase runs.
- * Money columns come back as strings of digits (bigint), timestamps as Dates, jsonb parsed.
+ * Idempotency keys of purchases: the answer kept per agent and key (the JSON of a
+ * `PurchaseAnswer`, see Answers.ts), with a lease while its purchase runs.
  */
-export interface IdempotencyRow {
-  readonly agent_id: string
-  readonly key: string
-  readonly fingerprint: string
-  readonly status: "in_progress" | "done"
-  readonly response_status: number | null
-  readonly response_body: string | null
-  readonly receipt_id: string | null
-  readonly created_at: Date
-  readonly expires_at: Date
-  readonly lease_until: Date | null
-}
+export const IdempotencyRow = Schema.Struct({
+  agent_id: Schema.String,
+  key: Schema.String,
+  fingerprint: Schema.String,
+  status: Schema.Literal("in_progress", "done"),
+  answer: Schema.NullOr(Schema.String),
+  receipt_id: Schema.String,
+  created_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf,
+  lease_until: Schema.NullOr(Schema.DateFromSelf)
+})
+export type IdempotencyRow = typeof IdempotencyRow.Type
 
-const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
+const AgentKey = Schema.Struct({ agentId: Schema.String, key: Schema.String })
 
 export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasing/IdempotencyRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const findKey = (agentId: string, key: string) =>
-      sql<IdempotencyRow>`SELECT * FROM idempotency_keys WHERE agent_id = ${agentId} AND key = ${key}`.pipe(
-        Effect.map(first),
-        Effect.orDie
-      )
+    const findKeyRow = SqlSchema.findOne({
+      Request: AgentKey,
+      Result: IdempotencyRow,
+      execute: ({ agentId, key }) => sql`SELECT * FROM idempotency_keys WHERE agent_id = ${agentId} AND key = ${key}`
+    })
+    const findKey = (agentId: string, key: string) => findKeyRow({ agentId, key }).pipe(Effect.orDie)
 
     /**
      * Takes a key for the purchase being written, first thing in its transaction: a new key,
@@ -37,7 +37,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
      * waiting, turns a concurrent twin away at once instead of queueing it behind this
      * transaction. Answers whether the key was taken.
      */
-    const claimKey = (row: IdempotencyRow & { readonly receipt_id: string }) =>
+    const claimKey = (row: IdempotencyRow) =>
       Effect.flatMap(
         sql<{ locked: boolean }>`
           SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${row.agent_id}:${row.key}`}, 0)) AS locked`,
@@ -45,27 +45,33 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
           lock?.locked !== true ? Effect.succeed([]) : sql<{ key: string }>`
         INSERT INTO idempotency_keys ${sql.insert({ ...row })}
         ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-          response_status = excluded.response_status, response_body = excluded.response_body,
-          receipt_id = excluded.receipt_id, created_at = excluded.created_at, expires_at = excluded.expires_at,
-          lease_until = excluded.lease_until
+          answer = excluded.answer, receipt_id = excluded.receipt_id, created_at = excluded.created_at,
+          expires_at = excluded.expires_at, lease_until = excluded.lease_until
         WHERE idempotency_keys.expires_at < excluded.created_at
         RETURNING key`
       ).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
+    const lockLapsedKeyRow = SqlSchema.findOne({
+      Request: Schema.Struct({ agentId: Schema.String, key: Schema.String, now: Schema.DateFromSelf }),
+      Result: IdempotencyRow,
+      execute: ({ agentId, key, now }) =>
+        sql`
+          SELECT * FROM idempotency_keys
+          WHERE agent_id = ${agentId} AND key = ${key} AND status = 'in_progress'
+            AND COALESCE(lease_until, created_at + interval '5 minutes') < ${now}
+          FOR UPDATE SKIP LOCKED`
+    })
     /**
      * A key still running whose lease lapsed (its process died), locked for finishing its
      * purchase; none when it is live, done, or being finished by a concurrent request.
      */
     const lockLapsedKey = (agentId: string, key: string, now: Date) =>
-      sql<IdempotencyRow>`
-        SELECT * FROM idempotency_keys
-        WHERE agent_id = ${agentId} AND key = ${key} AND status = 'in_progress'
-          AND COALESCE(lease_until, created_at + interval '5 minutes') < ${now}
-        FOR UPDATE SKIP LOCKED`.pipe(Effect.map(first), Effect.orDie)
+      lockLapsedKeyRow({ agentId, key, now }).pipe(Effect.orDie)
 
-    const storeAnswer = (agentId: string, key: string, status: number, body: string) =>
+    /** Keeps the answer (the JSON of a `PurchaseAnswer`) the key replays from now on. */
+    const storeAnswer = (agentId: string, key: string, answer: string) =>
       sql`
-        UPDATE idempotency_keys SET status = 'done', response_status = ${status}, response_body = ${body}
+        UPDATE idempotency_keys SET status = 'done', answer = ${answer}
         WHERE agent_id = ${agentId} AND key = ${key}`.pipe(Effect.asVoid, Effect.orDie)
 
     const deleteKey = (agentId: string, key: string) =>

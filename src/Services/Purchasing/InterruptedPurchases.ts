@@ -1,7 +1,6 @@
 import { Clock, Effect, Option } from "effect"
-import { encodeApiError } from "../../Errors/Wire.js"
 import { Tools } from "../Tools/Tools.js"
-import { directAnswer, type StoredAnswer } from "./Answers.js"
+import { directAnswer, type PurchaseAnswer, storedAnswerOf } from "./Answers.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
 import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
 import { ItemsRepo } from "./ItemsRepo.js"
@@ -50,7 +49,7 @@ export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()
     const finish = (receipt: ReceiptRow) =>
       Effect.gen(function*() {
         const at = new Date(yield* Clock.currentTimeMillis)
-        if (yield* itemRows.hasLiveItems(receipt.id, at)) return Option.none<StoredAnswer>()
+        if (yield* itemRows.hasLiveItems(receipt.id, at)) return Option.none<PurchaseAnswer>()
         for (const item of yield* itemRows.lapsedDirectItems(receipt.id, at)) {
           yield* items.abandon(item, {
             status: "failed",
@@ -67,13 +66,17 @@ export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()
           })
         }
         yield* receiptRows.completeReceipt(receipt.id, at)
-        if (receipt.idempotency_key === null) return Option.none<StoredAnswer>()
+        if (receipt.idempotency_key === null) return Option.none<PurchaseAnswer>()
         const context = yield* contextOf(receipt)
-        const answer: StoredAnswer = yield* directAnswer(context, yield* itemRows.items(receipt.id)).pipe(
-          Effect.catchTag("provider_error", (error) =>
-            Effect.map(encodeApiError(error), ({ body, status }) => ({ status, body: JSON.stringify(body) })))
+        // A provider_error is kept too: a retry replays this receipt and never buys twice.
+        const answer: PurchaseAnswer = yield* directAnswer(context, yield* itemRows.items(receipt.id)).pipe(
+          Effect.catchTag("provider_error", Effect.succeed)
         )
-        yield* keyRows.storeAnswer(receipt.agent_id, receipt.idempotency_key, answer.status, answer.body)
+        yield* keyRows.storeAnswer(
+          receipt.agent_id,
+          receipt.idempotency_key,
+          yield* storedAnswerOf(answer).pipe(Effect.orDie)
+        )
         return Option.some(answer)
       })
 

@@ -6,10 +6,8 @@ import { amountOf } from "../../Domain/Money.js"
 import type { Job } from "../../Domain/Purchasing.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
-import { currentDocsBaseUrl } from "../../Errors/Wire.js"
 import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
-import { PublicUrl } from "../PublicUrl.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
 import { InterruptedPurchases } from "./InterruptedPurchases.js"
 import { ItemRunner } from "./ItemRunner.js"
@@ -224,7 +222,6 @@ export const JobWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const runner = yield* JobRunner
   const config = yield* PurchasingConfig
   const signal = yield* JobSignal
-  const baseUrl = yield* PublicUrl
   const replica = randomUUID()
 
   const worker = (n: number) => {
@@ -244,7 +241,6 @@ export const JobWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
   for (let n = 0; n < config.jobWorkers; n++) yield* Effect.forkScoped(worker(n))
   yield* Effect.forkScoped(
     runner.sweep.pipe(
-      Effect.locally(currentDocsBaseUrl, baseUrl),
       Effect.catchAllCause((cause) => Effect.logError("Purchase sweeper failed", cause)),
       Effect.repeat(Schedule.spaced(Duration.seconds(30)))
     )
