@@ -72,7 +72,7 @@ export const directAnswer = (context: AnswerContext, rows: ReadonlyArray<ItemRow
       mode: context.mode,
       tool: { id: context.tool.id, slug: context.tool.slug, name: context.tool.name, provider: context.tool.provider },
       item_count: rows.length,
-      charged: amountOf(charged.reduce((sum, row) => sum + BigInt(row.cost_credits), 0n)),
+      charged: amountOf(charged.reduce((sum, row) => sum + row.cost_credits, 0n)),
       counts: {
         passed: count("passed"),
         partial: count("partial"),

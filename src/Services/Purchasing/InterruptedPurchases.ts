@@ -31,7 +31,7 @@ export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()
         if (scored === undefined) {
           return yield* Effect.dieMessage(`Tool ${receipt.tool_id} of receipt ${receipt.id} is gone`)
         }
-        const price = BigInt(receipt.price_credits)
+        const price = receipt.price_credits
         return {
           receiptId: receipt.id,
           mode: receipt.mode,

@@ -1,36 +1,38 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 
-/**
- * Receipt items: one per input of a purchase, claimed by the process running it.
- * Money columns come back as strings of digits (bigint), timestamps as Dates, jsonb parsed.
- */
-export type ItemStatus = "pending" | "running" | "passed" | "partial" | "failed" | "expired"
+/** Receipt items: one per input of a purchase, claimed by the process running it; rows decoded. */
+export const ItemStatus = Schema.Literal("pending", "running", "passed", "partial", "failed", "expired")
+export type ItemStatus = typeof ItemStatus.Type
 
-export interface ItemRow {
-  readonly id: string
-  readonly receipt_id: string
-  readonly idx: number
-  readonly input: Record<string, unknown>
-  readonly status: ItemStatus
-  readonly hold_id: string | null
-  readonly tool_id: string | null
-  readonly provider: string | null
-  readonly fallback_from: string | null
-  readonly cost_credits: string
-  readonly result: unknown
-  readonly result_hash: string | null
-  readonly check_id: string | null
-  readonly check_version: string | null
-  readonly reason: string | null
-  readonly error_code: string | null
-  readonly refunded_credits: string
-  readonly runs: number
-  readonly claimed_by: string | null
-  readonly claimed_until: Date | null
-  readonly started_at: Date | null
-  readonly finished_at: Date | null
-}
+export const ItemRow = Schema.Struct({
+  id: Schema.String,
+  receipt_id: Schema.String,
+  idx: Schema.Number,
+  input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  status: ItemStatus,
+  hold_id: Schema.NullOr(Schema.String),
+  tool_id: Schema.NullOr(Schema.String),
+  provider: Schema.NullOr(Schema.String),
+  fallback_from: Schema.NullOr(Schema.String),
+  cost_credits: Schema.BigInt,
+  result: Schema.Unknown,
+  result_hash: Schema.NullOr(Schema.String),
+  check_id: Schema.NullOr(Schema.String),
+  check_version: Schema.NullOr(Schema.String),
+  reason: Schema.NullOr(Schema.String),
+  error_code: Schema.NullOr(Schema.String),
+  refunded_credits: Schema.BigInt,
+  runs: Schema.Number,
+  claimed_by: Schema.NullOr(Schema.String),
+  claimed_until: Schema.NullOr(Schema.DateFromSelf),
+  started_at: Schema.NullOr(Schema.DateFromSelf),
+  finished_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type ItemRow = typeof ItemRow.Type
+
+const ItemHold = Schema.Struct({ id: Schema.String, hold_id: Schema.NullOr(Schema.String) })
+const ReceiptAt = Schema.Struct({ receiptId: Schema.String, now: Schema.DateFromSelf })
 
 export interface NewItem {
   readonly id: string
@@ -60,8 +62,6 @@ export interface ItemOutcomeUpdate {
   readonly finished_at: Date
 }
 
-const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
-
 export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -76,14 +76,20 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
         { discard: true }
       ).pipe(Effect.orDie)
 
-    const items = (receiptId: string) =>
-      sql<ItemRow>`SELECT * FROM receipt_items WHERE receipt_id = ${receiptId} ORDER BY idx`.pipe(Effect.orDie)
+    const findItems = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: ItemRow,
+      execute: (receiptId) => sql`SELECT * FROM receipt_items WHERE receipt_id = ${receiptId} ORDER BY idx`
+    })
+    const items = (receiptId: string) => findItems(receiptId).pipe(Effect.orDie)
 
-    const itemAt = (receiptId: string, index: number) =>
-      sql<ItemRow>`SELECT * FROM receipt_items WHERE receipt_id = ${receiptId} AND idx = ${index}`.pipe(
-        Effect.map(first),
-        Effect.orDie
-      )
+    const findItemAt = SqlSchema.findOne({
+      Request: Schema.Struct({ receiptId: Schema.String, index: Schema.Number }),
+      Result: ItemRow,
+      execute: ({ index, receiptId }) =>
+        sql`SELECT * FROM receipt_items WHERE receipt_id = ${receiptId} AND idx = ${index}`
+    })
+    const itemAt = (receiptId: string, index: number) => findItemAt({ receiptId, index }).pipe(Effect.orDie)
 
     /** Locks the running items that `owner` still holds the claim of; answers their ids. */
     const lockClaimedItems = (itemIds: ReadonlyArray<string>, owner: string) =>
@@ -122,15 +128,27 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
           error_code = ${outcome.error_code}, finished_at = ${outcome.finished_at}, claimed_until = NULL
         WHERE id = ${itemId}`.pipe(Effect.asVoid, Effect.orDie)
 
+    const claimPending = SqlSchema.findAll({
+      Request: Schema.Struct({
+        receiptId: Schema.String,
+        limit: Schema.Number,
+        owner: Schema.String,
+        now: Schema.DateFromSelf,
+        until: Schema.DateFromSelf
+      }),
+      Result: ItemRow,
+      execute: ({ limit, now, owner, receiptId, until }) =>
+        sql`
+          UPDATE receipt_items SET status = 'running', claimed_by = ${owner}, claimed_until = ${until},
+            runs = runs + 1, started_at = COALESCE(started_at, ${now})
+          WHERE id IN (
+            SELECT id FROM receipt_items WHERE receipt_id = ${receiptId} AND status = 'pending'
+            ORDER BY idx LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING *`
+    })
     /** Takes up to `limit` pending items of a receipt, in order, for `owner`. */
     const claimItems = (receiptId: string, limit: number, owner: string, now: Date, until: Date) =>
-      sql<ItemRow>`
-        UPDATE receipt_items SET status = 'running', claimed_by = ${owner}, claimed_until = ${until},
-          runs = runs + 1, started_at = COALESCE(started_at, ${now})
-        WHERE id IN (
-          SELECT id FROM receipt_items WHERE receipt_id = ${receiptId} AND status = 'pending'
-          ORDER BY idx LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-        RETURNING *`.pipe(
+      claimPending({ receiptId, limit, owner, now, until }).pipe(
         Effect.map((rows) => [...rows].sort((a, b) => a.idx - b.idx)),
         Effect.orDie
       )
@@ -163,20 +181,31 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
         Effect.orDie
       )
 
+    const expirePendingRows = SqlSchema.findAll({
+      Request: Schema.Struct({ receiptId: Schema.String, now: Schema.DateFromSelf, reason: Schema.String }),
+      Result: ItemHold,
+      execute: ({ now, reason, receiptId }) =>
+        sql`
+          UPDATE receipt_items SET status = 'expired', finished_at = ${now}, reason = ${reason},
+            claimed_by = NULL, claimed_until = NULL
+          WHERE receipt_id = ${receiptId} AND status = 'pending'
+          RETURNING id, hold_id`
+    })
     /** Marks every still-pending item expired; answers their holds (to release). */
     const expirePending = (receiptId: string, now: Date, reason: string) =>
-      sql<{ id: string; hold_id: string | null }>`
-        UPDATE receipt_items SET status = 'expired', finished_at = ${now}, reason = ${reason},
-          claimed_by = NULL, claimed_until = NULL
-        WHERE receipt_id = ${receiptId} AND status = 'pending'
-        RETURNING id, hold_id`.pipe(Effect.orDie)
+      expirePendingRows({ receiptId, now, reason }).pipe(Effect.orDie)
 
+    const findLapsed = SqlSchema.findAll({
+      Request: ReceiptAt,
+      Result: ItemRow,
+      execute: ({ now, receiptId }) =>
+        sql`
+          SELECT * FROM receipt_items
+          WHERE receipt_id = ${receiptId} AND status = 'running' AND claimed_until < ${now}
+          FOR UPDATE SKIP LOCKED`
+    })
     /** Items of a direct purchase still running after their claim lapsed (the replica died). */
-    const lapsedDirectItems = (receiptId: string, now: Date) =>
-      sql<ItemRow>`
-        SELECT * FROM receipt_items
-        WHERE receipt_id = ${receiptId} AND status = 'running' AND claimed_until < ${now}
-        FOR UPDATE SKIP LOCKED`.pipe(Effect.orDie)
+    const lapsedDirectItems = (receiptId: string, now: Date) => findLapsed({ receiptId, now }).pipe(Effect.orDie)
 
     const hasLiveItems = (receiptId: string, now: Date) =>
       sql<{ n: number }>`

@@ -16,7 +16,7 @@ import { JobSignal } from "./JobSignal.js"
 import { type JobRow, JobsRepo } from "./JobsRepo.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
 import { countsOf, Receipts, resultItemView } from "./Receipts.js"
-import { type ReceiptRow, ReceiptsRepo } from "./ReceiptsRepo.js"
+import { ReceiptsRepo } from "./ReceiptsRepo.js"
 
 /**
  * Jobs: purchases of more than 25 inputs. A job is a durable row; workers take it with
@@ -60,10 +60,11 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const receiptRow = (receiptId: string) =>
-      sql<ReceiptRow>`SELECT * FROM receipts WHERE id = ${receiptId}`.pipe(
-        Effect.map((rows) => Option.getOrThrow(Option.fromNullable(rows[0]))),
-        Effect.orDie
-      )
+      Effect.flatMap(receiptRows.receipt(receiptId), (found) =>
+        Option.match(found, {
+          onNone: () => Effect.dieMessage(`Receipt ${receiptId} of a job is gone`),
+          onSome: Effect.succeed
+        }))
 
     /** Items not run by the deadline become expired and their holds go back. */
     const expire = (receiptId: string) =>
@@ -200,7 +201,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
           item_count: totals.item_count,
           progress: { done: totals.item_count - counts.pending, total: totals.item_count },
           counts,
-          charged: amountOf(BigInt(totals.charged_credits)),
+          charged: amountOf(totals.charged_credits),
           created_at: job.value.created_at.toISOString(),
           started_at: isoOrNull(job.value.started_at),
           completed_at: isoOrNull(job.value.completed_at),

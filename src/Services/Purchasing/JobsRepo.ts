@@ -1,25 +1,21 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 
-/**
- * Purchase jobs: large orders run in the background under a renewable lease.
- * Money columns come back as strings of digits (bigint), timestamps as Dates, jsonb parsed.
- */
-export interface JobRow {
-  readonly id: string
-  readonly receipt_id: string
-  readonly org_id: string
-  readonly agent_id: string
-  readonly status: "queued" | "running" | "done"
-  readonly deadline_at: Date
-  readonly lease_owner: string | null
-  readonly lease_until: Date | null
-  readonly created_at: Date
-  readonly started_at: Date | null
-  readonly completed_at: Date | null
-}
-
-const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
+/** Purchase jobs: large orders run in the background under a renewable lease; rows decoded. */
+export const JobRow = Schema.Struct({
+  id: Schema.String,
+  receipt_id: Schema.String,
+  org_id: Schema.String,
+  agent_id: Schema.String,
+  status: Schema.Literal("queued", "running", "done"),
+  deadline_at: Schema.DateFromSelf,
+  lease_owner: Schema.NullOr(Schema.String),
+  lease_until: Schema.NullOr(Schema.DateFromSelf),
+  created_at: Schema.DateFromSelf,
+  started_at: Schema.NullOr(Schema.DateFromSelf),
+  completed_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type JobRow = typeof JobRow.Type
 
 export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", {
   effect: Effect.gen(function*() {
@@ -30,16 +26,21 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", 
         sql.insert({ ...row, lease_owner: null, lease_until: null, started_at: null, completed_at: null })
       }`.pipe(Effect.asVoid, Effect.orDie)
 
+    const claimOldest = SqlSchema.findOne({
+      Request: Schema.Struct({ owner: Schema.String, now: Schema.DateFromSelf, until: Schema.DateFromSelf }),
+      Result: JobRow,
+      execute: ({ now, owner, until }) =>
+        sql`
+          UPDATE purchase_jobs SET status = 'running', lease_owner = ${owner}, lease_until = ${until},
+            started_at = COALESCE(started_at, ${now})
+          WHERE id = (
+            SELECT id FROM purchase_jobs
+            WHERE status <> 'done' AND (lease_until IS NULL OR lease_until < ${now})
+            ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+          RETURNING *`
+    })
     /** Takes the oldest job nobody holds a live lease on. */
-    const claimJob = (owner: string, now: Date, until: Date) =>
-      sql<JobRow>`
-        UPDATE purchase_jobs SET status = 'running', lease_owner = ${owner}, lease_until = ${until},
-          started_at = COALESCE(started_at, ${now})
-        WHERE id = (
-          SELECT id FROM purchase_jobs
-          WHERE status <> 'done' AND (lease_until IS NULL OR lease_until < ${now})
-          ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING *`.pipe(Effect.map(first), Effect.orDie)
+    const claimJob = (owner: string, now: Date, until: Date) => claimOldest({ owner, now, until }).pipe(Effect.orDie)
 
     const renewJobLease = (jobId: string, owner: string, until: Date) =>
       sql<{ id: string }>`
@@ -53,24 +54,26 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", 
       sql`UPDATE purchase_jobs SET lease_owner = NULL, lease_until = NULL WHERE id = ${jobId} AND lease_owner = ${owner}`
         .pipe(Effect.asVoid, Effect.orDie)
 
+    const findForCompletion = SqlSchema.findOne({
+      Request: Schema.Struct({ jobId: Schema.String, owner: Schema.String }),
+      Result: JobRow,
+      execute: ({ jobId, owner }) =>
+        sql`SELECT * FROM purchase_jobs WHERE id = ${jobId} AND lease_owner = ${owner} AND status <> 'done' FOR UPDATE`
+    })
     const lockJobForCompletion = (jobId: string, owner: string) =>
-      sql<JobRow>`
-        SELECT * FROM purchase_jobs WHERE id = ${jobId} AND lease_owner = ${owner} AND status <> 'done' FOR UPDATE`
-        .pipe(
-          Effect.map(first),
-          Effect.orDie
-        )
+      findForCompletion({ jobId, owner }).pipe(Effect.orDie)
 
     const completeJob = (jobId: string, now: Date) =>
       sql`
         UPDATE purchase_jobs SET status = 'done', completed_at = ${now}, lease_owner = NULL, lease_until = NULL
         WHERE id = ${jobId}`.pipe(Effect.asVoid, Effect.orDie)
 
-    const job = (orgId: string, jobId: string) =>
-      sql<JobRow>`SELECT * FROM purchase_jobs WHERE id = ${jobId} AND org_id = ${orgId}`.pipe(
-        Effect.map(first),
-        Effect.orDie
-      )
+    const findJob = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: Schema.String, jobId: Schema.String }),
+      Result: JobRow,
+      execute: ({ jobId, orgId }) => sql`SELECT * FROM purchase_jobs WHERE id = ${jobId} AND org_id = ${orgId}`
+    })
+    const job = (orgId: string, jobId: string) => findJob({ orgId, jobId }).pipe(Effect.orDie)
 
     return {
       insertJob,

@@ -1,53 +1,61 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
-import type { TaskTypeId } from "../../Domain/TaskType.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { TaskTypeId } from "../../Domain/TaskType.js"
 
-/**
- * Receipts: one per purchase, with its totals summed over its items.
- * Money columns come back as strings of digits (bigint), timestamps as Dates, jsonb parsed.
- */
-export interface ReceiptRow {
-  readonly id: string
-  readonly org_id: string
-  readonly agent_id: string
-  readonly mode: "test" | "live"
-  readonly tool_id: string
-  readonly task_type: TaskTypeId
-  readonly price_credits: string
-  readonly item_count: number
-  readonly held_credits: string
-  readonly fallback: boolean
-  readonly status: "running" | "done"
-  readonly job_id: string | null
-  readonly approval_id: string | null
-  readonly idempotency_key: string | null
-  readonly created_at: Date
-  readonly completed_at: Date | null
-}
+/** Receipts: one per purchase, with its totals summed over its items; rows decoded. */
+export const ReceiptRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  agent_id: Schema.String,
+  mode: Schema.Literal("test", "live"),
+  tool_id: Schema.String,
+  task_type: TaskTypeId,
+  price_credits: Schema.BigInt,
+  item_count: Schema.Number,
+  held_credits: Schema.BigInt,
+  fallback: Schema.Boolean,
+  status: Schema.Literal("running", "done"),
+  job_id: Schema.NullOr(Schema.String),
+  approval_id: Schema.NullOr(Schema.String),
+  idempotency_key: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf,
+  completed_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type ReceiptRow = typeof ReceiptRow.Type
 
 /** A receipt with its totals, summed over its items. */
-export interface ReceiptTotalsRow extends ReceiptRow {
-  readonly tool_slug: string
-  readonly tool_name: string
-  readonly tool_provider: string
-  readonly charged_credits: string
-  readonly refunded_credits: string
-  readonly passed: number
-  readonly partial: number
-  readonly failed: number
-  readonly expired: number
-  readonly pending: number
-  readonly fallback_used: boolean
-}
+export const ReceiptTotalsRow = Schema.Struct({
+  ...ReceiptRow.fields,
+  tool_slug: Schema.String,
+  tool_name: Schema.String,
+  tool_provider: Schema.String,
+  charged_credits: Schema.BigInt,
+  refunded_credits: Schema.BigInt,
+  passed: Schema.Number,
+  partial: Schema.Number,
+  failed: Schema.Number,
+  expired: Schema.Number,
+  pending: Schema.Number,
+  fallback_used: Schema.Boolean
+})
+export type ReceiptTotalsRow = typeof ReceiptTotalsRow.Type
 
-const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
+const Cursor = Schema.Struct({ created_at: Schema.DateFromSelf, id: Schema.String })
+const OrgReceipt = Schema.Struct({ orgId: Schema.String, id: Schema.String })
 
 export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/ReceiptsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insertReceipt = (row: Omit<ReceiptRow, "completed_at">) =>
-      sql`INSERT INTO receipts ${sql.insert({ ...row, completed_at: null })}`.pipe(Effect.asVoid, Effect.orDie)
+      sql`INSERT INTO receipts ${
+        sql.insert({
+          ...row,
+          price_credits: row.price_credits.toString(),
+          held_credits: row.held_credits.toString(),
+          completed_at: null
+        })
+      }`.pipe(Effect.asVoid, Effect.orDie)
 
     const totalsSelect = sql`
       SELECT r.*, t.slug AS tool_slug, t.name AS tool_name, t.provider AS tool_provider,
@@ -68,44 +76,71 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
         FROM receipt_items i WHERE i.receipt_id = r.id
       ) s ON true`
 
-    const receiptWithTotals = (orgId: string, id: string) =>
-      sql<ReceiptTotalsRow>`${totalsSelect} WHERE r.id = ${id} AND r.org_id = ${orgId}`.pipe(
-        Effect.map(first),
-        Effect.orDie
-      )
+    const findWithTotals = SqlSchema.findOne({
+      Request: OrgReceipt,
+      Result: ReceiptTotalsRow,
+      execute: ({ id, orgId }) => sql`${totalsSelect} WHERE r.id = ${id} AND r.org_id = ${orgId}`
+    })
+    const receiptWithTotals = (orgId: string, id: string) => findWithTotals({ orgId, id }).pipe(Effect.orDie)
 
     /** Newest first; `after` is the receipt the previous page ended with. */
-    const listReceipts = (orgId: string, limit: number, after: Option.Option<{ created_at: Date; id: string }>) =>
-      (Option.isSome(after)
-        ? sql<ReceiptTotalsRow>`${totalsSelect}
-            WHERE r.org_id = ${orgId} AND (r.created_at, r.id) < (${after.value.created_at}, ${after.value.id})
+    const listPage = SqlSchema.findAll({
+      Request: Schema.Struct({ orgId: Schema.String, limit: Schema.Number, after: Schema.NullOr(Cursor) }),
+      Result: ReceiptTotalsRow,
+      execute: ({ after, limit, orgId }) =>
+        after !== null
+          ? sql`${totalsSelect}
+            WHERE r.org_id = ${orgId} AND (r.created_at, r.id) < (${after.created_at}, ${after.id})
             ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}`
-        : sql<ReceiptTotalsRow>`${totalsSelect}
-            WHERE r.org_id = ${orgId} ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}`).pipe(Effect.orDie)
+          : sql`${totalsSelect} WHERE r.org_id = ${orgId} ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}`
+    })
+    const listReceipts = (orgId: string, limit: number, after: Option.Option<typeof Cursor.Type>) =>
+      listPage({ orgId, limit, after: Option.getOrNull(after) }).pipe(Effect.orDie)
 
-    const receiptCursor = (orgId: string, id: string) =>
-      sql<{ created_at: Date; id: string }>`SELECT created_at, id FROM receipts WHERE id = ${id} AND org_id = ${orgId}`
-        .pipe(Effect.map(first), Effect.orDie)
+    const findCursor = SqlSchema.findOne({
+      Request: OrgReceipt,
+      Result: Cursor,
+      execute: ({ id, orgId }) => sql`SELECT created_at, id FROM receipts WHERE id = ${id} AND org_id = ${orgId}`
+    })
+    const receiptCursor = (orgId: string, id: string) => findCursor({ orgId, id }).pipe(Effect.orDie)
 
     const completeReceipt = (receiptId: string, now: Date) =>
       sql`UPDATE receipts SET status = 'done', completed_at = ${now} WHERE id = ${receiptId} AND status = 'running'`
         .pipe(Effect.asVoid, Effect.orDie)
 
-    /** Direct purchases still running after their items' claims must have lapsed. */
+    const findStale = SqlSchema.findAll({
+      Request: Schema.Struct({ before: Schema.DateFromSelf, now: Schema.DateFromSelf, limit: Schema.Number }),
+      Result: ReceiptRow,
+      execute: ({ before, limit, now }) =>
+        sql`
+          SELECT * FROM receipts r
+          WHERE r.status = 'running' AND r.job_id IS NULL AND r.created_at < ${before}
+            AND NOT EXISTS (
+              SELECT 1 FROM receipt_items i
+              WHERE i.receipt_id = r.id AND i.status = 'running' AND i.claimed_until >= ${now})
+          ORDER BY r.created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`
+    })
     /** Direct purchases started before `before` none of whose items is still claimed at `now`. */
     const staleDirectReceipts = (before: Date, now: Date, limit: number) =>
-      sql<ReceiptRow>`
-        SELECT * FROM receipts r
-        WHERE r.status = 'running' AND r.job_id IS NULL AND r.created_at < ${before}
-          AND NOT EXISTS (
-            SELECT 1 FROM receipt_items i WHERE i.receipt_id = r.id AND i.status = 'running' AND i.claimed_until >= ${now})
-        ORDER BY r.created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`.pipe(Effect.orDie)
+      findStale({ before, now, limit }).pipe(Effect.orDie)
 
-    const lockReceipt = (receiptId: string) =>
-      sql<ReceiptRow>`SELECT * FROM receipts WHERE id = ${receiptId} FOR UPDATE`.pipe(Effect.map(first), Effect.orDie)
+    const findReceipt = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ReceiptRow,
+      execute: (receiptId) => sql`SELECT * FROM receipts WHERE id = ${receiptId}`
+    })
+    const receipt = (receiptId: string) => findReceipt(receiptId).pipe(Effect.orDie)
+
+    const findLocked = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ReceiptRow,
+      execute: (receiptId) => sql`SELECT * FROM receipts WHERE id = ${receiptId} FOR UPDATE`
+    })
+    const lockReceipt = (receiptId: string) => findLocked(receiptId).pipe(Effect.orDie)
 
     return {
       insertReceipt,
+      receipt,
       receiptWithTotals,
       listReceipts,
       receiptCursor,
