@@ -137,7 +137,7 @@ export const makeLedger = Effect.gen(function*() {
         : Option.none<SettleOutcome>()
       if (Option.isNone(settled)) return yield* Effect.flatMap(settleRefusal(holdId, captured), Effect.fail)
       const held = settled.value
-      const amount = BigInt(held.amount)
+      const amount = held.amount
       // The agent's month row is locked by the settling statement: one emitter.
       if (held.budget_alert_due && (yield* repo.markBudgetAlerted(held.agent_id, held.month))) {
         yield* events.emit(held.org_id, {
@@ -145,13 +145,13 @@ export const makeLedger = Effect.gen(function*() {
           data: {
             agent_id: held.agent_id,
             agent_name: held.agent_name ?? "",
-            spent_credits: held.spent ?? "0",
-            budget_credits: held.budget ?? "0"
+            spent_credits: (held.spent ?? 0n).toString(),
+            budget_credits: (held.budget ?? 0n).toString()
           }
         })
       }
       if (held.low_alert_fired && held.balance !== null) {
-        const balance = BigInt(held.balance)
+        const balance = held.balance
         yield* events.emit(held.org_id, {
           type: "balance.low",
           data: { balance_credits: balance.toString(), balance_usd: creditsToUsd(balance) }
@@ -197,7 +197,7 @@ export const makeLedger = Effect.gen(function*() {
         if (Option.isNone(refunded)) {
           const row = isUuid(holdId) ? yield* repo.findHold(holdId) : Option.none<HoldRow>()
           if (Option.isNone(row)) return yield* new NotAHold({ message: `${holdId} is not a hold` })
-          const left = BigInt(row.value.captured) - BigInt(row.value.refunded)
+          const left = row.value.captured - row.value.refunded
           return yield* new CaptureExceedsHold({
             message: `A refund of ${amount} credits exceeds the ${left} credits charged and not yet refunded`
           })
@@ -270,7 +270,7 @@ export const makeLedger = Effect.gen(function*() {
     Effect.map(repo.balanceRow(orgId), (row) =>
       Option.match(row, {
         onNone: () => ({ balance: 0n, frozen: false, funded: false }),
-        onSome: (r) => ({ balance: BigInt(r.balance), frozen: r.frozen, funded: r.funded })
+        onSome: (r) => ({ balance: r.balance, frozen: r.frozen, funded: r.funded })
       }))
 
   const agentMonthSpend = (agentId: string) => Effect.flatMap(now, (ms) => repo.monthSpend(agentId, monthOf(ms)))
@@ -283,7 +283,7 @@ export const makeLedger = Effect.gen(function*() {
       Option.match(row, {
         onNone: () => null,
         onSome: (r) => ({
-          credits: BigInt(r.credits),
+          credits: r.credits,
           grantedAt: r.granted_at,
           expiresAt: r.expires_at,
           expiredAt: r.expired_at

@@ -51,7 +51,7 @@ export class LedgerMaintenance extends Effect.Service<LedgerMaintenance>()("Ledg
     /** Unspent trial credits of a grant: trial credits are spent before purchased ones. */
     const unspentTrial = (grant: TrialGrantRow, balance: bigint) =>
       Effect.map(repo.spentSince(grant.org_id, grant.granted_at), (spent) => {
-        const left = BigInt(grant.credits) - spent
+        const left = grant.credits - spent
         const unspent = left > 0n ? left : 0n
         return unspent < balance ? unspent : balance
       })
@@ -67,7 +67,7 @@ export class LedgerMaintenance extends Effect.Service<LedgerMaintenance>()("Ledg
           if (Option.isNone(grant)) return false
           const orgId = grant.value.org_id
           const row = yield* repo.lockBalance(orgId)
-          const balance = Option.match(row, { onNone: () => 0n, onSome: (r) => BigInt(r.balance) })
+          const balance = Option.match(row, { onNone: () => 0n, onSome: (r) => r.balance })
           const take = yield* unspentTrial(grant.value, balance)
           if (take > 0n) {
             yield* repo.insertEntries([{
@@ -103,7 +103,7 @@ export class LedgerMaintenance extends Effect.Service<LedgerMaintenance>()("Ledg
       let emitted = 0
       for (const grant of claimed) {
         const row = yield* repo.balanceRow(grant.org_id)
-        const balance = Option.match(row, { onNone: () => 0n, onSome: (r) => BigInt(r.balance) })
+        const balance = Option.match(row, { onNone: () => 0n, onSome: (r) => r.balance })
         const credits = yield* unspentTrial(grant, balance)
         if (credits <= 0n) continue
         yield* events.emit(grant.org_id, {

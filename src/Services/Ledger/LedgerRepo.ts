@@ -1,5 +1,5 @@
-import { SqlClient, type Statement } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
 
@@ -22,21 +22,23 @@ export type EntryKind =
   | "adjustment"
   | "trial_expiry"
 
-export interface HoldRow {
-  readonly id: string
-  readonly org_id: string
-  readonly agent_id: string
-  readonly amount: string
-  readonly purpose: string
-  readonly reference: string
-  readonly test_mode: boolean
-  readonly month: string
-  readonly status: "held" | "captured" | "released"
-  readonly captured: string
-  readonly refunded: string
-  readonly created_at: Date
-  readonly expires_at: Date
-}
+/** Rows are decoded by these schemas: credits as bigint, timestamps as Dates. */
+export const HoldRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  agent_id: Schema.String,
+  amount: Schema.BigInt,
+  purpose: Schema.String,
+  reference: Schema.String,
+  test_mode: Schema.Boolean,
+  month: Schema.String,
+  status: Schema.Literal("held", "captured", "released"),
+  captured: Schema.BigInt,
+  refunded: Schema.BigInt,
+  created_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf
+})
+export type HoldRow = typeof HoldRow.Type
 
 export interface EntryInput {
   readonly orgId: string
@@ -49,34 +51,27 @@ export interface EntryInput {
   readonly at: Date
 }
 
-export interface BudgetRow {
-  readonly spent: string
-  readonly held: string
-  readonly alerted_80pct: boolean
-  readonly budget: string
-  readonly agent_name: string
-  readonly agent_mode: "test" | "live"
-}
+export const BalanceRow = Schema.Struct({
+  balance: Schema.BigInt,
+  frozen: Schema.Boolean,
+  funded: Schema.Boolean,
+  low_alert_armed: Schema.Boolean,
+  low_balance_credits: Schema.BigInt,
+  trial_window_start: Schema.NullOr(Schema.DateFromSelf),
+  trial_window_spent: Schema.BigInt
+})
+export type BalanceRow = typeof BalanceRow.Type
 
-export interface BalanceRow {
-  readonly balance: string
-  readonly frozen: boolean
-  readonly funded: boolean
-  readonly low_alert_armed: boolean
-  readonly low_balance_credits: string
-  readonly trial_window_start: Date | null
-  readonly trial_window_spent: string
-}
-
-export interface TrialGrantRow {
-  readonly id: string
-  readonly org_id: string
-  readonly credits: string
-  readonly granted_at: Date
-  readonly expires_at: Date
-  readonly expiring_notified_at: Date | null
-  readonly expired_at: Date | null
-}
+export const TrialGrantRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  credits: Schema.BigInt,
+  granted_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf,
+  expiring_notified_at: Schema.NullOr(Schema.DateFromSelf),
+  expired_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type TrialGrantRow = typeof TrialGrantRow.Type
 
 export interface HoldInput {
   readonly id: string
@@ -93,35 +88,42 @@ export interface HoldInput {
   readonly expiresAt: Date
 }
 
-export interface HoldOutcome {
-  readonly held: number
-  readonly budget_taken: number
-  readonly has_balance: number
-  readonly not_frozen: boolean
-  readonly covered: boolean
-  readonly trial_ok: boolean
-}
+export const HoldOutcome = Schema.Struct({
+  held: Schema.Number,
+  budget_taken: Schema.Number,
+  has_balance: Schema.Number,
+  not_frozen: Schema.Boolean,
+  covered: Schema.Boolean,
+  trial_ok: Schema.Boolean
+})
+export type HoldOutcome = typeof HoldOutcome.Type
 
-export interface SettleOutcome {
-  readonly org_id: string
-  readonly agent_id: string
-  readonly amount: string
+export const SettleOutcome = Schema.Struct({
+  org_id: Schema.String,
+  agent_id: Schema.String,
+  amount: Schema.BigInt,
   /** A test-mode or refused hold: no credits moved. */
-  readonly no_credits: boolean
-  readonly month: string
-  readonly spent: string | null
-  readonly alerted_80pct: boolean | null
-  readonly budget: string | null
-  readonly agent_name: string | null
-  readonly agent_mode: "test" | "live" | null
+  no_credits: Schema.Boolean,
+  month: Schema.String,
+  spent: Schema.NullOr(Schema.BigInt),
+  alerted_80pct: Schema.NullOr(Schema.Boolean),
+  budget: Schema.NullOr(Schema.BigInt),
+  agent_name: Schema.NullOr(Schema.String),
+  agent_mode: Schema.NullOr(Schema.Literal("test", "live")),
   /** The balance after the settlement, when the org's row was written. */
-  readonly balance: string | null
+  balance: Schema.NullOr(Schema.BigInt),
   /** This settlement took the balance under the org's armed alert (and disarmed it). */
-  readonly low_alert_fired: boolean
+  low_alert_fired: Schema.Boolean,
   /** This charge took a live agent's month to 80% of its budget, not yet alerted. */
-  readonly budget_alert_due: boolean
-  readonly entries: number
-}
+  budget_alert_due: Schema.Boolean,
+  entries: Schema.Number
+})
+export type SettleOutcome = typeof SettleOutcome.Type
+
+const Balance = Schema.Struct({ balance: Schema.BigInt })
+const Id = Schema.Struct({ id: Schema.String })
+const HoldAt = Schema.Struct({ holdId: Schema.String, now: Schema.DateFromSelf })
+const DueAt = Schema.Struct({ now: Schema.DateFromSelf, limit: Schema.Number })
 
 const holdColumns = `id, org_id, agent_id, amount, purpose, reference, test_mode, to_char(month, 'YYYY-MM-DD') AS month,
   status, captured, refunded, created_at, expires_at`
@@ -174,9 +176,14 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      * the caller releases at once. The flags after the outcome are a plain read, used only
      * to say which check refused.
      */
-    const holdLive = (hold: HoldInput) => {
+    const holdLive = (hold: HoldInput) =>
+      SqlSchema.single({ Request: Schema.Void, Result: HoldOutcome, execute: () => holdLiveStatement(hold) })(
+        undefined
+      ).pipe(Effect.orDie)
+
+    const holdLiveStatement = (hold: HoldInput) => {
       const amount = hold.amount.toString()
-      return sql<HoldOutcome>`
+      return sql`
         WITH s AS (${takeBudget(hold)}),
         d AS (
           UPDATE org_balances SET
@@ -217,16 +224,20 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
           COALESCE((SELECT balance >= ${amount}::bigint FROM org_balances WHERE org_id = ${hold.orgId}), false) AS covered,
           COALESCE((SELECT funded OR (CASE WHEN trial_window_start = ${hold.hourStart}::timestamptz
                                            THEN trial_window_spent ELSE 0 END) + ${amount}::bigint <= ${hold.trialLimit}::bigint
-                    FROM org_balances WHERE org_id = ${hold.orgId}), true) AS trial_ok`.pipe(
-        Effect.map((rows) => rows[0]!),
-        Effect.orDie
-      )
+                    FROM org_balances WHERE org_id = ${hold.orgId}), true) AS trial_ok`
     }
 
     /** A test-mode hold: the budget only, in one statement. */
-    const holdTest = (hold: HoldInput) => {
+    const holdTest = (hold: HoldInput) =>
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: Schema.Struct({ held: Schema.Number }),
+        execute: () => holdTestStatement(hold)
+      })(undefined).pipe(Effect.map((row) => row.held > 0), Effect.orDie)
+
+    const holdTestStatement = (hold: HoldInput) => {
       const amount = hold.amount.toString()
-      return sql<{ held: number }>`
+      return sql`
         WITH s AS (${takeBudget(hold)}),
         h AS (
           INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, budget_approved,
@@ -236,7 +247,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
           FROM s
           RETURNING 1
         )
-        SELECT (SELECT count(*) FROM h)::int AS held`.pipe(Effect.map((rows) => rows[0]!.held > 0), Effect.orDie)
+        SELECT (SELECT count(*) FROM h)::int AS held`
     }
 
     /**
@@ -272,11 +283,15 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       const eventDue = signalEventDue
         ? sql`, CASE WHEN ${lowAlertFired} OR ${budgetAlertDue} THEN ledger_event_due() END AS event_due`
         : sql``
-      return sql<SettleOutcome>`
+      return SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: SettleOutcome,
+        execute: () =>
+          sql`
         WITH h AS (
           UPDATE ledger_holds SET status = ${
-        captured > 0n ? "captured" : "released"
-      }, captured = ${c}, settled_at = ${now}
+            captured > 0n ? "captured" : "released"
+          }, captured = ${c}, settled_at = ${now}
           WHERE id = ${holdId} AND status = 'held' AND amount >= ${c}::bigint
           RETURNING id, org_id, agent_id, amount, purpose, test_mode OR refused AS no_credits, month, created_at
         ),
@@ -297,8 +312,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
               AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits),
             low_alert_fired_by = CASE
               WHEN ${
-        captured > 0n
-      } AND b.low_alert_armed AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits
+            captured > 0n
+          } AND b.low_alert_armed AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits
                 THEN h.id
               ELSE b.low_alert_fired_by END,
             updated_at = ${now}
@@ -317,16 +332,17 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
           WHERE NOT h.no_credits AND x.credits > 0
           RETURNING 1
         )${
-        alongside === undefined
-          ? sql``
-          : sql`, alongside AS (${alongside(settledCondition(sql`EXISTS (SELECT 1 FROM h)`))})`
-      }
+            alongside === undefined
+              ? sql``
+              : sql`, alongside AS (${alongside(settledCondition(sql`EXISTS (SELECT 1 FROM h)`))})`
+          }
         SELECT h.org_id, h.agent_id, h.amount::text AS amount, h.no_credits, to_char(h.month, 'YYYY-MM-DD') AS month,
                s.spent::text AS spent, s.alerted_80pct, s.budget::text AS budget, s.agent_name, s.agent_mode,
                (SELECT balance::text FROM o) AS balance, ${lowAlertFired} AS low_alert_fired,
                ${budgetAlertDue} AS budget_alert_due, (SELECT count(*) FROM e)::int AS entries${eventDue}
         FROM h
-        LEFT JOIN s ON true`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
+        LEFT JOIN s ON true`
+      })(undefined).pipe(Effect.catchTag("ParseError", Effect.die))
     }
 
     const settle = (
@@ -349,10 +365,16 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         WHERE agent_id = ${agentId} AND month = ${month} AND NOT alerted_80pct
         RETURNING 1 AS one`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
+    const findMonthSpend = SqlSchema.findOne({
+      Request: Schema.Struct({ agentId: Schema.String, month: Schema.String }),
+      Result: Schema.Struct({ spent: Schema.BigInt, held: Schema.BigInt }),
+      execute: ({ agentId, month }) =>
+        sql`SELECT spent, held FROM agent_month_spend WHERE agent_id = ${agentId} AND month = ${month}`
+    })
+    /** What the agent's month has spent and holds. */
     const monthSpend = (agentId: string, month: string) =>
-      sql<{ spent: string; held: string }>`
-        SELECT spent, held FROM agent_month_spend WHERE agent_id = ${agentId} AND month = ${month}`.pipe(
-        Effect.map((rows) => rows[0] ? BigInt(rows[0].spent) + BigInt(rows[0].held) : 0n),
+      findMonthSpend({ agentId, month }).pipe(
+        Effect.map(Option.match({ onNone: () => 0n, onSome: (row) => row.spent + row.held })),
         Effect.orDie
       )
 
@@ -362,7 +384,11 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      * that hour.
      */
     const creditBalance = (orgId: string, amount: bigint, trialHour: Date | null, now: Date) =>
-      sql<BalanceRow>`
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: BalanceRow,
+        execute: () =>
+          sql`
         UPDATE org_balances b SET
           balance = b.balance + ${amount.toString()},
           trial_window_spent = CASE
@@ -373,11 +399,16 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         FROM orgs o
         WHERE o.id = b.org_id AND b.org_id = ${orgId}
         RETURNING b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
-                  b.trial_window_spent`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+                  b.trial_window_spent`
+      })(undefined).pipe(Effect.orDie)
 
     /** Adds credits from outside (top-up, adjustment, trial grant), creating the row. */
     const addCredits = (orgId: string, amount: bigint, funds: boolean, now: Date) =>
-      sql<{ balance: string }>`
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: Balance,
+        execute: () =>
+          sql`
         INSERT INTO org_balances AS b (org_id, balance, funded, low_alert_armed, updated_at)
         VALUES (${orgId}, ${amount.toString()}, ${funds}, true, ${now})
         ON CONFLICT (org_id) DO UPDATE SET
@@ -385,44 +416,52 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
           funded = b.funded OR excluded.funded,
           low_alert_armed = true,
           updated_at = excluded.updated_at
-        RETURNING balance`.pipe(Effect.map((rows) => BigInt(rows[0]!.balance)), Effect.orDie)
+        RETURNING balance`
+      })(undefined).pipe(Effect.map((row) => row.balance), Effect.orDie)
 
+    const findBalance = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: Schema.String, lock: Schema.Boolean }),
+      Result: BalanceRow,
+      execute: ({ lock, orgId }) =>
+        sql`
+          SELECT b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
+                 b.trial_window_spent
+          FROM org_balances b JOIN orgs o ON o.id = b.org_id
+          WHERE b.org_id = ${orgId}${lock ? sql` FOR UPDATE OF b` : sql``}`
+    })
     /** Locks the org's balance row (trial expiry computes what to take back under it). */
-    const lockBalance = (orgId: string) =>
-      sql<BalanceRow>`
-        SELECT b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
-               b.trial_window_spent
-        FROM org_balances b JOIN orgs o ON o.id = b.org_id
-        WHERE b.org_id = ${orgId}
-        FOR UPDATE OF b`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+    const lockBalance = (orgId: string) => findBalance({ orgId, lock: true }).pipe(Effect.orDie)
 
     /** Removes credits the caller has checked are there (under `lockBalance`). */
     const removeCredits = (orgId: string, amount: bigint, now: Date) =>
-      sql<{ balance: string }>`
-        UPDATE org_balances SET balance = balance - ${amount.toString()}, updated_at = ${now}
-        WHERE org_id = ${orgId}
-        RETURNING balance`.pipe(Effect.map((rows) => BigInt(rows[0]!.balance)), Effect.orDie)
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: Balance,
+        execute: () =>
+          sql`
+            UPDATE org_balances SET balance = balance - ${amount.toString()}, updated_at = ${now}
+            WHERE org_id = ${orgId}
+            RETURNING balance`
+      })(undefined).pipe(Effect.map((row) => row.balance), Effect.orDie)
 
     /**
      * Disarms the low-balance alert if it is armed and the balance is under the org's
      * alert; answers the balance for the one caller that disarmed it.
      */
+    const disarm = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Balance,
+      execute: (orgId) =>
+        sql`
+          UPDATE org_balances b SET low_alert_armed = false
+          FROM orgs o
+          WHERE o.id = b.org_id AND b.org_id = ${orgId} AND b.low_alert_armed AND b.balance < o.low_balance_credits
+          RETURNING b.balance`
+    })
     const disarmLowAlert = (orgId: string) =>
-      sql<{ balance: string }>`
-        UPDATE org_balances b SET low_alert_armed = false
-        FROM orgs o
-        WHERE o.id = b.org_id AND b.org_id = ${orgId} AND b.low_alert_armed AND b.balance < o.low_balance_credits
-        RETURNING b.balance`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => BigInt(r.balance))),
-        Effect.orDie
-      )
+      disarm(orgId).pipe(Effect.map(Option.map((row) => row.balance)), Effect.orDie)
 
-    const balanceRow = (orgId: string) =>
-      sql<BalanceRow>`
-        SELECT b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
-               b.trial_window_spent
-        FROM org_balances b JOIN orgs o ON o.id = b.org_id
-        WHERE b.org_id = ${orgId}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+    const balanceRow = (orgId: string) => findBalance({ orgId, lock: false }).pipe(Effect.orDie)
 
     const setFrozen = (orgId: string, frozen: boolean, now: Date) =>
       sql`
@@ -433,29 +472,46 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       )
 
     /** Records a refund of captured credits if the hold has that much left to refund. */
-    const refundHold = (holdId: string, amount: bigint) =>
-      sql<HoldRow>`
-        UPDATE ledger_holds SET refunded = refunded + ${amount.toString()}
-        WHERE id = ${holdId} AND status = 'captured' AND captured - refunded >= ${amount.toString()}
-        RETURNING ${holdCols}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+    const refundRow = SqlSchema.findOne({
+      Request: Schema.Struct({ holdId: Schema.String, amount: Schema.BigInt }),
+      Result: HoldRow,
+      execute: ({ amount, holdId }) =>
+        sql`
+          UPDATE ledger_holds SET refunded = refunded + ${amount}
+          WHERE id = ${holdId} AND status = 'captured' AND captured - refunded >= ${amount}
+          RETURNING ${holdCols}`
+    })
+    const refundHold = (holdId: string, amount: bigint) => refundRow({ holdId, amount }).pipe(Effect.orDie)
 
-    const findHold = (holdId: string) =>
-      sql<HoldRow>`SELECT ${holdCols} FROM ledger_holds WHERE id = ${holdId}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const findHoldRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: HoldRow,
+      execute: (holdId) => sql`SELECT ${holdCols} FROM ledger_holds WHERE id = ${holdId}`
+    })
+    const findHold = (holdId: string) => findHoldRow(holdId).pipe(Effect.orDie)
 
+    const findExpiredHold = SqlSchema.findOne({
+      Request: HoldAt,
+      Result: HoldRow,
+      execute: ({ holdId, now }) =>
+        sql`
+          SELECT ${holdCols} FROM ledger_holds
+          WHERE id = ${holdId} AND status = 'held' AND expires_at <= ${now}
+          FOR UPDATE SKIP LOCKED`
+    })
     /** Locks one expired open hold for the sweeper, skipping holds another replica is on. */
-    const lockExpiredHold = (holdId: string, now: Date) =>
-      sql<HoldRow>`
-        SELECT ${holdCols} FROM ledger_holds
-        WHERE id = ${holdId} AND status = 'held' AND expires_at <= ${now}
-        FOR UPDATE SKIP LOCKED`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+    const lockExpiredHold = (holdId: string, now: Date) => findExpiredHold({ holdId, now }).pipe(Effect.orDie)
 
+    const findExpiredHoldIds = SqlSchema.findAll({
+      Request: DueAt,
+      Result: Id,
+      execute: ({ limit, now }) =>
+        sql`
+          SELECT id FROM ledger_holds WHERE status = 'held' AND expires_at <= ${now}
+          ORDER BY expires_at LIMIT ${limit}`
+    })
     const expiredHoldIds = (now: Date, limit: number) =>
-      sql<{ id: string }>`
-        SELECT id FROM ledger_holds WHERE status = 'held' AND expires_at <= ${now}
-        ORDER BY expires_at LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+      findExpiredHoldIds({ now, limit }).pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
 
     /** Records the org's trial grant; false when it already has one. */
     const insertTrialGrant = (orgId: string, credits: bigint, grantedAt: Date, expiresAt: Date) =>
@@ -465,26 +521,38 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         ON CONFLICT (org_id) DO NOTHING
         RETURNING 1 AS one`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
-    const trialGrant = (orgId: string) =>
-      sql<TrialGrantRow>`
-        SELECT id, org_id, credits, granted_at, expires_at, expiring_notified_at, expired_at
-        FROM trial_grants WHERE org_id = ${orgId}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const grantColumns = sql`id, org_id, credits, granted_at, expires_at, expiring_notified_at, expired_at`
 
+    const findTrialGrant = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: TrialGrantRow,
+      execute: (orgId) => sql`SELECT ${grantColumns} FROM trial_grants WHERE org_id = ${orgId}`
+    })
+    const trialGrant = (orgId: string) => findTrialGrant(orgId).pipe(Effect.orDie)
+
+    const findDueTrials = SqlSchema.findAll({
+      Request: DueAt,
+      Result: Id,
+      execute: ({ limit, now }) =>
+        sql`
+          SELECT id FROM trial_grants WHERE expired_at IS NULL AND expires_at <= ${now}
+          ORDER BY expires_at LIMIT ${limit}`
+    })
     /** Grants whose credits have run out and were not taken back yet. */
     const dueTrialExpiries = (now: Date, limit: number) =>
-      sql<{ id: string }>`
-        SELECT id FROM trial_grants WHERE expired_at IS NULL AND expires_at <= ${now}
-        ORDER BY expires_at LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+      findDueTrials({ now, limit }).pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
 
+    const findDueTrial = SqlSchema.findOne({
+      Request: Schema.Struct({ grantId: Schema.String, now: Schema.DateFromSelf }),
+      Result: TrialGrantRow,
+      execute: ({ grantId, now }) =>
+        sql`
+          SELECT ${grantColumns}
+          FROM trial_grants WHERE id = ${grantId} AND expired_at IS NULL AND expires_at <= ${now}
+          FOR UPDATE SKIP LOCKED`
+    })
     /** Locks one due grant for expiry, skipping grants another replica is on. */
-    const lockDueTrial = (grantId: string, now: Date) =>
-      sql<TrialGrantRow>`
-        SELECT id, org_id, credits, granted_at, expires_at, expiring_notified_at, expired_at
-        FROM trial_grants WHERE id = ${grantId} AND expired_at IS NULL AND expires_at <= ${now}
-        FOR UPDATE SKIP LOCKED`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+    const lockDueTrial = (grantId: string, now: Date) => findDueTrial({ grantId, now }).pipe(Effect.orDie)
 
     const markTrialExpired = (grantId: string, taken: bigint, now: Date) =>
       sql`UPDATE trial_grants SET expired_at = ${now}, expired_credits = ${taken.toString()} WHERE id = ${grantId}`
@@ -494,28 +562,37 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         )
 
     /** Credits charged (captures less refunds) since `since`: trial credits are spent first. */
+    const sumSpent = SqlSchema.single({
+      Request: Schema.Struct({ orgId: Schema.String, since: Schema.DateFromSelf }),
+      Result: Schema.Struct({ spent: Schema.BigInt }),
+      execute: ({ orgId, since }) =>
+        sql`
+          SELECT COALESCE(SUM(CASE WHEN kind = 'capture' THEN credits WHEN kind = 'refund' THEN -credits ELSE 0 END), 0)
+                 AS spent
+          FROM ledger_entries WHERE org_id = ${orgId} AND created_at >= ${since}`
+    })
     const spentSince = (orgId: string, since: Date) =>
-      sql<{ spent: string }>`
-        SELECT COALESCE(SUM(CASE WHEN kind = 'capture' THEN credits WHEN kind = 'refund' THEN -credits ELSE 0 END), 0)
-               AS spent
-        FROM ledger_entries WHERE org_id = ${orgId} AND created_at >= ${since}`.pipe(
-        Effect.map((rows) => BigInt(rows[0]!.spent)),
-        Effect.orDie
-      )
+      sumSpent({ orgId, since }).pipe(Effect.map((row) => row.spent), Effect.orDie)
 
     /**
      * Claims the one `trial.expiring` notice of grants expiring before `horizon` that still
      * have time left; answers the claimed grants (each claimed once, across replicas).
      */
+    const claimNotices = SqlSchema.findAll({
+      Request: Schema.Struct({ now: Schema.DateFromSelf, horizon: Schema.DateFromSelf, limit: Schema.Number }),
+      Result: TrialGrantRow,
+      execute: ({ horizon, limit, now }) =>
+        sql`
+          UPDATE trial_grants SET expiring_notified_at = ${now}
+          WHERE id IN (
+            SELECT id FROM trial_grants
+            WHERE expiring_notified_at IS NULL AND expired_at IS NULL AND expires_at > ${now} AND expires_at <= ${horizon}
+            ORDER BY expires_at LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED)
+          RETURNING ${grantColumns}`
+    })
     const claimExpiringNotices = (now: Date, horizon: Date, limit: number) =>
-      sql<TrialGrantRow>`
-        UPDATE trial_grants SET expiring_notified_at = ${now}
-        WHERE id IN (
-          SELECT id FROM trial_grants
-          WHERE expiring_notified_at IS NULL AND expired_at IS NULL AND expires_at > ${now} AND expires_at <= ${horizon}
-          ORDER BY expires_at LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED)
-        RETURNING id, org_id, credits, granted_at, expires_at, expiring_notified_at, expired_at`.pipe(Effect.orDie)
+      claimNotices({ now, horizon, limit }).pipe(Effect.orDie)
 
     return {
       holdLive,
