@@ -14,10 +14,10 @@ export const callRecord = (row: CallRow) => ({
   provider: row.provider_id,
   mode: row.mode,
   status: row.status,
-  price: amountOf(BigInt(row.price_credits)),
-  charged: amountOf(BigInt(row.charged_credits)),
-  refunded: BigInt(row.refunded_credits) > 0n
-    ? { ...amountOf(BigInt(row.refunded_credits)), reason: (row.refund_reason ?? "provider_error") as any }
+  price: amountOf(row.price_credits),
+  charged: amountOf(row.charged_credits),
+  refunded: row.refunded_credits > 0n
+    ? { ...amountOf(row.refunded_credits), reason: (row.refund_reason ?? "provider_error") as any }
     : null,
   provider_status: row.provider_status,
   latency_ms: row.latency_ms,

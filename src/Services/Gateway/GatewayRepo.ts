@@ -1,49 +1,70 @@
-import { SqlClient, type Statement } from "@effect/sql"
-import { Effect, Option } from "effect"
-import type { Category, CostReport, HttpMethod, ProviderAuth } from "../../Domain/Catalogue.js"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { Category, CostReport, HttpMethod, ProviderAuth } from "../../Domain/Catalogue.js"
 import { type HoldSettled, settlementWrite } from "../Ledger/SettlementFence.js"
 import type { EndpointRecord } from "../Providers/ProviderTypes.js"
 import { afterQuota, type QuotaPassed } from "../Quotas/QuotaFence.js"
 
 /** SQL of the gateway: endpoint lookups and the call log (never request or response contents). */
-export type CallStatus = "pending" | "succeeded" | "refused" | "failed" | "timed_out" | "test" | "abandoned"
+export const CallStatus = Schema.Literal(
+  "pending",
+  "succeeded",
+  "refused",
+  "failed",
+  "timed_out",
+  "test",
+  "abandoned"
+)
+export type CallStatus = typeof CallStatus.Type
 
-export interface CallRow {
-  readonly id: string
-  readonly org_id: string
-  readonly agent_id: string
-  readonly endpoint_id: string
-  readonly provider_id: string
-  readonly mode: "test" | "live"
-  readonly status: CallStatus
-  readonly price_credits: string
-  readonly charged_credits: string
-  readonly refunded_credits: string
-  readonly refund_reason: string | null
-  readonly provider_status: number | null
-  readonly latency_ms: number | null
-  readonly created_at: Date
-  readonly finished_at: Date | null
-}
+/** Rows decoded: credits as bigint, timestamps as Dates. */
+export const CallRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  agent_id: Schema.String,
+  endpoint_id: Schema.String,
+  provider_id: Schema.String,
+  mode: Schema.Literal("test", "live"),
+  status: CallStatus,
+  price_credits: Schema.BigInt,
+  charged_credits: Schema.BigInt,
+  refunded_credits: Schema.BigInt,
+  refund_reason: Schema.NullOr(Schema.String),
+  provider_status: Schema.NullOr(Schema.Number),
+  latency_ms: Schema.NullOr(Schema.Number),
+  created_at: Schema.DateFromSelf,
+  finished_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type CallRow = typeof CallRow.Type
 
-interface EndpointJoinRow {
-  readonly id: string
-  readonly name: string
-  readonly category: Category
-  readonly method: HttpMethod
-  readonly path: string
-  readonly path_params: ReadonlyArray<string>
-  readonly base_price_credits: string
-  readonly availability: "live" | "on request"
-  readonly people_lookup_field: string | null
-  readonly endpoint_base_url: string | null
-  readonly provider_id: string
-  readonly provider_name: string
-  readonly base_url: string
-  readonly auth: ProviderAuth
-  readonly cost_report: CostReport | null
-  readonly daily_call_cap: number
-}
+const EndpointJoinRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  category: Category,
+  method: HttpMethod,
+  path: Schema.String,
+  path_params: Schema.Array(Schema.String),
+  base_price_credits: Schema.BigInt,
+  availability: Schema.Literal("live", "on request"),
+  people_lookup_field: Schema.NullOr(Schema.String),
+  endpoint_base_url: Schema.NullOr(Schema.String),
+  provider_id: Schema.String,
+  provider_name: Schema.String,
+  base_url: Schema.String,
+  auth: ProviderAuth,
+  cost_report: Schema.NullOr(CostReport),
+  daily_call_cap: Schema.Number
+})
+
+export const ProviderRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  docs_url: Schema.String,
+  daily_call_cap: Schema.Number,
+  reports_cost: Schema.Boolean,
+  endpoints: Schema.Number,
+  live_endpoints: Schema.Number
+})
 
 export interface NewCall {
   readonly id: string
@@ -80,22 +101,28 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
     const sql = yield* SqlClient.SqlClient
     const callCols = sql.unsafe(callColumns)
 
+    const findEndpoint = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: EndpointJoinRow,
+      execute: (id) =>
+        sql`
+          SELECT e.id, e.name, e.category, e.method, e.path, e.path_params, e.base_price_credits, e.availability,
+                 e.people_lookup_field, e.base_url AS endpoint_base_url, p.id AS provider_id, p.name AS provider_name,
+                 p.base_url, p.auth, p.cost_report, p.daily_call_cap
+          FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
+          WHERE e.id = ${id}`
+    })
     const endpoint = (id: string) =>
-      sql<EndpointJoinRow>`
-        SELECT e.id, e.name, e.category, e.method, e.path, e.path_params, e.base_price_credits, e.availability,
-               e.people_lookup_field, e.base_url AS endpoint_base_url, p.id AS provider_id, p.name AS provider_name, p.base_url, p.auth,
-               p.cost_report, p.daily_call_cap
-        FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
-        WHERE e.id = ${id}`.pipe(
-        Effect.map((rows) =>
-          Option.map(Option.fromNullable(rows[0]), (row): EndpointRecord => ({
+      findEndpoint(id).pipe(
+        Effect.map((found) =>
+          Option.map(found, (row): EndpointRecord => ({
             id: row.id,
             name: row.name,
             category: row.category,
             method: row.method,
             path: row.path,
             pathParams: row.path_params,
-            basePriceCredits: BigInt(row.base_price_credits),
+            basePriceCredits: row.base_price_credits,
             availability: row.availability,
             peopleLookupField: row.people_lookup_field,
             baseUrl: row.endpoint_base_url,
@@ -152,16 +179,26 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
       settlementWrite(finishCallWhere(id, finish, settled))
 
     /** The org's calls, newest first, after the `startingAfter` call when given. */
+    const listPage = SqlSchema.findAll({
+      Request: Schema.Struct({
+        orgId: Schema.String,
+        limit: Schema.Number,
+        startingAfter: Schema.NullOr(Schema.String)
+      }),
+      Result: CallRow,
+      execute: ({ limit, orgId, startingAfter }) =>
+        sql`
+          SELECT ${callCols} FROM gateway_calls
+          WHERE org_id = ${orgId}
+          ${
+          startingAfter === null ? sql`` : sql`AND (created_at, id) < (
+              SELECT created_at, id FROM gateway_calls WHERE id = ${startingAfter} AND org_id = ${orgId})`
+        }
+          ORDER BY created_at DESC, id DESC
+          LIMIT ${limit}`
+    })
     const listCalls = (orgId: string, limit: number, startingAfter: string | undefined) =>
-      sql<CallRow>`
-        SELECT ${callCols} FROM gateway_calls
-        WHERE org_id = ${orgId}
-        ${
-        startingAfter === undefined ? sql`` : sql`AND (created_at, id) < (
-            SELECT created_at, id FROM gateway_calls WHERE id = ${startingAfter} AND org_id = ${orgId})`
-      }
-        ORDER BY created_at DESC, id DESC
-        LIMIT ${limit}`.pipe(Effect.orDie)
+      listPage({ orgId, limit, startingAfter: startingAfter ?? null }).pipe(Effect.orDie)
 
     const callExists = (orgId: string, id: string) =>
       sql<{ one: number }>`SELECT 1 AS one FROM gateway_calls WHERE id = ${id} AND org_id = ${orgId}`.pipe(
@@ -199,19 +236,16 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
       }).pipe(Effect.orDie)
 
     /** Every provider with its published daily call cap and endpoint counts. */
-    const providers = sql<{
-      id: string
-      name: string
-      docs_url: string
-      daily_call_cap: number
-      reports_cost: boolean
-      endpoints: number
-      live_endpoints: number
-    }>`
-      SELECT p.id, p.name, p.docs_url, p.daily_call_cap, p.cost_report IS NOT NULL AS reports_cost,
-             count(e.id)::int AS endpoints, (count(e.id) FILTER (WHERE e.availability = 'live'))::int AS live_endpoints
-      FROM providers p LEFT JOIN catalogue_endpoints e ON e.provider_id = p.id
-      GROUP BY p.id ORDER BY p.id`.pipe(Effect.orDie)
+    const providers = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: ProviderRow,
+      execute: () =>
+        sql`
+          SELECT p.id, p.name, p.docs_url, p.daily_call_cap, p.cost_report IS NOT NULL AS reports_cost,
+                 count(e.id)::int AS endpoints, (count(e.id) FILTER (WHERE e.availability = 'live'))::int AS live_endpoints
+          FROM providers p LEFT JOIN catalogue_endpoints e ON e.provider_id = p.id
+          GROUP BY p.id ORDER BY p.id`
+    })(undefined).pipe(Effect.orDie)
 
     return {
       providers,
