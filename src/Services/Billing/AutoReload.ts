@@ -6,6 +6,7 @@ import { amountOf } from "../../Domain/Money.js"
 import { InvalidAmount, InvalidInput, NoSavedCard } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
+import { Ledger } from "../Ledger/Ledger.js"
 import { monthOf } from "../Ledger/Time.js"
 import { BillingConfig } from "./BillingConfig.js"
 import { BillingRepo, offSessionPayment, type PaymentRow, type ProfileRow } from "./BillingRepo.js"
@@ -56,9 +57,7 @@ const wholeCredits = (value: unknown, name: string) => {
 
 export const autoReloadRecord = (profile: Option.Option<ProfileRow>, usedThisMonth: bigint) => {
   const p = Option.getOrNull(profile)
-  const credits = (
-    value: string | null | undefined
-  ) => (value === null || value === undefined ? null : amountOf(BigInt(value)))
+  const credits = (value: bigint | null | undefined) => (value === null || value === undefined ? null : amountOf(value))
   return {
     enabled: p?.auto_reload_enabled ?? false,
     threshold: credits(p?.auto_reload_threshold_credits),
@@ -77,6 +76,7 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo
+    const ledger = yield* Ledger
     const provider = yield* PaymentProvider
     const states = yield* PaymentStates
     const payments = yield* Payments
@@ -148,15 +148,7 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
       })
 
     /** Orgs that may need a charge now (a cheap read; each is checked again under its lock). */
-    const candidates = (at: Date) =>
-      sql<{ org_id: string }>`
-        SELECT p.org_id FROM billing_profiles p JOIN org_balances b ON b.org_id = p.org_id
-        WHERE p.auto_reload_enabled AND p.card_payment_method_id IS NOT NULL AND NOT b.frozen
-          AND b.balance < p.auto_reload_threshold_credits
-          AND (p.auto_reload_next_attempt_at IS NULL OR p.auto_reload_next_attempt_at <= ${at})
-          AND NOT EXISTS (SELECT 1 FROM payments x WHERE x.org_id = p.org_id AND x.purpose = 'auto_reload'
-                          AND x.status IN ('creating', 'pending'))
-        LIMIT 100`.pipe(Effect.map((rows) => rows.map((r) => r.org_id)), Effect.orDie)
+    const candidates = repo.autoReloadCandidates
 
     /** Writes one org's charge under its profile lock, if it still needs one; none otherwise. */
     interface Claimed {
@@ -167,25 +159,21 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
 
     const claim = (orgId: string, at: Date) =>
       sql.withTransaction(Effect.gen(function*() {
-        const locked = yield* sql<ProfileRow>`
-          SELECT * FROM billing_profiles WHERE org_id = ${orgId} AND auto_reload_enabled FOR UPDATE SKIP LOCKED`
-        const profile = locked[0]
+        const locked = yield* repo.lockAutoReloadProfile(orgId)
+        const profile = Option.getOrUndefined(locked)
         if (profile === undefined || profile.card_payment_method_id === null || profile.customer_id === null) {
           return Option.none<Claimed>()
         }
         if (profile.auto_reload_next_attempt_at !== null && profile.auto_reload_next_attempt_at > at) {
           return Option.none<Claimed>()
         }
-        const balance = yield* sql<{ balance: string; frozen: boolean }>`
-          SELECT balance::text, frozen FROM org_balances WHERE org_id = ${orgId}`
-        const threshold = BigInt(profile.auto_reload_threshold_credits ?? "0")
-        if (balance[0] === undefined || balance[0].frozen || BigInt(balance[0].balance) >= threshold) {
-          return Option.none<Claimed>()
-        }
-        const amount = BigInt(profile.auto_reload_amount_credits ?? "0")
+        const credits = yield* ledger.orgCredits(orgId)
+        const threshold = profile.auto_reload_threshold_credits ?? 0n
+        if (credits.frozen || credits.balance >= threshold) return Option.none<Claimed>()
+        const amount = profile.auto_reload_amount_credits ?? 0n
         const limit = profile.auto_reload_monthly_limit_credits
         const retryAt = new Date(at.getTime() + config.autoReloadRetryMs)
-        if (limit !== null && (yield* repo.autoReloadedSince(orgId, monthStart(at))) + amount > BigInt(limit)) {
+        if (limit !== null && (yield* repo.autoReloadedSince(orgId, monthStart(at))) + amount > limit) {
           yield* Effect.logInfo(`Auto-reload of org ${orgId} skipped: the monthly limit is reached`)
           yield* repo.updateProfile(orgId, { auto_reload_next_attempt_at: retryAt, updated_at: at })
           return Option.none<Claimed>()
@@ -223,7 +211,7 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
     const charge = (row: PaymentRow, customerId: string, paymentMethodId: string) =>
       provider.chargeOffSession({
         ourPaymentId: row.id,
-        amountMinor: BigInt(row.amount_minor),
+        amountMinor: row.amount_minor,
         currency: "usd",
         description: `Auto-reload: ${row.credits} credits`,
         customerId,

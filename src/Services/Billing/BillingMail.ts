@@ -22,7 +22,7 @@ const render = (headline: string, lines: ReadonlyArray<string>, footer: string) 
 })
 
 export const describeAmount = (payment: PaymentRow) =>
-  `${payment.currency.toUpperCase()} ${minorToDecimal(BigInt(payment.amount_minor))}`
+  `${payment.currency.toUpperCase()} ${minorToDecimal(payment.amount_minor)}`
 
 const purposeName = { top_up: "Top-up", auto_reload: "Auto-reload", plan: "Plan fee" } as const
 
@@ -58,7 +58,7 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
     /** A receipt to every owner for a successful payment. */
     const receipt = (payment: PaymentRow, sandbox: boolean) =>
       toOwners(payment.org_id, `payment:${payment.id}:receipt`, () => {
-        const credits = BigInt(payment.credits)
+        const credits = payment.credits
         return {
           subject: `${sandbox ? "[Sandbox] " : ""}Receipt: ${describeAmount(payment)} paid`,
           headline: `${sandbox ? "Sandbox payment (no money moved)" : "Payment received"}: thank you`,
@@ -74,7 +74,7 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
               ? []
               : [
                 `Converted from USD ${
-                  minorToDecimal(BigInt(payment.usd_cents))
+                  minorToDecimal(payment.usd_cents)
                 } at ${payment.fx_rate} INR per USD (ECB reference rate).`
               ]),
             ...(payment.card_last4 === null

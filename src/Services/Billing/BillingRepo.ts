@@ -1,65 +1,74 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import { isUuid } from "../../Domain/Ids.js"
 
 /**
  * Billing's SQL: payments, the per-org billing profile (saved card, auto-reload, plan
- * period), founding-offer claims and handled webhook event ids. Money columns come back as
- * strings of digits.
+ * period), founding-offer claims and handled webhook event ids. Rows are decoded: money
+ * (minor units and credits) as bigint, timestamps as Dates.
  */
-export type PaymentPurpose = "top_up" | "auto_reload" | "plan"
-export type PaymentStatus = "creating" | "pending" | "succeeded" | "failed" | "canceled"
+export const PaymentPurpose = Schema.Literal("top_up", "auto_reload", "plan")
+export type PaymentPurpose = typeof PaymentPurpose.Type
+export const PaymentStatus = Schema.Literal("creating", "pending", "succeeded", "failed", "canceled")
+export type PaymentStatus = typeof PaymentStatus.Type
 
-export interface PaymentRow {
-  readonly id: string
-  readonly org_id: string
-  readonly purpose: PaymentPurpose
-  readonly provider: "stripe" | "sandbox"
-  readonly provider_payment_id: string | null
-  readonly provider_idempotency_key: string
-  readonly status: PaymentStatus
-  readonly currency: "usd" | "inr"
-  readonly amount_minor: string
-  readonly usd_cents: string
-  readonly credits: string
-  readonly fx_rate: string | null
-  readonly fx_rate_date: string | Date | null
-  readonly plan: "pro" | "max" | null
-  readonly offer: string | null
-  readonly save_card: boolean
-  readonly idempotency_key: string | null
-  readonly fingerprint: string | null
-  readonly failure_message: string | null
-  readonly receipt_url: string | null
-  readonly card_brand: string | null
-  readonly card_last4: string | null
-  readonly refunded_minor: string
-  readonly disputed_minor: string
-  readonly reversed_credits: string
-  readonly credited_at: Date | null
-  readonly created_by: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+export const PaymentRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  purpose: PaymentPurpose,
+  provider: Schema.Literal("stripe", "sandbox"),
+  provider_payment_id: Schema.NullOr(Schema.String),
+  provider_idempotency_key: Schema.String,
+  status: PaymentStatus,
+  currency: Schema.Literal("usd", "inr"),
+  amount_minor: Schema.BigInt,
+  usd_cents: Schema.BigInt,
+  credits: Schema.BigInt,
+  /** INR per USD, as the decimal text the rate was published with. */
+  fx_rate: Schema.NullOr(Schema.String),
+  fx_rate_date: Schema.NullOr(Schema.Union(Schema.String, Schema.DateFromSelf)),
+  plan: Schema.NullOr(Schema.Literal("pro", "max")),
+  offer: Schema.NullOr(Schema.String),
+  save_card: Schema.Boolean,
+  idempotency_key: Schema.NullOr(Schema.String),
+  fingerprint: Schema.NullOr(Schema.String),
+  failure_message: Schema.NullOr(Schema.String),
+  receipt_url: Schema.NullOr(Schema.String),
+  card_brand: Schema.NullOr(Schema.String),
+  card_last4: Schema.NullOr(Schema.String),
+  refunded_minor: Schema.BigInt,
+  disputed_minor: Schema.BigInt,
+  reversed_credits: Schema.BigInt,
+  credited_at: Schema.NullOr(Schema.DateFromSelf),
+  created_by: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type PaymentRow = typeof PaymentRow.Type
 
-export interface ProfileRow {
-  readonly org_id: string
-  readonly customer_id: string | null
-  readonly card_payment_method_id: string | null
-  readonly card_brand: string | null
-  readonly card_last4: string | null
-  readonly card_exp_month: number | null
-  readonly card_exp_year: number | null
-  readonly auto_reload_enabled: boolean
-  readonly auto_reload_threshold_credits: string | null
-  readonly auto_reload_amount_credits: string | null
-  readonly auto_reload_monthly_limit_credits: string | null
-  readonly auto_reload_failures: number
-  readonly auto_reload_next_attempt_at: Date | null
-  readonly auto_reload_disabled_reason: string | null
-  readonly plan_period_end: Date | null
-  readonly plan_founding: boolean
-}
+export const ProfileRow = Schema.Struct({
+  org_id: Schema.String,
+  customer_id: Schema.NullOr(Schema.String),
+  card_payment_method_id: Schema.NullOr(Schema.String),
+  card_brand: Schema.NullOr(Schema.String),
+  card_last4: Schema.NullOr(Schema.String),
+  card_exp_month: Schema.NullOr(Schema.Number),
+  card_exp_year: Schema.NullOr(Schema.Number),
+  auto_reload_enabled: Schema.Boolean,
+  auto_reload_threshold_credits: Schema.NullOr(Schema.BigInt),
+  auto_reload_amount_credits: Schema.NullOr(Schema.BigInt),
+  auto_reload_monthly_limit_credits: Schema.NullOr(Schema.BigInt),
+  auto_reload_failures: Schema.Number,
+  auto_reload_next_attempt_at: Schema.NullOr(Schema.DateFromSelf),
+  auto_reload_disabled_reason: Schema.NullOr(Schema.String),
+  plan_period_end: Schema.NullOr(Schema.DateFromSelf),
+  plan_founding: Schema.Boolean
+})
+export type ProfileRow = typeof ProfileRow.Type
+
+const OrgId = Schema.String
+const Used = Schema.Struct({ used: Schema.BigInt })
+const OrgSince = Schema.Struct({ orgId: Schema.String, since: Schema.DateFromSelf })
 
 export interface NewPayment {
   readonly id: string
@@ -117,8 +126,6 @@ export const offSessionPayment = (input: {
   updated_at: input.at
 })
 
-const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
-
 export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -127,34 +134,46 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     /** Writes a new payment; none when the org already used the idempotency key. */
     const insertPayment = (row: NewPayment) =>
-      sql<PaymentRow>`
-        INSERT INTO payments ${sql.insert({ ...row, status: "creating" })}
-        ON CONFLICT DO NOTHING
-        RETURNING *`.pipe(Effect.map(first))
+      SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: PaymentRow,
+        execute: () =>
+          sql`
+            INSERT INTO payments ${sql.insert({ ...row, status: "creating" })}
+            ON CONFLICT DO NOTHING
+            RETURNING *`
+      })(undefined).pipe(Effect.catchTag("ParseError", Effect.die))
 
+    const findPaymentRow = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: OrgId, id: Schema.String }),
+      Result: PaymentRow,
+      execute: ({ id, orgId }) => sql`SELECT * FROM payments WHERE id = ${id} AND org_id = ${orgId}`
+    })
     // Identifiers come from paths: one that is not a UUID is simply not found.
     const findPayment = (orgId: string, id: string) =>
-      !isUuid(id)
-        ? Effect.succeed(Option.none<PaymentRow>())
-        : sql<PaymentRow>`SELECT * FROM payments WHERE id = ${id} AND org_id = ${orgId}`.pipe(
-          Effect.map(first),
-          Effect.orDie
-        )
+      !isUuid(id) ? Effect.succeed(Option.none<PaymentRow>()) : findPaymentRow({ orgId, id }).pipe(Effect.orDie)
 
-    const findByKey = (orgId: string, key: string) =>
-      sql<PaymentRow>`SELECT * FROM payments WHERE org_id = ${orgId} AND idempotency_key = ${key}`.pipe(
-        Effect.map(first),
-        Effect.orDie
-      )
+    const findByKeyRow = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: OrgId, key: Schema.String }),
+      Result: PaymentRow,
+      execute: ({ key, orgId }) => sql`SELECT * FROM payments WHERE org_id = ${orgId} AND idempotency_key = ${key}`
+    })
+    const findByKey = (orgId: string, key: string) => findByKeyRow({ orgId, key }).pipe(Effect.orDie)
 
+    const lockPaymentRow = SqlSchema.findOne({
+      Request: Schema.Struct({ ourId: Schema.NullOr(Schema.String), providerId: Schema.String }),
+      Result: PaymentRow,
+      execute: ({ ourId, providerId }) =>
+        sql`
+          SELECT * FROM payments
+          WHERE ${ourId === null ? sql`false` : sql`id = ${ourId}`} OR provider_payment_id = ${providerId}
+          ORDER BY (provider_payment_id = ${providerId}) DESC
+          LIMIT 1
+          FOR UPDATE`
+    })
     /** Locks a payment by our id or by the provider's, for one state change. */
     const lockPayment = (ourId: string | null, providerId: string) =>
-      sql<PaymentRow>`
-        SELECT * FROM payments
-        WHERE ${ourId === null ? sql`false` : sql`id = ${ourId}`} OR provider_payment_id = ${providerId}
-        ORDER BY (provider_payment_id = ${providerId}) DESC
-        LIMIT 1
-        FOR UPDATE`.pipe(Effect.map(first))
+      lockPaymentRow({ ourId, providerId }).pipe(Effect.catchTag("ParseError", Effect.die))
 
     const setProviderId = (id: string, providerId: string, now: Date) =>
       sql`
@@ -172,39 +191,63 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       sql`UPDATE payments SET ${sql.update(fields)} WHERE id = ${id}`.pipe(Effect.asVoid)
 
     /** The org's payments, newest first. */
+    const listPage = SqlSchema.findAll({
+      Request: Schema.Struct({
+        orgId: OrgId,
+        limit: Schema.Number,
+        before: Schema.NullOr(Schema.Struct({ created_at: Schema.DateFromSelf, id: Schema.String }))
+      }),
+      Result: PaymentRow,
+      execute: ({ before, limit, orgId }) =>
+        sql`
+          SELECT * FROM payments
+          WHERE org_id = ${orgId}
+            ${before === null ? sql`` : sql`AND (created_at, id) < (${before.created_at}, ${before.id})`}
+          ORDER BY created_at DESC, id DESC
+          LIMIT ${limit + 1}`
+    })
     const listPayments = (orgId: string, limit: number, before: PaymentRow | null) =>
-      sql<PaymentRow>`
-        SELECT * FROM payments
-        WHERE org_id = ${orgId}
-          ${before === null ? sql`` : sql`AND (created_at, id) < (${before.created_at}, ${before.id})`}
-        ORDER BY created_at DESC, id DESC
-        LIMIT ${limit + 1}`.pipe(Effect.orDie)
+      listPage({ orgId, limit, before: before === null ? null : { created_at: before.created_at, id: before.id } })
+        .pipe(Effect.orDie)
 
     /**
      * Credits counted against the new-account cap: every top-up and auto-reload that has
      * not ended unpaid (in flight ones too, so two at once cannot pass the cap together).
      */
-    const capUsed = (orgId: string) =>
-      sql<{ used: string }>`
-        SELECT COALESCE(SUM(credits), 0)::text AS used FROM payments
-        WHERE org_id = ${orgId} AND purpose IN ('top_up', 'auto_reload') AND status <> 'canceled'
-          AND NOT (status = 'failed' AND purpose = 'auto_reload')`.pipe(
-        Effect.map((rows) => BigInt(rows[0]!.used)),
-        Effect.orDie
-      )
+    const sumCapUsed = SqlSchema.single({
+      Request: OrgId,
+      Result: Used,
+      execute: (orgId) =>
+        sql`
+          SELECT COALESCE(SUM(credits), 0)::text AS used FROM payments
+          WHERE org_id = ${orgId} AND purpose IN ('top_up', 'auto_reload') AND status <> 'canceled'
+            AND NOT (status = 'failed' AND purpose = 'auto_reload')`
+    })
+    const capUsed = (orgId: string) => sumCapUsed(orgId).pipe(Effect.map((row) => row.used), Effect.orDie)
 
+    const sumAutoReloaded = SqlSchema.single({
+      Request: OrgSince,
+      Result: Used,
+      execute: ({ orgId, since }) =>
+        sql`
+          SELECT COALESCE(SUM(credits), 0)::text AS used FROM payments
+          WHERE org_id = ${orgId} AND purpose = 'auto_reload' AND status IN ('creating', 'pending', 'succeeded')
+            AND created_at >= ${since}`
+    })
     /** Auto-reload credits of the calendar month starting at `monthStart`, paid or in flight. */
     const autoReloadedSince = (orgId: string, monthStart: Date) =>
-      sql<{ used: string }>`
-        SELECT COALESCE(SUM(credits), 0)::text AS used FROM payments
-        WHERE org_id = ${orgId} AND purpose = 'auto_reload' AND status IN ('creating', 'pending', 'succeeded')
-          AND created_at >= ${monthStart}`.pipe(Effect.map((rows) => BigInt(rows[0]!.used)), Effect.orDie)
+      sumAutoReloaded({ orgId, since: monthStart }).pipe(Effect.map((row) => row.used), Effect.orDie)
 
+    const findOpenBefore = SqlSchema.findAll({
+      Request: Schema.Struct({ cutoff: Schema.DateFromSelf, limit: Schema.Number }),
+      Result: PaymentRow,
+      execute: ({ cutoff, limit }) =>
+        sql`
+          SELECT * FROM payments WHERE status IN ('creating', 'pending', 'failed') AND created_at < ${cutoff}
+          ORDER BY created_at LIMIT ${limit}`
+    })
     /** Payments not paid within their time (or left `creating` by a crash). */
-    const openPaymentsBefore = (cutoff: Date, limit: number) =>
-      sql<PaymentRow>`
-        SELECT * FROM payments WHERE status IN ('creating', 'pending', 'failed') AND created_at < ${cutoff}
-        ORDER BY created_at LIMIT ${limit}`.pipe(Effect.orDie)
+    const openPaymentsBefore = (cutoff: Date, limit: number) => findOpenBefore({ cutoff, limit }).pipe(Effect.orDie)
 
     // -- profiles ----------------------------------------------------------------------------
 
@@ -214,16 +257,61 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
           Effect.asVoid
         )
 
+    const lockedProfile = SqlSchema.single({
+      Request: OrgId,
+      Result: ProfileRow,
+      execute: (orgId) => sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId} FOR UPDATE`
+    })
     const lockProfile = (orgId: string, now: Date) =>
-      Effect.zipRight(
-        ensureProfile(orgId, now),
-        sql<ProfileRow>`SELECT * FROM billing_profiles WHERE org_id = ${orgId} FOR UPDATE`.pipe(
-          Effect.map((rows) => rows[0]!)
-        )
+      Effect.zipRight(ensureProfile(orgId, now), lockedProfile(orgId)).pipe(
+        Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })
       )
 
-    const profile = (orgId: string) =>
-      sql<ProfileRow>`SELECT * FROM billing_profiles WHERE org_id = ${orgId}`.pipe(Effect.map(first), Effect.orDie)
+    const setCustomer = SqlSchema.single({
+      Request: Schema.Struct({ orgId: OrgId, customerId: Schema.String, at: Schema.DateFromSelf }),
+      Result: Schema.Struct({ customer_id: Schema.String }),
+      execute: ({ at, customerId, orgId }) =>
+        sql`
+          UPDATE billing_profiles SET customer_id = COALESCE(customer_id, ${customerId}), updated_at = ${at}
+          WHERE org_id = ${orgId} RETURNING customer_id`
+    })
+    /** Records the org's provider customer unless it has one; answers the one it keeps. */
+    const keepCustomer = (orgId: string, customerId: string, at: Date) =>
+      setCustomer({ orgId, customerId, at }).pipe(Effect.map((row) => row.customer_id), Effect.orDie)
+
+    const findProfile = SqlSchema.findOne({
+      Request: OrgId,
+      Result: ProfileRow,
+      execute: (orgId) => sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId}`
+    })
+    const profile = (orgId: string) => findProfile(orgId).pipe(Effect.orDie)
+
+    const lockAutoReloading = SqlSchema.findOne({
+      Request: OrgId,
+      Result: ProfileRow,
+      execute: (orgId) =>
+        sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId} AND auto_reload_enabled FOR UPDATE SKIP LOCKED`
+    })
+    /** Locks a profile with auto-reload on, unless another replica is charging it now. */
+    const lockAutoReloadProfile = (orgId: string) => lockAutoReloading(orgId).pipe(Effect.orDie)
+
+    const findCandidates = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({ org_id: Schema.String }),
+      // Joins the ledger's balance rows to read only orgs under their threshold.
+      execute: (at) =>
+        sql`
+          SELECT p.org_id FROM billing_profiles p JOIN org_balances b ON b.org_id = p.org_id
+          WHERE p.auto_reload_enabled AND p.card_payment_method_id IS NOT NULL AND NOT b.frozen
+            AND b.balance < p.auto_reload_threshold_credits
+            AND (p.auto_reload_next_attempt_at IS NULL OR p.auto_reload_next_attempt_at <= ${at})
+            AND NOT EXISTS (SELECT 1 FROM payments x WHERE x.org_id = p.org_id AND x.purpose = 'auto_reload'
+                            AND x.status IN ('creating', 'pending'))
+          LIMIT 100`
+    })
+    /** Orgs that may need an auto-reload now (a cheap read; each is checked again under its lock). */
+    const autoReloadCandidates = (at: Date) =>
+      findCandidates(at).pipe(Effect.map((rows) => rows.map((r) => r.org_id)), Effect.orDie)
 
     const updateProfile = (orgId: string, fields: Record<string, unknown>) =>
       sql`UPDATE billing_profiles SET ${sql.update(fields)} WHERE org_id = ${orgId}`.pipe(Effect.asVoid)
@@ -245,18 +333,28 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     // -- owners ------------------------------------------------------------------------------
 
-    const owners = (orgId: string) =>
-      sql<{ user_id: string; email: string; org_name: string }>`
-        SELECT u.id AS user_id, u.email, o.name AS org_name
-        FROM org_members m JOIN users u ON u.id = m.user_id JOIN orgs o ON o.id = m.org_id
-        WHERE m.org_id = ${orgId} AND m.role = 'owner'
-        ORDER BY u.email`
+    const owners = SqlSchema.findAll({
+      Request: OrgId,
+      Result: Schema.Struct({ user_id: Schema.String, email: Schema.String, org_name: Schema.String }),
+      execute: (orgId) =>
+        sql`
+          SELECT u.id AS user_id, u.email, o.name AS org_name
+          FROM org_members m JOIN users u ON u.id = m.user_id JOIN orgs o ON o.id = m.org_id
+          WHERE m.org_id = ${orgId} AND m.role = 'owner'
+          ORDER BY u.email`
+    })
 
-    const org = (orgId: string) =>
-      !isUuid(orgId) ?
-        Effect.succeed(Option.none()) :
-        sql<{ id: string; name: string; plan: "payg" | "pro" | "max"; created_at: Date }>`
-        SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId}`.pipe(Effect.map(first), Effect.orDie)
+    const findOrg = SqlSchema.findOne({
+      Request: OrgId,
+      Result: Schema.Struct({
+        id: Schema.String,
+        name: Schema.String,
+        plan: Schema.Literal("payg", "pro", "max"),
+        created_at: Schema.DateFromSelf
+      }),
+      execute: (orgId) => sql`SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId}`
+    })
+    const org = (orgId: string) => !isUuid(orgId) ? Effect.succeed(Option.none()) : findOrg(orgId).pipe(Effect.orDie)
 
     return {
       insertPayment,
@@ -273,6 +371,9 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       ensureProfile,
       lockProfile,
       profile,
+      lockAutoReloadProfile,
+      keepCustomer,
+      autoReloadCandidates,
       updateProfile,
       recordEvent,
       eventSeen,

@@ -6,9 +6,9 @@ import type { PaymentRow } from "./BillingRepo.js"
 export const paymentStatusOf = (row: PaymentRow) => {
   if (row.status === "creating") return "pending" as const
   if (row.status !== "succeeded") return row.status
-  if (BigInt(row.disputed_minor) > 0n) return "disputed" as const
-  const refunded = BigInt(row.refunded_minor)
-  if (refunded >= BigInt(row.amount_minor)) return "refunded" as const
+  if (row.disputed_minor > 0n) return "disputed" as const
+  const refunded = row.refunded_minor
+  if (refunded >= row.amount_minor) return "refunded" as const
   if (refunded > 0n) return "partially_refunded" as const
   return "succeeded" as const
 }
@@ -22,9 +22,9 @@ export const paymentRecord = (row: PaymentRow) => ({
   purpose: row.purpose,
   status: paymentStatusOf(row),
   currency: row.currency,
-  amount: minorToDecimal(BigInt(row.amount_minor)),
-  amount_usd: minorToDecimal(BigInt(row.usd_cents)),
-  credits: amountOf(BigInt(row.credits)),
+  amount: minorToDecimal(row.amount_minor),
+  amount_usd: minorToDecimal(row.usd_cents),
+  credits: amountOf(row.credits),
   fx: row.fx_rate === null || row.fx_rate_date === null
     ? null
     : { source: "ECB" as const, inr_per_usd: row.fx_rate, rate_date: dateOf(row.fx_rate_date) },
@@ -33,9 +33,9 @@ export const paymentRecord = (row: PaymentRow) => ({
   save_card: row.save_card,
   card: row.card_last4 === null ? null : { brand: row.card_brand ?? "card", last4: row.card_last4 },
   failure_message: row.failure_message,
-  refunded: minorToDecimal(BigInt(row.refunded_minor)),
-  disputed: minorToDecimal(BigInt(row.disputed_minor)),
-  credits_taken_back: amountOf(BigInt(row.reversed_credits)),
+  refunded: minorToDecimal(row.refunded_minor),
+  disputed: minorToDecimal(row.disputed_minor),
+  credits_taken_back: amountOf(row.reversed_credits),
   receipt_url: row.receipt_url,
   provider: row.provider,
   provider_payment_id: row.provider_payment_id,

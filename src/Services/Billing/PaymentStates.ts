@@ -66,7 +66,7 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
           credited_at: now,
           updated_at: now
         })
-        const credits = BigInt(row.credits)
+        const credits = row.credits
         if (credits > 0n) {
           // A top-up ends the trial's hourly limit and re-arms balance.low (the ledger's rules).
           yield* ledger.credit(row.org_id, credits, "top_up", `Payment ${row.id} (${payment.id})`)
@@ -198,15 +198,15 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
         const locked = yield* repo.lockPayment(null, providerPaymentId)
         if (Option.isNone(locked)) return Option.none<PaymentRow>()
         const row = locked.value
-        const total = BigInt(row.amount_minor)
+        const total = row.amount_minor
         // Amounts only grow (events may come twice or out of order); a refund of disputed money is the same money.
-        const refunded = max(BigInt(row.refunded_minor), kind === "refund" ? amountMinor : 0n)
-        const disputed = max(BigInt(row.disputed_minor), kind === "dispute" ? amountMinor : 0n)
+        const refunded = max(row.refunded_minor, kind === "refund" ? amountMinor : 0n)
+        const disputed = max(row.disputed_minor, kind === "dispute" ? amountMinor : 0n)
         const reversedMinor = min(max(refunded, disputed), total)
-        const credits = BigInt(row.credits)
+        const credits = row.credits
         // Credits for the reversed share, rounded up: never keep credits for money given back.
         const target = row.credited_at === null ? 0n : (credits * reversedMinor + total - 1n) / total
-        const already = BigInt(row.reversed_credits)
+        const already = row.reversed_credits
         const take = target > already ? target - already : 0n
         yield* repo.updatePayment(row.id, {
           refunded_minor: refunded.toString(),

@@ -105,10 +105,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         const id = yield* provider.createCustomer(orgId, `customer:${orgId}`)
         const at = yield* now
         yield* repo.ensureProfile(orgId, at).pipe(Effect.orDie)
-        const rows = yield* sql<{ customer_id: string }>`
-          UPDATE billing_profiles SET customer_id = COALESCE(customer_id, ${id}), updated_at = ${at}
-          WHERE org_id = ${orgId} RETURNING customer_id`.pipe(Effect.orDie)
-        return rows[0]!.customer_id
+        return yield* repo.keepCustomer(orgId, id, at)
       })
 
     /** Asks the provider for the payment of a `creating` row and records its id. */
@@ -117,7 +114,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         const customerId = row.save_card || row.purpose === "plan" ? yield* customerFor(row.org_id) : null
         const created = yield* provider.createPayment({
           ourPaymentId: row.id,
-          amountMinor: BigInt(row.amount_minor),
+          amountMinor: row.amount_minor,
           currency: row.currency,
           description: row.purpose === "plan"
             ? `Plan ${row.plan}${row.offer === null ? "" : ` (${row.offer})`}, one month`
