@@ -57,10 +57,8 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
           org_plan: agent.org_plan,
           name: agent.name,
           mode: agent.mode,
-          monthly_budget_credits: BigInt(agent.monthly_budget_credits),
-          approval_threshold_credits: agent.approval_threshold_credits === null
-            ? null
-            : BigInt(agent.approval_threshold_credits),
+          monthly_budget_credits: agent.monthly_budget_credits,
+          approval_threshold_credits: agent.approval_threshold_credits,
           key_prefix: agent.key_prefix
         } satisfies AuthenticatedAgent
       })

@@ -1,80 +1,97 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
-import type { PlanId } from "../../Domain/Plans.js"
-import type { OrgRole } from "./Current.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { PlanId } from "../../Domain/Plans.js"
 
-/** Lookups of credentials by the hash of their secret. */
-export interface AgentKeyRow {
-  readonly id: string
-  readonly org_id: string
-  readonly org_plan: PlanId
-  readonly name: string
-  readonly mode: "test" | "live"
-  readonly status: "active" | "disabled"
-  readonly monthly_budget_credits: string
-  readonly approval_threshold_credits: string | null
-  readonly ip_allowlist: ReadonlyArray<string>
-  readonly key_prefix: string
-}
+/** Lookups of credentials by the hash of their secret; rows decoded (credits as bigint). */
+const OrgRole = Schema.Literal("owner", "member")
 
-export interface SessionRow {
-  readonly session_id: string
-  readonly user_id: string
-  readonly email: string
-  readonly email_verified: boolean
-}
+export const AgentKeyRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  org_plan: PlanId,
+  name: Schema.String,
+  mode: Schema.Literal("test", "live"),
+  status: Schema.Literal("active", "disabled"),
+  monthly_budget_credits: Schema.BigInt,
+  approval_threshold_credits: Schema.NullOr(Schema.BigInt),
+  ip_allowlist: Schema.Array(Schema.String),
+  key_prefix: Schema.String
+})
+export type AgentKeyRow = typeof AgentKeyRow.Type
 
-export interface OrgKeyRow {
-  readonly id: string
-  readonly org_id: string
-  readonly org_plan: PlanId
-  readonly scope: "read" | "write"
-  readonly user_id: string
-  readonly email: string
-  readonly role: OrgRole
-}
+export const SessionRow = Schema.Struct({
+  session_id: Schema.String,
+  user_id: Schema.String,
+  email: Schema.String,
+  email_verified: Schema.Boolean
+})
+export type SessionRow = typeof SessionRow.Type
 
-export interface MembershipRow {
-  readonly role: OrgRole
-  readonly org_plan: PlanId
-}
+export const OrgKeyRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  org_plan: PlanId,
+  scope: Schema.Literal("read", "write"),
+  user_id: Schema.String,
+  email: Schema.String,
+  role: OrgRole
+})
+export type OrgKeyRow = typeof OrgKeyRow.Type
 
-const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
+export const MembershipRow = Schema.Struct({ role: OrgRole, org_plan: PlanId })
+export type MembershipRow = typeof MembershipRow.Type
 
 export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/CredentialsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const agentByKeyHash = (hash: string) =>
-      sql<AgentKeyRow>`
-        SELECT a.id, a.org_id, o.plan AS org_plan, a.name, a.mode, a.status, a.monthly_budget_credits,
-               a.approval_threshold_credits, a.ip_allowlist, a.key_prefix
-        FROM agents a JOIN orgs o ON o.id = a.org_id
-        WHERE a.key_hash = ${hash}`.pipe(Effect.map(first), Effect.orDie)
+    const findAgent = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: AgentKeyRow,
+      execute: (hash) =>
+        sql`
+          SELECT a.id, a.org_id, o.plan AS org_plan, a.name, a.mode, a.status, a.monthly_budget_credits,
+                 a.approval_threshold_credits, a.ip_allowlist, a.key_prefix
+          FROM agents a JOIN orgs o ON o.id = a.org_id
+          WHERE a.key_hash = ${hash}`
+    })
+    const agentByKeyHash = (hash: string) => findAgent(hash).pipe(Effect.orDie)
 
-    const sessionByTokenHash = (hash: string, now: Date) =>
-      sql<SessionRow>`
-        SELECT s.id AS session_id, s.user_id, u.email, u.email_verified
-        FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.token_hash = ${hash} AND s.revoked_at IS NULL AND s.expires_at > ${now}`.pipe(
-        Effect.map(first),
-        Effect.orDie
-      )
+    const findSession = SqlSchema.findOne({
+      Request: Schema.Struct({ hash: Schema.String, now: Schema.DateFromSelf }),
+      Result: SessionRow,
+      execute: ({ hash, now }) =>
+        sql`
+          SELECT s.id AS session_id, s.user_id, u.email, u.email_verified
+          FROM sessions s JOIN users u ON u.id = s.user_id
+          WHERE s.token_hash = ${hash} AND s.revoked_at IS NULL AND s.expires_at > ${now}`
+    })
+    const sessionByTokenHash = (hash: string, now: Date) => findSession({ hash, now }).pipe(Effect.orDie)
 
+    const findOrgKey = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: OrgKeyRow,
+      execute: (hash) =>
+        sql`
+          SELECT k.id, k.org_id, o.plan AS org_plan, k.scope, k.created_by AS user_id, u.email, m.role
+          FROM org_keys k
+          JOIN orgs o ON o.id = k.org_id
+          JOIN users u ON u.id = k.created_by
+          JOIN org_members m ON m.org_id = k.org_id AND m.user_id = k.created_by
+          WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`
+    })
     /** An unrevoked org key whose maker is still a member of its org, with the maker's current role. */
-    const orgKeyByHash = (hash: string) =>
-      sql<OrgKeyRow>`
-        SELECT k.id, k.org_id, o.plan AS org_plan, k.scope, k.created_by AS user_id, u.email, m.role
-        FROM org_keys k
-        JOIN orgs o ON o.id = k.org_id
-        JOIN users u ON u.id = k.created_by
-        JOIN org_members m ON m.org_id = k.org_id AND m.user_id = k.created_by
-        WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`.pipe(Effect.map(first), Effect.orDie)
+    const orgKeyByHash = (hash: string) => findOrgKey(hash).pipe(Effect.orDie)
 
-    const membership = (orgId: string, userId: string) =>
-      sql<MembershipRow>`
-        SELECT m.role, o.plan AS org_plan FROM org_members m JOIN orgs o ON o.id = m.org_id
-        WHERE m.org_id = ${orgId} AND m.user_id = ${userId}`.pipe(Effect.map(first), Effect.orDie)
+    const findMembership = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: Schema.String, userId: Schema.String }),
+      Result: MembershipRow,
+      execute: ({ orgId, userId }) =>
+        sql`
+          SELECT m.role, o.plan AS org_plan FROM org_members m JOIN orgs o ON o.id = m.org_id
+          WHERE m.org_id = ${orgId} AND m.user_id = ${userId}`
+    })
+    const membership = (orgId: string, userId: string) => findMembership({ orgId, userId }).pipe(Effect.orDie)
 
     /** Usage stamps are written at most once a minute per key (and per agent address). */
     const touchAgentKey = (agentId: string, address: string, now: Date) =>

@@ -39,7 +39,7 @@ export class Catalogue extends Effect.Service<Catalogue>()("Catalogue/Catalogue"
       method: row.method,
       path: row.path,
       path_params: row.path_params,
-      price_per_call: gatewayPrice(BigInt(row.base_price_credits), plan).toString(),
+      price_per_call: gatewayPrice(row.base_price_credits, plan).toString(),
       availability: row.availability
     })
 

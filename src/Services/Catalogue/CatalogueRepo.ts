@@ -1,21 +1,30 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
-import type { Availability, CatalogueEntry, Category, HttpMethod, Provider } from "../../Domain/Catalogue.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { Availability, type CatalogueEntry, Category, HttpMethod, type Provider } from "../../Domain/Catalogue.js"
 
-/** SQL for the gateway catalogue. */
-export interface EndpointRow {
-  readonly id: string
-  readonly provider_id: string
-  readonly provider_name: string
-  readonly name: string
-  readonly category: Category
-  readonly method: HttpMethod
-  readonly path: string
-  readonly path_params: ReadonlyArray<string>
-  readonly base_price_credits: string
-  readonly availability: Availability
-  readonly people_lookup_field: string | null
-}
+/** SQL for the gateway catalogue; rows decoded (prices as bigint credits). */
+export const EndpointRow = Schema.Struct({
+  id: Schema.String,
+  provider_id: Schema.String,
+  provider_name: Schema.String,
+  name: Schema.String,
+  category: Category,
+  method: HttpMethod,
+  path: Schema.String,
+  path_params: Schema.Array(Schema.String),
+  base_price_credits: Schema.BigInt,
+  availability: Availability,
+  people_lookup_field: Schema.NullOr(Schema.String)
+})
+export type EndpointRow = typeof EndpointRow.Type
+
+const CountsRow = Schema.Struct({
+  providers: Schema.NumberFromString,
+  endpoints: Schema.NumberFromString,
+  live: Schema.NumberFromString,
+  on_request: Schema.NumberFromString,
+  categories: Schema.NumberFromString
+})
 
 export interface EndpointFilter {
   readonly words: ReadonlyArray<string>
@@ -79,21 +88,31 @@ export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("Catalogue/Ca
         ...(filter.provider ? [sql`e.provider_id = ${filter.provider}`] : []),
         ...(filter.availability ? [sql`e.availability = ${filter.availability}`] : [])
       ]
-      return sql<EndpointRow>`
-        SELECT e.id, e.provider_id, p.name AS provider_name, e.name, e.category, e.method, e.path, e.path_params,
-               e.base_price_credits, e.availability, e.people_lookup_field
-        FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
-        ${clauses.length > 0 ? sql`WHERE ${sql.and(clauses)}` : sql``}
-        ORDER BY e.id`.pipe(Effect.orDie)
+      return SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: EndpointRow,
+        execute: () =>
+          sql`
+            SELECT e.id, e.provider_id, p.name AS provider_name, e.name, e.category, e.method, e.path, e.path_params,
+                   e.base_price_credits, e.availability, e.people_lookup_field
+            FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
+            ${clauses.length > 0 ? sql`WHERE ${sql.and(clauses)}` : sql``}
+            ORDER BY e.id`
+      })(undefined).pipe(Effect.orDie)
     }
 
-    const counts = sql<{ providers: string; endpoints: string; live: string; on_request: string; categories: string }>`
-      SELECT (SELECT count(*) FROM providers) AS providers,
-             count(*) AS endpoints,
-             count(*) FILTER (WHERE availability = 'live') AS live,
-             count(*) FILTER (WHERE availability = 'on request') AS on_request,
-             count(DISTINCT category) AS categories
-      FROM catalogue_endpoints`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+    const counts = SqlSchema.single({
+      Request: Schema.Void,
+      Result: CountsRow,
+      execute: () =>
+        sql`
+          SELECT (SELECT count(*) FROM providers) AS providers,
+                 count(*) AS endpoints,
+                 count(*) FILTER (WHERE availability = 'live') AS live,
+                 count(*) FILTER (WHERE availability = 'on request') AS on_request,
+                 count(DISTINCT category) AS categories
+          FROM catalogue_endpoints`
+    })(undefined).pipe(Effect.orDie)
 
     return { upsert, search, counts }
   })

@@ -1,9 +1,9 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { CREDITS_PER_USD, creditsToUsd } from "../../Domain/Money.js"
 import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
+import { OrgsRepo } from "../Orgs/OrgsRepo.js"
 
 /**
  * An org's notification settings: the low-balance alert (`low_balance_usd`, default $5),
@@ -26,16 +26,17 @@ const settingsRecord = (credits: bigint) => ({
 })
 
 export class Notifications extends Effect.Service<Notifications>()("Notifications/Notifications", {
+  dependencies: [OrgsRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const orgs = yield* OrgsRepo
 
-    const get = (actor: OrgActor) =>
-      Effect.gen(function*() {
-        const rows = yield* sql<{ low_balance_credits: string }>`
-          SELECT low_balance_credits FROM orgs WHERE id = ${actor.org_id}`.pipe(Effect.orDie)
-        if (rows.length === 0) return yield* new NotFound({ message: "No such org" })
-        return { notifications: settingsRecord(BigInt(rows[0]!.low_balance_credits)) }
+    const answer = (credits: Option.Option<bigint>) =>
+      Option.match(credits, {
+        onNone: () => Effect.fail(new NotFound({ message: "No such org" })),
+        onSome: (value) => Effect.succeed({ notifications: settingsRecord(value) })
       })
+
+    const get = (actor: OrgActor) => Effect.flatMap(orgs.lowBalanceCredits(actor.org_id), answer)
 
     const update = (actor: OrgActor, input: { readonly low_balance_usd: number | string }) =>
       Effect.gen(function*() {
@@ -46,11 +47,7 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
             message: `low_balance_usd must be a USD amount from 0 to ${MAX_LOW_BALANCE_USD} with at most 3 decimals`
           })
         }
-        const rows = yield* sql<{ low_balance_credits: string }>`
-          UPDATE orgs SET low_balance_credits = ${credits.toString()} WHERE id = ${actor.org_id}
-          RETURNING low_balance_credits`.pipe(Effect.orDie)
-        if (rows.length === 0) return yield* new NotFound({ message: "No such org" })
-        return { notifications: settingsRecord(BigInt(rows[0]!.low_balance_credits)) }
+        return yield* Effect.flatMap(orgs.setLowBalanceCredits(actor.org_id, credits), answer)
       })
 
     return { get, update } as const

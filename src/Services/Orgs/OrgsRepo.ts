@@ -1,5 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { PlanId } from "../../Domain/Plans.js"
 
 /** SQL for orgs, memberships, invitations and data-deletion requests; rows decoded by their schemas. */
@@ -245,6 +245,25 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
     })
     const deletionRequests = (orgId: string) => findDeletionRequests(orgId).pipe(Effect.orDie)
 
+    const LowBalance = Schema.Struct({ low_balance_credits: Schema.BigInt })
+    const findLowBalance = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: LowBalance,
+      execute: (orgId) => sql`SELECT low_balance_credits FROM orgs WHERE id = ${orgId}`
+    })
+    /** The org's low-balance alert in credits (none: no such org). */
+    const lowBalanceCredits = (orgId: string) =>
+      findLowBalance(orgId).pipe(Effect.map(Option.map((row) => row.low_balance_credits)), Effect.orDie)
+
+    const updateLowBalance = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: Schema.String, credits: Schema.BigInt }),
+      Result: LowBalance,
+      execute: ({ credits, orgId }) =>
+        sql`UPDATE orgs SET low_balance_credits = ${credits} WHERE id = ${orgId} RETURNING low_balance_credits`
+    })
+    const setLowBalanceCredits = (orgId: string, credits: bigint) =>
+      updateLowBalance({ orgId, credits }).pipe(Effect.map(Option.map((row) => row.low_balance_credits)), Effect.orDie)
+
     return {
       insertOrg,
       insertMember,
@@ -263,7 +282,9 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
       inviteForAcceptance,
       markInviteAccepted,
       insertDeletionRequest,
-      deletionRequests
+      deletionRequests,
+      lowBalanceCredits,
+      setLowBalanceCredits
     } as const
   })
 }) {}

@@ -56,7 +56,7 @@ const priceOf = (row: ToolRow) =>
     if (row.status === "paused") {
       return yield* new ToolPaused({ message: `${row.slug} is paused; see POST /v1/recommend for alternatives` })
     }
-    const price = row.price_per_success_credits === null ? null : BigInt(row.price_per_success_credits)
+    const price = row.price_per_success_credits
     if (
       price === null ||
       !isPurchasable({ status: row.status, price_per_success_credits: Number(price), resale_rights: row.resale_rights })

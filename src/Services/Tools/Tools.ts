@@ -48,7 +48,7 @@ export class Tools extends Effect.Service<Tools>()("Tools/Tools", {
       return rows.flatMap((row): Array<ToolRecord> => {
         const benchmark = latest.get(row.id)
         if (benchmark === undefined) return []
-        const price = row.price_per_success_credits === null ? null : BigInt(row.price_per_success_credits)
+        const price = row.price_per_success_credits
         return [{
           row,
           price,

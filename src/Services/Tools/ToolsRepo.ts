@@ -1,36 +1,37 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
-import type { TaskTypeId } from "../../Domain/TaskType.js"
-import type { Benchmark, ToolEntry, ToolStatus } from "../../Domain/Tool.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { TaskTypeId } from "../../Domain/TaskType.js"
+import { type Benchmark, type ToolEntry, ToolStatus } from "../../Domain/Tool.js"
 
-/** SQL for tools and their benchmark reports. */
-export interface ToolRow {
-  readonly id: string
-  readonly slug: string
-  readonly name: string
-  readonly provider: string
-  readonly provider_name: string
-  readonly task_type: TaskTypeId
-  readonly description: string
-  readonly price_per_success_credits: string | null
-  readonly status: ToolStatus
-  readonly resale_rights: boolean
-  readonly gateway_endpoint: string
-  readonly input: { readonly required: ReadonlyArray<string>; readonly optional: ReadonlyArray<string> }
-  readonly check_id: string
-  readonly check_version: string
-  readonly check_verifies: string
-}
+/** SQL for tools and their benchmark reports; rows decoded (the price as bigint credits). */
+export const ToolRow = Schema.Struct({
+  id: Schema.String,
+  slug: Schema.String,
+  name: Schema.String,
+  provider: Schema.String,
+  provider_name: Schema.String,
+  task_type: TaskTypeId,
+  description: Schema.String,
+  price_per_success_credits: Schema.NullOr(Schema.BigInt),
+  status: ToolStatus,
+  resale_rights: Schema.Boolean,
+  gateway_endpoint: Schema.String,
+  input: Schema.Struct({ required: Schema.Array(Schema.String), optional: Schema.Array(Schema.String) }),
+  check_id: Schema.String,
+  check_version: Schema.String,
+  check_verifies: Schema.String
+})
+export type ToolRow = typeof ToolRow.Type
 
-interface BenchmarkRow {
-  readonly tool_id: string
-  readonly date: string
-  readonly sample_size: number
-  readonly accuracy: string
-  readonly coverage: string
-  readonly latency_p50_ms: number
-  readonly latency_p95_ms: number
-}
+const BenchmarkRow = Schema.Struct({
+  tool_id: Schema.String,
+  date: Schema.String,
+  sample_size: Schema.Number,
+  accuracy: Schema.NumberFromString,
+  coverage: Schema.NumberFromString,
+  latency_p50_ms: Schema.Number,
+  latency_p95_ms: Schema.Number
+})
 
 export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
   effect: Effect.gen(function*() {
@@ -81,33 +82,34 @@ export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
           ON CONFLICT (tool_id, date) DO NOTHING`
       })).pipe(Effect.orDie)
 
-    const all = sql<ToolRow>`SELECT * FROM tools ORDER BY task_type, slug`.pipe(Effect.orDie)
+    const all = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: ToolRow,
+      execute: () => sql`SELECT * FROM tools ORDER BY task_type, slug`
+    })(undefined).pipe(Effect.orDie)
 
-    const benchmarks = sql<BenchmarkRow>`
-      SELECT tool_id, to_char(date, 'YYYY-MM-DD') AS date, sample_size, accuracy, coverage, latency_p50_ms, latency_p95_ms
-      FROM tool_benchmarks ORDER BY date DESC, tool_id`.pipe(
+    const benchmarks = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: BenchmarkRow,
+      execute: () =>
+        sql`
+          SELECT tool_id, to_char(date, 'YYYY-MM-DD') AS date, sample_size, accuracy, coverage, latency_p50_ms,
+                 latency_p95_ms
+          FROM tool_benchmarks ORDER BY date DESC, tool_id`
+    })(undefined).pipe(
       Effect.map((rows) =>
-        rows.map((row) => ({
-          tool_id: row.tool_id,
-          benchmark: {
-            date: row.date,
-            sample_size: row.sample_size,
-            accuracy: Number(row.accuracy),
-            coverage: Number(row.coverage),
-            latency_p50_ms: row.latency_p50_ms,
-            latency_p95_ms: row.latency_p95_ms
-          } satisfies Benchmark
-        }))
+        rows.map(({ tool_id, ...benchmark }) => ({ tool_id, benchmark: benchmark satisfies Benchmark }))
       ),
       Effect.orDie
     )
 
+    const findByRef = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ToolRow,
+      execute: (ref) => sql`SELECT * FROM tools WHERE id::text = ${ref.toLowerCase()} OR slug = ${ref} LIMIT 1`
+    })
     /** A tool by id or slug (one row; the ranking is read only when a fallback needs it). */
-    const byRef = (ref: string) =>
-      sql<ToolRow>`SELECT * FROM tools WHERE id::text = ${ref.toLowerCase()} OR slug = ${ref} LIMIT 1`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const byRef = (ref: string) => findByRef(ref).pipe(Effect.orDie)
 
     return { upsert, all, benchmarks, byRef } as const
   })
