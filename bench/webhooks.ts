@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto"
 import * as http from "node:http"
 import pg from "pg"
-import { eventEmitter } from "../test/events/support/services.js"
 import type { TestDatabase } from "../test/support/database.js"
+import { eventEmitter } from "../test/support/eventEmitter.js"
 import { seedOrg } from "../test/support/fixtures.js"
 import { createBenchDatabase, startService } from "./support/service.js"
 

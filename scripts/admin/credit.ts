@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Console, Effect } from "effect"
+import { isUuid, OrgId } from "../../src/Domain/Ids.js"
 import { creditsToUsd } from "../../src/Domain/Money.js"
 import { creditOrg, LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
 import { type AdminCommand, CommandError, requiredOption } from "./command.js"
@@ -19,7 +20,7 @@ export const credit: AdminCommand = {
       if (!/^\d+$/.test(creditsText) || BigInt(creditsText) <= 0n) {
         return yield* Effect.fail(new CommandError("--credits must be a positive whole number of credits"))
       }
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(orgId)) {
+      if (!isUuid(orgId)) {
         return yield* Effect.fail(new CommandError("--org must be an org id (UUID)"))
       }
       const kindOption = args.options.get("kind") ?? "top_up"
@@ -30,7 +31,7 @@ export const credit: AdminCommand = {
       const sql = yield* SqlClient.SqlClient
       const known = yield* sql`SELECT 1 AS one FROM orgs WHERE id = ${orgId}`
       if (known.length === 0) return yield* Effect.fail(new CommandError(`No org ${orgId}`))
-      const { balance } = yield* creditOrg(orgId, BigInt(creditsText), kindOption, note).pipe(
+      const { balance } = yield* creditOrg(OrgId.make(orgId), BigInt(creditsText), kindOption, note).pipe(
         Effect.catchTag("invalid_amount", (error) => Effect.fail(new CommandError(error.message))),
         Effect.provide(LedgerStandaloneLive)
       )

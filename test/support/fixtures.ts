@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import { AgentId, OrgId, UserId } from "../../src/Domain/Ids.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../src/Domain/Secrets.js"
 import type { TestDatabase } from "./database.js"
 
@@ -7,7 +8,7 @@ import type { TestDatabase } from "./database.js"
  * walking the sign-in flows. Secrets are made and hashed exactly as the service does.
  */
 export interface SeededUser {
-  readonly userId: string
+  readonly userId: UserId
   readonly email: string
   readonly sessionToken: string
 }
@@ -16,7 +17,7 @@ export const seedUser = async (
   db: TestDatabase,
   options: { email?: string; phoneVerified?: boolean } = {}
 ): Promise<SeededUser> => {
-  const userId = randomUUID()
+  const userId = UserId.make(randomUUID())
   const email = options.email ?? `user-${userId.slice(0, 8)}@example.com`
   await db.query(
     `INSERT INTO users (id, email, email_verified, phone, phone_verified, created_at)
@@ -38,7 +39,7 @@ export const seedUser = async (
 }
 
 export interface SeededOrg {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly owner: SeededUser
 }
 
@@ -48,7 +49,7 @@ export const seedOrg = async (
   options: { plan?: "payg" | "pro" | "max"; owner?: SeededUser; name?: string } = {}
 ): Promise<SeededOrg> => {
   const owner = options.owner ?? (await seedUser(db, { phoneVerified: true }))
-  const orgId = randomUUID()
+  const orgId = OrgId.make(randomUUID())
   await db.query(`INSERT INTO orgs (id, name, plan, created_at) VALUES ($1, $2, $3, now())`, [
     orgId,
     options.name ?? "Test org",
@@ -66,7 +67,7 @@ export const addMember = (db: TestDatabase, orgId: string, userId: string, role:
   ])
 
 export interface SeededAgent {
-  readonly agentId: string
+  readonly agentId: AgentId
   readonly key: string
 }
 
@@ -84,7 +85,7 @@ export const seedAgent = async (
 ): Promise<SeededAgent> => {
   const mode = options.mode ?? "test"
   const key = newSecret(mode === "test" ? secretPrefixes.agentTest : secretPrefixes.agentLive)
-  const agentId = randomUUID()
+  const agentId = AgentId.make(randomUUID())
   await db.query(
     `INSERT INTO agents (id, org_id, name, mode, status, monthly_budget_credits, approval_threshold_credits,
                          ip_allowlist, key_hash, key_prefix, key_issued_at, created_at)

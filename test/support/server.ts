@@ -4,7 +4,6 @@ import * as http from "node:http"
 import { ServerLive } from "../../src/Layers/Server.js"
 import { Lifecycle } from "../../src/Services/Lifecycle/Lifecycle.js"
 import { PublicUrl } from "../../src/Services/PublicUrl.js"
-import { createTestDatabase, type TestDatabase } from "./database.js"
 
 /**
  * Starts the whole service in this process on a free port, configured only by `env`
@@ -37,40 +36,6 @@ export const startServer = async (
     run: (effect) => runtime.runPromise(effect),
     close: () => runtime.dispose()
   }
-}
-
-/** The service on a database of its own, for suites that need nothing else around it. */
-export interface ServiceWorld {
-  readonly db: TestDatabase
-  /** The running service (a new one after `restart`). */
-  readonly server: TestServer
-  /** Stops the service and starts it again on the same database, with the same settings. */
-  readonly restart: () => Promise<void>
-  /** Stops the service, then drops its database. */
-  readonly close: () => Promise<void>
-}
-
-export const startServiceWorld = async (label: string, env: Record<string, string> = {}): Promise<ServiceWorld> => {
-  const db = await createTestDatabase(label)
-  const fullEnv = { DATABASE_URL: db.url, ...env }
-  const server = await startServer(fullEnv).catch(async (error) => {
-    // A service that failed to start must not leave its database behind.
-    await db.drop()
-    throw error
-  })
-  const world = {
-    db,
-    server,
-    restart: async () => {
-      await world.server.close()
-      world.server = await startServer(fullEnv)
-    },
-    close: async () => {
-      await world.server.close()
-      await db.drop()
-    }
-  }
-  return world
 }
 
 /** JSON request helper: answers status, headers and parsed body. */

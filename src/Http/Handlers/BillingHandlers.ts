@@ -166,7 +166,7 @@ export const AdminBillingHandlers = HttpApiBuilder.group(Api, "adminBilling", (h
       Effect.gen(function*() {
         const org = yield* repo.org(path.orgId)
         if (Option.isNone(org)) return yield* new NotFound({ message: "No such org" })
-        yield* ledger.setFrozen(path.orgId, false)
+        yield* ledger.setFrozen(org.value.id, false)
         return { org_id: path.orgId, credits_frozen: false as const }
       }))
   }))

@@ -90,7 +90,7 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
         const membership = isUuid(orgId) ? yield* repo.membership(orgId, user.user_id) : Option.none()
         if (Option.isNone(membership)) return yield* new NotFound({ message: "No such org" })
         return {
-          org_id: orgId,
+          org_id: membership.value.org_id,
           org_plan: membership.value.org_plan,
           user_id: user.user_id,
           email: user.email,
@@ -124,7 +124,7 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
         const now = yield* Clock.currentTimeMillis
         yield* stampOnce(`orgkey:${key.id}`, now, repo.touchOrgKey(key.id, new Date(now)))
         return {
-          org_id: orgId,
+          org_id: key.org_id,
           org_plan: key.org_plan,
           user_id: key.user_id,
           email: key.email,

@@ -1,13 +1,14 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { AgentId, OrgId, UserId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
 
 /** Lookups of credentials by the hash of their secret; rows decoded (credits as bigint). */
 const OrgRole = Schema.Literal("owner", "member")
 
 export const AgentKeyRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
+  id: AgentId,
+  org_id: OrgId,
   org_plan: PlanId,
   name: Schema.String,
   mode: Schema.Literal("test", "live"),
@@ -21,7 +22,7 @@ export type AgentKeyRow = typeof AgentKeyRow.Type
 
 export const SessionRow = Schema.Struct({
   session_id: Schema.String,
-  user_id: Schema.String,
+  user_id: UserId,
   email: Schema.String,
   email_verified: Schema.Boolean
 })
@@ -29,16 +30,16 @@ export type SessionRow = typeof SessionRow.Type
 
 export const OrgKeyRow = Schema.Struct({
   id: Schema.String,
-  org_id: Schema.String,
+  org_id: OrgId,
   org_plan: PlanId,
   scope: Schema.Literal("read", "write"),
-  user_id: Schema.String,
+  user_id: UserId,
   email: Schema.String,
   role: OrgRole
 })
 export type OrgKeyRow = typeof OrgKeyRow.Type
 
-export const MembershipRow = Schema.Struct({ role: OrgRole, org_plan: PlanId })
+export const MembershipRow = Schema.Struct({ org_id: OrgId, role: OrgRole, org_plan: PlanId })
 export type MembershipRow = typeof MembershipRow.Type
 
 export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/CredentialsRepo", {
@@ -88,7 +89,7 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
       Result: MembershipRow,
       execute: ({ orgId, userId }) =>
         sql`
-          SELECT m.role, o.plan AS org_plan FROM org_members m JOIN orgs o ON o.id = m.org_id
+          SELECT m.org_id, m.role, o.plan AS org_plan FROM org_members m JOIN orgs o ON o.id = m.org_id
           WHERE m.org_id = ${orgId} AND m.user_id = ${userId}`
     })
     const membership = (orgId: string, userId: string) => findMembership({ orgId, userId }).pipe(Effect.orDie)

@@ -1,11 +1,12 @@
 import { Context } from "effect"
+import type { AgentId, OrgId, UserId } from "../../Domain/Ids.js"
 import type { PlanId } from "../../Domain/Plans.js"
 
 /** Who is calling, as the credential middlewares establish it for one request. */
 
 export interface AuthenticatedAgent {
-  readonly id: string
-  readonly org_id: string
+  readonly id: AgentId
+  readonly org_id: OrgId
   readonly org_plan: PlanId
   readonly name: string
   readonly mode: "test" | "live"
@@ -20,9 +21,9 @@ export class CurrentAgent extends Context.Tag("Auth/CurrentAgent")<CurrentAgent,
 export type OrgRole = "owner" | "member"
 
 export interface OrgActor {
-  readonly org_id: string
+  readonly org_id: OrgId
   readonly org_plan: PlanId
-  readonly user_id: string
+  readonly user_id: UserId
   readonly email: string
   /** The person's current role; an org key acts with its maker's current role. */
   readonly role: OrgRole

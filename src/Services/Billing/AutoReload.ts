@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Queue } from "effect"
 import { randomUUID } from "node:crypto"
 import { CREDITS_PER_CENT, topUpLimits } from "../../Domain/Billing.js"
+import type { OrgId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import { InvalidAmount, InvalidInput, NoSavedCard } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
@@ -157,7 +158,7 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
       readonly paymentMethodId: string
     }
 
-    const claim = (orgId: string, at: Date) =>
+    const claim = (orgId: OrgId, at: Date) =>
       sql.withTransaction(Effect.gen(function*() {
         const locked = yield* repo.lockAutoReloadProfile(orgId)
         const profile = Option.getOrUndefined(locked)

@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { isUuid } from "../../Domain/Ids.js"
+import { isUuid, OrgId } from "../../Domain/Ids.js"
 
 /**
  * Billing's SQL: payments, the per-org billing profile (saved card, auto-reload, plan
@@ -14,7 +14,7 @@ export type PaymentStatus = typeof PaymentStatus.Type
 
 export const PaymentRow = Schema.Struct({
   id: Schema.String,
-  org_id: Schema.String,
+  org_id: OrgId,
   purpose: PaymentPurpose,
   provider: Schema.Literal("stripe", "sandbox"),
   provider_payment_id: Schema.NullOr(Schema.String),
@@ -66,7 +66,7 @@ export const ProfileRow = Schema.Struct({
 })
 export type ProfileRow = typeof ProfileRow.Type
 
-const OrgId = Schema.String
+const OrgIdText = Schema.String
 const Used = Schema.Struct({ used: Schema.BigInt })
 const OrgSince = Schema.Struct({ orgId: Schema.String, since: Schema.DateFromSelf })
 
@@ -145,7 +145,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       })(undefined).pipe(Effect.catchTag("ParseError", Effect.die))
 
     const findPaymentRow = SqlSchema.findOne({
-      Request: Schema.Struct({ orgId: OrgId, id: Schema.String }),
+      Request: Schema.Struct({ orgId: OrgIdText, id: Schema.String }),
       Result: PaymentRow,
       execute: ({ id, orgId }) => sql`SELECT * FROM payments WHERE id = ${id} AND org_id = ${orgId}`
     })
@@ -154,7 +154,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       !isUuid(id) ? Effect.succeed(Option.none<PaymentRow>()) : findPaymentRow({ orgId, id }).pipe(Effect.orDie)
 
     const findByKeyRow = SqlSchema.findOne({
-      Request: Schema.Struct({ orgId: OrgId, key: Schema.String }),
+      Request: Schema.Struct({ orgId: OrgIdText, key: Schema.String }),
       Result: PaymentRow,
       execute: ({ key, orgId }) => sql`SELECT * FROM payments WHERE org_id = ${orgId} AND idempotency_key = ${key}`
     })
@@ -193,7 +193,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
     /** The org's payments, newest first. */
     const listPage = SqlSchema.findAll({
       Request: Schema.Struct({
-        orgId: OrgId,
+        orgId: OrgIdText,
         limit: Schema.Number,
         before: Schema.NullOr(Schema.Struct({ created_at: Schema.DateFromSelf, id: Schema.String }))
       }),
@@ -215,7 +215,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
      * not ended unpaid (in flight ones too, so two at once cannot pass the cap together).
      */
     const sumCapUsed = SqlSchema.single({
-      Request: OrgId,
+      Request: OrgIdText,
       Result: Used,
       execute: (orgId) =>
         sql`
@@ -258,7 +258,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
         )
 
     const lockedProfile = SqlSchema.single({
-      Request: OrgId,
+      Request: OrgIdText,
       Result: ProfileRow,
       execute: (orgId) => sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId} FOR UPDATE`
     })
@@ -268,7 +268,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       )
 
     const setCustomer = SqlSchema.single({
-      Request: Schema.Struct({ orgId: OrgId, customerId: Schema.String, at: Schema.DateFromSelf }),
+      Request: Schema.Struct({ orgId: OrgIdText, customerId: Schema.String, at: Schema.DateFromSelf }),
       Result: Schema.Struct({ customer_id: Schema.String }),
       execute: ({ at, customerId, orgId }) =>
         sql`
@@ -280,14 +280,14 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       setCustomer({ orgId, customerId, at }).pipe(Effect.map((row) => row.customer_id), Effect.orDie)
 
     const findProfile = SqlSchema.findOne({
-      Request: OrgId,
+      Request: OrgIdText,
       Result: ProfileRow,
       execute: (orgId) => sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId}`
     })
     const profile = (orgId: string) => findProfile(orgId).pipe(Effect.orDie)
 
     const lockAutoReloading = SqlSchema.findOne({
-      Request: OrgId,
+      Request: OrgIdText,
       Result: ProfileRow,
       execute: (orgId) =>
         sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId} AND auto_reload_enabled FOR UPDATE SKIP LOCKED`
@@ -297,7 +297,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     const findCandidates = SqlSchema.findAll({
       Request: Schema.DateFromSelf,
-      Result: Schema.Struct({ org_id: Schema.String }),
+      Result: Schema.Struct({ org_id: OrgId }),
       // Joins the ledger's balance rows to read only orgs under their threshold.
       execute: (at) =>
         sql`
@@ -334,7 +334,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
     // -- owners ------------------------------------------------------------------------------
 
     const owners = SqlSchema.findAll({
-      Request: OrgId,
+      Request: OrgIdText,
       Result: Schema.Struct({ user_id: Schema.String, email: Schema.String, org_name: Schema.String }),
       execute: (orgId) =>
         sql`
@@ -345,9 +345,9 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
     })
 
     const findOrg = SqlSchema.findOne({
-      Request: OrgId,
+      Request: OrgIdText,
       Result: Schema.Struct({
-        id: Schema.String,
+        id: OrgId,
         name: Schema.String,
         plan: Schema.Literal("payg", "pro", "max"),
         created_at: Schema.DateFromSelf

@@ -1,4 +1,5 @@
 import { Context, type Effect } from "effect"
+import type { AgentId, HoldId, OrgId } from "../../Domain/Ids.js"
 import type {
   AlreadySettled,
   CaptureExceedsHold,
@@ -23,8 +24,8 @@ import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
  * count toward the agent's monthly budget and never move org credits.
  */
 export interface HoldRequest {
-  readonly orgId: string
-  readonly agentId: string
+  readonly orgId: OrgId
+  readonly agentId: AgentId
   readonly amount: bigint
   /** What the hold pays for, e.g. "gateway_call" or "purchase_item". */
   readonly purpose: string
@@ -41,9 +42,9 @@ export interface HoldRequest {
 }
 
 export interface Hold {
-  readonly id: string
-  readonly orgId: string
-  readonly agentId: string
+  readonly id: HoldId
+  readonly orgId: OrgId
+  readonly agentId: AgentId
   readonly amount: bigint
   readonly testMode: boolean
 }
@@ -75,18 +76,18 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
   /** Reserves `amount` atomically against balance, budget, freeze and trial limits. */
   readonly hold: (request: HoldRequest) => Effect.Effect<Hold, HoldError>
   /** Charges `amount` (at most the hold) and releases the rest; a hold settles once. */
-  readonly capture: (holdId: string, amount: bigint) => Effect.Effect<Settlement, SettleError>
+  readonly capture: (holdId: HoldId, amount: bigint) => Effect.Effect<Settlement, SettleError>
   /** Returns a hold's credits and budget untouched. */
-  readonly release: (holdId: string) => Effect.Effect<Settlement, NotAHold | AlreadySettled>
+  readonly release: (holdId: HoldId) => Effect.Effect<Settlement, NotAHold | AlreadySettled>
   /** Gives back up to the captured amount of a settled hold (an upheld dispute). */
   readonly refund: (
-    holdId: string,
+    holdId: HoldId,
     amount: bigint,
     note: string
   ) => Effect.Effect<{ readonly refunded: bigint }, InvalidAmount | NotAHold | CaptureExceedsHold>
   /** Adds credits to an org (a top-up or an administrator's adjustment). */
   readonly credit: (
-    orgId: string,
+    orgId: OrgId,
     amount: bigint,
     kind: "top_up" | "adjustment",
     note: string
@@ -97,19 +98,19 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
    * succeeds until it is funded again. Raises `balance.low` as a charge would.
    */
   readonly takeBack: (
-    orgId: string,
+    orgId: OrgId,
     amount: bigint,
     note: string
   ) => Effect.Effect<{ readonly balance: bigint }, InvalidAmount>
   /** Grants a new org its trial credits; call inside the org-creation transaction. */
-  readonly grantTrial: (orgId: string) => Effect.Effect<void>
-  readonly orgCredits: (orgId: string) => Effect.Effect<OrgCredits>
+  readonly grantTrial: (orgId: OrgId) => Effect.Effect<void>
+  readonly orgCredits: (orgId: OrgId) => Effect.Effect<OrgCredits>
   /** The agent's spend this calendar month (UTC): captured plus still held. */
-  readonly agentMonthSpend: (agentId: string) => Effect.Effect<bigint>
+  readonly agentMonthSpend: (agentId: AgentId) => Effect.Effect<bigint>
   /** Freezes or unfreezes an org's credits: holds answer `credits_frozen`, reads still work. */
-  readonly setFrozen: (orgId: string, frozen: boolean) => Effect.Effect<void>
+  readonly setFrozen: (orgId: OrgId, frozen: boolean) => Effect.Effect<void>
   /** The org's trial grant, if any. */
-  readonly trialGrant: (orgId: string) => Effect.Effect<TrialGrant | null>
+  readonly trialGrant: (orgId: OrgId) => Effect.Effect<TrialGrant | null>
   /**
    * `capture` (when `captured` > 0) or `release` (0), with the caller's own write done in
    * the same statement: `alongside` gets the condition "the hold was settled" and answers
@@ -118,7 +119,7 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
    * around that statement is SettlementFence.ts.
    */
   readonly settleWith: (
-    holdId: string,
+    holdId: HoldId,
     captured: bigint,
     alongside: (settled: HoldSettled) => SettlementWrite
   ) => Effect.Effect<Settlement, CaptureExceedsHold | NotAHold | AlreadySettled>

@@ -1,7 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { isUuid } from "../../Domain/Ids.js"
+import { HoldId, isUuid } from "../../Domain/Ids.js"
 import { creditsToUsd } from "../../Domain/Money.js"
 import { trialTerms } from "../../Domain/Plans.js"
 import {
@@ -75,7 +75,7 @@ export const makeLedger = Effect.gen(function*() {
       const ms = yield* now
       const at = new Date(ms)
       const input = {
-        id: randomUUID(),
+        id: HoldId.make(randomUUID()),
         orgId: request.orgId,
         agentId: request.agentId,
         amount: request.amount,

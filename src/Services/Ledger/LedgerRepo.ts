@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
+import { HoldId } from "../../Domain/Ids.js"
 import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
 
 /**
@@ -122,6 +123,7 @@ export type SettleOutcome = typeof SettleOutcome.Type
 
 const Balance = Schema.Struct({ balance: Schema.BigInt })
 const Id = Schema.Struct({ id: Schema.String })
+const HoldIdRow = Schema.Struct({ id: HoldId })
 const HoldAt = Schema.Struct({ holdId: Schema.String, now: Schema.DateFromSelf })
 const DueAt = Schema.Struct({ now: Schema.DateFromSelf, limit: Schema.Number })
 
@@ -504,7 +506,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
 
     const findExpiredHoldIds = SqlSchema.findAll({
       Request: DueAt,
-      Result: Id,
+      Result: HoldIdRow,
       execute: ({ limit, now }) =>
         sql`
           SELECT id FROM ledger_holds WHERE status = 'held' AND expires_at <= ${now}

@@ -1,4 +1,5 @@
 import { Effect, Layer } from "effect"
+import type { OrgId } from "../../Domain/Ids.js"
 import { AppConfig } from "../AppConfig.js"
 import { Events } from "../Events/Events.js"
 import { MailOutboxLive } from "../Mailer/MailOutboxLive.js"
@@ -16,5 +17,5 @@ export const LedgerStandaloneLive = Layer.mergeAll(
 ).pipe(Layer.provide(Events.Default), Layer.provide(MailOutboxLive), Layer.provide(AppConfig.Default))
 
 /** Credits an org through the ledger: a top-up (counts as funding) or an adjustment. */
-export const creditOrg = (orgId: string, credits: bigint, kind: "top_up" | "adjustment", note: string) =>
+export const creditOrg = (orgId: OrgId, credits: bigint, kind: "top_up" | "adjustment", note: string) =>
   Effect.flatMap(Ledger, (ledger) => ledger.credit(orgId, credits, kind, note))

@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { OrgId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
 
 /** SQL for orgs, memberships, invitations and data-deletion requests; rows decoded by their schemas. */
@@ -7,7 +8,7 @@ const Role = Schema.Literal("owner", "member")
 type OrgRole = typeof Role.Type
 
 export const OrgRow = Schema.Struct({
-  id: Schema.String,
+  id: OrgId,
   name: Schema.String,
   plan: PlanId,
   created_at: Schema.DateFromSelf

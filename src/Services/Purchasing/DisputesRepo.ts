@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { HoldId } from "../../Domain/Ids.js"
 
 /** Disputes of charged receipt items, each with its item's cost and hold; rows decoded. */
 export const DisputeStatus = Schema.Literal("open", "upheld", "rejected")
@@ -19,7 +20,7 @@ export const DisputeRow = Schema.Struct({
   created_at: Schema.DateFromSelf,
   decided_at: Schema.NullOr(Schema.DateFromSelf),
   item_cost: Schema.BigInt,
-  hold_id: Schema.NullOr(Schema.String)
+  hold_id: Schema.NullOr(HoldId)
 })
 export type DisputeRow = typeof DisputeRow.Type
 

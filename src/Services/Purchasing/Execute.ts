@@ -251,7 +251,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       purchase: PurchaseContext,
       terms: PurchaseTerms,
       approval: { readonly id: string | null; readonly budgetApproved: boolean },
-      newItems: ReadonlyArray<NewItem>,
+      newItems: ReadonlyArray<Omit<NewItem, "hold_id">>,
       job: JobAccepted | null,
       key: { readonly value: string; readonly fingerprint: string } | null,
       at: Date
@@ -387,13 +387,12 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             deadline_at: new Date(at.getTime() + purchasingRules.jobRunTimeMs).toISOString()
           }
           : null
-        const newItems: Array<NewItem> = request.inputs.map((input, idx) => ({
+        const newItems: Array<Omit<NewItem, "hold_id">> = request.inputs.map((input, idx) => ({
           id: randomUUID(),
           receipt_id: context.receiptId,
           idx,
           input: { ...input },
           status: isJob ? "pending" : "running",
-          hold_id: "",
           claimed_by: isJob ? null : owner,
           // A direct purchase's claims last one lease, renewed while it runs (holdingLease).
           claimed_until: isJob ? null : new Date(at.getTime() + config.leaseMs),

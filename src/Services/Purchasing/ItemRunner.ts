@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
+import type { HoldId } from "../../Domain/Ids.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import type { ScoredTool } from "../Tools/Tools.js"
@@ -143,7 +144,7 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
       })
 
     /** Captures (charged outcome) or releases (otherwise) one item's hold; answers the final outcome. */
-    const settleOne = (holdId: string, outcome: ItemOutcomeUpdate) =>
+    const settleOne = (holdId: HoldId, outcome: ItemOutcomeUpdate) =>
       outcome.cost_credits > 0n
         ? ledger.capture(holdId, outcome.cost_credits).pipe(
           Effect.as(outcome),

@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { HoldId } from "../../Domain/Ids.js"
 
 /** Receipt items: one per input of a purchase, claimed by the process running it; rows decoded. */
 export const ItemStatus = Schema.Literal("pending", "running", "passed", "partial", "failed", "expired")
@@ -11,7 +12,7 @@ export const ItemRow = Schema.Struct({
   idx: Schema.Number,
   input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   status: ItemStatus,
-  hold_id: Schema.NullOr(Schema.String),
+  hold_id: Schema.NullOr(HoldId),
   tool_id: Schema.NullOr(Schema.String),
   provider: Schema.NullOr(Schema.String),
   fallback_from: Schema.NullOr(Schema.String),
@@ -31,7 +32,7 @@ export const ItemRow = Schema.Struct({
 })
 export type ItemRow = typeof ItemRow.Type
 
-const ItemHold = Schema.Struct({ id: Schema.String, hold_id: Schema.NullOr(Schema.String) })
+const ItemHold = Schema.Struct({ id: Schema.String, hold_id: Schema.NullOr(HoldId) })
 const ReceiptAt = Schema.Struct({ receiptId: Schema.String, now: Schema.DateFromSelf })
 
 export interface NewItem {
@@ -40,7 +41,7 @@ export interface NewItem {
   readonly idx: number
   readonly input: Record<string, unknown>
   readonly status: "pending" | "running"
-  readonly hold_id: string
+  readonly hold_id: HoldId
   readonly claimed_by: string | null
   readonly claimed_until: Date | null
   readonly started_at: Date | null

@@ -1,0 +1,342 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { emailFindInput, eventsOf, seedBuyer } from "../Purchasing/support.js"
+import { addMember, seedAgent, seedOrg, seedOrgKey, seedUser } from "../support/fixtures.js"
+import { call, startWorld, type World } from "../support/world.js"
+
+let world: World
+beforeAll(async () => {
+  world = await startWorld("papprovals", { smtp: true })
+})
+afterAll(async () => {
+  await world?.close()
+})
+
+const execute = (key: string, body: unknown) => call(world, "POST", "/v1/execute", { token: key, body })
+const threeInputs = [emailFindInput(1), emailFindInput(2), emailFindInput(3)]
+const linksIn = (text: string) => {
+  const approve = /Approve: (\S+)/.exec(text)?.[1]
+  const reject = /Reject:\s+(\S+)/.exec(text)?.[1]
+  return { approve: approve!, reject: reject! }
+}
+/** The path of a mailed link on this test server (the mail carries the public base address). */
+const pathOf = (link: string) => new URL(link).pathname
+
+/** An org with two owners, a member, keys, and an agent whose threshold is 100 credits. */
+const seedApprovalOrg = async (agentOptions: Parameters<typeof seedAgent>[2] = {}) => {
+  const org = await seedOrg(world.db)
+  const secondOwner = await seedUser(world.db)
+  await addMember(world.db, org.orgId, secondOwner.userId, "owner")
+  const member = await seedUser(world.db)
+  await addMember(world.db, org.orgId, member.userId, "member")
+  const agent = await seedAgent(world.db, org.orgId, {
+    approvalThresholdCredits: 100n,
+    monthlyBudgetCredits: 1_000_000n,
+    ...agentOptions
+  })
+  return {
+    org,
+    secondOwner,
+    member,
+    agent,
+    ownerWriteKey: await seedOrgKey(world.db, org.orgId, org.owner, "write"),
+    ownerReadKey: await seedOrgKey(world.db, org.orgId, org.owner, "read"),
+    memberWriteKey: await seedOrgKey(world.db, org.orgId, member, "write")
+  }
+}
+
+describe("approvals", () => {
+  it("round trip: 202 approval_required, event, a mail with one-click links to each owner, decide, retry", async () => {
+    const o = await seedApprovalOrg()
+    const body = { tool: "hunter-email-finder", inputs: threeInputs }
+    const asked = await execute(o.agent.key, body)
+    expect(asked.status).toBe(202)
+    expect(asked.json.error).toMatchObject({ code: "approval_required", retryable: false })
+    const approval = asked.json.approval
+    expect(approval).toMatchObject({
+      status: "waiting",
+      reason: "over_threshold",
+      item_count: 3,
+      amount: { credits: "120", usd: "0.120" }
+    })
+    const tools = await call(world, "GET", "/v1/tools")
+    expect(approval.tool_id).toBe(tools.json.tools.find((t: any) => t.slug === "hunter-email-finder").id)
+    expect(Date.parse(approval.expires_at) - Date.now()).toBeGreaterThan(23.9 * 3600_000)
+    // Nothing was held or bought.
+    expect(await world.db.query(`SELECT 1 FROM receipts WHERE agent_id = $1`, [o.agent.agentId])).toHaveLength(0)
+    expect(await world.db.query(`SELECT 1 FROM ledger_holds WHERE agent_id = $1`, [o.agent.agentId])).toHaveLength(0)
+
+    expect(await eventsOf(world.db, o.org.orgId, "approval.requested")).toEqual([{
+      approval_id: approval.id,
+      agent_id: o.agent.agentId,
+      tool_id: approval.tool_id,
+      item_count: 3,
+      amount_credits: "120",
+      amount_usd: "0.120",
+      reason: "over_threshold",
+      expires_at: approval.expires_at
+    }])
+
+    const mailA = await world.smtp.waitFor(o.org.owner.email, (m) => m.text.includes(approval.id))
+    const mailB = await world.smtp.waitFor(o.secondOwner.email, (m) => m.text.includes(approval.id))
+    expect(mailA.subject).toContain("$0.120")
+    expect(world.smtp.messages.some((m) => m.to.includes(o.member.email.toLowerCase()))).toBe(false)
+    const linksA = linksIn(mailA.text)
+    const linksB = linksIn(mailB.text)
+    expect(linksA.approve).not.toBe(linksB.approve)
+
+    // Asking again (no approval_id) while it waits names the same approval; no new mail or event.
+    const again = await execute(o.agent.key, body)
+    expect(again.status).toBe(202)
+    expect(again.json.approval.id).toBe(approval.id)
+    const waitingRetry = await execute(o.agent.key, { ...body, approval_id: approval.id })
+    expect(waitingRetry.status).toBe(202)
+    expect(await eventsOf(world.db, o.org.orgId, "approval.requested")).toHaveLength(1)
+
+    const seen = await call(world, "GET", `/v1/approvals/${approval.id}`, { token: o.agent.key })
+    expect(seen.json.approval).toMatchObject({ id: approval.id, status: "waiting", used: false, item_count: 3 })
+
+    // Opening the link shows a page with one button and decides nothing.
+    const page = await call(world, "GET", pathOf(linksA.approve))
+    expect(page.status).toBe(200)
+    expect(page.headers.get("content-type")).toContain("text/html")
+    expect(page.headers.get("cache-control")).toBe("no-store")
+    expect(page.text).toContain(`<form method="post" action="${pathOf(linksA.approve)}">`)
+    expect((await call(world, "GET", `/v1/approvals/${approval.id}`, { token: o.agent.key })).json.approval.status)
+      .toBe("waiting")
+    // The click decides.
+    const decided = await call(world, "POST", pathOf(linksA.approve))
+    expect(decided.status).toBe(200)
+    expect(decided.text).toContain("Purchase approved")
+    expect(await eventsOf(world.db, o.org.orgId, "approval.decided")).toEqual([
+      { approval_id: approval.id, agent_id: o.agent.agentId, status: "approved", note: null }
+    ])
+    const view = await call(world, "GET", `/v1/approvals/${approval.id}`, { token: o.agent.key })
+    expect(view.json.approval).toMatchObject({
+      status: "approved",
+      decided_via: "email_link",
+      decided_by_email: o.org.owner.email
+    })
+    // A link works once; the other owner's links find it decided.
+    const reused = await call(world, "POST", pathOf(linksA.approve))
+    expect(reused.status).toBe(401)
+    expect(reused.json.error.code).toBe("invalid_token")
+    const late = await call(world, "POST", pathOf(linksB.reject))
+    expect(late.status).toBe(409)
+    expect(late.json.error.code).toBe("conflict")
+
+    // Retry with approval_id: same tool, inputs and amount proceeds.
+    const bought = await execute(o.agent.key, { ...body, approval_id: approval.id })
+    expect(bought.status).toBe(200)
+    expect(bought.json.charged.credits).toBe("120")
+    const receipt = await call(world, "GET", `/v1/receipts/${bought.json.receipt_id}`, { token: o.agent.key })
+    expect(receipt.json.receipt.approval_id).toBe(approval.id)
+    const used = await call(world, "GET", `/v1/approvals/${approval.id}`, { token: o.agent.key })
+    expect(used.json.approval).toMatchObject({ used: true, receipt_id: bought.json.receipt_id })
+    // One approval pays for one purchase.
+    const twice = await execute(o.agent.key, { ...body, approval_id: approval.id })
+    expect(twice.status).toBe(409)
+    expect(twice.json.error.code).toBe("conflict")
+  })
+
+  it("answers 409 approval_mismatch when tool, inputs or amount differ from what was approved", async () => {
+    const o = await seedApprovalOrg()
+    const body = { tool: "hunter-email-finder", inputs: threeInputs }
+    const approval = (await execute(o.agent.key, body)).json.approval
+    // The decision body is JSON: an empty body is refused and decides nothing.
+    const empty = await call(world, "POST", `/v1/orgs/${o.org.orgId}/approvals/${approval.id}/approve`, {
+      token: o.org.owner.sessionToken
+    })
+    expect(empty.status).toBe(400)
+    expect(empty.json.error.code).toBe("invalid_input")
+    const approved = await call(world, "POST", `/v1/orgs/${o.org.orgId}/approvals/${approval.id}/approve`, {
+      token: o.org.owner.sessionToken,
+      body: { note: "ok for this batch" }
+    })
+    expect(approved.status).toBe(200)
+    expect(approved.json.approval).toMatchObject({
+      status: "approved",
+      note: "ok for this batch",
+      decided_via: "session"
+    })
+    for (
+      const changed of [
+        { ...body, inputs: [emailFindInput(1), emailFindInput(2), emailFindInput(4)] },
+        { ...body, tool: "prospeo-email-finder" },
+        { ...body, inputs: [...threeInputs, emailFindInput(5)] }
+      ]
+    ) {
+      const answer = await execute(o.agent.key, { ...changed, approval_id: approval.id })
+      expect(answer.status).toBe(409)
+      expect(answer.json.error).toMatchObject({ code: "approval_mismatch", retryable: false })
+    }
+    expect((await execute(o.agent.key, { ...body, approval_id: approval.id })).status).toBe(200)
+  })
+
+  it("an owner's org key rejects; the retry answers 403 approval_rejected; deciding twice 409 conflict", async () => {
+    const o = await seedApprovalOrg()
+    const body = { tool: "hunter-email-finder", inputs: threeInputs }
+    const approval = (await execute(o.agent.key, body)).json.approval
+    const rejected = await call(world, "POST", `/v1/orgs/${o.org.orgId}/approvals/${approval.id}/reject`, {
+      token: o.ownerWriteKey.secret,
+      body: { note: "too many" }
+    })
+    expect(rejected.status).toBe(200)
+    expect(rejected.json.approval).toMatchObject({ status: "rejected", decided_via: "org_key" })
+    expect((await eventsOf(world.db, o.org.orgId, "approval.decided")).at(-1)).toEqual({
+      approval_id: approval.id,
+      agent_id: o.agent.agentId,
+      status: "rejected",
+      note: "too many"
+    })
+    const retry = await execute(o.agent.key, { ...body, approval_id: approval.id })
+    expect(retry.status).toBe(403)
+    expect(retry.json.error).toMatchObject({ code: "approval_rejected", retryable: false })
+    expect(retry.json.error.message).toContain("too many")
+    for (const verb of ["approve", "reject"]) {
+      const twice = await call(world, "POST", `/v1/orgs/${o.org.orgId}/approvals/${approval.id}/${verb}`, {
+        token: o.org.owner.sessionToken,
+        body: {}
+      })
+      expect(twice.status).toBe(409)
+      expect(twice.json.error.code).toBe("conflict")
+    }
+  })
+
+  it("only owners decide; members and read keys may list; other orgs see nothing", async () => {
+    const o = await seedApprovalOrg()
+    const approval = (await execute(o.agent.key, { tool: "hunter-email-finder", inputs: threeInputs })).json.approval
+    const path = `/v1/orgs/${o.org.orgId}/approvals/${approval.id}/approve`
+    for (const token of [o.member.sessionToken, o.memberWriteKey.secret, o.ownerReadKey.secret]) {
+      const refused = await call(world, "POST", path, { token, body: {} })
+      expect(refused.status).toBe(403)
+      expect(refused.json.error.code).toBe("forbidden")
+    }
+    for (const token of [o.member.sessionToken, o.ownerReadKey.secret]) {
+      const list = await call(world, "GET", `/v1/orgs/${o.org.orgId}/approvals?status=waiting`, { token })
+      expect(list.status).toBe(200)
+      expect(list.json.approvals.map((a: any) => a.id)).toEqual([approval.id])
+    }
+    const other = await seedOrg(world.db)
+    const foreign = await call(world, "POST", `/v1/orgs/${other.orgId}/approvals/${approval.id}/approve`, {
+      token: other.owner.sessionToken,
+      body: {}
+    })
+    expect(foreign.status).toBe(404)
+    const otherAgent = await seedAgent(world.db, other.orgId)
+    expect((await call(world, "GET", `/v1/approvals/${approval.id}`, { token: otherAgent.key })).status).toBe(404)
+    expect(
+      (await execute(otherAgent.key, { tool: "hunter-email-finder", inputs: threeInputs, approval_id: approval.id }))
+        .status
+    ).toBe(404)
+  })
+
+  it("asks with reason over_budget when the purchase would pass the monthly budget, and lets an approved one past it", async () => {
+    const o = await seedApprovalOrg({ approvalThresholdCredits: null, monthlyBudgetCredits: 100n })
+    const body = { tool: "hunter-email-finder", inputs: threeInputs }
+    const asked = await execute(o.agent.key, body)
+    expect(asked.status).toBe(202)
+    expect(asked.json.approval.reason).toBe("over_budget")
+    await call(world, "POST", `/v1/orgs/${o.org.orgId}/approvals/${asked.json.approval.id}/approve`, {
+      token: o.org.owner.sessionToken,
+      body: {}
+    })
+    const bought = await execute(o.agent.key, { ...body, approval_id: asked.json.approval.id })
+    expect(bought.status).toBe(200)
+    const [spend] = await world.db.query(`SELECT spent FROM agent_month_spend WHERE agent_id = $1`, [o.agent.agentId])
+    expect(spend.spent).toBe("120")
+    // A threshold of null never asks.
+    const open = await seedBuyer(world, { approvalThresholdCredits: null })
+    expect((await execute(open.agent.key, body)).status).toBe(200)
+  })
+
+  it("answers 402 over_budget when an approval for the threshold meets a budget that no longer covers it", async () => {
+    const o = await seedApprovalOrg({ monthlyBudgetCredits: 1_000n })
+    const body = { tool: "hunter-email-finder", inputs: threeInputs }
+    const asked = await execute(o.agent.key, body)
+    expect(asked.json.approval.reason).toBe("over_threshold")
+    await call(world, "POST", `/v1/orgs/${o.org.orgId}/approvals/${asked.json.approval.id}/approve`, {
+      token: o.org.owner.sessionToken,
+      body: {}
+    })
+    await world.db.query(`UPDATE agents SET monthly_budget_credits = 100 WHERE id = $1`, [o.agent.agentId])
+    const retry = await execute(o.agent.key, { ...body, approval_id: asked.json.approval.id })
+    expect(retry.status).toBe(402)
+    expect(retry.json.error).toMatchObject({ code: "over_budget", retryable: false })
+    expect(await world.db.query(`SELECT 1 FROM receipts WHERE agent_id = $1`, [o.agent.agentId])).toHaveLength(0)
+    // Nothing was used up: the approval still pays once the budget allows it.
+    await world.db.query(`UPDATE agents SET monthly_budget_credits = 1000 WHERE id = $1`, [o.agent.agentId])
+    expect((await execute(o.agent.key, { ...body, approval_id: asked.json.approval.id })).status).toBe(200)
+  })
+
+  it("answers 409 approval_expired for approvals older than 24 hours, to the agent and to owners", async () => {
+    const o = await seedApprovalOrg()
+    const body = { tool: "hunter-email-finder", inputs: threeInputs }
+    const waiting = (await execute(o.agent.key, body)).json.approval
+    const approvedOld = (await execute(o.agent.key, { ...body, inputs: [emailFindInput(7), ...threeInputs.slice(1)] }))
+      .json.approval
+    await call(world, "POST", `/v1/orgs/${o.org.orgId}/approvals/${approvedOld.id}/approve`, {
+      token: o.org.owner.sessionToken,
+      body: {}
+    })
+    await world.db.query(
+      `UPDATE purchase_approvals SET created_at = created_at - interval '25 hours', expires_at = expires_at - interval '25 hours'
+       WHERE id IN ($1, $2)`,
+      [waiting.id, approvedOld.id]
+    )
+    const decide = await call(world, "POST", `/v1/orgs/${o.org.orgId}/approvals/${waiting.id}/approve`, {
+      token: o.org.owner.sessionToken,
+      body: {}
+    })
+    expect(decide.status).toBe(409)
+    expect(decide.json.error.code).toBe("approval_expired")
+    for (const id of [waiting.id, approvedOld.id]) {
+      const retry = await execute(o.agent.key, { ...body, approval_id: id })
+      expect(retry.status).toBe(409)
+      expect(retry.json.error).toMatchObject({ code: "approval_expired", retryable: false })
+    }
+    const expired = await call(world, "GET", `/v1/orgs/${o.org.orgId}/approvals?status=expired`, {
+      token: o.org.owner.sessionToken
+    })
+    expect(expired.json.approvals.map((a: any) => a.id).sort()).toEqual([waiting.id, approvedOld.id].sort())
+    // The mailed links of an expired approval are dead too.
+    const mail = await world.smtp.waitFor(o.org.owner.email, (m) => m.text.includes(waiting.id))
+    await world.db.query(
+      `UPDATE approval_links SET expires_at = expires_at - interval '25 hours' WHERE approval_id = $1`,
+      [
+        waiting.id
+      ]
+    )
+    expect((await call(world, "POST", pathOf(linksIn(mail.text).approve))).json.error.code).toBe("invalid_token")
+    // A new request asks anew.
+    const fresh = await execute(o.agent.key, body)
+    expect(fresh.status).toBe(202)
+    expect(fresh.json.approval.id).not.toBe(waiting.id)
+  })
+
+  it("lists approvals newest first with a cursor, and 404s an unknown approval", async () => {
+    const o = await seedApprovalOrg()
+    const ids: Array<string> = []
+    for (let i = 0; i < 3; i++) {
+      const asked = await execute(o.agent.key, {
+        tool: "hunter-email-finder",
+        inputs: [emailFindInput(10 + i), emailFindInput(20 + i), emailFindInput(30 + i)]
+      })
+      ids.push(asked.json.approval.id)
+    }
+    const page1 = await call(world, "GET", `/v1/orgs/${o.org.orgId}/approvals?limit=2`, {
+      token: o.org.owner.sessionToken
+    })
+    expect(page1.json.approvals.map((a: any) => a.id)).toEqual([ids[2], ids[1]])
+    expect(page1.json.has_more).toBe(true)
+    const page2 = await call(world, "GET", `/v1/orgs/${o.org.orgId}/approvals?limit=2&starting_after=${ids[1]}`, {
+      token: o.org.owner.sessionToken
+    })
+    expect(page2.json).toMatchObject({ has_more: false })
+    expect(page2.json.approvals.map((a: any) => a.id)).toEqual([ids[0]])
+    expect(
+      (await call(world, "GET", `/v1/approvals/00000000-0000-4000-8000-000000000000`, { token: o.agent.key })).status
+    )
+      .toBe(404)
+    expect((await call(world, "GET", `/v1/approvals/not-a-uuid`, { token: o.agent.key })).status).toBe(404)
+  })
+})

@@ -1,0 +1,54 @@
+import { expect } from "vitest"
+import type { TestDatabase } from "../support/database.js"
+import { type SeededOrg, seedOrg } from "../support/fixtures.js"
+import { call, type World } from "../support/world.js"
+
+/** Billing's helpers, for a world started with `{ stripe: true }`. */
+
+/** Where the (fake) Stripe sends its events. */
+export const webhookUrl = (world: World) => `${world.server.url}/v1/billing/webhook`
+
+/** An org with an owner, optionally made `createdDaysAgo` days ago (the new-account cap). */
+export const newOrg = async (world: World, options: { createdDaysAgo?: number } = {}): Promise<SeededOrg> => {
+  const org = await seedOrg(world.db)
+  if (options.createdDaysAgo !== undefined) {
+    await world.db.query(`UPDATE orgs SET created_at = now() - ($2 || ' days')::interval WHERE id = $1`, [
+      org.orgId,
+      String(options.createdDaysAgo)
+    ])
+  }
+  return org
+}
+
+/** Starts a top-up and pays it in the "browser" with a test payment method; answers the start answer. */
+export const paidTopUp = async (
+  world: World,
+  org: SeededOrg,
+  body: Record<string, unknown>,
+  paymentMethod = "pm_card_visa"
+) => {
+  const started = await call(world, "POST", `/v1/orgs/${org.orgId}/billing/top-ups`, {
+    token: org.owner.sessionToken,
+    body
+  })
+  expect(started.status, JSON.stringify(started.json)).toBe(201)
+  await world.stripe.browserConfirm(started.json.payment.provider_payment_id, started.json.client_secret, paymentMethod)
+    .catch(() => undefined)
+  return started.json
+}
+
+export const topUpEntries = (db: TestDatabase, orgId: string) =>
+  db.query<{ amount: string; note: string }>(
+    `SELECT amount::text, note FROM ledger_entries WHERE org_id = $1 AND kind = 'top_up' ORDER BY seq`,
+    [orgId]
+  )
+
+/** The exact error body the service answers for a code. */
+export const errorBody = (world: World, code: string, retryable: boolean, message?: string) => ({
+  error: {
+    code,
+    message: message ?? expect.any(String),
+    doc_url: `${world.server.baseUrl}/docs/errors#${code}`,
+    retryable
+  }
+})

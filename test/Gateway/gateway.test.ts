@@ -1,0 +1,318 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { bearer, seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
+import { invariants } from "../support/ledgerChecks.js"
+import { request } from "../support/server.js"
+import { grantTrial, startWorld, topUp, type World } from "../support/world.js"
+
+let world: World
+
+beforeAll(async () => {
+  world = await startWorld("gateway", {
+    provider: true,
+    env: {
+      PROVIDER_FAKEPROV_API_KEY: "fake-secret-123",
+      PROVIDER_FAKEBODY_API_KEY: "body-secret-456"
+    }
+  })
+})
+
+afterAll(() => world?.close())
+
+const call = (key: string, body: unknown) =>
+  request(`${world.server.url}/v1/call`, { method: "POST", headers: bearer(key), body })
+
+/** A funded org (top-up done, so no trial limit) with a live agent. */
+const liveSetup = async (credits = 10_000n, budget = 50_000n) => {
+  const org = await seedOrg(world.db)
+  await topUp(world, org.orgId, credits)
+  const agent = await seedAgent(world.db, org.orgId, { mode: "live", monthlyBudgetCredits: budget })
+  return { org, agent }
+}
+
+const balanceOf = async (orgId: string) =>
+  BigInt((await world.db.query(`SELECT balance FROM org_balances WHERE org_id = $1`, [orgId]))[0]?.balance ?? 0)
+
+describe("POST /v1/call (live)", () => {
+  it("holds the price, forwards the call and captures it when the provider answers", async () => {
+    const { agent, org } = await liveSetup()
+    const { json, status } = await call(agent.key, { endpoint: "fakeprov/ok", query: { q: "x" } })
+    expect(status).toBe(200)
+    expect(json).toMatchObject({
+      endpoint: "fakeprov/ok",
+      provider: "fakeprov",
+      status: "succeeded",
+      charged: { credits: "10", usd: "0.010" },
+      data: { ok: true, answer: 42 }
+    })
+    expect(json.refunded).toBeUndefined()
+    expect(json.call_id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(Number.isInteger(json.latency_ms)).toBe(true)
+    expect(await balanceOf(org.orgId)).toBe(9_990n)
+    const inv = await invariants(world.db, org.orgId)
+    expect(inv.entriesSum).toBe(inv.balance)
+    expect(inv.openHolds).toBe(0)
+  })
+
+  it("passes the provider's own parameters: path placeholders encoded, query and body, credential injected", async () => {
+    const { agent } = await liveSetup()
+    const before = world.fake.seen.length
+    const item = await call(agent.key, {
+      endpoint: "fakeprov/item",
+      path_params: { item_id: "a b/c?d", part: 7 },
+      query: { tags: ["x", "y"], n: 3 }
+    })
+    expect(item.status).toBe(200)
+    const seen = world.fake.seen[before]!
+    expect(seen.url).toBe("/fakeprov/v1/items/a%20b%2Fc%3Fd/7?tags=x&tags=y&n=3")
+    expect(seen.headers["x-api-key"]).toBe("Key fake-secret-123")
+
+    const echo = await call(agent.key, { endpoint: "fakeprov/echo", body: { name: "Ada", nested: { n: 1 } } })
+    expect(echo.json.data).toMatchObject({ method: "POST", body: { name: "Ada", nested: { n: 1 } } })
+    expect(world.fake.seen.at(-1)!.headers["content-type"]).toBe("application/json")
+
+    const bodyCost = await call(agent.key, { endpoint: "fakebody/lookup" })
+    expect(new URL(world.fake.seen.at(-1)!.url, "http://x").searchParams.get("api_key")).toBe("body-secret-456")
+    // The provider reported 3 credits in its body: 3 captured, 7 released.
+    expect(bodyCost.json.charged.credits).toBe("3")
+    expect(bodyCost.json.refunded).toEqual({ credits: "7", usd: "0.007", reason: "lower_cost_reported" })
+  })
+
+  it("captures a lower reported cost and releases the rest", async () => {
+    const { agent, org } = await liveSetup()
+    const { json } = await call(agent.key, { endpoint: "fakeprov/cost" })
+    expect(json.status).toBe("succeeded")
+    expect(json.charged).toEqual({ credits: "4", usd: "0.004" })
+    expect(json.refunded).toEqual({ credits: "6", usd: "0.006", reason: "lower_cost_reported" })
+    expect(await balanceOf(org.orgId)).toBe(9_996n)
+  })
+
+  it("charges an empty but successful answer", async () => {
+    const { agent, org } = await liveSetup()
+    const { json } = await call(agent.key, { endpoint: "fakeprov/empty" })
+    expect(json).toMatchObject({ status: "succeeded", charged: { credits: "10" }, data: null, provider_status: 204 })
+    expect(await balanceOf(org.orgId)).toBe(9_990n)
+  })
+
+  it.each([
+    ["fakeprov/fail", "failed", "provider_error", 500],
+    ["fakeprov/refuse", "refused", "provider_refused", 404],
+    ["fakeprov/hang", "timed_out", "timeout", null]
+  ])("releases the hold when the provider %s: status %s", async (endpoint, status, reason, providerStatus) => {
+    const { agent, org } = await liveSetup()
+    const { json } = await call(agent.key, { endpoint })
+    expect(json).toMatchObject({
+      status,
+      charged: { credits: "0", usd: "0.000" },
+      refunded: { credits: "10", usd: "0.010", reason },
+      provider_status: providerStatus
+    })
+    expect(await balanceOf(org.orgId)).toBe(10_000n)
+    const inv = await invariants(world.db, org.orgId)
+    expect(inv.entriesSum).toBe(inv.balance)
+    expect(inv.openHolds).toBe(0)
+    // Nothing charged means nothing counted toward the budget either.
+    const spend = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
+    expect(spend.json.month_to_date_spend.credits).toBe("0")
+  })
+
+  it("answers the spec's errors, holding nothing", async () => {
+    const { agent, org } = await liveSetup(15n, 50_000n)
+    const expectError = async (body: unknown, status: number, code: string) => {
+      const response = await call(agent.key, body)
+      expect(response.status).toBe(status)
+      expect(response.json.error.code).toBe(code)
+      expect(response.json.error.doc_url).toContain(`/docs/errors#${code}`)
+    }
+    await expectError({ endpoint: "fakeprov/item", path_params: { item_id: "1" } }, 400, "invalid_input")
+    await expectError({ endpoint: "fakeprov/ok", query: [1, 2] }, 400, "invalid_input")
+    await expectError({ endpoint: "fakeprov/echo", body: "text" }, 400, "invalid_input")
+    await expectError({ endpoint: "fakeprov/echo", body: null }, 400, "invalid_input")
+    await expectError({ query: {} }, 400, "invalid_input")
+    await expectError({ endpoint: "nobody/nothing" }, 404, "unknown_endpoint")
+    await expectError({ endpoint: "fakeprov/inbox" }, 409, "endpoint_on_request")
+    await expectError({ endpoint: "fakeprov/ok", max_price: 9 }, 402, "price_above_max")
+    await expectError({ endpoint: "fakeprov/dear" }, 402, "insufficient_credits")
+    expect(await balanceOf(org.orgId)).toBe(15n)
+    const holds = await world.db.query(
+      `SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND (NOT refused OR status = 'held')`,
+      [org.orgId]
+    )
+    expect(holds[0].n).toBe(0)
+    // A price at max_price passes.
+    expect((await call(agent.key, { endpoint: "fakeprov/ok", max_price: 10 })).json.status).toBe("succeeded")
+  })
+
+  it("refuses a call past the agent's monthly budget with over_budget", async () => {
+    const { agent } = await liveSetup(10_000n, 25n)
+    expect((await call(agent.key, { endpoint: "fakeprov/ok" })).json.status).toBe("succeeded")
+    expect((await call(agent.key, { endpoint: "fakeprov/ok" })).json.status).toBe("succeeded")
+    const third = await call(agent.key, { endpoint: "fakeprov/ok" })
+    expect(third.status).toBe(402)
+    expect(third.json.error.code).toBe("over_budget")
+    const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
+    expect(balance.json).toMatchObject({
+      month_to_date_spend: { credits: "20", usd: "0.020" },
+      monthly_budget: { credits: "25", usd: "0.025" },
+      budget_remaining: { credits: "5" },
+      org_credits: { credits: "9980", usd: "9.980" },
+      credits_frozen: false
+    })
+    expect(balance.json.month).toMatch(/^\d{4}-\d{2}$/)
+  })
+
+  it("answers credits_frozen for purchases while reads still work", async () => {
+    const { agent, org } = await liveSetup()
+    await world.db.query(`UPDATE org_balances SET frozen = true WHERE org_id = $1`, [org.orgId])
+    const refused = await call(agent.key, { endpoint: "fakeprov/ok" })
+    expect(refused.status).toBe(403)
+    expect(refused.json.error.code).toBe("credits_frozen")
+    const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
+    expect(balance.status).toBe(200)
+    expect(balance.json.credits_frozen).toBe(true)
+  })
+
+  it("limits an unfunded org to 50 trial credits an hour (429 trial_limit, retryable)", async () => {
+    const org = await seedOrg(world.db)
+    await grantTrial(world, org.orgId)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
+    for (let i = 0; i < 5; i++) {
+      expect((await call(agent.key, { endpoint: "fakeprov/ok" })).json.status).toBe("succeeded")
+    }
+    const sixth = await call(agent.key, { endpoint: "fakeprov/ok" })
+    expect(sixth.status).toBe(429)
+    expect(sixth.json.error).toMatchObject({ code: "trial_limit", retryable: true })
+    // A failed call gives its credits back to the hour's allowance too.
+    await topUp(world, org.orgId, 1_000n)
+    expect((await call(agent.key, { endpoint: "fakeprov/ok" })).json.status).toBe("succeeded")
+    const inv = await invariants(world.db, org.orgId)
+    expect(inv.balance).toBe(5_000n + 1_000n - 60n)
+    expect(inv.entriesSum).toBe(inv.balance)
+  })
+
+  it("caps calls per provider per org per day (429 provider_quota)", async () => {
+    const { agent } = await liveSetup()
+    for (let i = 0; i < 3; i++) expect((await call(agent.key, { endpoint: "capped/ok" })).status).toBe(200)
+    const fourth = await call(agent.key, { endpoint: "capped/ok" })
+    expect(fourth.status).toBe(429)
+    expect(fourth.json.error).toMatchObject({ code: "provider_quota", retryable: true })
+    // Another org has its own count.
+    const other = await liveSetup()
+    expect((await call(other.agent.key, { endpoint: "capped/ok" })).status).toBe(200)
+  })
+
+  it("allows at most 500 people lookups per company domain per org per day (429 aup_limit)", async () => {
+    const { agent, org } = await liveSetup(100_000n, 100_000n)
+    await world.db.query(
+      `INSERT INTO people_lookups_daily (org_id, domain, day, lookups) VALUES ($1, 'acme.com', (now() AT TIME ZONE 'UTC')::date, 499)`,
+      [org.orgId]
+    )
+    expect(
+      (await call(agent.key, { endpoint: "fakeprov/people", query: { domain: "https://www.ACME.com/about" } })).status
+    )
+      .toBe(200)
+    const over = await call(agent.key, { endpoint: "fakeprov/people", query: { domain: "acme.com" } })
+    expect(over.status).toBe(429)
+    expect(over.json.error).toMatchObject({ code: "aup_limit", retryable: false })
+    expect((await call(agent.key, { endpoint: "fakeprov/people", query: { domain: "other.org" } })).status).toBe(200)
+  })
+
+  it("lists the org's calls with endpoint, status, charge and latency, never contents", async () => {
+    const { agent, org } = await liveSetup()
+    await call(agent.key, { endpoint: "fakeprov/ok", query: { secret_input: "do-not-store" } })
+    await call(agent.key, { endpoint: "fakeprov/fail" })
+    const { json, status } = await request(`${world.server.url}/v1/orgs/${org.orgId}/calls`, {
+      headers: bearer(org.owner.sessionToken)
+    })
+    expect(status).toBe(200)
+    expect(json.calls.map((c: any) => [c.endpoint, c.status, c.charged.credits])).toEqual([
+      ["fakeprov/fail", "failed", "0"],
+      ["fakeprov/ok", "succeeded", "10"]
+    ])
+    expect(json.calls[0].refunded).toEqual({ credits: "10", usd: "0.010", reason: "provider_error" })
+    expect(typeof json.calls[1].latency_ms).toBe("number")
+    expect(JSON.stringify(json)).not.toContain("do-not-store")
+    const page = await request(
+      `${world.server.url}/v1/orgs/${org.orgId}/calls?limit=1&starting_after=${json.calls[0].id}`,
+      {
+        headers: bearer(org.owner.sessionToken)
+      }
+    )
+    expect(page.json.calls.map((c: any) => c.endpoint)).toEqual(["fakeprov/ok"])
+    expect(page.json.has_more).toBe(false)
+    const readKey = await seedOrgKey(world.db, org.orgId, org.owner, "read")
+    expect(
+      (await request(`${world.server.url}/v1/orgs/${org.orgId}/calls`, { headers: bearer(readKey.secret) })).status
+    ).toBe(200)
+    // No table keeps request or response contents.
+    const columns = await world.db.query(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'gateway_calls'`
+    )
+    expect(columns.map((c: any) => c.column_name)).not.toContain("data")
+  })
+})
+
+describe("POST /v1/call (test keys)", () => {
+  it("checks and prices the call without making it; no credits move; the budget counts it", async () => {
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "test", monthlyBudgetCredits: 15n })
+    const before = world.fake.seen.length
+    const first = await call(agent.key, { endpoint: "fakeprov/ok" })
+    expect(first.status).toBe(200)
+    expect(first.json).toMatchObject({
+      status: "test",
+      charged: { credits: "10" },
+      price: { credits: "10" },
+      sample: true
+    })
+    expect(world.fake.seen.length).toBe(before)
+    const second = await call(agent.key, { endpoint: "fakeprov/ok" })
+    expect(second.json.error.code).toBe("over_budget")
+    expect((await call(agent.key, { endpoint: "fakeprov/ok", max_price: 1 })).json.error.code).toBe("price_above_max")
+    const entries = await world.db.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE org_id = $1`, [org.orgId])
+    expect(entries[0].n).toBe(0)
+    const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
+    expect(balance.json.month_to_date_spend.credits).toBe("10")
+    expect(balance.json.org_credits.credits).toBe("0")
+  })
+})
+
+describe("test-mode sample data", () => {
+  it("answers the sandbox's deterministic sample for the endpoint and parameters, marked as a sample", async () => {
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "test" })
+    const before = world.fake.seen.length
+    const ask = (domain: string) => call(agent.key, { endpoint: "fakeprov/ok", query: { domain } })
+    const first = await ask("example.org")
+    expect(first.status).toBe(200)
+    expect(first.json.sample).toBe(true)
+    expect(first.json.provider_status).toBeNull()
+    expect(first.json.data).toMatchObject({ sandbox: true, endpoint: "fakeprov/ok" })
+    expect(first.json.data.data).not.toBeNull()
+    // Same call, same answer; other parameters, another answer. The provider never hears of it.
+    expect((await ask("example.org")).json.data).toEqual(first.json.data)
+    expect((await ask("another.example")).json.data).not.toEqual(first.json.data)
+    expect(world.fake.seen.length).toBe(before)
+  })
+
+  it("live keys never carry the sample mark", async () => {
+    const org = await seedOrg(world.db)
+    await topUp(world, org.orgId, 1_000n)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
+    const live = await call(agent.key, { endpoint: "fakeprov/ok" })
+    expect(live.json.status).toBe("succeeded")
+    expect(live.json).not.toHaveProperty("sample")
+  })
+})
+
+describe("credentials on the gateway", () => {
+  it("needs an agent key", async () => {
+    const org = await seedOrg(world.db)
+    const orgKey = await seedOrgKey(world.db, org.orgId, org.owner, "write")
+    expect((await request(`${world.server.url}/v1/call`, { method: "POST", body: { endpoint: "fakeprov/ok" } })).status)
+      .toBe(401)
+    const withOrgKey = await call(orgKey.secret, { endpoint: "fakeprov/ok" })
+    expect(withOrgKey.status).toBe(403)
+    expect(withOrgKey.json.error.code).toBe("forbidden")
+    expect((await call(org.owner.sessionToken, { endpoint: "fakeprov/ok" })).status).toBe(401)
+  })
+})

@@ -1,0 +1,210 @@
+import { PgClient } from "@effect/sql-pg"
+import { it } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect, Fiber, Layer, Redacted, TestClock } from "effect"
+import { afterAll, beforeAll, describe, expect } from "vitest"
+import type { AgentId, OrgId } from "../../src/Domain/Ids.js"
+import { AppConfig } from "../../src/Services/AppConfig.js"
+import type { AuthenticatedAgent } from "../../src/Services/Auth/Current.js"
+import { Events } from "../../src/Services/Events/Events.js"
+import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
+import { Execute } from "../../src/Services/Purchasing/Execute.js"
+import { JobRunner } from "../../src/Services/Purchasing/Jobs.js"
+import { PurchasingLive } from "../../src/Services/Purchasing/PurchasingLive.js"
+import { seedAgent } from "../support/fixtures.js"
+import { startWorld, type World } from "../support/world.js"
+import { eventsOf, seedBuyer } from "./support.js"
+
+/**
+ * Time rules on a test clock (the 2-hour job run time, lapsed claims of a dead replica):
+ * the purchasing services run in this process on the
+ * suite's database (migrated and seeded by a server started once), with TestClock as time.
+ */
+let world: World
+beforeAll(async () => {
+  world = await startWorld("pexpiry", { smtp: true })
+  await world.server.close()
+})
+afterAll(async () => {
+  await world?.db.drop()
+  await world?.smtp.close()
+})
+
+const servicesOn = (url: string, env: Record<string, string> = {}) =>
+  PurchasingLive.pipe(
+    Layer.provide(Events.Default),
+    Layer.provide(MailOutboxLive),
+    Layer.provide(AppConfig.Default),
+    Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 })),
+    Layer.provide(
+      Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DATABASE_URL: url, ...env }))))
+    )
+  )
+
+const testAgent = (agentId: AgentId, orgId: OrgId, key: string): AuthenticatedAgent => ({
+  id: agentId,
+  org_id: orgId,
+  org_plan: "payg",
+  name: "Test agent",
+  mode: "test",
+  monthly_budget_credits: 10_000_000n,
+  approval_threshold_credits: null,
+  key_prefix: key.slice(0, 12)
+})
+
+describe("on a test clock", () => {
+  it.effect(
+    "after 2 hours, items not yet run become expired and their holds are released",
+    () =>
+      Effect.gen(function*() {
+        const { agent, org } = yield* Effect.promise(() => seedBuyer(world))
+        const current: AuthenticatedAgent = {
+          id: agent.agentId,
+          org_id: org.orgId,
+          org_plan: "payg",
+          name: "Test agent",
+          mode: "test",
+          monthly_budget_credits: 10_000_000n,
+          approval_threshold_credits: null,
+          key_prefix: agent.key.slice(0, 12)
+        }
+        const execute = yield* Execute
+        const runner = yield* JobRunner
+        const accepted = yield* execute.execute(current, {
+          tool: "jina-reader",
+          inputs: Array.from({ length: 60 }, (_, i) => ({ url: `https://news.example.com/${i}` }))
+        }, "http://localhost")
+        // A job (answered 202 on the wire).
+        if (!("job_id" in accepted)) throw new Error(`expected a job, got ${JSON.stringify(accepted)}`)
+        const { job_id: jobId, receipt_id: receiptId } = accepted
+
+        // One batch of 25 runs, then the worker stops.
+        expect(yield* runner.runNext("worker:test:1", { maxBatches: 1 })).toBe(true)
+        yield* TestClock.adjust(Duration.minutes(119))
+        // Still inside the run time: another batch runs.
+        expect(yield* runner.runNext("worker:test:2", { maxBatches: 1 })).toBe(true)
+        yield* TestClock.adjust(Duration.minutes(1))
+        // At 2 hours the rest expires and the job completes.
+        expect(yield* runner.runNext("worker:test:3")).toBe(true)
+        expect(yield* runner.runNext("worker:test:3")).toBe(false)
+
+        const job = yield* runner.get(org.orgId, jobId)
+        expect(job.status).toBe("done")
+        expect(job.counts).toEqual({ passed: 50, partial: 0, failed: 0, expired: 10, pending: 0 })
+        expect(job.items.slice(50).every((item) => item.outcome === "expired" && !item.charged)).toBe(true)
+        expect(job.items[59]!.reason).toMatch(/2-hour run time/)
+        expect(job.charged.credits).toBe("150")
+
+        const holds = yield* Effect.promise(() =>
+          world.db.query(
+            `SELECT h.status, i.status AS outcome FROM receipt_items i JOIN ledger_holds h ON h.id = i.hold_id
+           WHERE i.receipt_id = $1`,
+            [receiptId]
+          )
+        )
+        expect(holds.filter((h) => h.outcome === "expired").map((h) => h.status)).toEqual(Array(10).fill("released"))
+        expect(holds.filter((h) => h.outcome === "passed").every((h) => h.status === "captured")).toBe(true)
+        const [spend] = yield* Effect.promise(() =>
+          world.db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [agent.agentId])
+        )
+        expect(spend).toEqual({ spent: "150", held: "0" })
+        expect(yield* Effect.promise(() => eventsOf(world.db, org.orgId, "job.completed"))).toEqual([{
+          job_id: jobId,
+          status: "done",
+          receipt_id: receiptId,
+          item_count: 60,
+          passed: 50,
+          expired: 10
+        }])
+      }).pipe(Effect.provide(servicesOn(world.db.url))),
+    60_000
+  )
+
+  it.effect("a job whose run time ended while nobody ran it expires every item", () =>
+    Effect.gen(function*() {
+      const { org } = yield* Effect.promise(() => seedBuyer(world))
+      const other = yield* Effect.promise(() => seedAgent(world.db, org.orgId, { approvalThresholdCredits: null }))
+      const execute = yield* Execute
+      const runner = yield* JobRunner
+      const accepted = yield* execute.execute(
+        {
+          id: other.agentId,
+          org_id: org.orgId,
+          org_plan: "payg",
+          name: "Other",
+          mode: "test",
+          monthly_budget_credits: 50_000n,
+          approval_threshold_credits: null,
+          key_prefix: other.key.slice(0, 12)
+        },
+        { tool: "jina-reader", inputs: Array.from({ length: 40 }, (_, i) => ({ url: `https://a.example.com/${i}` })) },
+        ""
+      )
+      if (!("job_id" in accepted)) throw new Error(`expected a job, got ${JSON.stringify(accepted)}`)
+      const jobId = accepted.job_id
+      yield* TestClock.adjust(Duration.hours(3))
+      expect(yield* runner.runNext("worker:test:4")).toBe(true)
+      const job = yield* runner.get(org.orgId, jobId)
+      expect(job).toMatchObject({ status: "done", counts: { passed: 0, expired: 40 } })
+      const [spend] = yield* Effect.promise(() =>
+        world.db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [other.agentId])
+      )
+      expect(spend).toEqual({ spent: "0", held: "0" })
+    }).pipe(Effect.provide(servicesOn(world.db.url))), 60_000)
+
+  it.effect(
+    "a direct purchase that is still running keeps its lease: the sweeper leaves it alone however long it takes",
+    () =>
+      Effect.gen(function*() {
+        const { agent, org } = yield* Effect.promise(() => seedBuyer(world))
+        const execute = yield* Execute
+        const runner = yield* JobRunner
+        // The mock tool takes 10 minutes (on the test clock): the purchase runs a long time.
+        const slow = yield* Effect.fork(execute.execute(testAgent(agent.agentId, org.orgId, agent.key), {
+          tool: "hunter-email-finder",
+          inputs: [{ first_name: "Jane", last_name: "Doe", domain: "acme.com" }],
+          idempotency_key: "slow-1"
+        }, ""))
+        yield* TestClock.adjust(Duration.millis(1))
+        const receipts = () =>
+          Effect.promise(() => world.db.query(`SELECT id, status FROM receipts WHERE agent_id = $1`, [agent.agentId]))
+        yield* Effect.promise(async () => {
+          for (let i = 0; i < 100; i++) {
+            const rows = await world.db.query(`SELECT 1 FROM receipts WHERE agent_id = $1`, [agent.agentId])
+            if (rows.length > 0) return
+            await new Promise((resolve) => setTimeout(resolve, 20))
+          }
+        })
+        expect((yield* receipts()).map((r) => r.status)).toEqual(["running"])
+        // Its lease (5 minutes here, so the clock's one-minute steps never outrun a renewal
+        // still being written) is renewed while it runs: no sweep takes it for a dead
+        // replica's (a real crash is in test/hardening/idempotencyCrash.test.ts).
+        for (let minute = 0; minute < 9; minute++) {
+          yield* TestClock.adjust(Duration.minutes(1))
+          expect(yield* runner.sweep).toBe(0)
+        }
+        expect((yield* receipts()).map((r) => r.status)).toEqual(["running"])
+        const [key] = yield* Effect.promise(() =>
+          world.db.query(`SELECT status FROM idempotency_keys WHERE agent_id = $1`, [agent.agentId])
+        )
+        expect(key).toEqual({ status: "in_progress" })
+        // The slow try answers: the purchase finishes as usual and its answer is kept.
+        yield* TestClock.adjust(Duration.minutes(2))
+        const answer = yield* Fiber.join(slow)
+        // The result (answered 200 on the wire).
+        expect(answer).toMatchObject({ status: "done" })
+        expect((yield* receipts()).map((r) => r.status)).toEqual(["done"])
+        const [kept] = yield* Effect.promise(() =>
+          world.db.query(
+            `SELECT status, answer::jsonb ->> 'status' AS answer FROM idempotency_keys WHERE agent_id = $1`,
+            [
+              agent.agentId
+            ]
+          )
+        )
+        expect(kept).toEqual({ status: "done", answer: "done" })
+      }).pipe(
+        Effect.provide(servicesOn(world.db.url, { MOCK_TOOL_LATENCY_MS: "600000", IDEMPOTENCY_LEASE_MS: "300000" }))
+      ),
+    60_000
+  )
+})
