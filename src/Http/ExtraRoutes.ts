@@ -1,5 +1,7 @@
-import { PROTECTED_RESOURCE_PATH } from "./Mcp/ProtectedResource.js"
 import type { RouteSpec } from "./RouteTable.js"
+
+/** Where the MCP endpoint's protected-resource metadata is served (RFC 9728). */
+export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 
 /**
  * Routes served beside the HttpApi groups: the front door, the documentation UI, the OpenAPI

@@ -1,8 +1,8 @@
 import type { HttpServerRequest } from "@effect/platform"
 import { type CredentialKind, credentialKindOf } from "../Domain/Secrets.js"
+import { SESSION_COOKIE } from "./Security/Cookies.js"
 
 /** The session cookie set by sign-in. */
-export const SESSION_COOKIE = "service_session"
 
 /**
  * What a request carries: the bearer token of the `Authorization` header (only with the

@@ -2,7 +2,7 @@ import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect } from "effect"
 import type { Origin } from "../../Services/Auth/Sessions.js"
 import { ClientAddress } from "../ClientAddress.js"
-import { SESSION_COOKIE } from "../PresentedCredential.js"
+import { SESSION_COOKIE } from "../Security/Cookies.js"
 
 /** HTTP details of the sign-in flows: where a request comes from, and the cookies set. */
 

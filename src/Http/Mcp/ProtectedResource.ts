@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { PublicUrl } from "../../Services/PublicUrl.js"
+import { PROTECTED_RESOURCE_PATH } from "../ExtraRoutes.js"
 
 /**
  * How an MCP client learns to authenticate (OAuth 2.0 Protected Resource Metadata,
@@ -8,7 +9,6 @@ import { PublicUrl } from "../../Services/PublicUrl.js"
  * `Authorization` header and names no authorization server, because there is no OAuth flow
  * to run: the key comes from the org's owner. A 401 on `/mcp` points here.
  */
-export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 
 /** The `WWW-Authenticate` value of a 401 on `/mcp`. */
 export const mcpChallenge = (baseUrl: string) =>

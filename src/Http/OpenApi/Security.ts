@@ -1,5 +1,5 @@
 import { secretPrefixes } from "../../Domain/Secrets.js"
-import { SESSION_COOKIE } from "../PresentedCredential.js"
+import { SESSION_COOKIE } from "../Security/Cookies.js"
 
 /**
  * One security scheme per credential, so generated clients know which one to send. The
