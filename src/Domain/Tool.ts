@@ -25,6 +25,9 @@ export const Benchmark = Schema.Struct({
 }).annotations({ identifier: "Benchmark" })
 export type Benchmark = typeof Benchmark.Type
 
+/** The fields an input of a tool takes (each input: the required ones as non-empty text). */
+export const ToolInput = Schema.Struct({ required: Schema.Array(Schema.String), optional: Schema.Array(Schema.String) })
+
 /** A tool as kept in the data file and the database. */
 export const ToolEntry = Schema.Struct({
   id: Schema.UUID,
@@ -38,7 +41,7 @@ export const ToolEntry = Schema.Struct({
   status: ToolStatus,
   resale_rights: Schema.Boolean,
   gateway_endpoint: Schema.String,
-  input: Schema.Struct({ required: Schema.Array(Schema.String), optional: Schema.Array(Schema.String) }),
+  input: ToolInput,
   check: Check,
   benchmarks: Schema.NonEmptyArray(Benchmark)
 })
@@ -60,7 +63,7 @@ export const Tool = Schema.Struct({
   price_per_success: Schema.NullOr(Amount),
   status: ToolStatus,
   purchasable: Schema.Boolean,
-  input: Schema.Struct({ required: Schema.Array(Schema.String), optional: Schema.Array(Schema.String) }),
+  input: ToolInput,
   check: Check,
   latest_benchmark: Benchmark
 }).annotations({ identifier: "Tool" })

@@ -1,13 +1,14 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { AgentId, OrgId } from "../../Domain/Ids.js"
 
 /**
  * SQL for agents and their keys (stored as SHA-256 hash and 12-character prefix). Rows are
  * decoded by `AgentRow`: credits as bigint, timestamps as Dates.
  */
 export const AgentRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
+  id: AgentId,
+  org_id: OrgId,
   name: Schema.String,
   mode: Schema.Literal("test", "live"),
   status: Schema.Literal("active", "disabled"),

@@ -1,17 +1,29 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
-import { Availability, type CatalogueEntry, Category, HttpMethod, type Provider } from "../../Domain/Catalogue.js"
+import { Effect, Schema, Struct } from "effect"
+import {
+  Availability,
+  CatalogueEndpoint,
+  type CatalogueEntry,
+  type Category,
+  type Provider
+} from "../../Domain/Catalogue.js"
+
+/** The columns every endpoint row shares with the public record. */
+export const endpointFields = Struct.pick(
+  CatalogueEndpoint.fields,
+  "id",
+  "name",
+  "category",
+  "method",
+  "path",
+  "path_params"
+)
 
 /** SQL for the gateway catalogue; rows decoded (prices as bigint credits). */
 export const EndpointRow = Schema.Struct({
-  id: Schema.String,
+  ...endpointFields,
   provider_id: Schema.String,
   provider_name: Schema.String,
-  name: Schema.String,
-  category: Category,
-  method: HttpMethod,
-  path: Schema.String,
-  path_params: Schema.Array(Schema.String),
   base_price_credits: Schema.BigInt,
   availability: Availability,
   people_lookup_field: Schema.NullOr(Schema.String)

@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { Category, CostReport, HttpMethod, ProviderAuth } from "../../Domain/Catalogue.js"
+import { CostReport, ProviderAuth } from "../../Domain/Catalogue.js"
+import { endpointFields } from "../Catalogue/CatalogueRepo.js"
 import { type HoldSettled, settlementWrite } from "../Ledger/SettlementFence.js"
 import type { EndpointRecord } from "../Providers/ProviderTypes.js"
 import { afterQuota, type QuotaPassed } from "../Quotas/QuotaFence.js"
@@ -38,12 +39,7 @@ export const CallRow = Schema.Struct({
 export type CallRow = typeof CallRow.Type
 
 const EndpointJoinRow = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  category: Category,
-  method: HttpMethod,
-  path: Schema.String,
-  path_params: Schema.Array(Schema.String),
+  ...endpointFields,
   base_price_credits: Schema.BigInt,
   availability: Schema.Literal("live", "on request"),
   people_lookup_field: Schema.NullOr(Schema.String),

@@ -1,22 +1,24 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
-import { TaskTypeId } from "../../Domain/TaskType.js"
-import { type Benchmark, type ToolEntry, ToolStatus } from "../../Domain/Tool.js"
+import { Effect, Schema, Struct } from "effect"
+import { type Benchmark, ToolEntry } from "../../Domain/Tool.js"
 
 /** SQL for tools and their benchmark reports; rows decoded (the price as bigint credits). */
 export const ToolRow = Schema.Struct({
+  ...Struct.pick(
+    ToolEntry.fields,
+    "slug",
+    "name",
+    "provider",
+    "provider_name",
+    "task_type",
+    "description",
+    "status",
+    "resale_rights",
+    "gateway_endpoint",
+    "input"
+  ),
   id: Schema.String,
-  slug: Schema.String,
-  name: Schema.String,
-  provider: Schema.String,
-  provider_name: Schema.String,
-  task_type: TaskTypeId,
-  description: Schema.String,
   price_per_success_credits: Schema.NullOr(Schema.BigInt),
-  status: ToolStatus,
-  resale_rights: Schema.Boolean,
-  gateway_endpoint: Schema.String,
-  input: Schema.Struct({ required: Schema.Array(Schema.String), optional: Schema.Array(Schema.String) }),
   check_id: Schema.String,
   check_version: Schema.String,
   check_verifies: Schema.String
