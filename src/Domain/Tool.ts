@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { Amount } from "./Money.js"
 import { TaskTypeId } from "./TaskType.js"
 
@@ -54,12 +54,7 @@ export const isPurchasable = (tool: Pick<ToolEntry, "status" | "price_per_succes
 /** The public tool record of `GET /v1/tools`. */
 export const Tool = Schema.Struct({
   id: Schema.String,
-  slug: Schema.String,
-  name: Schema.String,
-  provider: Schema.String,
-  provider_name: Schema.String,
-  task_type: TaskTypeId,
-  description: Schema.String,
+  ...Struct.pick(ToolEntry.fields, "slug", "name", "provider", "provider_name", "task_type", "description"),
   price_per_success: Schema.NullOr(Amount),
   status: ToolStatus,
   purchasable: Schema.Boolean,

@@ -6,7 +6,7 @@ import { ScorePartsSchema } from "../../Domain/Formula.js"
 import { Amount } from "../../Domain/Money.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { TaskType, TaskTypeId } from "../../Domain/TaskType.js"
-import { Tool } from "../../Domain/Tool.js"
+import { Benchmark, Tool } from "../../Domain/Tool.js"
 import { IpNotAllowed, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { PublicRateLimit, WaitlistRateLimit } from "../Security/RateLimitTags.js"
@@ -97,12 +97,7 @@ export const Report = Schema.Struct({
   tool_slug: Schema.String,
   tool_name: Schema.String,
   task_type: TaskTypeId,
-  date: Schema.String,
-  sample_size: Schema.Int,
-  accuracy: Schema.Number,
-  coverage: Schema.Number,
-  latency_p50_ms: Schema.Int,
-  latency_p95_ms: Schema.Int
+  ...Benchmark.fields
 }).annotations({ identifier: "BenchmarkReport" })
 
 export const ReportList = Schema.Struct({ reports: Schema.Array(Report) })

@@ -198,6 +198,18 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
       }
     }
 
+    /** The hold of one gateway call: the agent's budget, and the org's credits when live. */
+    const callHold = (agent: AuthenticatedAgent, callId: string, price: bigint, live: boolean) =>
+      ledger.hold({
+        orgId: agent.org_id,
+        agentId: agent.id,
+        amount: price,
+        purpose: "gateway_call",
+        reference: callId,
+        testMode: !live,
+        ttlMs: live ? holdTtlMs(providers.timeoutMs) : undefined
+      })
+
     const testCall = (agent: AuthenticatedAgent, prepared: Effect.Effect.Success<ReturnType<typeof prepare>>) =>
       Effect.gen(function*() {
         const { endpoint, peopleDomain, price } = prepared
@@ -211,14 +223,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             peopleDomain,
             day: dayOf(ms)
           })
-          const hold = yield* ledger.hold({
-            orgId: agent.org_id,
-            agentId: agent.id,
-            amount: price,
-            purpose: "gateway_call",
-            reference: callId,
-            testMode: true
-          })
+          const hold = yield* callHold(agent, callId, price, false)
           yield* ledger.capture(hold.id, price)
           yield* repo.insertCall({
             id: callId,
@@ -282,15 +287,9 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             finishedAt: null
           })
         )
-        const hold = yield* ledger.hold({
-          orgId: agent.org_id,
-          agentId: agent.id,
-          amount: price,
-          purpose: "gateway_call",
-          reference: callId,
-          testMode: false,
-          ttlMs: holdTtlMs(providers.timeoutMs)
-        }).pipe(Effect.tapError(() => Effect.zipRight(quotas.giveBack(quota), repo.deleteCall(callId))))
+        const hold = yield* callHold(agent, callId, price, true).pipe(
+          Effect.tapError(() => Effect.zipRight(quotas.giveBack(quota), repo.deleteCall(callId)))
+        )
 
         // No transaction is open while the provider works. The call and its settlement run
         // in a fiber of the service, so a caller that goes away cannot strand the hold.

@@ -103,14 +103,12 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
           check_version: used.check_version,
           finished_at: new Date(0)
         }
+        // Nothing charged, nothing kept.
+        const failed = { ...base, status: "failed", cost_credits: 0n, result: null, result_hash: null } as const
         switch (answer._tag) {
           case "ProviderFailure":
             return {
-              ...base,
-              status: "failed",
-              cost_credits: 0n,
-              result: null,
-              result_hash: null,
+              ...failed,
               check_id: null,
               check_version: null,
               reason: `The provider failed after one retry: ${answer.reason}`,
@@ -118,11 +116,7 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
             } satisfies ItemOutcomeUpdate
           case "Refused":
             return {
-              ...base,
-              status: "failed",
-              cost_credits: 0n,
-              result: null,
-              result_hash: null,
+              ...failed,
               reason: `${used.provider} found no result (HTTP ${answer.status})`,
               error_code: "check_failed"
             } satisfies ItemOutcomeUpdate
