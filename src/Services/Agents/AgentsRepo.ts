@@ -1,20 +1,13 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { AgentId, OrgId } from "../../Domain/Ids.js"
+import { AgentRecord } from "../../Domain/Agent.js"
 
 /**
  * SQL for agents and their keys (stored as SHA-256 hash and 12-character prefix). Rows are
  * decoded by `AgentRow`: credits as bigint, timestamps as Dates.
  */
 export const AgentRow = Schema.Struct({
-  id: AgentId,
-  org_id: OrgId,
-  name: Schema.String,
-  mode: Schema.Literal("test", "live"),
-  status: Schema.Literal("active", "disabled"),
-  monthly_budget_credits: Schema.BigInt,
-  approval_threshold_credits: Schema.NullOr(Schema.BigInt),
-  ip_allowlist: Schema.Array(Schema.String),
+  ...AgentRecord.fields,
   key_prefix: Schema.NullOr(Schema.String),
   key_last_used_at: Schema.NullOr(Schema.DateFromSelf),
   created_at: Schema.DateFromSelf

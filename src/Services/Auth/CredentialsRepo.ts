@@ -1,21 +1,15 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { AgentId, OrgId, UserId } from "../../Domain/Ids.js"
+import { AgentRecord } from "../../Domain/Agent.js"
+import { OrgId, UserId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
 
 /** Lookups of credentials by the hash of their secret; rows decoded (credits as bigint). */
 const OrgRole = Schema.Literal("owner", "member")
 
 export const AgentKeyRow = Schema.Struct({
-  id: AgentId,
-  org_id: OrgId,
+  ...AgentRecord.fields,
   org_plan: PlanId,
-  name: Schema.String,
-  mode: Schema.Literal("test", "live"),
-  status: Schema.Literal("active", "disabled"),
-  monthly_budget_credits: Schema.BigInt,
-  approval_threshold_credits: Schema.NullOr(Schema.BigInt),
-  ip_allowlist: Schema.Array(Schema.String),
   key_prefix: Schema.String
 })
 export type AgentKeyRow = typeof AgentKeyRow.Type

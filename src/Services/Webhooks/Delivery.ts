@@ -1,7 +1,6 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Config, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import type { EventType } from "../../Domain/Events.js"
 import { iso } from "../../Domain/Timestamps.js"
 import { AppConfig } from "../AppConfig.js"
 import { runDispatcher } from "../Background/Dispatcher.js"
@@ -10,6 +9,7 @@ import { SecretBox } from "../SecretBox/SecretBox.js"
 import { policyFor } from "./AddressPolicy.js"
 import { deliveryHeaders } from "./Signature.js"
 import { postWebhook } from "./WebhookHttp.js"
+import { ClaimedDelivery, type DeliveryRow, WebhooksRepo } from "./WebhooksRepo.js"
 
 /**
  * Webhook deliveries. A delivery is a row per (endpoint, event); a try is one signed POST.
@@ -35,42 +35,7 @@ export const webhookRetrySchedule = Schedule.fromDelays(
 
 export const DELIVERY_WINDOW = Duration.hours(24)
 
-export type DeliveryStatus = "pending" | "delivered" | "failed"
-
-export interface DeliveryRow {
-  readonly id: string
-  readonly org_id: string
-  readonly endpoint_id: string
-  readonly event_id: string
-  readonly event_type: EventType
-  readonly status: DeliveryStatus
-  readonly attempts: number
-  readonly next_attempt_at: Date | null
-  readonly last_attempt_at: Date | null
-  readonly last_status_code: number | null
-  readonly last_error: string | null
-  readonly delivered_at: Date | null
-  readonly created_at: Date
-  readonly seq: string
-}
-
-/** A delivery taken for one try, with what the try needs. */
-export interface ClaimedDelivery {
-  readonly id: string
-  readonly endpoint_id: string
-  readonly attempts: number
-  readonly lease_token: string
-  readonly event_id: string
-  readonly event_type: string
-  readonly event_data: unknown
-  readonly event_created_at: Date
-  readonly url: string
-  readonly secret_enc: string
-}
-
-export const deliveryColumns = (sql: SqlClient.SqlClient) =>
-  sql`d.id, d.org_id, d.endpoint_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at,
-      d.last_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at, d.seq`
+export type { DeliveryRow, DeliveryStatus } from "./WebhooksRepo.js"
 
 export const deliveryRecord = (row: DeliveryRow) => ({
   id: row.id,
@@ -88,9 +53,10 @@ export const deliveryRecord = (row: DeliveryRow) => ({
 })
 
 export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks/WebhookDelivery", {
-  dependencies: [SecretBox.Default],
+  dependencies: [SecretBox.Default, WebhooksRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const repo = yield* WebhooksRepo
     const box = yield* SecretBox
     const config = yield* AppConfig
     const policy = policyFor(config.isProduction)
@@ -111,7 +77,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
         // Endpoints without room are left out of the scan, so a long backlog of one endpoint
         // cannot fill the candidates and hide the others' rows.
         const full = busy.filter(([, count]) => count >= perEndpoint).map(([key]) => key)
-        return yield* sql<ClaimedDelivery>`
+        const statement = sql`
           WITH candidates AS (
             SELECT d.id, d.endpoint_id, d.next_attempt_at,
                    row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.seq) AS endpoint_rank
@@ -141,6 +107,9 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
           WHERE d.id = chosen.id AND e.id = d.event_id AND w.id = d.endpoint_id
           RETURNING d.id, d.endpoint_id, d.attempts, d.lease_token, d.event_id, e.type AS event_type, e.data AS event_data,
                     e.created_at AS event_created_at, w.url, w.secret_enc`
+        return yield* SqlSchema.findAll({ Request: Schema.Void, Result: ClaimedDelivery, execute: () => statement })(
+          undefined
+        )
       }).pipe(Effect.orDie)
 
     /** Records the outcome of a try, guarded by the lease token (a stale worker changes nothing). */
@@ -209,21 +178,11 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
      */
     const attemptLeased = (deliveryId: string, leaseToken: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql<ClaimedDelivery>`
-          SELECT d.id, d.endpoint_id, d.attempts, d.lease_token, d.event_id, e.type AS event_type, e.data AS event_data,
-                 e.created_at AS event_created_at, w.url, w.secret_enc
-          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
-          WHERE d.id = ${deliveryId} AND d.lease_token = ${leaseToken} AND d.status = 'pending'`.pipe(Effect.orDie)
-        if (rows.length > 0) yield* attempt(rows[0]!)
+        const leased = yield* repo.findLeased({ id: deliveryId, leaseToken }).pipe(Effect.orDie)
+        if (leased._tag === "Some") yield* attempt(leased.value)
       })
 
-    const find = (deliveryId: string) =>
-      Effect.gen(function*() {
-        const rows = yield* sql<DeliveryRow>`
-          SELECT ${deliveryColumns(sql)} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-          WHERE d.id = ${deliveryId}`.pipe(Effect.orDie)
-        return rows[0]!
-      })
+    const find = (deliveryId: string) => repo.findDelivery(deliveryId).pipe(Effect.orDie)
 
     return { claim, attempt, attemptLeased, find } as const
   })

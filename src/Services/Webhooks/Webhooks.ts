@@ -13,7 +13,8 @@ import { requireOwner } from "../Auth/Roles.js"
 import { LEASE } from "../Background/DurableRetry.js"
 import { Events } from "../Events/Events.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
-import { deliveryColumns, deliveryRecord, type DeliveryRow, type DeliveryStatus, WebhookDelivery } from "./Delivery.js"
+import { deliveryRecord, type DeliveryStatus, WebhookDelivery } from "./Delivery.js"
+import { type EndpointRow, WebhooksRepo } from "./WebhooksRepo.js"
 import { checkWebhookUrl } from "./WebhookUrl.js"
 
 /**
@@ -24,14 +25,6 @@ import { checkWebhookUrl } from "./WebhookUrl.js"
 export const webhookNote =
   "The secret is shown only now: store it with your receiver. Verify every delivery's Service-Signature " +
   "(HMAC-SHA256 of \"<t>.<raw body>\") with it, reject a t more than 5 minutes off, and drop repeated event ids."
-
-interface EndpointRow {
-  readonly id: string
-  readonly url: string
-  readonly events: ReadonlyArray<EventType>
-  readonly secret_prefix: string
-  readonly created_at: Date
-}
 
 export const endpointRecord = (row: EndpointRow) => ({
   id: row.id,
@@ -49,9 +42,10 @@ export interface DeliveryListQuery {
 }
 
 export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
-  dependencies: [SecretBox.Default, WebhookDelivery.Default],
+  dependencies: [SecretBox.Default, WebhookDelivery.Default, WebhooksRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const repo = yield* WebhooksRepo
     const box = yield* SecretBox
     const events = yield* Events
     const delivery = yield* WebhookDelivery
@@ -89,21 +83,25 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         const sealed = yield* box.seal(secret)
         const row = yield* Effect.gen(function*() {
           yield* sql`SELECT id FROM orgs WHERE id = ${actor.org_id} FOR UPDATE`
-          const [count] = yield* sql<{ n: number }>`
-            SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = ${actor.org_id} AND deleted_at IS NULL`
-          if ((count?.n ?? 0) >= commonLimits.webhook_endpoints_per_org) {
+          if ((yield* repo.endpointCount(actor.org_id)) >= commonLimits.webhook_endpoints_per_org) {
             return yield* new PlanLimit({
               message:
                 `An org may have at most ${commonLimits.webhook_endpoints_per_org} webhook endpoints; delete one first`
             })
           }
-          const rows = yield* sql<EndpointRow>`
-            INSERT INTO webhook_endpoints (id, org_id, url, events, secret_enc, secret_prefix, created_at)
-            VALUES (${randomUUID()}, ${actor.org_id}, ${url}, ${types as Array<string>}, ${sealed},
-                    ${secret.slice(0, 12)}, ${yield* now})
-            RETURNING id, url, events, secret_prefix, created_at`
-          return rows[0]!
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+          return yield* repo.insertEndpoint({
+            id: randomUUID(),
+            orgId: actor.org_id,
+            url,
+            events: types,
+            sealed,
+            secretPrefix: secret.slice(0, 12),
+            at: yield* now
+          })
+        }).pipe(
+          sql.withTransaction,
+          Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die })
+        )
         return {
           webhook: { id: row.id, secret, url: row.url, events: [...row.events], created_at: iso(row.created_at) },
           note: webhookNote
@@ -112,10 +110,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
 
     const list = (actor: OrgActor) =>
       Effect.gen(function*() {
-        const rows = yield* sql<EndpointRow>`
-          SELECT id, url, events, secret_prefix, created_at FROM webhook_endpoints
-          WHERE org_id = ${actor.org_id} AND deleted_at IS NULL
-          ORDER BY created_at DESC, id`.pipe(Effect.orDie)
+        const rows = yield* repo.listEndpoints(actor.org_id).pipe(Effect.orDie)
         return { webhooks: rows.map(endpointRecord), event_types: [...subscribableEventTypes] }
       })
 
@@ -126,16 +121,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         if (!isUuid(webhookId)) return yield* new NotFound({ message: "No such webhook endpoint" })
         const at = yield* now
         const removed = yield* Effect.gen(function*() {
-          const rows = yield* sql<{ id: string }>`
-            UPDATE webhook_endpoints SET deleted_at = ${at}
-            WHERE id = ${webhookId} AND org_id = ${actor.org_id} AND deleted_at IS NULL
-            RETURNING id`
-          if (rows.length === 0) return false
-          yield* sql`
-            UPDATE webhook_deliveries
-            SET status = 'failed', last_error = 'Endpoint deleted', next_attempt_at = NULL, lease_until = NULL,
-                lease_token = NULL
-            WHERE endpoint_id = ${webhookId} AND status = 'pending'`
+          const deleted = yield* repo.markDeleted({ orgId: actor.org_id, id: webhookId, at })
+          if (deleted._tag === "None") return false
+          yield* repo.failPendingDeliveries(webhookId)
           return true
         }).pipe(sql.withTransaction, Effect.orDie)
         if (!removed) return yield* new NotFound({ message: "No such webhook endpoint" })
@@ -150,21 +138,22 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         const deliveryId = randomUUID()
         const leaseToken = randomUUID()
         const found = yield* Effect.gen(function*() {
-          const endpoint = yield* sql<{ id: string }>`
-            SELECT id FROM webhook_endpoints
-            WHERE id = ${webhookId} AND org_id = ${actor.org_id} AND deleted_at IS NULL`
-          if (endpoint.length === 0) return false
+          const endpoint = yield* repo.findEndpoint({ orgId: actor.org_id, id: webhookId })
+          if (endpoint._tag === "None") return false
           const event = yield* events.emit(actor.org_id, {
             type: "webhook.test",
             data: { message: "Test delivery requested from the webhook settings" }
           })
           // Written already leased to this request, so it is tried here and now, not by a worker.
-          const leaseUntil = new Date(event.created_at.getTime() + Duration.toMillis(LEASE))
-          yield* sql`
-            INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, status, attempts, next_attempt_at,
-                                            lease_until, lease_token, created_at)
-            VALUES (${deliveryId}, ${actor.org_id}, ${webhookId}, ${event.id}, 'pending', 0, ${event.created_at},
-                    ${leaseUntil}, ${leaseToken}, ${event.created_at})`
+          yield* repo.insertLeasedDelivery({
+            id: deliveryId,
+            orgId: actor.org_id,
+            endpointId: webhookId,
+            eventId: event.id,
+            at: event.created_at,
+            leaseUntil: new Date(event.created_at.getTime() + Duration.toMillis(LEASE)),
+            leaseToken
+          })
           return true
         }).pipe(sql.withTransaction, Effect.orDie)
         if (!found) return yield* new NotFound({ message: "No such webhook endpoint" })
@@ -176,23 +165,21 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
       Effect.gen(function*() {
         let before: string | null = null
         if (query.startingAfter !== undefined) {
-          const cursor = yield* sql<{ seq: string }>`
-            SELECT seq FROM webhook_deliveries WHERE id = ${query.startingAfter} AND org_id = ${actor.org_id}`.pipe(
+          const cursor = yield* repo.findDeliverySeq({ orgId: actor.org_id, id: query.startingAfter }).pipe(
             Effect.orDie
           )
-          if (cursor.length === 0) {
+          if (cursor._tag === "None") {
             return yield* new InvalidInput({ message: "starting_after is not a delivery of this org" })
           }
-          before = cursor[0]!.seq
+          before = cursor.value.seq
         }
-        const rows = yield* sql<DeliveryRow>`
-          SELECT ${deliveryColumns(sql)} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-          WHERE d.org_id = ${actor.org_id}
-            ${query.webhookId === undefined ? sql`` : sql`AND d.endpoint_id = ${query.webhookId}`}
-            ${query.status === undefined ? sql`` : sql`AND d.status = ${query.status}`}
-            ${before === null ? sql`` : sql`AND d.seq < ${before}`}
-          ORDER BY d.seq DESC
-          LIMIT ${query.limit + 1}`.pipe(Effect.orDie)
+        const rows = yield* repo.listDeliveries({
+          orgId: actor.org_id,
+          endpointId: query.webhookId ?? null,
+          status: query.status ?? null,
+          beforeSeq: before,
+          limit: query.limit + 1
+        }).pipe(Effect.orDie)
         return { deliveries: rows.slice(0, query.limit).map(deliveryRecord), has_more: rows.length > query.limit }
       })
 
