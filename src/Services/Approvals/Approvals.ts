@@ -20,6 +20,7 @@ import { requireOwner } from "../Auth/Roles.js"
 import { Events } from "../Events/Events.js"
 import { approvalRequestMail } from "../Mailer/ApprovalMail.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
+import { OrgOwners } from "../Mailer/OrgOwners.js"
 import { type ApprovalRow, ApprovalsRepo } from "./ApprovalsRepo.js"
 
 /**
@@ -96,19 +97,20 @@ const approvalRequired = (row: ApprovalRow) =>
   })
 
 export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals", {
-  dependencies: [ApprovalsRepo.Default],
+  dependencies: [ApprovalsRepo.Default, OrgOwners.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ApprovalsRepo
     const events = yield* Events
     const outbox = yield* MailOutbox
+    const orgOwners = yield* OrgOwners
 
     const notFound = new NotFound({ message: "No approval with that id in this org" })
 
     /** Two single-use links per owner, and the mail that carries them. */
     const mailOwners = (row: ApprovalRow, request: ApprovalRequest) =>
       Effect.gen(function*() {
-        for (const owner of yield* repo.owners(row.org_id)) {
+        for (const owner of yield* orgOwners.of(row.org_id)) {
           const links: Record<"approve" | "reject", string> = { approve: "", reject: "" }
           for (const decision of ["approve", "reject"] as const) {
             const token = `${APPROVAL_LINK_PREFIX}${base62(randomBytes(32))}`

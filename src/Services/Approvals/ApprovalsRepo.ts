@@ -119,11 +119,6 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
         Effect.orDie
       )
 
-    const owners = (orgId: string) =>
-      sql<{ user_id: string; email: string }>`
-        SELECT u.id AS user_id, u.email FROM org_members m JOIN users u ON u.id = m.user_id
-        WHERE m.org_id = ${orgId} AND m.role = 'owner' ORDER BY u.email`.pipe(Effect.orDie)
-
     const insertLink = (link: {
       readonly tokenHash: string
       readonly approvalId: string
@@ -202,6 +197,6 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
     const useLink = (tokenHash: string, now: Date) =>
       sql`UPDATE approval_links SET used_at = ${now} WHERE token_hash = ${tokenHash}`.pipe(Effect.asVoid, Effect.orDie)
 
-    return { byId, waitingFor, insert, owners, insertLink, markUsed, list, recordDecision, link, useLink } as const
+    return { byId, waitingFor, insert, insertLink, markUsed, list, recordDecision, link, useLink } as const
   })
 }) {}

@@ -4,7 +4,8 @@ import { escapeHtml } from "../../Domain/Html.js"
 import { creditsToUsd } from "../../Domain/Money.js"
 import { AppConfig } from "../AppConfig.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
-import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
+import { OrgOwners } from "../Mailer/OrgOwners.js"
+import type { PaymentRow } from "./BillingRepo.js"
 
 /**
  * Billing's mails to every owner of an org, queued in the durable outbox inside the
@@ -29,7 +30,7 @@ const purposeName = { top_up: "Top-up", auto_reload: "Auto-reload", plan: "Plan 
 export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingMail", {
   effect: Effect.gen(function*() {
     const outbox = yield* MailOutbox
-    const repo = yield* BillingRepo
+    const orgOwners = yield* OrgOwners
     const config = yield* AppConfig
     const baseUrl = Option.getOrElse(config.baseUrl, () => `http://localhost:${config.port}`)
 
@@ -41,7 +42,7 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
       ) => { readonly subject: string; readonly headline: string; readonly lines: ReadonlyArray<string> }
     ) =>
       Effect.gen(function*() {
-        const owners = yield* repo.owners(orgId)
+        const owners = yield* orgOwners.of(orgId)
         for (const owner of owners) {
           const content = make(owner.org_name)
           const footer =
@@ -110,5 +111,5 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
 
     return { receipt, autoReloadFailed, planEnded } as const
   }),
-  dependencies: [BillingRepo.Default, AppConfig.Default]
+  dependencies: [OrgOwners.Default, AppConfig.Default]
 }) {}

@@ -333,17 +333,6 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     // -- owners ------------------------------------------------------------------------------
 
-    const owners = SqlSchema.findAll({
-      Request: OrgIdText,
-      Result: Schema.Struct({ user_id: Schema.String, email: Schema.String, org_name: Schema.String }),
-      execute: (orgId) =>
-        sql`
-          SELECT u.id AS user_id, u.email, o.name AS org_name
-          FROM org_members m JOIN users u ON u.id = m.user_id JOIN orgs o ON o.id = m.org_id
-          WHERE m.org_id = ${orgId} AND m.role = 'owner'
-          ORDER BY u.email`
-    })
-
     const findOrg = SqlSchema.findOne({
       Request: OrgIdText,
       Result: Schema.Struct({
@@ -377,7 +366,6 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       updateProfile,
       recordEvent,
       eventSeen,
-      owners,
       org
     } as const
   })

@@ -1,10 +1,11 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, DateTime, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import {
   type EventInput,
   type EventType,
   eventTypes,
+  EventTypeSchema,
   isEmailedEventType,
   type WebhookEvent
 } from "../../Domain/Events.js"
@@ -12,6 +13,7 @@ import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { AppConfig } from "../AppConfig.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
 import { MailOutboxLive } from "../Mailer/MailOutboxLive.js"
+import { OrgOwners } from "../Mailer/OrgOwners.js"
 import { renderOwnerMail } from "../Mailer/OwnerMail.js"
 
 /**
@@ -25,14 +27,15 @@ import { renderOwnerMail } from "../Mailer/OwnerMail.js"
  * - for the types marked "emailed to owners", one queued mail per owner of the org.
  * Workers send the deliveries and the mails afterwards, so none is lost to a crash.
  */
-export interface EventRow {
-  readonly id: string
-  readonly org_id: string
-  readonly type: EventType
-  readonly data: unknown
-  readonly created_at: Date
-  readonly seq: string
-}
+export const EventRow = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  type: EventTypeSchema,
+  data: Schema.Unknown,
+  created_at: Schema.DateFromSelf,
+  seq: Schema.String
+})
+export type EventRow = typeof EventRow.Type
 
 export const toEnvelope = (row: EventRow): WebhookEvent =>
   ({
@@ -48,18 +51,51 @@ export interface EventListQuery {
   readonly startingAfter?: string | undefined
 }
 
-interface OwnerRow {
-  readonly user_id: string
-  readonly email: string
-  readonly org_name: string
-}
-
 export class Events extends Effect.Service<Events>()("Events/Events", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const outbox = yield* MailOutbox
+    const owners = yield* OrgOwners
     const config = yield* AppConfig
     const baseUrl = Option.getOrElse(config.baseUrl, () => `http://localhost:${config.port}`)
+
+    const columns = sql`id, org_id, type, data, created_at, seq`
+    const insertRow = SqlSchema.single({
+      Request: Schema.Struct({
+        orgId: Schema.String,
+        type: Schema.String,
+        data: Schema.String,
+        now: Schema.DateFromSelf
+      }),
+      Result: EventRow,
+      execute: ({ data, now, orgId, type }) =>
+        sql`
+          INSERT INTO events (id, org_id, type, data, created_at)
+          VALUES (${randomUUID()}, ${orgId}, ${type}, ${data}, ${now})
+          RETURNING ${columns}`
+    })
+    const findSeq = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: Schema.String, id: Schema.String }),
+      Result: Schema.Struct({ seq: Schema.String }),
+      execute: ({ id, orgId }) => sql`SELECT seq FROM events WHERE id = ${id} AND org_id = ${orgId}`
+    })
+    const listPage = SqlSchema.findAll({
+      Request: Schema.Struct({
+        orgId: Schema.String,
+        type: Schema.NullOr(Schema.String),
+        beforeSeq: Schema.NullOr(Schema.String),
+        limit: Schema.Number
+      }),
+      Result: EventRow,
+      execute: ({ beforeSeq, limit, orgId, type }) =>
+        sql`
+          SELECT ${columns} FROM events
+          WHERE org_id = ${orgId}
+            ${type === null ? sql`` : sql`AND type = ${type}`}
+            ${beforeSeq === null ? sql`` : sql`AND seq < ${beforeSeq}`}
+          ORDER BY seq DESC
+          LIMIT ${limit}`
+    })
 
     const insertEvent = (orgId: string, event: EventInput) =>
       Effect.gen(function*() {
@@ -67,22 +103,13 @@ export class Events extends Effect.Service<Events>()("Events/Events", {
           Effect.orDie
         )
         const now = new Date(yield* Clock.currentTimeMillis)
-        const rows = yield* sql<EventRow>`
-          INSERT INTO events (id, org_id, type, data, created_at)
-          VALUES (${randomUUID()}, ${orgId}, ${event.type}, ${JSON.stringify(data)}, ${now})
-          RETURNING id, org_id, type, data, created_at, seq`
-        return rows[0]!
+        return yield* insertRow({ orgId, type: event.type, data: JSON.stringify(data), now })
       })
 
     const mailOwners = (orgId: string, event: EventInput, row: EventRow) =>
       Effect.gen(function*() {
         if (!isEmailedEventType(event.type)) return
-        const owners = yield* sql<OwnerRow>`
-          SELECT u.id AS user_id, u.email, o.name AS org_name
-          FROM org_members m JOIN users u ON u.id = m.user_id JOIN orgs o ON o.id = m.org_id
-          WHERE m.org_id = ${orgId} AND m.role = 'owner'
-          ORDER BY u.email`
-        for (const owner of owners) {
+        for (const owner of yield* owners.of(orgId)) {
           const mail = renderOwnerMail(event.type, event.data as never, {
             orgId,
             orgName: owner.org_name,
@@ -114,24 +141,18 @@ export class Events extends Effect.Service<Events>()("Events/Events", {
       Effect.gen(function*() {
         let before: string | null = null
         if (query.startingAfter !== undefined) {
-          const cursor = yield* sql<{ seq: string }>`
-            SELECT seq FROM events WHERE id = ${query.startingAfter} AND org_id = ${orgId}`.pipe(Effect.orDie)
-          if (cursor.length === 0) {
+          const cursor = yield* findSeq({ orgId, id: query.startingAfter }).pipe(Effect.orDie)
+          if (cursor._tag === "None") {
             return yield* new InvalidInput({ message: "starting_after is not an event of this org" })
           }
-          before = cursor[0]!.seq
+          before = cursor.value.seq
         }
-        const rows = yield* sql<EventRow>`
-          SELECT id, org_id, type, data, created_at, seq FROM events
-          WHERE org_id = ${orgId}
-            ${query.type === undefined ? sql`` : sql`AND type = ${query.type}`}
-            ${before === null ? sql`` : sql`AND seq < ${before}`}
-          ORDER BY seq DESC
-          LIMIT ${query.limit + 1}`.pipe(Effect.orDie)
+        const rows = yield* listPage({ orgId, type: query.type ?? null, beforeSeq: before, limit: query.limit + 1 })
+          .pipe(Effect.orDie)
         return { events: rows.slice(0, query.limit).map(toEnvelope), has_more: rows.length > query.limit }
       })
 
     return { emit, list } as const
   }),
-  dependencies: [MailOutboxLive]
+  dependencies: [MailOutboxLive, OrgOwners.Default]
 }) {}
