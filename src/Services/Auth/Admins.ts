@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Data, Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Data, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import * as OTPAuth from "otpauth"
 import { normalizeEmail } from "../../Domain/Email.js"
@@ -34,15 +34,18 @@ const weak = new WeakPassword({
 })
 const invalidCredentials = new InvalidCredentials({ message: "Wrong email, password or code" })
 
-interface AdminRow {
-  readonly id: string
-  readonly email: string
-  readonly password_hash: string
-  readonly totp_sealed: string
-  readonly totp_last_counter: string | null
-  readonly failed_attempts: number
-  readonly locked_until: Date | null
-}
+const AdminRow = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  password_hash: Schema.String,
+  totp_sealed: Schema.String,
+  totp_last_counter: Schema.NullOr(Schema.NumberFromString),
+  failed_attempts: Schema.Number,
+  locked_until: Schema.NullOr(Schema.DateFromSelf)
+})
+
+const AdminSessionRow = Schema.Struct({ session_id: Schema.String, admin_id: Schema.String, email: Schema.String })
+const Id = Schema.Struct({ id: Schema.String })
 
 /** A locked account: the 429 `locked` error and how long until it opens (for `Retry-After`). */
 export class AdminLockedOut extends Data.TaggedError("AdminLockedOut")<{
@@ -69,6 +72,44 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    const insertAdmin = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        email: Schema.String,
+        passwordHash: Schema.String,
+        sealed: Schema.String,
+        now: Schema.DateFromSelf
+      }),
+      Result: Id,
+      execute: (admin) =>
+        sql`
+          INSERT INTO admins (id, email, password_hash, totp_sealed, created_at)
+          VALUES (${admin.id}, ${admin.email}, ${admin.passwordHash}, ${admin.sealed}, ${admin.now})
+          ON CONFLICT ((lower(email))) DO NOTHING RETURNING id`
+    })
+    const lockByEmail = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: AdminRow,
+      execute: (email) =>
+        sql`
+          SELECT id, email, password_hash, totp_sealed, totp_last_counter, failed_attempts, locked_until
+          FROM admins WHERE lower(email) = ${email} FOR UPDATE`
+    })
+    const findSession = SqlSchema.findOne({
+      Request: Schema.Struct({ tokenHash: Schema.String, now: Schema.DateFromSelf }),
+      Result: AdminSessionRow,
+      execute: ({ now, tokenHash }) =>
+        sql`
+          SELECT s.id AS session_id, a.id AS admin_id, a.email
+          FROM admin_sessions s JOIN admins a ON a.id = s.admin_id
+          WHERE s.token_hash = ${tokenHash} AND s.revoked_at IS NULL AND s.expires_at > ${now}`
+    })
+    const findByEmail = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Id,
+      execute: (email) => sql`SELECT id FROM admins WHERE lower(email) = ${email}`
+    })
+
     /** Creates an administrator; answers the TOTP secret (shown once by the script). */
     const create = (email: string, password: string) =>
       Effect.gen(function*() {
@@ -79,11 +120,10 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
         const sealed = yield* seal(password, secret.base32)
         const now = new Date(yield* Clock.currentTimeMillis)
         const id = randomUUID()
-        const inserted = yield* sql<{ id: string }>`
-          INSERT INTO admins (id, email, password_hash, totp_sealed, created_at)
-          VALUES (${id}, ${address}, ${passwordHash}, ${sealed}, ${now})
-          ON CONFLICT ((lower(email))) DO NOTHING RETURNING id`.pipe(Effect.orDie)
-        if (inserted.length === 0) return yield* new Conflict({ message: `An administrator ${address} already exists` })
+        const inserted = yield* insertAdmin({ id, email: address, passwordHash, sealed, now }).pipe(Effect.orDie)
+        if (Option.isNone(inserted)) {
+          return yield* new Conflict({ message: `An administrator ${address} already exists` })
+        }
         return { id, email: address, totpSecret: secret.base32, otpauthUri: totpFor(address, secret).toString() }
       })
 
@@ -94,16 +134,13 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
         const attempt = yield* Effect.gen(function*() {
           const nowMs = yield* Clock.currentTimeMillis
           const now = new Date(nowMs)
-          const rows = yield* sql<AdminRow>`
-            SELECT id, email, password_hash, totp_sealed, totp_last_counter, failed_attempts, locked_until
-            FROM admins WHERE lower(email) = ${normalizeEmail(email)} FOR UPDATE`
-          const admin = rows[0]
+          const admin = Option.getOrUndefined(yield* lockByEmail(normalizeEmail(email)))
           if (admin === undefined) {
             yield* verifyPassword(password, yield* decoyHash)
             return { _tag: "Unknown" } as Attempt
           }
-          if (admin.locked_until !== null && new Date(admin.locked_until).getTime() > nowMs) {
-            const retryAfterSeconds = Math.ceil((new Date(admin.locked_until).getTime() - nowMs) / 1000)
+          if (admin.locked_until !== null && admin.locked_until.getTime() > nowMs) {
+            const retryAfterSeconds = Math.ceil((admin.locked_until.getTime() - nowMs) / 1000)
             return { _tag: "Locked", retryAfterSeconds } as Attempt
           }
           const counter = yield* Effect.gen(function*() {
@@ -122,7 +159,7 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
             if (delta === null) return undefined
             const used = Math.floor(nowMs / 1000 / TOTP_PERIOD_SECONDS) + delta
             // A code works once: a replay of the last accepted code is a failure.
-            if (admin.totp_last_counter !== null && used <= Number(admin.totp_last_counter)) return undefined
+            if (admin.totp_last_counter !== null && used <= admin.totp_last_counter) return undefined
             return used
           })
           if (counter === undefined) {
@@ -167,13 +204,7 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
     const authenticate = (token: string) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        const rows = yield* sql<{ session_id: string; admin_id: string; email: string }>`
-          SELECT s.id AS session_id, a.id AS admin_id, a.email
-          FROM admin_sessions s JOIN admins a ON a.id = s.admin_id
-          WHERE s.token_hash = ${sha256Hex(token)} AND s.revoked_at IS NULL AND s.expires_at > ${now}`.pipe(
-          Effect.orDie
-        )
-        const row = rows[0]
+        const row = Option.getOrUndefined(yield* findSession({ tokenHash: sha256Hex(token), now }).pipe(Effect.orDie))
         if (row === undefined) {
           return yield* new Unauthenticated({ message: "Invalid, expired or signed-out administrator session" })
         }
@@ -189,11 +220,7 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
       })
 
     /** Whether an administrator with this email exists (for the script). */
-    const exists = (email: string) =>
-      sql<{ id: string }>`SELECT id FROM admins WHERE lower(email) = ${normalizeEmail(email)}`.pipe(
-        Effect.map((rows) => Option.isSome(Option.fromNullable(rows[0]))),
-        Effect.orDie
-      )
+    const exists = (email: string) => findByEmail(normalizeEmail(email)).pipe(Effect.map(Option.isSome), Effect.orDie)
 
     return { create, signIn, authenticate, signOut, exists } as const
   })

@@ -182,10 +182,65 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
         WHERE id = ${id} AND (provider_payment_id IS NULL OR provider_payment_id = ${providerId})`.pipe(Effect.asVoid)
 
     const deletePayment = (id: string) =>
-      Effect.zipRight(
-        sql`DELETE FROM founding_offer_claims WHERE payment_id = ${id} AND status = 'reserved'`,
-        sql`DELETE FROM payments WHERE id = ${id} AND status = 'creating'`
-      ).pipe(Effect.asVoid)
+      Effect.zipRight(releaseOfferSeat(id), sql`DELETE FROM payments WHERE id = ${id} AND status = 'creating'`).pipe(
+        Effect.asVoid
+      )
+
+    // -- founding offer ----------------------------------------------------------------------
+
+    /** Seats of the founding offer reserved or taken. */
+    const offerSeatsTaken = SqlSchema.single({
+      Request: Schema.Void,
+      Result: Schema.Struct({ taken: Schema.Number }),
+      execute: () => sql`SELECT count(*)::int AS taken FROM founding_offer_claims`
+    })(undefined).pipe(Effect.map((row) => row.taken), Effect.orDie)
+
+    const findOfferClaim = SqlSchema.findOne({
+      Request: OrgIdText,
+      Result: Schema.Struct({ status: Schema.Literal("reserved", "taken") }),
+      execute: (orgId) => sql`SELECT status FROM founding_offer_claims WHERE org_id = ${orgId}`
+    })
+    /** The org's claim on the founding offer (one per org), if any. */
+    const offerClaimOf = (orgId: string) =>
+      findOfferClaim(orgId).pipe(Effect.map(Option.map((row) => row.status)), Effect.orDie)
+
+    /** One reservation of a founding seat at a time, so the seats are never oversold. */
+    const lockOffer = sql`SELECT pg_advisory_xact_lock(hashtextextended('founding_offer', 0))`.pipe(Effect.asVoid)
+
+    /** A seat held for a plan payment until it is paid (taken) or ends unpaid (released). */
+    const reserveOfferSeat = (orgId: string, paymentId: string, at: Date) =>
+      sql`
+        INSERT INTO founding_offer_claims (org_id, payment_id, status, created_at)
+        VALUES (${orgId}, ${paymentId}, 'reserved', ${at})`.pipe(Effect.asVoid)
+
+    const takeOfferSeat = (orgId: string, paymentId: string, at: Date) =>
+      sql`
+        UPDATE founding_offer_claims SET status = 'taken', taken_at = ${at}
+        WHERE org_id = ${orgId} AND payment_id = ${paymentId}`.pipe(Effect.asVoid)
+
+    const releaseOfferSeat = (paymentId: string) =>
+      sql`DELETE FROM founding_offer_claims WHERE payment_id = ${paymentId} AND status = 'reserved'`.pipe(Effect.asVoid)
+
+    const findDueRenewals = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({
+        org_id: OrgId,
+        plan: Schema.Literal("pro", "max"),
+        plan_period_end: Schema.DateFromSelf,
+        plan_founding: Schema.Boolean,
+        customer_id: Schema.NullOr(Schema.String),
+        card_payment_method_id: Schema.NullOr(Schema.String)
+      }),
+      // Joins the org's plan: a period only renews while the org is still on a paid plan.
+      execute: (at) =>
+        sql`
+          SELECT p.org_id, o.plan, p.plan_period_end, p.plan_founding, p.customer_id, p.card_payment_method_id
+          FROM billing_profiles p JOIN orgs o ON o.id = p.org_id
+          WHERE o.plan IN ('pro', 'max') AND p.plan_period_end <= ${at}
+          LIMIT 100`
+    })
+    /** Paid plans whose period has ended: renewed on the saved card, or back to pay-as-you-go. */
+    const dueRenewals = (at: Date) => findDueRenewals(at).pipe(Effect.orDie)
 
     const updatePayment = (id: string, fields: Record<string, unknown>) =>
       sql`UPDATE payments SET ${sql.update(fields)} WHERE id = ${id}`.pipe(Effect.asVoid)
@@ -352,6 +407,13 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       lockPayment,
       setProviderId,
       deletePayment,
+      offerSeatsTaken,
+      offerClaimOf,
+      lockOffer,
+      reserveOfferSeat,
+      takeOfferSeat,
+      releaseOfferSeat,
+      dueRenewals,
       updatePayment,
       listPayments,
       capUsed,

@@ -1,4 +1,4 @@
-import { Context, type Effect } from "effect"
+import { Context, type Effect, Schema } from "effect"
 import type { InvalidSignature, NotConfigured, PaymentUnavailable } from "../../Errors/ApiErrors.js"
 
 /**
@@ -17,14 +17,16 @@ export interface CardDetails {
   readonly expYear: number
 }
 
-export type ProviderPaymentStatus =
-  | "requires_payment_method"
-  | "requires_confirmation"
-  | "requires_action"
-  | "processing"
-  | "requires_capture"
-  | "canceled"
-  | "succeeded"
+export const ProviderPaymentStatus = Schema.Literal(
+  "requires_payment_method",
+  "requires_confirmation",
+  "requires_action",
+  "processing",
+  "requires_capture",
+  "canceled",
+  "succeeded"
+)
+export type ProviderPaymentStatus = typeof ProviderPaymentStatus.Type
 
 export interface ProviderPayment {
   readonly id: string

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { Ledger } from "../Ledger/Ledger.js"
+import { OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { BillingMail } from "./BillingMail.js"
 import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
 import { PaymentProvider, type ProviderPayment } from "./PaymentProvider.js"
@@ -38,6 +39,7 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo
+    const orgs = yield* OrgsRepo
     const ledger = yield* Ledger
     const mail = yield* BillingMail
     const provider = yield* PaymentProvider
@@ -105,16 +107,14 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
         // A renewal continues the month it follows; a new plan starts now.
         const continuing = Option.isSome(org) && org.value.plan === row.plan && profile.plan_period_end !== null
         const from = continuing ? profile.plan_period_end! : now
-        yield* sql`UPDATE orgs SET plan = ${row.plan} WHERE id = ${row.org_id}`
+        if (row.plan !== null) yield* orgs.setPlan(row.org_id, row.plan)
         yield* repo.updateProfile(row.org_id, {
           plan_period_end: addMonth(from),
           plan_founding: row.offer !== null,
           updated_at: now
         })
         if (row.offer !== null) {
-          yield* sql`
-            UPDATE founding_offer_claims SET status = 'taken', taken_at = ${now}
-            WHERE org_id = ${row.org_id} AND payment_id = ${row.id}`
+          yield* repo.takeOfferSeat(row.org_id, row.id, now)
         }
       })
 
@@ -152,7 +152,7 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
     const cancel = (row: PaymentRow, payment: ProviderPayment, now: Date) =>
       Effect.gen(function*() {
         yield* repo.updatePayment(row.id, { status: "canceled", provider_payment_id: payment.id, updated_at: now })
-        yield* sql`DELETE FROM founding_offer_claims WHERE payment_id = ${row.id} AND status = 'reserved'`
+        yield* repo.releaseOfferSeat(row.id)
       })
 
     /**
@@ -227,5 +227,5 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
 
     return { apply, reverse } as const
   }),
-  dependencies: [BillingRepo.Default, BillingMail.Default]
+  dependencies: [BillingRepo.Default, OrgsRepo.Default, BillingMail.Default]
 }) {}

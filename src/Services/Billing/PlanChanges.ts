@@ -6,6 +6,7 @@ import { foundingOffer, type PlanId, plans } from "../../Domain/Plans.js"
 import { Conflict, InvalidInput, OfferUnavailable } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
+import { OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { BillingMail } from "./BillingMail.js"
 import { BillingRepo, offSessionPayment } from "./BillingRepo.js"
 import { PaymentProvider } from "./PaymentProvider.js"
@@ -44,6 +45,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo
+    const orgs = yield* OrgsRepo
     const payments = yield* Payments
     const states = yield* PaymentStates
     const provider = yield* PaymentProvider
@@ -52,10 +54,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /** Seats of the founding offer reserved or taken. */
-    const offerTaken = sql<{ taken: number }>`SELECT count(*)::int AS taken FROM founding_offer_claims`.pipe(
-      Effect.map((rows) => rows[0]!.taken),
-      Effect.orDie
-    )
+    const offerTaken = repo.offerSeatsTaken
 
     const offerStatus = Effect.gen(function*() {
       const taken = yield* offerTaken
@@ -71,14 +70,14 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
     /** Reserves the org's founding seat (run under the offer's lock) or says why not. */
     const reserveSeat = (orgId: string, paymentId: string, at: Date) =>
       Effect.gen(function*() {
-        yield* sql`SELECT pg_advisory_xact_lock(hashtextextended('founding_offer', 0))`
+        yield* repo.lockOffer
         if (at.getTime() > Date.parse(foundingOffer.ends_at)) {
           return yield* new OfferUnavailable({ message: `The founding offer ended on ${foundingOffer.ends_at}` })
         }
-        const mine = yield* sql<{ status: string }>`SELECT status FROM founding_offer_claims WHERE org_id = ${orgId}`
-        if (mine[0] !== undefined) {
+        const mine = yield* repo.offerClaimOf(orgId)
+        if (Option.isSome(mine)) {
           return yield* new OfferUnavailable({
-            message: mine[0].status === "taken"
+            message: mine.value === "taken"
               ? "This org has already used the founding offer (once per org)"
               : "This org's founding-offer payment is already under way; confirm it, or wait until it expires"
           })
@@ -86,15 +85,13 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
         if ((yield* offerTaken) >= foundingOffer.total_seats) {
           return yield* new OfferUnavailable({ message: `All ${foundingOffer.total_seats} founding seats are taken` })
         }
-        yield* sql`
-          INSERT INTO founding_offer_claims (org_id, payment_id, status, created_at)
-          VALUES (${orgId}, ${paymentId}, 'reserved', ${at})`
+        yield* repo.reserveOfferSeat(orgId, paymentId, at)
       })
 
     const toPayg = (orgId: string, at: Date) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* repo.lockProfile(orgId, at)
-        yield* sql`UPDATE orgs SET plan = 'payg' WHERE id = ${orgId}`
+        yield* orgs.setPlan(orgId, "payg")
         yield* repo.updateProfile(orgId, { plan_period_end: null, plan_founding: false, updated_at: at })
       })).pipe(Effect.orDie)
 
@@ -146,20 +143,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
     const renewDue = Effect.gen(function*() {
       if (provider.kind === "off") return 0
       const at = yield* now
-      const due = yield* sql<
-        {
-          org_id: string
-          plan: "pro" | "max"
-          plan_period_end: Date
-          plan_founding: boolean
-          customer_id: string | null
-          card_payment_method_id: string | null
-        }
-      >`
-        SELECT p.org_id, o.plan, p.plan_period_end, p.plan_founding, p.customer_id, p.card_payment_method_id
-        FROM billing_profiles p JOIN orgs o ON o.id = p.org_id
-        WHERE o.plan IN ('pro', 'max') AND p.plan_period_end <= ${at}
-        LIMIT 100`.pipe(Effect.orDie)
+      const due = yield* repo.dueRenewals(at)
       let renewed = 0
       for (const org of due) {
         const dedupe = `plan-ended:${org.org_id}:${org.plan_period_end.toISOString()}`
@@ -211,5 +195,5 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
 
     return { change, offerStatus, renewDue } as const
   }),
-  dependencies: [BillingRepo.Default, Payments.Default, PaymentStates.Default, BillingMail.Default]
+  dependencies: [BillingRepo.Default, OrgsRepo.Default, Payments.Default, PaymentStates.Default, BillingMail.Default]
 }) {}

@@ -1,8 +1,8 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Layer, Option } from "effect"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
-import { PaymentProvider, type ProviderPayment, type ProviderPaymentStatus } from "./PaymentProvider.js"
+import { PaymentProvider, type ProviderPayment, ProviderPaymentStatus } from "./PaymentProvider.js"
 
 /**
  * The development payment sandbox: a payment provider inside the service, behind the same
@@ -32,27 +32,29 @@ const declineMessages: Record<Exclude<Behaviour, "succeeds">, string> = {
   authentication_required: "This payment needs the card holder's authentication."
 }
 
-interface SandboxRow {
-  readonly id: string
-  readonly client_secret: string
-  readonly amount_minor: string
-  readonly currency: string
-  readonly status: ProviderPaymentStatus
-  readonly customer_id: string | null
-  readonly payment_method_id: string | null
-  readonly card_brand: string | null
-  readonly card_last4: string | null
-  readonly card_exp_month: number | null
-  readonly card_exp_year: number | null
-  readonly save_card: boolean
-  readonly failure_message: string | null
-  readonly metadata: { readonly payment_id?: string }
-}
+/** A sandbox payment intent as its table keeps it (decoded: the amount as bigint). */
+const SandboxRow = Schema.Struct({
+  id: Schema.String,
+  client_secret: Schema.String,
+  amount_minor: Schema.BigInt,
+  currency: Schema.String,
+  status: ProviderPaymentStatus,
+  customer_id: Schema.NullOr(Schema.String),
+  payment_method_id: Schema.NullOr(Schema.String),
+  card_brand: Schema.NullOr(Schema.String),
+  card_last4: Schema.NullOr(Schema.String),
+  card_exp_month: Schema.NullOr(Schema.Number),
+  card_exp_year: Schema.NullOr(Schema.Number),
+  save_card: Schema.Boolean,
+  failure_message: Schema.NullOr(Schema.String),
+  metadata: Schema.Struct({ payment_id: Schema.optional(Schema.String) })
+})
+type SandboxRow = typeof SandboxRow.Type
 
 const toPayment = (row: SandboxRow): ProviderPayment => ({
   id: row.id,
   status: row.status,
-  amountMinor: BigInt(row.amount_minor),
+  amountMinor: row.amount_minor,
   currency: row.currency,
   clientSecret: row.client_secret,
   customerId: row.customer_id,
@@ -89,11 +91,13 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
     const cols = sql.unsafe(columns)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const find = (id: string) =>
-      sql<SandboxRow>`SELECT ${cols} FROM sandbox_payment_intents WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+    /** One sandbox payment intent, if the statement answers one. */
+    const one = (statement: Statement.Statement<unknown>) =>
+      SqlSchema.findOne({ Request: Schema.Void, Result: SandboxRow, execute: () => statement })(undefined).pipe(
         Effect.orDie
       )
+
+    const find = (id: string) => one(sql`SELECT ${cols} FROM sandbox_payment_intents WHERE id = ${id}`)
 
     const insert = (input: {
       readonly amountMinor: bigint
@@ -109,14 +113,14 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
     }) =>
       Effect.gen(function*() {
         // The same idempotency key answers the payment it first made.
-        const existing = yield* sql<SandboxRow>`
-          SELECT ${cols} FROM sandbox_payment_intents WHERE idempotency_key = ${input.idempotencyKey}`.pipe(
-          Effect.orDie
+        const byKey = one(
+          sql`SELECT ${cols} FROM sandbox_payment_intents WHERE idempotency_key = ${input.idempotencyKey}`
         )
-        if (existing[0] !== undefined) return existing[0]
+        const existing = yield* byKey
+        if (Option.isSome(existing)) return existing.value
         const id = `pi_sandbox_${randomUUID().replace(/-/g, "")}`
         const clientSecret = `${id}_secret_${randomBytes(16).toString("hex")}`
-        const rows = yield* sql<SandboxRow>`
+        const inserted = yield* one(sql`
           INSERT INTO sandbox_payment_intents (id, idempotency_key, client_secret, amount_minor, currency, status, customer_id,
             payment_method_id, card_brand, card_last4, card_exp_month, card_exp_year, save_card, failure_message, metadata, created_at)
           VALUES (${id}, ${input.idempotencyKey}, ${clientSecret}, ${input.amountMinor.toString()}, ${input.currency},
@@ -126,15 +130,10 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
           JSON.stringify({ payment_id: input.ourPaymentId })
         }, ${yield* now})
           ON CONFLICT (idempotency_key) DO NOTHING
-          RETURNING ${cols}`.pipe(Effect.orDie)
-        if (rows[0] === undefined) {
-          const again = yield* sql<SandboxRow>`
-            SELECT ${cols} FROM sandbox_payment_intents WHERE idempotency_key = ${input.idempotencyKey}`.pipe(
-            Effect.orDie
-          )
-          return again[0]!
-        }
-        return rows[0]
+          RETURNING ${cols}`)
+        if (Option.isSome(inserted)) return inserted.value
+        // A concurrent request with the same key wrote it first.
+        return Option.getOrThrow(yield* byKey)
       })
 
     const provider = PaymentProvider.of({
@@ -187,11 +186,11 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
           })),
       cancelPayment: (id) =>
         Effect.gen(function*() {
-          const rows = yield* sql<SandboxRow>`
+          const canceled = yield* one(sql`
             UPDATE sandbox_payment_intents SET status = 'canceled'
             WHERE id = ${id} AND status NOT IN ('succeeded', 'canceled')
-            RETURNING ${cols}`.pipe(Effect.orDie)
-          if (rows[0] !== undefined) return toPayment(rows[0])
+            RETURNING ${cols}`)
+          if (Option.isSome(canceled)) return toPayment(canceled.value)
           const row = yield* find(id)
           return Option.isSome(row) ? toPayment(row.value) : yield* Effect.dieMessage(`No sandbox payment ${id}`)
         }),
@@ -213,10 +212,9 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
           })
         }
         const id = clientSecret.split("_secret_")[0] ?? ""
-        const rows = yield* sql<{ status: ProviderPaymentStatus; save_card: boolean }>`
-          SELECT status, save_card FROM sandbox_payment_intents
-          WHERE id = ${id} AND client_secret = ${clientSecret}`.pipe(Effect.orDie)
-        if (rows[0] === undefined) return yield* new NotFound({ message: "No sandbox payment with that client secret" })
+        const intent = yield* one(sql`
+          SELECT ${cols} FROM sandbox_payment_intents WHERE id = ${id} AND client_secret = ${clientSecret}`)
+        if (Option.isNone(intent)) return yield* new NotFound({ message: "No sandbox payment with that client secret" })
         const succeeds = card.behaviour === "succeeds" || card.behaviour === "authentication_required"
         const last4 = number.slice(-4)
         const paymentMethodId = `pm_sandbox_${card.behaviour}_${last4}_${randomBytes(6).toString("hex")}`

@@ -265,7 +265,12 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
     const setLowBalanceCredits = (orgId: string, credits: bigint) =>
       updateLowBalance({ orgId, credits }).pipe(Effect.map(Option.map((row) => row.low_balance_credits)), Effect.orDie)
 
+    /** The org's plan, as a paid plan starts or ends (limits and quotas read it at once). */
+    const setPlan = (orgId: string, plan: typeof PlanId.Type) =>
+      sql`UPDATE orgs SET plan = ${plan} WHERE id = ${orgId}`.pipe(Effect.asVoid)
+
     return {
+      setPlan,
       insertOrg,
       insertMember,
       org,
