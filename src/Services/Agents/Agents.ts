@@ -9,6 +9,7 @@ import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
 import { iso, isoOrNull } from "../../Domain/Timestamps.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
+import { OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { type AgentChanges, type AgentRow, AgentsRepo } from "./AgentsRepo.js"
 
 /** Defaults of the specification's Agent record. */
@@ -84,22 +85,22 @@ export interface NewAgentInput {
 
 /** Agents and their keys; any member (session or write key) may manage them. */
 export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
-  dependencies: [AgentsRepo.Default],
+  dependencies: [AgentsRepo.Default, OrgsRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* AgentsRepo
+    const orgs = yield* OrgsRepo
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
     /** The org's plan, with the org row locked so limit checks cannot race. */
     const lockedPlan = (orgId: string) =>
-      sql<{ plan: PlanId }>`SELECT plan FROM orgs WHERE id = ${orgId} FOR UPDATE`.pipe(
-        Effect.orDie,
-        Effect.flatMap((
-          rows
-        ) => (rows[0] ? Effect.succeed(rows[0].plan) : Effect.fail(new NotFound({ message: "No such org" }))))
-      )
+      Effect.flatMap(orgs.lockOrg(orgId), (org) =>
+        Option.match(org, {
+          onNone: () => Effect.fail(new NotFound({ message: "No such org" })),
+          onSome: (row) => Effect.succeed(row.plan)
+        }))
 
     const create = (actor: OrgActor, input: NewAgentInput) =>
       Effect.gen(function*() {

@@ -135,7 +135,7 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
 
     /** Marks an approved, unused approval used by a receipt; false when it was not. */
     const markUsed = (approvalId: string, receiptId: string, now: Date) =>
-      sql<{ id: string }>`
+      sql`
         UPDATE purchase_approvals SET used_at = ${now}, receipt_id = ${receiptId}
         WHERE id = ${approvalId} AND status = 'approved' AND used_at IS NULL RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),

@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
 import { randomInt, timingSafeEqual } from "node:crypto"
 import { sha256Hex } from "../../Domain/Secrets.js"
 import { InvalidCode, NotFound, PhoneInUse } from "../../Errors/ApiErrors.js"
@@ -38,8 +38,20 @@ export class Accounts extends Effect.Service<Accounts>()("Auth/Accounts", {
     const me = (userId: string) =>
       Effect.all({ user: Effect.map(userOf(userId), userRecord), orgs: users.memberships(userId) })
 
+    const lockPhoneCode = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({
+        phone: Schema.String,
+        code_hash: Schema.String,
+        attempts: Schema.Number,
+        expires_at: Schema.DateFromSelf
+      }),
+      execute: (userId) =>
+        sql`SELECT phone, code_hash, attempts, expires_at FROM phone_codes WHERE user_id = ${userId} FOR UPDATE`
+    })
+
     const verifiedElsewhere = (phone: string, userId: string) =>
-      sql<{ id: string }>`SELECT id FROM users WHERE phone = ${phone} AND phone_verified AND id <> ${userId}`.pipe(
+      sql`SELECT id FROM users WHERE phone = ${phone} AND phone_verified AND id <> ${userId}`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
@@ -69,11 +81,9 @@ export class Accounts extends Effect.Service<Accounts>()("Auth/Accounts", {
       Effect.gen(function*() {
         const outcome = yield* Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
-          const rows = yield* sql<{ phone: string; code_hash: string; attempts: number; expires_at: Date }>`
-            SELECT phone, code_hash, attempts, expires_at FROM phone_codes WHERE user_id = ${userId} FOR UPDATE`
-          const pending = rows[0]
+          const pending = Option.getOrUndefined(yield* lockPhoneCode(userId))
           if (
-            pending === undefined || new Date(pending.expires_at) <= now || pending.attempts >= PHONE_CODE_MAX_ATTEMPTS
+            pending === undefined || pending.expires_at <= now || pending.attempts >= PHONE_CODE_MAX_ATTEMPTS
           ) {
             return { _tag: "Wrong" } as Outcome
           }

@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Schedule } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Option, Schedule, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { normalizeEmail } from "../../Domain/Email.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
@@ -58,12 +58,17 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("Auth/EmailSignIn
     const verify = (token: string, origin: Origin) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        const spent = yield* sql<{ email: string }>`
-          UPDATE sign_in_tokens SET used_at = ${now}
-          WHERE token_hash = ${sha256Hex(token)} AND used_at IS NULL AND expires_at > ${now}
-          RETURNING email`.pipe(Effect.orDie)
-        const row = spent[0]
-        if (row === undefined) return yield* invalidLink
+        const spent = yield* SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: Schema.Struct({ email: Schema.String }),
+          execute: () =>
+            sql`
+              UPDATE sign_in_tokens SET used_at = ${now}
+              WHERE token_hash = ${sha256Hex(token)} AND used_at IS NULL AND expires_at > ${now}
+              RETURNING email`
+        })(undefined).pipe(Effect.orDie)
+        if (Option.isNone(spent)) return yield* invalidLink
+        const row = spent.value
         const { newUser, userId } = yield* users.signedIn(row.email, null)
         const session = yield* sessions.start(userId, origin)
         return { sessionToken: session.token, userId, newUser }

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Option, Redacted, SynchronizedRef } from "effect"
 import { Schema } from "effect"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
@@ -127,11 +127,16 @@ export class IdentityProvider extends Effect.Service<IdentityProvider>()("Auth/I
         if (handle === undefined || handle.length === 0) return yield* invalidState
         const params = new URLSearchParams(search)
         const now = new Date(yield* Clock.currentTimeMillis)
-        const spent = yield* sql<{ state: string }>`
-          UPDATE idp_sign_ins SET used_at = ${now}
-          WHERE handle_hash = ${sha256Hex(handle)} AND used_at IS NULL AND expires_at > ${now}
-          RETURNING state`.pipe(Effect.orDie)
-        const flow = spent[0]
+        const spent = yield* SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: Schema.Struct({ state: Schema.String }),
+          execute: () =>
+            sql`
+              UPDATE idp_sign_ins SET used_at = ${now}
+              WHERE handle_hash = ${sha256Hex(handle)} AND used_at IS NULL AND expires_at > ${now}
+              RETURNING state`
+        })(undefined).pipe(Effect.orDie)
+        const flow = Option.getOrUndefined(spent)
         if (flow === undefined || params.get("state") !== flow.state) return yield* invalidState
         if (params.has("error")) {
           return yield* new IdpFailed({

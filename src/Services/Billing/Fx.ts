@@ -1,6 +1,6 @@
 import { FetchHttpClient, HttpClient } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
 import { inrPerUsd } from "../../Domain/Billing.js"
 import { FxUnavailable } from "../../Errors/ApiErrors.js"
 import { BillingConfig } from "./BillingConfig.js"
@@ -43,12 +43,14 @@ export const parseEcbDaily = (xml: string): EcbRates | undefined => {
   return { date, usdPerEur, inrPerEur }
 }
 
-interface RateRow {
-  readonly rate_date: string | Date
-  readonly usd_per_eur: string
-  readonly inr_per_eur: string
-  readonly fetched_at: Date
-}
+const RateRow = Schema.Struct({
+  rate_date: Schema.Union(Schema.String, Schema.DateFromSelf),
+  /** Decimal text as published (exact). */
+  usd_per_eur: Schema.String,
+  inr_per_eur: Schema.String,
+  fetched_at: Schema.DateFromSelf
+})
+type RateRow = typeof RateRow.Type
 
 const toRate = (row: RateRow): FxRate => ({
   date: typeof row.rate_date === "string" ? row.rate_date.slice(0, 10) : row.rate_date.toISOString().slice(0, 10),
@@ -90,11 +92,12 @@ export class Fx extends Effect.Service<Fx>()("Billing/Fx", {
     )
 
     /** The newest rate we have, however old. */
-    const latest = sql<RateRow>`
-      SELECT rate_date, usd_per_eur, inr_per_eur, fetched_at FROM fx_rates ORDER BY fetched_at DESC LIMIT 1`.pipe(
-      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRate)),
-      Effect.orDie
-    )
+    const latest = SqlSchema.findOne({
+      Request: Schema.Void,
+      Result: RateRow,
+      execute: () =>
+        sql`SELECT rate_date, usd_per_eur, inr_per_eur, fetched_at FROM fx_rates ORDER BY fetched_at DESC LIMIT 1`
+    })(undefined).pipe(Effect.map(Option.map(toRate)), Effect.orDie)
 
     const isFresh = (rate: FxRate, now: number) => now - rate.fetchedAt.getTime() <= config.fxMaxAgeMs
 

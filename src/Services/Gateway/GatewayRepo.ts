@@ -197,7 +197,7 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
       listPage({ orgId, limit, startingAfter: startingAfter ?? null }).pipe(Effect.orDie)
 
     const callExists = (orgId: string, id: string) =>
-      sql<{ one: number }>`SELECT 1 AS one FROM gateway_calls WHERE id = ${id} AND org_id = ${orgId}`.pipe(
+      sql`SELECT 1 AS one FROM gateway_calls WHERE id = ${id} AND org_id = ${orgId}`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )

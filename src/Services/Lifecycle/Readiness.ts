@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Context, Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Context, Effect, Schema } from "effect"
 import { ServiceUnavailable } from "../../Errors/ApiErrors.js"
 import { Lifecycle } from "./Lifecycle.js"
 
@@ -21,12 +21,15 @@ export class Readiness extends Effect.Service<Readiness>()("Lifecycle/Readiness"
       if (state.draining) {
         return yield* new ServiceUnavailable({ message: "Shutting down: not taking new requests" })
       }
-      const [row] = yield* sql<{ latest: number | null }>`
-        SELECT max(migration_id) AS latest FROM effect_sql_migrations`.pipe(
+      const row = yield* SqlSchema.single({
+        Request: Schema.Void,
+        Result: Schema.Struct({ latest: Schema.NullOr(Schema.Number) }),
+        execute: () => sql`SELECT max(migration_id) AS latest FROM effect_sql_migrations`
+      })(undefined).pipe(
         Effect.timeout("2 seconds"),
         Effect.mapError(() => new ServiceUnavailable({ message: "The database does not answer" }))
       )
-      const applied = row?.latest ?? 0
+      const applied = row.latest ?? 0
       if (applied < needed) {
         return yield* new ServiceUnavailable({
           message: `Migrations not applied: the database is at ${applied}, this version needs ${needed}`

@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { runDispatcher } from "../Background/Dispatcher.js"
 import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
@@ -19,12 +19,13 @@ export const mailRetrySchedule = Schedule.exponential("30 seconds").pipe(
 
 const SEND_TIMEOUT = Duration.seconds(30)
 
-interface ClaimedMail {
-  readonly id: string
-  readonly message_enc: string | null
-  readonly attempts: number
-  readonly lease_token: string
-}
+const ClaimedMail = Schema.Struct({
+  id: Schema.String,
+  message_enc: Schema.NullOr(Schema.String),
+  attempts: Schema.Number,
+  lease_token: Schema.String
+})
+type ClaimedMail = typeof ClaimedMail.Type
 
 export const MailWorkerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
@@ -35,7 +36,7 @@ export const MailWorkerLive = Layer.scopedDiscard(
     const claim = (limit: number) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        return yield* sql<ClaimedMail>`
+        const statement = sql`
           WITH due AS (
             SELECT id FROM mail_outbox
             WHERE status = 'pending' AND next_attempt_at <= ${new Date(now)}
@@ -48,6 +49,9 @@ export const MailWorkerLive = Layer.scopedDiscard(
           SET lease_until = ${new Date(now + Duration.toMillis(LEASE))}, lease_token = ${randomUUID()}
           FROM due WHERE m.id = due.id
           RETURNING m.id, m.message_enc, m.attempts, m.lease_token`
+        return yield* SqlSchema.findAll({ Request: Schema.Void, Result: ClaimedMail, execute: () => statement })(
+          undefined
+        )
       }).pipe(Effect.orDie)
 
     const failed = (row: ClaimedMail, error: string) =>

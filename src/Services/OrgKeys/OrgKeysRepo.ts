@@ -62,7 +62,7 @@ export class OrgKeysRepo extends Effect.Service<OrgKeysRepo>()("OrgKeys/OrgKeysR
     const listActive = (orgId: string) => listActiveOf(orgId).pipe(Effect.orDie)
 
     const revoke = (orgId: string, keyId: string, now: Date) =>
-      sql<{ id: string }>`
+      sql`
         UPDATE org_keys SET revoked_at = ${now}
         WHERE id = ${keyId} AND org_id = ${orgId} AND revoked_at IS NULL RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),

@@ -193,7 +193,7 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
     const pendingInvites = (orgId: string, now: Date) => findPendingInvites({ orgId, now }).pipe(Effect.orDie)
 
     const revokeInvite = (orgId: string, inviteId: string, now: Date) =>
-      sql<{ id: string }>`
+      sql`
         UPDATE org_invites SET revoked_at = ${now}
         WHERE id = ${inviteId} AND org_id = ${orgId} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${now}
         RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)

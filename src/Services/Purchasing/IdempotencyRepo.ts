@@ -37,19 +37,23 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
      * waiting, turns a concurrent twin away at once instead of queueing it behind this
      * transaction. Answers whether the key was taken.
      */
+    const tryLock = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ locked: Schema.Boolean }),
+      execute: (name) => sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) AS locked`
+    })
     const claimKey = (row: IdempotencyRow) =>
       Effect.flatMap(
-        sql<{ locked: boolean }>`
-          SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${row.agent_id}:${row.key}`}, 0)) AS locked`,
-        ([lock]) =>
-          lock?.locked !== true ? Effect.succeed([]) : sql<{ key: string }>`
+        tryLock(`idempotency:${row.agent_id}:${row.key}`),
+        ({ locked }) =>
+          !locked ? Effect.succeed(false) : sql`
         INSERT INTO idempotency_keys ${sql.insert({ ...row })}
         ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
           answer = excluded.answer, receipt_id = excluded.receipt_id, created_at = excluded.created_at,
           expires_at = excluded.expires_at, lease_until = excluded.lease_until
         WHERE idempotency_keys.expires_at < excluded.created_at
-        RETURNING key`
-      ).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+        RETURNING key`.pipe(Effect.map((rows) => rows.length > 0))
+      ).pipe(Effect.orDie)
 
     const lockLapsedKeyRow = SqlSchema.findOne({
       Request: Schema.Struct({ agentId: Schema.String, key: Schema.String, now: Schema.DateFromSelf }),

@@ -1,5 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { HoldId } from "../../Domain/Ids.js"
 
 /** Receipt items: one per input of a purchase, claimed by the process running it; rows decoded. */
@@ -93,11 +93,17 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
     const itemAt = (receiptId: string, index: number) => findItemAt({ receiptId, index }).pipe(Effect.orDie)
 
     /** Locks the running items that `owner` still holds the claim of; answers their ids. */
+    const lockClaimed = SqlSchema.findAll({
+      Request: Schema.Struct({ itemIds: Schema.Array(Schema.String), owner: Schema.String }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ itemIds, owner }) =>
+        sql`
+          SELECT id FROM receipt_items
+          WHERE id = ANY(${itemIds as Array<string>}::uuid[]) AND status = 'running' AND claimed_by = ${owner}
+          ORDER BY id FOR UPDATE`
+    })
     const lockClaimedItems = (itemIds: ReadonlyArray<string>, owner: string) =>
-      sql<{ id: string }>`
-        SELECT id FROM receipt_items
-        WHERE id = ANY(${itemIds as Array<string>}::uuid[]) AND status = 'running' AND claimed_by = ${owner}
-        ORDER BY id FOR UPDATE`.pipe(Effect.map((rows) => new Set(rows.map((row) => row.id))), Effect.orDie)
+      lockClaimed({ itemIds, owner }).pipe(Effect.map((rows) => new Set(rows.map((row) => row.id))), Effect.orDie)
 
     /** Records the outcomes of many items in one statement. */
     const recordOutcomes = (outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>) =>
@@ -173,14 +179,16 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
         Effect.orDie
       )
 
-    const countOpenItems = (receiptId: string) =>
-      sql<{ pending: number; running: number }>`
-        SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
-               count(*) FILTER (WHERE status = 'running')::int AS running
-        FROM receipt_items WHERE receipt_id = ${receiptId} AND status IN ('pending', 'running')`.pipe(
-        Effect.map((rows) => rows[0] ?? { pending: 0, running: 0 }),
-        Effect.orDie
-      )
+    const countOpen = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ pending: Schema.Number, running: Schema.Number }),
+      execute: (receiptId) =>
+        sql`
+          SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+                 count(*) FILTER (WHERE status = 'running')::int AS running
+          FROM receipt_items WHERE receipt_id = ${receiptId} AND status IN ('pending', 'running')`
+    })
+    const countOpenItems = (receiptId: string) => countOpen(receiptId).pipe(Effect.orDie)
 
     const expirePendingRows = SqlSchema.findAll({
       Request: Schema.Struct({ receiptId: Schema.String, now: Schema.DateFromSelf, reason: Schema.String }),
@@ -208,13 +216,17 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
     /** Items of a direct purchase still running after their claim lapsed (the replica died). */
     const lapsedDirectItems = (receiptId: string, now: Date) => findLapsed({ receiptId, now }).pipe(Effect.orDie)
 
+    const findLive = SqlSchema.findOne({
+      Request: ReceiptAt,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ now, receiptId }) =>
+        sql`
+          SELECT id FROM receipt_items
+          WHERE receipt_id = ${receiptId} AND status = 'running' AND claimed_until >= ${now} LIMIT 1`
+    })
+    /** Whether an item of the receipt is still claimed by a live process. */
     const hasLiveItems = (receiptId: string, now: Date) =>
-      sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM receipt_items
-        WHERE receipt_id = ${receiptId} AND status = 'running' AND claimed_until >= ${now}`.pipe(
-        Effect.map((rows) => (rows[0]?.n ?? 0) > 0),
-        Effect.orDie
-      )
+      findLive({ receiptId, now }).pipe(Effect.map(Option.isSome), Effect.orDie)
 
     const markRefunded = (itemId: string, amount: bigint) =>
       sql`UPDATE receipt_items SET refunded_credits = refunded_credits + ${amount.toString()} WHERE id = ${itemId}`

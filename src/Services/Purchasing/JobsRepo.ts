@@ -43,7 +43,7 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", 
     const claimJob = (owner: string, now: Date, until: Date) => claimOldest({ owner, now, until }).pipe(Effect.orDie)
 
     const renewJobLease = (jobId: string, owner: string, until: Date) =>
-      sql<{ id: string }>`
+      sql`
         UPDATE purchase_jobs SET lease_until = ${until}
         WHERE id = ${jobId} AND lease_owner = ${owner} AND status <> 'done' RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),

@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
 import { type PlanId, plans } from "../../Domain/Plans.js"
 import { DailyQuotaExceeded } from "../../Errors/ApiErrors.js"
 
@@ -16,6 +16,9 @@ export interface LookupUsage {
 }
 
 const DAY_MS = 86_400_000
+/** An org's recommend lookups of one day. */
+const Usage = Schema.Struct({ score_lookups: Schema.Number, free_text_lookups: Schema.Number })
+
 /** Stands for "no fixed limit" in the statement. */
 const UNLIMITED = 2_147_483_647
 
@@ -32,7 +35,11 @@ export class RecommendQuota extends Effect.Service<RecommendQuota>()("Purchasing
         const scoreLimit = terms.daily_score_lookups ?? UNLIMITED
         const textLimit = terms.daily_free_text_lookups ?? UNLIMITED
         const text = freeText ? 1 : 0
-        const rows = yield* sql<{ score_lookups: number; free_text_lookups: number }>`
+        const counted = yield* SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: Usage,
+          execute: () =>
+            sql`
           INSERT INTO recommend_usage (org_id, day, score_lookups, free_text_lookups)
           VALUES (${orgId}, ${day}, 1, ${text})
           ON CONFLICT (org_id, day) DO UPDATE
@@ -40,13 +47,16 @@ export class RecommendQuota extends Effect.Service<RecommendQuota>()("Purchasing
                 free_text_lookups = recommend_usage.free_text_lookups + ${text}
             WHERE recommend_usage.score_lookups + 1 <= ${scoreLimit}
               AND recommend_usage.free_text_lookups + ${text} <= ${textLimit}
-          RETURNING score_lookups, free_text_lookups`.pipe(Effect.orDie)
-        const row = rows[0]
-        if (row === undefined) {
-          const [current] = yield* sql<{ score_lookups: number; free_text_lookups: number }>`
-            SELECT score_lookups, free_text_lookups FROM recommend_usage WHERE org_id = ${orgId} AND day = ${day}`
-            .pipe(Effect.orDie)
-          const which = current !== undefined && current.score_lookups >= scoreLimit
+          RETURNING score_lookups, free_text_lookups`
+        })(undefined).pipe(Effect.orDie)
+        if (Option.isNone(counted)) {
+          const current = yield* SqlSchema.findOne({
+            Request: Schema.Void,
+            Result: Usage,
+            execute: () =>
+              sql`SELECT score_lookups, free_text_lookups FROM recommend_usage WHERE org_id = ${orgId} AND day = ${day}`
+          })(undefined).pipe(Effect.orDie)
+          const which = Option.isSome(current) && current.value.score_lookups >= scoreLimit
             ? `score lookups (${scoreLimit})`
             : `free-text lookups (${textLimit})`
           return yield* new DailyQuotaExceeded({
@@ -54,6 +64,7 @@ export class RecommendQuota extends Effect.Service<RecommendQuota>()("Purchasing
               `The ${terms.name} plan's daily ${which} are used up; the quota resets at ${resetsAt.toISOString()} (00:00 UTC)`
           })
         }
+        const row = counted.value
         return {
           score_lookups: { used: row.score_lookups, limit: terms.daily_score_lookups },
           free_text_lookups: { used: row.free_text_lookups, limit: terms.daily_free_text_lookups },

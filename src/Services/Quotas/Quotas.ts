@@ -1,5 +1,5 @@
-import { SqlClient, type Statement } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import { commonLimits } from "../../Domain/Plans.js"
 import { AupLimit, ProviderQuota } from "../../Errors/ApiErrors.js"
 import type { AfterQuota, QuotaPassed } from "./QuotaFence.js"
@@ -27,6 +27,10 @@ export interface QuotaRequest {
 }
 
 export const PEOPLE_LOOKUPS_PER_DOMAIN_PER_DAY = commonLimits.people_lookups_per_domain_per_day
+
+/** What one count took: the provider's call, the people lookup, and whether both passed. */
+const Counted = Schema.Struct({ calls: Schema.Number, lookups: Schema.Number, passed: Schema.Number })
+const Counts = Schema.Struct({ calls: Schema.NullOr(Schema.Number), lookups: Schema.NullOr(Schema.Number) })
 
 /**
  * The company domain a people lookup is about: the registrable part of an address, URL
@@ -68,7 +72,7 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
      */
     const consume = (request: QuotaRequest, andThen?: (passed: QuotaPassed) => AfterQuota) =>
       Effect.gen(function*() {
-        const rows = yield* sql<{ calls: number; lookups: number; passed: number }>`
+        const statement = sql`
           WITH q AS (
             INSERT INTO provider_daily_calls AS q (org_id, provider_id, day, calls)
             SELECT ${request.orgId}, ${request.providerId}, ${request.day}, 1 WHERE ${request.dailyCap} >= 1
@@ -91,8 +95,10 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
             : sql`, recorded AS (${andThen(sql`passed` as Statement.Fragment as QuotaPassed)})`
         }
           SELECT (SELECT count(*) FROM q)::int AS calls, (SELECT count(*) FROM l)::int AS lookups,
-                 (SELECT count(*) FROM passed)::int AS passed`.pipe(Effect.orDie)
-        const row = rows[0]!
+                 (SELECT count(*) FROM passed)::int AS passed`
+        const row = yield* SqlSchema.single({ Request: Schema.Void, Result: Counted, execute: () => statement })(
+          undefined
+        ).pipe(Effect.orDie)
         if (row.calls === 0) return yield* providerQuota(request)
         if (row.passed === 0) {
           // The provider's count was taken but the people lookup refused: give it back.
@@ -125,14 +131,18 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
     /** Checks the limits without counting (test keys rehearse them without using them up). */
     const check = (request: QuotaRequest) =>
       Effect.gen(function*() {
-        const rows = yield* sql<{ calls: number | null; lookups: number | null }>`
+        const row = yield* SqlSchema.single({
+          Request: Schema.Void,
+          Result: Counts,
+          execute: () =>
+            sql`
           SELECT
             (SELECT calls FROM provider_daily_calls
               WHERE org_id = ${request.orgId} AND provider_id = ${request.providerId} AND day = ${request.day}) AS calls,
             (SELECT lookups FROM people_lookups_daily
               WHERE org_id = ${request.orgId} AND domain = ${request.peopleDomain ?? ""} AND day = ${request.day})
-              AS lookups`.pipe(Effect.orDie)
-        const row = rows[0]!
+              AS lookups`
+        })(undefined).pipe(Effect.orDie)
         if ((row.calls ?? 0) >= request.dailyCap) return yield* providerQuota(request)
         if (request.peopleDomain !== null && (row.lookups ?? 0) >= PEOPLE_LOOKUPS_PER_DOMAIN_PER_DAY) {
           return yield* aupLimit(request.peopleDomain)

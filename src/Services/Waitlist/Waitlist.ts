@@ -10,7 +10,7 @@ export class Waitlist extends Effect.Service<Waitlist>()("Waitlist/Waitlist", {
     const join = (email: string) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        const inserted = yield* sql<{ id: string }>`
+        const inserted = yield* sql`
           INSERT INTO waitlist (id, email, created_at) VALUES (${randomUUID()}, ${email}, ${now})
           ON CONFLICT ((lower(email))) DO NOTHING
           RETURNING id`
