@@ -40,6 +40,15 @@ export const createTestDatabase = async (label: string): Promise<TestDatabase> =
       await pool.end()
       const client = new pg.Client({ connectionString: serverUrl })
       await client.connect()
+      // Pools closed just before may still be hanging up: terminating a connection that is
+      // closing raises an error in its process with nobody to catch it. Wait for them (a few
+      // seconds at most), then force whatever is left.
+      const deadline = Date.now() + 5_000
+      while (Date.now() < deadline) {
+        const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`, [name])
+        if (rows[0].n === 0) break
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
       await client.end()
     }
