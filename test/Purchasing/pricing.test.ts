@@ -29,7 +29,11 @@ const input = { first_name: "Jane", domain: "acme.com" }
 describe("purchase terms", () => {
   it.effect("a purchase holds price x inputs, and a max_price at exactly that amount passes", () =>
     Effect.gen(function*() {
-      const terms = yield* purchaseTerms(tool(), { tool: "email-finder", inputs: [input, input, input], max_price: 120 })
+      const terms = yield* purchaseTerms(tool(), {
+        tool: "email-finder",
+        inputs: [input, input, input],
+        max_price: 120
+      })
       expect(terms).toEqual({ price: 40n, count: 3, amount: 120n })
     }))
 

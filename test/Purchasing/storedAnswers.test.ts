@@ -2,7 +2,7 @@ import { NodeContext } from "@effect/platform-node"
 import { Migrator } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll } from "vitest"
 import { CheckFailed, ProviderError } from "../../src/Errors/ApiErrors.js"
@@ -28,8 +28,9 @@ afterAll(async () => {
 
 const onDatabase = <A, E>(effect: Effect.Effect<A, E, any>) =>
   effect.pipe(
-    Effect.provide(PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 })),
-    Effect.provide(NodeContext.layer)
+    Effect.provide(
+      PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 }).pipe(Layer.provideMerge(NodeContext.layer))
+    )
   ) as Effect.Effect<A, E>
 
 const result = {

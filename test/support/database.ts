@@ -45,7 +45,9 @@ export const createTestDatabase = async (label: string): Promise<TestDatabase> =
       // seconds at most), then force whatever is left.
       const deadline = Date.now() + 5_000
       while (Date.now() < deadline) {
-        const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`, [name])
+        const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`, [
+          name
+        ])
         if (rows[0].n === 0) break
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
