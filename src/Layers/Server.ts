@@ -51,6 +51,7 @@ import { BillingLive, LedgerWakingAutoReload } from "../Services/Billing/Billing
 import { BillingWorkersLive } from "../Services/Billing/BillingWorkers.js"
 import { Catalogue } from "../Services/Catalogue/Catalogue.js"
 import { Events } from "../Services/Events/Events.js"
+import { AgentBalance } from "../Services/Gateway/AgentBalance.js"
 import { CallLog } from "../Services/Gateway/CallLog.js"
 import { Gateway } from "../Services/Gateway/Gateway.js"
 import { MoneyWorkersLive } from "../Services/Gateway/MoneyWorkers.js"
@@ -140,6 +141,7 @@ const Services = Layer.mergeAll(
   LedgerLive,
   Gateway.Default.pipe(Layer.provide(LedgerWakingAutoReload)),
   CallLog.Default,
+  AgentBalance.Default.pipe(Layer.provide(LedgerLive)),
   LedgerMaintenance.Default.pipe(Layer.provide(LedgerLive)),
   AuthConfig.Default,
   Sessions.Default,

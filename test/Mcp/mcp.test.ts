@@ -26,14 +26,30 @@ const connect = async (key: string) => {
 const parsed = (result: any) => JSON.parse(result.content[0].text)
 
 describe("MCP server", () => {
-  it("lists search_endpoints and call_endpoint, searches the catalogue and calls an endpoint", async () => {
+  it("lists the agent API's tools, searches the catalogue and calls an endpoint", async () => {
     const org = await seedOrg(world.db, { plan: "pro" })
     await topUp(world, org.orgId, 1_000n)
     const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
     const client = await connect(agent.key)
     try {
       const tools = await client.listTools()
-      expect(tools.tools.map((t) => t.name).sort()).toEqual(["call_endpoint", "search_endpoints"])
+      expect(tools.tools.map((t) => t.name).sort()).toEqual([
+        "call_endpoint",
+        "execute",
+        "get_approval",
+        "get_balance",
+        "get_dispute",
+        "get_job",
+        "get_receipt",
+        "list_receipts",
+        "open_dispute",
+        "recommend",
+        "search_endpoints"
+      ])
+      for (const tool of tools.tools) {
+        expect(tool.inputSchema.type, tool.name).toBe("object")
+        expect((tool.description ?? "").length, tool.name).toBeGreaterThan(40)
+      }
       const call = tools.tools.find((t) => t.name === "call_endpoint")!
       expect(Object.keys(call.inputSchema.properties ?? {}).sort()).toEqual(
         ["body", "endpoint", "max_price", "path_params", "query"]
@@ -71,6 +87,110 @@ describe("MCP server", () => {
 
       const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
       expect(balance.json.org_credits.credits).toBe("991")
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("buys, follows and disputes through the agent API's tools, with errors carrying the service's code", async () => {
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId, {
+      mode: "test",
+      approvalThresholdCredits: null,
+      monthlyBudgetCredits: 10_000_000n
+    })
+    const client = await connect(agent.key)
+    const person = (i: number, domain = `acme${i}.example.com`) => ({ first_name: `Jo${i}`, last_name: "Doe", domain })
+    try {
+      const ranked = parsed(await client.callTool({ name: "recommend", arguments: { task_type: "email_find" } }))
+      expect(ranked.tools.map((t: any) => t.slug)).toContain("hunter-email-finder")
+
+      const bought = await client.callTool({
+        name: "execute",
+        arguments: { tool: "hunter-email-finder", inputs: [person(1)], idempotency_key: "mcp-1" }
+      })
+      expect(bought.isError).toBeFalsy()
+      const result = parsed(bought)
+      expect(result).toMatchObject({ status: "done", item_count: 1, charged: { credits: "40" } })
+      const replay = parsed(
+        await client.callTool({
+          name: "execute",
+          arguments: { tool: "hunter-email-finder", inputs: [person(1)], idempotency_key: "mcp-1" }
+        })
+      )
+      expect(replay.receipt_id).toBe(result.receipt_id)
+
+      const receipt = parsed(await client.callTool({ name: "get_receipt", arguments: { id: result.receipt_id } }))
+      expect(receipt.receipt).toMatchObject({ id: result.receipt_id, counts: { passed: 1 } })
+      const listed = parsed(await client.callTool({ name: "list_receipts", arguments: { limit: 5 } }))
+      expect(listed.receipts.map((r: any) => r.id)).toContain(result.receipt_id)
+
+      const dispute = parsed(
+        await client.callTool({
+          name: "open_dispute",
+          arguments: { receipt_id: result.receipt_id, item_index: 0, reason: "bounced" }
+        })
+      ).dispute
+      expect(dispute.status).toBe("open")
+      expect(parsed(await client.callTool({ name: "get_dispute", arguments: { id: dispute.id } })).dispute.id).toBe(
+        dispute.id
+      )
+
+      // An answer with an error body is a tool error carrying the body.
+      const failed = await client.callTool({
+        name: "execute",
+        arguments: { tool: "hunter-email-finder", inputs: [person(2, "mock-fail.example.com")] }
+      })
+      expect(failed.isError).toBe(true)
+      expect(parsed(failed)).toMatchObject({
+        error: { code: "check_failed", retryable: false },
+        items: [{ index: 0 }]
+      })
+      const unknown = await client.callTool({ name: "execute", arguments: { tool: "nothing", inputs: [person(3)] } })
+      expect(parsed(unknown).error).toMatchObject({ code: "unknown_tool", retryable: false })
+      const invalid = await client.callTool({ name: "execute", arguments: { tool: "hunter-email-finder" } })
+      expect(parsed(invalid).error.code).toBe("invalid_input")
+
+      const job = parsed(
+        await client.callTool({
+          name: "execute",
+          arguments: {
+            tool: "jina-reader",
+            inputs: Array.from({ length: 26 }, (_, i) => ({ url: `https://m.example/${i}` }))
+          }
+        })
+      )
+      expect(job.status).toBe("queued")
+      const followed = parsed(await client.callTool({ name: "get_job", arguments: { id: job.job_id } }))
+      expect(followed.job).toMatchObject({ id: job.job_id, item_count: 26, progress: { total: 26 } })
+
+      // The month's spend counts what is charged (40) and what the job holds (26 x 3).
+      const balance = parsed(await client.callTool({ name: "get_balance", arguments: {} }))
+      expect(balance).toMatchObject({ agent_id: agent.agentId, mode: "test", month_to_date_spend: { credits: "118" } })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("asks for approval through the execute tool and reads the approval", async () => {
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "test", approvalThresholdCredits: 10n })
+    const client = await connect(agent.key)
+    try {
+      const asked = await client.callTool({
+        name: "execute",
+        arguments: {
+          tool: "hunter-email-finder",
+          inputs: [{ first_name: "A", last_name: "B", domain: "c.example.com" }]
+        }
+      })
+      expect(asked.isError).toBe(true)
+      const body = parsed(asked)
+      expect(body.error).toMatchObject({ code: "approval_required", retryable: false })
+      const approval = parsed(await client.callTool({ name: "get_approval", arguments: { id: body.approval.id } }))
+      expect(approval.approval).toMatchObject({ id: body.approval.id, status: "waiting" })
+      const missing = await client.callTool({ name: "get_approval", arguments: { id: "nope" } })
+      expect(parsed(missing).error.code).toBe("not_found")
     } finally {
       await client.close()
     }

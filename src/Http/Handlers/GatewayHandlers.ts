@@ -1,47 +1,19 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Clock, DateTime, Effect } from "effect"
-import { amountOf } from "../../Domain/Money.js"
+import { Effect } from "effect"
 import { CurrentActor, CurrentAgent } from "../../Services/Auth/Current.js"
+import { AgentBalance } from "../../Services/Gateway/AgentBalance.js"
 import { CallLog } from "../../Services/Gateway/CallLog.js"
 import { Gateway } from "../../Services/Gateway/Gateway.js"
-import { Ledger } from "../../Services/Ledger/Ledger.js"
-import { monthOf } from "../../Services/Ledger/Time.js"
 import { Api } from "../Api.js"
 
 /** `POST /v1/call` and `GET /v1/balance` for agent keys. */
 export const GatewayHandlers = HttpApiBuilder.group(Api, "gateway", (handlers) =>
   Effect.gen(function*() {
     const gateway = yield* Gateway
-    const ledger = yield* Ledger
+    const balance = yield* AgentBalance
     return handlers
       .handle("call", ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => gateway.call(agent, payload)))
-      .handle("balance", () =>
-        Effect.gen(function*() {
-          const agent = yield* CurrentAgent
-          const month = monthOf(yield* Clock.currentTimeMillis).slice(0, 7)
-          const [spent, credits, trial] = yield* Effect.all([
-            ledger.agentMonthSpend(agent.id),
-            ledger.orgCredits(agent.org_id),
-            ledger.trialGrant(agent.org_id)
-          ], { concurrency: "unbounded" })
-          const budget = agent.monthly_budget_credits
-          return {
-            agent_id: agent.id,
-            mode: agent.mode,
-            month,
-            month_to_date_spend: amountOf(spent),
-            monthly_budget: amountOf(budget),
-            budget_remaining: amountOf(spent >= budget ? 0n : budget - spent),
-            org_credits: amountOf(credits.balance),
-            credits_frozen: credits.frozen,
-            trial: trial === null ? null : {
-              credits: amountOf(trial.credits),
-              expires_at: DateTime.formatIso(DateTime.unsafeMake(trial.expiresAt)),
-              expired: trial.expiredAt !== null,
-              funded: credits.funded
-            }
-          }
-        }))
+      .handle("balance", () => Effect.flatMap(CurrentAgent, balance.of))
   }))
 
 /** `GET /v1/orgs/{orgId}/calls` for members (session or org key). */

@@ -2,18 +2,15 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Either, JSONSchema, Runtime, Schema } from "effect"
-import { Availability, Category } from "../../Domain/Catalogue.js"
-import { CallRequest } from "../../Domain/GatewayCall.js"
+import { Effect, Runtime } from "effect"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { encodeApiError, isApiError } from "../../Errors/Wire.js"
 import type { AuthenticatedAgent } from "../../Services/Auth/Current.js"
-import { Catalogue } from "../../Services/Catalogue/Catalogue.js"
-import { Gateway } from "../../Services/Gateway/Gateway.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { makeAgentRequestAuthentication } from "../Middleware/Authentication.js"
 import { MAX_BODY_BYTES } from "../Middleware/Edge.js"
 import { errorResponse } from "../Middleware/ErrorResponses.js"
+import { makeAgentTools } from "./AgentTools.js"
 import { mcpChallenge } from "./ProtectedResource.js"
 
 /**
@@ -23,43 +20,9 @@ import { mcpChallenge } from "./ProtectedResource.js"
  * `ip_not_allowed` off the allowlist, 600 requests a minute); the edge has already refused
  * org keys (403) and other methods (405).
  *
- * Tools: `search_endpoints` (the catalogue, priced for the agent's plan) and
- * `call_endpoint` (a gateway call, exactly as `POST /v1/call`).
+ * Tools: the agent API (AgentTools.ts): the catalogue and the gateway call, recommend,
+ * execute, jobs, receipts, disputes, approvals and the balance.
  */
-
-export const SearchArguments = Schema.Struct({
-  q: Schema.optional(Schema.String.annotations({ description: "Words that must all match the id, provider or name" })),
-  category: Schema.optional(Category),
-  provider: Schema.optional(Schema.String.annotations({ description: "Provider id" })),
-  availability: Schema.optional(Availability)
-})
-
-/**
- * A tool's input as JSON Schema. The struct is rebuilt from its fields so that a named schema
- * (`identifier`) is inlined: MCP wants `type: "object"` at the top, not a `$ref`.
- */
-const inputSchema = <Fields extends Schema.Struct.Fields>(schema: Schema.Struct<Fields>) => {
-  const { $schema: _ignored, ...rest } = JSONSchema.make(Schema.Struct(schema.fields)) as unknown as Record<
-    string,
-    unknown
-  >
-  return rest as { type: "object"; properties?: Record<string, object>; required?: Array<string> }
-}
-
-const tools = [
-  {
-    name: "search_endpoints",
-    description: "Search the gateway catalogue of provider endpoints. Every word of `q` must match the id, " +
-      "provider or name. Answers endpoint records with method, path, path_params and price_per_call (credits).",
-    inputSchema: inputSchema(SearchArguments)
-  },
-  {
-    name: "call_endpoint",
-    description: "Call a live catalogue endpoint with the provider's own parameters. The price is held and " +
-      "charged only when the provider answers; failures, refusals and timeouts are refunded.",
-    inputSchema: inputSchema(CallRequest)
-  }
-]
 
 const jsonResult = (value: unknown, isError = false): CallToolResult => ({
   content: [{ type: "text", text: JSON.stringify(value) }],
@@ -68,8 +31,9 @@ const jsonResult = (value: unknown, isError = false): CallToolResult => ({
 
 export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const gateway = yield* Gateway
-    const catalogue = yield* Catalogue
+    const tools = yield* makeAgentTools
+    const byName = new Map(tools.map((tool) => [tool.name, tool]))
+    const listed = tools.map(({ description, inputSchema, name }) => ({ name, description, inputSchema }))
     const authenticateAgent = yield* makeAgentRequestAuthentication
     const baseUrl = yield* PublicUrl
 
@@ -86,35 +50,18 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
         )
       )
 
-    const decodeArguments = <A, I>(schema: Schema.Schema<A, I>, args: unknown) =>
-      Either.match(Schema.decodeUnknownEither(schema)(args ?? {}), {
-        onLeft: (error) => Effect.fail(new InvalidInput({ message: `Invalid arguments: ${error.message}` })),
-        onRight: Effect.succeed
-      })
-
     const makeServer = (agent: AuthenticatedAgent, runtime: Runtime.Runtime<never>) => {
       const server = new Server({ name: "agent-gateway", version: "0.1.0" }, { capabilities: { tools: {} } })
-      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }))
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }))
       server.setRequestHandler(CallToolRequestSchema, async (request) => {
-        switch (request.params.name) {
-          case "search_endpoints":
-            return toolResult(
-              runtime,
-              Effect.flatMap(decodeArguments(SearchArguments, request.params.arguments), (args) =>
-                Effect.map(catalogue.search(args, agent.org_plan), (endpoints) => ({ endpoints })))
-            )
-          case "call_endpoint":
-            return toolResult(
-              runtime,
-              Effect.flatMap(decodeArguments(CallRequest, request.params.arguments), (args) =>
-                gateway.call(agent, args))
-            )
-          default:
-            return jsonResult(
-              { error: { code: "invalid_input", message: `Unknown tool ${request.params.name}` } },
-              true
-            )
+        const tool = byName.get(request.params.name)
+        if (tool === undefined) {
+          return toolResult(
+            runtime,
+            Effect.fail(new InvalidInput({ message: `Unknown tool ${request.params.name}` }))
+          )
         }
+        return toolResult(runtime, tool.run(agent, request.params.arguments))
       })
       return server
     }
