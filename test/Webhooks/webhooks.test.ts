@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { verifyWebhook } from "../../clients/typescript/src/webhooks.js"
 import { subscribableEventTypes } from "../../src/Domain/Events.js"
-import { verifyWebhook } from "../../src/Webhooks/verify.js"
 import { addMember, seedOrg, seedOrgKey, seedUser } from "../support/fixtures.js"
 import { closedPort, startReceiver } from "../support/receiver.js"
 import { eventually, startWorld, type World } from "../support/world.js"

@@ -1,0 +1,124 @@
+import { Effect } from "effect"
+import type { CallRequest } from "../../../src/Domain/GatewayCall.js"
+import type { ExecuteRequest, RecommendRequest } from "../../../src/Domain/Purchasing.js"
+import { type ClientOptions, makeAgentGateway, newIdempotencyKey, resolveOptions, runToPromise } from "./client.js"
+import { clientError } from "./errors.js"
+
+/**
+ * The Promise API: every agent endpoint, and the org endpoints for scripts holding an org key.
+ * `new AgentGateway()` reads `SERVICE_API_KEY` and `SERVICE_API_URL`. Every method takes an
+ * optional `{ signal }` (an aborted call rejects with `aborted`) and rejects with `ServiceError`.
+ */
+export interface CallOptions {
+  readonly signal?: AbortSignal | undefined
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+type Gateway = Effect.Effect.Success<ReturnType<typeof makeAgentGateway>>
+
+export class AgentGateway {
+  private readonly gateway: ReturnType<typeof makeAgentGateway>
+
+  constructor(options: ClientOptions = {}) {
+    // The key is resolved now, so a missing one fails here rather than at the first call.
+    resolveOptions(options)
+    this.gateway = Effect.runSync(Effect.cached(makeAgentGateway(options)))
+  }
+
+  private run<A, E>(call: (api: Gateway["api"]) => Effect.Effect<A, E>, options?: CallOptions) {
+    return runToPromise(Effect.flatMap(this.gateway, (gateway) => gateway.run(call)), options?.signal)
+  }
+
+  /** Ranked tools for one of the seven task types (`task_type`) or a task in free text (`task`). */
+  recommend(request: Mutable<typeof RecommendRequest.Type>, options?: CallOptions) {
+    return this.run((api) => api.purchasing.recommend({ payload: request }), options)
+  }
+
+  /**
+   * Buys results: 1–25 inputs answer the result, more a job (`status: "queued"`). Every try
+   * carries the same `idempotency_key` (made here when none is given), so a retry never buys
+   * twice. Nothing charged and every result failed its check: rejects with `check_failed`;
+   * over the approval threshold or budget: `approval_required` (its `details.approval`).
+   */
+  execute(request: Mutable<typeof ExecuteRequest.Type>, options?: CallOptions) {
+    const payload = { ...request, idempotency_key: request.idempotency_key ?? newIdempotencyKey() }
+    return this.run((api) => api.purchasing.execute({ payload }), options)
+  }
+
+  job(id: string, options?: CallOptions) {
+    return this.run((api) => api.purchasing.job({ path: { id } }), options).then((answer) => answer.job)
+  }
+
+  /** Polls a job until it is done, calling `onProgress` each time its progress moves. */
+  async waitForJob(
+    id: string,
+    options: CallOptions & {
+      readonly pollIntervalMs?: number
+      readonly onProgress?: (job: Awaited<ReturnType<AgentGateway["job"]>>) => void
+    } = {}
+  ) {
+    let last = -1
+    for (;;) {
+      const job = await this.job(id, options)
+      if (job.progress.done !== last) {
+        last = job.progress.done
+        options.onProgress?.(job)
+      }
+      if (job.status === "done") return job
+      await new Promise((resolve) => setTimeout(resolve, options.pollIntervalMs ?? 2_000))
+      if (options.signal?.aborted) throw clientError("aborted", "The caller aborted the wait")
+    }
+  }
+
+  /** Every receipt of the org, newest first, fetched page by page as the loop goes. */
+  async *receipts(options: CallOptions & { readonly pageSize?: number } = {}) {
+    let after: string | undefined
+    for (;;) {
+      const page = await this.run(
+        (api) => api.purchasing.receipts({ urlParams: { limit: options.pageSize ?? 50, starting_after: after } }),
+        options
+      )
+      yield* page.receipts
+      const last = page.receipts.at(-1)
+      if (!page.has_more || last === undefined) return
+      after = last.id
+    }
+  }
+
+  receipt(id: string, options?: CallOptions) {
+    return this.run((api) => api.purchasing.receipt({ path: { id } }), options).then((answer) => answer.receipt)
+  }
+
+  openDispute(request: { receipt_id: string; item_index: number; reason?: string }, options?: CallOptions) {
+    return this.run((api) => api.purchasing.openDispute({ payload: request }), options).then((a) => a.dispute)
+  }
+
+  dispute(id: string, options?: CallOptions) {
+    return this.run((api) => api.purchasing.dispute({ path: { id } }), options).then((answer) => answer.dispute)
+  }
+
+  approval(id: string, options?: CallOptions) {
+    return this.run((api) => api.purchasing.approval({ path: { id } }), options).then((answer) => answer.approval)
+  }
+
+  balance(options?: CallOptions) {
+    return this.run((api) => api.gateway.balance(), options)
+  }
+
+  agent(options?: CallOptions) {
+    return this.run((api) => api.agentSelf.agent(), options).then((answer) => answer.agent)
+  }
+
+  /** A gateway call: the provider's own parameters in, the provider's own answer out. */
+  call(request: Mutable<typeof CallRequest.Type>, options?: CallOptions) {
+    return this.run((api) => api.gateway.call({ payload: request }), options)
+  }
+
+  /** The gateway catalogue, priced for this key's plan. */
+  endpoints(
+    query: { q?: string; category?: string; provider?: string; availability?: string } = {},
+    options?: CallOptions
+  ) {
+    return this.run((api) => api.public.endpoints({ urlParams: query as never }), options).then((a) => a.endpoints)
+  }
+}

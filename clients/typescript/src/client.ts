@@ -1,0 +1,185 @@
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Cause, Duration, Effect, Exit, FiberRef, Layer, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import type { ApprovalRequired, CheckFailed } from "../../../src/Errors/ApiErrors.js"
+import { Api } from "../../../src/Http/Api.js"
+
+import { clientError, isErrorCode, ServiceError, serviceError } from "./errors.js"
+import { delayMs, type RetryPolicy, retryPolicy, shouldRetry } from "./retry.js"
+
+/**
+ * The client of the Agent Purchasing and Gateway Service, derived from the service's own
+ * HttpApi contract (`HttpApiClient`), so its requests and answers cannot drift from the
+ * server's. The Effect API (`makeAgentGateway`) gives the typed client and `run`, which applies
+ * the retry rules; the Promise API (`AgentGateway`) wraps it for everyone else.
+ */
+export const DEFAULT_BASE_URL = "http://localhost:8080"
+
+export interface ClientOptions {
+  /** The agent (or org) key; default `SERVICE_API_KEY`. */
+  readonly apiKey?: string | undefined
+  /** The service's address; default `SERVICE_API_URL`, else the public base address. */
+  readonly baseUrl?: string | undefined
+  /** Retries after the first try (default 3; 0 for none). */
+  readonly maxRetries?: number | undefined
+  /** How long one try may take (default 60 s). */
+  readonly timeoutMs?: number | undefined
+  /** The jitter's random numbers in [0, 1) (tests). */
+  readonly random?: (() => number) | undefined
+  /** How to wait between tries (tests inject one that records); default the Effect clock. */
+  readonly sleep?: ((ms: number) => Promise<void>) | undefined
+}
+
+/**
+ * What the answer of one try said beside its body: its status and `Retry-After`. Each try
+ * puts a fresh holder in this FiberRef; the client's response hook fills it in (a mutable
+ * holder, so it is seen whichever fiber the request ran on).
+ */
+interface AnswerSeen {
+  status: number | null
+  retryAfter: number | null
+}
+const answerSeen = FiberRef.unsafeMake<AnswerSeen>({ status: null, retryAfter: null })
+
+const makeApiClient = (baseUrl: string, apiKey: string) =>
+  HttpApiClient.make(Api, {
+    baseUrl,
+    transformClient: (client) =>
+      client.pipe(
+        HttpClient.mapRequest(HttpClientRequest.bearerToken(apiKey)),
+        HttpClient.tap((response) =>
+          Effect.map(FiberRef.get(answerSeen), (seen) => {
+            const header = response.headers["retry-after"]
+            const seconds = header === undefined ? Number.NaN : Number(header)
+            seen.status = response.status
+            seen.retryAfter = Number.isFinite(seconds) ? seconds : null
+          })
+        )
+      )
+  })
+
+/** The typed client of the contract: `api.purchasing.execute({ payload })`, `api.gateway.call(...)`, ... */
+export type ApiClient = Effect.Effect.Success<ReturnType<typeof makeApiClient>>
+
+const detailsOf = (error: object): Record<string, unknown> => {
+  const { _tag: _t, message: _m, ...rest } = { ...error } as Record<string, unknown>
+  return rest
+}
+
+const statusOf = (error: unknown): number | null => {
+  const response = (error as { response?: { status?: unknown } }).response
+  return typeof response?.status === "number" ? response.status : null
+}
+
+/** Any failure of one try as the client's error (the service's code, or a client-side code). */
+export const toServiceError = (
+  error: unknown,
+  retryAfter: number | null,
+  seenStatus: number | null = null
+): ServiceError => {
+  if (error instanceof ServiceError) return error
+  const tag = (error as { _tag?: unknown } | null)?._tag
+  if (typeof tag === "string" && isErrorCode(tag)) {
+    const own = (error as { constructor?: { httpStatus?: number } }).constructor?.httpStatus
+    return serviceError(tag, (error as Error).message, detailsOf(error as object), retryAfter, own)
+  }
+  if (tag === "RequestError") return clientError("network_error", `Could not reach the service: ${String(error)}`)
+  const status = statusOf(error) ?? seenStatus
+  if (status !== null && status >= 300 && status < 400) {
+    return clientError("unexpected_redirect", `The service answered a redirect (${status}); redirects are not followed`)
+  }
+  return clientError(
+    "http_error",
+    `An answer without the service's error body${status === null ? "" : ` (HTTP ${status})`}`,
+    status ?? 0
+  )
+}
+
+/** The service's success variants that carry an error body, as the errors they are. */
+const errorAnswer = (value: unknown): ServiceError | null => {
+  const tag = (value as { _tag?: unknown } | null)?._tag
+  return typeof tag === "string" && isErrorCode(tag) && (value as object) instanceof Error
+    ? toServiceError(value, null)
+    : null
+}
+
+/** An answer without the success variants that carry an error body (they fail instead). */
+export type ErrorFree<A> = Exclude<A, ApprovalRequired | CheckFailed>
+
+export interface AgentGatewayEffect {
+  /** The typed client, one try per call, no retries. */
+  readonly api: ApiClient
+  /**
+   * Runs one call with the retry rules: each try at most `timeoutMs`, retried while the
+   * error is retryable, waiting `Retry-After` (up to 60 s) or backing off. Fails with
+   * `ServiceError`. Answers that carry an error body (`check_failed`, `approval_required`)
+   * fail too.
+   */
+  readonly run: <A, E>(call: (api: ApiClient) => Effect.Effect<A, E>) => Effect.Effect<ErrorFree<A>, ServiceError>
+  readonly policy: RetryPolicy
+}
+
+/** The key and address the client uses: given, else from the environment. */
+export const resolveOptions = (options: ClientOptions) => {
+  const apiKey = options.apiKey ?? process.env["SERVICE_API_KEY"]
+  if (apiKey === undefined || apiKey.length === 0) throw new Error("No API key: pass apiKey or set SERVICE_API_KEY")
+  const baseUrl = (options.baseUrl ?? process.env["SERVICE_API_URL"] ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
+  return { apiKey, baseUrl }
+}
+
+/** The Effect API. Needs an `HttpClient` (see `clientLayer`: fetch that never follows redirects). */
+export const makeAgentGateway = (options: ClientOptions = {}) =>
+  Effect.gen(function*() {
+    const { apiKey, baseUrl } = resolveOptions(options)
+    const api = yield* makeApiClient(baseUrl, apiKey)
+    const policy = retryPolicy({ maxRetries: options.maxRetries, random: options.random })
+    const timeout = Duration.millis(options.timeoutMs ?? 60_000)
+    const sleep = options.sleep
+    const wait = (ms: number) =>
+      sleep === undefined ? Effect.sleep(Duration.millis(ms)) : Effect.promise(() => sleep(ms))
+
+    const run = <A, E>(call: (api: ApiClient) => Effect.Effect<A, E>): Effect.Effect<ErrorFree<A>, ServiceError> => {
+      const once = Effect.suspend(() => {
+        const seen: AnswerSeen = { status: null, retryAfter: null }
+        return call(api).pipe(
+          Effect.timeoutFail({ duration: timeout, onTimeout: () => clientError("timeout", "No answer in time") }),
+          Effect.mapError((error) => toServiceError(error, seen.retryAfter, seen.status)),
+          Effect.flatMap((value) => {
+            const failed = errorAnswer(value)
+            return failed === null ? Effect.succeed(value as ErrorFree<A>) : Effect.fail(failed)
+          }),
+          Effect.locally(answerSeen, seen)
+        )
+      })
+      const attempt = (retries: number): Effect.Effect<ErrorFree<A>, ServiceError> =>
+        Effect.catchAll(once, (error) =>
+          shouldRetry(policy, error, retries)
+            ? Effect.zipRight(wait(delayMs(policy, error, retries)), attempt(retries + 1))
+            : Effect.fail(error))
+      return attempt(0)
+    }
+
+    return { api, run, policy } satisfies AgentGatewayEffect
+  })
+
+/** fetch, never following redirects (a redirect answers `unexpected_redirect`). */
+export const clientLayer = FetchHttpClient.layer.pipe(
+  Layer.provide(Layer.succeed(FetchHttpClient.RequestInit, { redirect: "manual" }))
+)
+
+/** Runs an effect of the client to a Promise; the caller's signal aborts it (`aborted`). */
+export const runToPromise = async <A>(
+  effect: Effect.Effect<A, ServiceError, HttpClient.HttpClient>,
+  signal?: AbortSignal
+): Promise<A> => {
+  if (signal?.aborted) throw clientError("aborted", "The caller aborted the request")
+  const exit = await Effect.runPromiseExit(effect.pipe(Effect.provide(clientLayer)), signal ? { signal } : undefined)
+  if (Exit.isSuccess(exit)) return exit.value
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) throw failure.value
+  if (Cause.isInterruptedOnly(exit.cause)) throw clientError("aborted", "The caller aborted the request")
+  throw Cause.squash(exit.cause)
+}
+
+/** A fresh idempotency key, kept over every try of one execute. */
+export const newIdempotencyKey = () => `ts-${randomUUID()}`

@@ -1,0 +1,18 @@
+/**
+ * The TypeScript client of the Agent Purchasing and Gateway Service: the Promise API
+ * (`AgentGateway`), the Effect API (`makeAgentGateway`, `clientLayer`), the errors, the retry
+ * rules and webhook verification.
+ */
+export { AgentGateway, type CallOptions } from "./AgentGateway.js"
+export {
+  type AgentGatewayEffect,
+  type ApiClient,
+  clientLayer,
+  type ClientOptions,
+  DEFAULT_BASE_URL,
+  makeAgentGateway,
+  resolveOptions
+} from "./client.js"
+export { type AnyErrorCode, type ClientErrorCode, isServiceError, ServiceError } from "./errors.js"
+export { backoffMs, delayMs, type RetryPolicy, retryPolicy } from "./retry.js"
+export * from "./webhooks.js"
