@@ -8,7 +8,7 @@ import tseslint from "typescript-eslint"
 export default tseslint.config(
   { ignores: ["node_modules/**", ".data/**", "**/*.mjs", "**/*.js"] },
   {
-    files: ["src/**/*.ts", "test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "clients/**/*.ts", "vitest.config.ts"],
+    files: ["src/**/*.ts", "test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "clients/**/*.ts", "examples/**/*.ts", "vitest.config.ts"],
     extends: [tseslint.configs.base],
     plugins: { "@effect": effect },
     rules: {

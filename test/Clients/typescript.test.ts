@@ -1,6 +1,8 @@
 import { Effect } from "effect"
+import { execFile } from "node:child_process"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { clientLayer, makeAgentGateway } from "../../clients/typescript/src/client.js"
 import {
@@ -151,6 +153,17 @@ describe("the TypeScript client against the service", () => {
       else process.env["SERVICE_API_URL"] = saved.url
     }
   })
+
+  it("runs the example agent (examples/typescript_agent.ts): recommend, execute, read the receipt", async () => {
+    const tsx = new URL("../../node_modules/.bin/tsx", import.meta.url).pathname
+    const example = new URL("../../examples/typescript_agent.ts", import.meta.url).pathname
+    const { stdout } = await promisify(execFile)(tsx, [example], {
+      env: { PATH: process.env["PATH"] ?? "", SERVICE_API_KEY: testKey, SERVICE_API_URL: world.server.url },
+      timeout: 60_000
+    })
+    expect(stdout).toMatch(/^best tool: \S+/m)
+    expect(stdout).toMatch(/^receipt [0-9a-f-]{36}: (passed|partial), charged \d+ credits$/m)
+  }, 60_000)
 
   it("the Effect API gives the typed client and the retrying runner", async () => {
     const agent = await Effect.runPromise(

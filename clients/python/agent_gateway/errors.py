@@ -29,7 +29,7 @@ SERVICE_ERROR_CODES = (
     "endpoint_on_request", "endpoint_unavailable", "service_unavailable",
 )
 
-# Codes made by the client itself (status 0). network_error and timeout are retried.
+# Codes made by the client itself (status 0). network_error, timeout and connection_failed are retried.
 CLIENT_ERROR_CODES = (
     "network_error", "timeout", "connection_failed", "aborted", "http_error", "unexpected_redirect",
 )
@@ -100,4 +100,4 @@ def error_from_body(status: int, body: Any, retry_after: Optional[float] = None)
 def client_error(code: str, message: str, *, status: int = 0) -> ServiceError:
     """An error made by the client: status 0 (``http_error`` keeps the HTTP status)."""
     cls = ERROR_CLASSES[code]
-    return cls(message, code=code, status=status, retryable=code in ("network_error", "timeout"))
+    return cls(message, code=code, status=status, retryable=code in ("network_error", "timeout", "connection_failed"))

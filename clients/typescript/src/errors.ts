@@ -14,7 +14,7 @@ export type ClientErrorCode =
 
 export type AnyErrorCode = ErrorCode | ClientErrorCode
 
-const clientRetryable: ReadonlySet<string> = new Set(["network_error", "timeout"])
+const clientRetryable: ReadonlySet<string> = new Set(["network_error", "timeout", "connection_failed"])
 
 export class ServiceError<C extends AnyErrorCode = AnyErrorCode> extends Error {
   override readonly name = "ServiceError"
