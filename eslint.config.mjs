@@ -6,7 +6,7 @@ import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".data/**", "**/*.mjs", "**/*.js"] },
+  { ignores: ["node_modules/**", ".data/**", "**/*.mjs", "**/*.js", "clients/typescript/dist/**"] },
   {
     files: ["src/**/*.ts", "test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "clients/**/*.ts", "examples/**/*.ts", "vitest.config.ts"],
     extends: [tseslint.configs.base],
