@@ -12,7 +12,7 @@ import {
   retryPolicy,
   ServiceError
 } from "../../clients/typescript/src/index.js"
-import { seedAgent, seedOrg } from "../support/fixtures.js"
+import { seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
 import { startWorld, topUp, type World } from "../support/world.js"
 
 /**
@@ -164,6 +164,25 @@ describe("the TypeScript client against the service", () => {
     expect(stdout).toMatch(/^best tool: \S+/m)
     expect(stdout).toMatch(/^receipt [0-9a-f-]{36}: (passed|partial), charged \d+ credits$/m)
   }, 60_000)
+
+  it("a script with an org key reaches the org endpoints: agents, a new agent, usage, approvals, events", async () => {
+    const org = await seedOrg(world.db)
+    const orgKey = (await seedOrgKey(world.db, org.orgId, org.owner, "write")).secret
+    const scripts = new AgentGateway({ apiKey: orgKey, baseUrl: world.server.url }).org(org.orgId)
+    const made = await scripts.createAgent({ payload: { name: "Script-made" } })
+    expect(made.key).toMatch(/^sk_test_/)
+    const listed = await scripts.agents({ urlParams: { limit: 10 } })
+    expect(listed.agents.map((agent) => agent.name)).toEqual(["Script-made"])
+    expect((await scripts.usage({ urlParams: {} })).total_spend.credits).toBe("0")
+    expect((await scripts.approvals({ urlParams: { limit: 10 } })).approvals).toEqual([])
+    expect((await scripts.events({ urlParams: {} })).events).toEqual([])
+    const elsewhere = await rejection(
+      new AgentGateway({ apiKey: orgKey, baseUrl: world.server.url }).org((await seedOrg(world.db)).orgId).agents({
+        urlParams: { limit: 10 }
+      })
+    )
+    expect(elsewhere.code).toBe("forbidden")
+  })
 
   it("the Effect API gives the typed client and the retrying runner", async () => {
     const agent = await Effect.runPromise(

@@ -15,6 +15,9 @@ export interface CallOptions {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 type Gateway = Effect.Effect.Success<ReturnType<typeof makeAgentGateway>>
+type Api = Gateway["api"]
+/** An org endpoint's request without its path (the org is the scope's). */
+type OrgRequest<F extends (request: any) => any> = Omit<Parameters<F>[0], "path" | "withResponse">
 
 export class AgentGateway {
   private readonly gateway: ReturnType<typeof makeAgentGateway>
@@ -112,6 +115,39 @@ export class AgentGateway {
   /** A gateway call: the provider's own parameters in, the provider's own answer out. */
   call(request: Mutable<typeof CallRequest.Type>, options?: CallOptions) {
     return this.run((api) => api.gateway.call({ payload: request }), options)
+  }
+
+  /**
+   * The endpoints under `/v1/orgs/{orgId}` for a script holding an org key (or a session):
+   * agents, usage, receipts, approvals and events.
+   */
+  org(orgId: string) {
+    const path = { orgId }
+    return {
+      agents: (request: OrgRequest<Api["agents"]["list"]>, options?: CallOptions) =>
+        this.run((api) => api.agents.list({ ...request, path }), options),
+      /** A new agent; the answer's `key` is shown only now. */
+      createAgent: (request: OrgRequest<Api["agents"]["create"]>, options?: CallOptions) =>
+        this.run((api) => api.agents.create({ ...request, path }), options),
+      usage: (request: OrgRequest<Api["usage"]["get"]>, options?: CallOptions) =>
+        this.run((api) => api.usage.get({ ...request, path }), options),
+      receipts: (request: OrgRequest<Api["orgPurchasing"]["receipts"]>, options?: CallOptions) =>
+        this.run((api) => api.orgPurchasing.receipts({ ...request, path }), options),
+      approvals: (request: OrgRequest<Api["orgPurchasing"]["approvals"]>, options?: CallOptions) =>
+        this.run((api) => api.orgPurchasing.approvals({ ...request, path }), options),
+      approve: (id: string, note?: string, options?: CallOptions) =>
+        this.run(
+          (api) => api.orgPurchasing.approve({ path: { orgId, id }, payload: note === undefined ? {} : { note } }),
+          options
+        ).then((answer) => answer.approval),
+      reject: (id: string, note?: string, options?: CallOptions) =>
+        this.run(
+          (api) => api.orgPurchasing.reject({ path: { orgId, id }, payload: note === undefined ? {} : { note } }),
+          options
+        ).then((answer) => answer.approval),
+      events: (request: OrgRequest<Api["events"]["list"]>, options?: CallOptions) =>
+        this.run((api) => api.events.list({ ...request, path }), options)
+    }
   }
 
   /** The gateway catalogue, priced for this key's plan. */
