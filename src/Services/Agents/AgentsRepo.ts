@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { AgentRecord } from "../../Domain/Agent.js"
+import { statementRows } from "../StatementRows.js"
 
 /**
  * SQL for agents and their keys (stored as SHA-256 hash and 12-character prefix). Rows are
@@ -41,26 +42,22 @@ export interface AgentChanges {
 export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const agentRows = statementRows(AgentRow)
     const columns = sql`id, org_id, name, mode, status, monthly_budget_credits, approval_threshold_credits,
       ip_allowlist, key_prefix, key_last_used_at, created_at`
 
     const insert = (agent: NewAgent) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: AgentRow,
-        execute: () =>
-          sql`
+      agentRows.single(sql`
             INSERT INTO agents (id, org_id, name, mode, status, monthly_budget_credits, approval_threshold_credits,
                                 ip_allowlist, key_hash, key_prefix, key_issued_at, created_at)
             VALUES (${agent.id}, ${agent.orgId}, ${agent.name}, ${agent.mode}, 'active',
                     ${agent.monthlyBudgetCredits.toString()},
                     ${agent.approvalThresholdCredits === null ? null : agent.approvalThresholdCredits.toString()},
                     ${
-            JSON.stringify(agent.ipAllowlist)
-          }::jsonb, ${agent.keyHash}, ${agent.keyPrefix}, ${agent.createdAt},
+        JSON.stringify(agent.ipAllowlist)
+      }::jsonb, ${agent.keyHash}, ${agent.keyPrefix}, ${agent.createdAt},
                     ${agent.createdAt})
-            RETURNING ${columns}`
-      })(undefined).pipe(Effect.orDie)
+            RETURNING ${columns}`).pipe(Effect.orDie)
 
     const countActive = SqlSchema.single({
       Request: Schema.String,
@@ -128,11 +125,9 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo"
           : sql`ip_allowlist = ${JSON.stringify(changes.ipAllowlist)}::jsonb`
       ].filter((set) => set !== undefined)
       if (sets.length === 0) return Effect.map(byId(agentId), Option.getOrThrow)
-      return SqlSchema.single({
-        Request: Schema.Void,
-        Result: AgentRow,
-        execute: () => sql`UPDATE agents SET ${sql.csv(sets)} WHERE id = ${agentId} RETURNING ${columns}`
-      })(undefined).pipe(Effect.orDie)
+      return agentRows.single(sql`UPDATE agents SET ${sql.csv(sets)} WHERE id = ${agentId} RETURNING ${columns}`).pipe(
+        Effect.orDie
+      )
     }
 
     /** Replaces the key (the old hash no longer matches anything) or, with null, removes it. */

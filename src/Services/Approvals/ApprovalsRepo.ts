@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
 import { isUuid } from "../../Domain/Ids.js"
 import type { ApprovalStatus } from "../../Domain/Purchasing.js"
+import { statementRows } from "../StatementRows.js"
 
 /** The approvals' tables: `purchase_approvals` (with its tool) and `approval_links`; rows decoded. */
 const Via = Schema.Literal("session", "org_key", "email_link")
@@ -72,6 +73,7 @@ const approvalColumns = `a.*, t.slug AS tool_slug, t.name AS tool_name, t.provid
 export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/ApprovalsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const approvalRows = statementRows(ApprovalRow)
     const cols = sql.unsafe(approvalColumns)
 
     const findById = SqlSchema.findOne({
@@ -162,15 +164,10 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
       const after = options.after === undefined
         ? sql`true`
         : sql`(a.created_at, a.id) < (${options.after.created_at}, ${options.after.id})`
-      return SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: ApprovalRow,
-        execute: () =>
-          sql`
+      return approvalRows.all(sql`
             SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id
             WHERE a.org_id = ${orgId} AND ${statusFilter} AND ${after}
-            ORDER BY a.created_at DESC, a.id DESC LIMIT ${options.limit}`
-      })(undefined).pipe(Effect.orDie)
+            ORDER BY a.created_at DESC, a.id DESC LIMIT ${options.limit}`).pipe(Effect.orDie)
     }
 
     const recordDecision = (approvalId: string, decision: Decision) =>

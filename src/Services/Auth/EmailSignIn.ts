@@ -1,10 +1,11 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schedule, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { normalizeEmail } from "../../Domain/Email.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
 import { InvalidToken } from "../../Errors/ApiErrors.js"
 import { Mailer } from "../Mailer/Mailer.js"
+import { statementRows } from "../StatementRows.js"
 import { MINUTE_MS } from "./Records.js"
 import { type Origin, Sessions } from "./Sessions.js"
 import { Users } from "./Users.js"
@@ -27,6 +28,7 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("Auth/EmailSignIn
   dependencies: [Sessions.Default, Users.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const spentTokenRows = statementRows(Schema.Struct({ email: Schema.String }))
     const mailer = yield* Mailer
     const sessions = yield* Sessions
     const users = yield* Users
@@ -58,15 +60,10 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("Auth/EmailSignIn
     const verify = (token: string, origin: Origin) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        const spent = yield* SqlSchema.findOne({
-          Request: Schema.Void,
-          Result: Schema.Struct({ email: Schema.String }),
-          execute: () =>
-            sql`
+        const spent = yield* spentTokenRows.one(sql`
               UPDATE sign_in_tokens SET used_at = ${now}
               WHERE token_hash = ${sha256Hex(token)} AND used_at IS NULL AND expires_at > ${now}
-              RETURNING email`
-        })(undefined).pipe(Effect.orDie)
+              RETURNING email`).pipe(Effect.orDie)
         if (Option.isNone(spent)) return yield* invalidLink
         const row = spent.value
         const { newUser, userId } = yield* users.signedIn(row.email, null)

@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Redacted, SynchronizedRef } from "effect"
 import { Schema } from "effect"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
@@ -7,6 +7,7 @@ import { EmailAddress } from "../../Domain/Email.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
 import { IdpFailed, InvalidState, NotConfigured, UnverifiedEmail } from "../../Errors/ApiErrors.js"
 import { ExternalFailure } from "../../Errors/ExternalFailure.js"
+import { statementRows } from "../StatementRows.js"
 import { AuthConfig, type IdpSettings } from "./AuthConfig.js"
 import { MINUTE_MS } from "./Records.js"
 import { type Origin, Sessions } from "./Sessions.js"
@@ -45,6 +46,7 @@ export class IdentityProvider extends Effect.Service<IdentityProvider>()("Auth/I
   dependencies: [AuthConfig.Default, Sessions.Default, Users.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const spentFlowRows = statementRows(Schema.Struct({ state: Schema.String }))
     const config = yield* AuthConfig
     const sessions = yield* Sessions
     const users = yield* Users
@@ -127,15 +129,10 @@ export class IdentityProvider extends Effect.Service<IdentityProvider>()("Auth/I
         if (handle === undefined || handle.length === 0) return yield* invalidState
         const params = new URLSearchParams(search)
         const now = new Date(yield* Clock.currentTimeMillis)
-        const spent = yield* SqlSchema.findOne({
-          Request: Schema.Void,
-          Result: Schema.Struct({ state: Schema.String }),
-          execute: () =>
-            sql`
+        const spent = yield* spentFlowRows.one(sql`
               UPDATE idp_sign_ins SET used_at = ${now}
               WHERE handle_hash = ${sha256Hex(handle)} AND used_at IS NULL AND expires_at > ${now}
-              RETURNING state`
-        })(undefined).pipe(Effect.orDie)
+              RETURNING state`).pipe(Effect.orDie)
         const flow = Option.getOrUndefined(spent)
         if (flow === undefined || params.get("state") !== flow.state) return yield* invalidState
         if (params.has("error")) {

@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { isUuid, OrgId } from "../../Domain/Ids.js"
+import { statementRows } from "../StatementRows.js"
 
 /**
  * Billing's SQL: payments, the per-org billing profile (saved card, auto-reload, plan
@@ -129,20 +130,17 @@ export const offSessionPayment = (input: {
 export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const paymentRows = statementRows(PaymentRow)
+    const takenRows = statementRows(Schema.Struct({ taken: Schema.Number }))
 
     // -- payments ----------------------------------------------------------------------------
 
     /** Writes a new payment; none when the org already used the idempotency key. */
     const insertPayment = (row: NewPayment) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: PaymentRow,
-        execute: () =>
-          sql`
+      paymentRows.one(sql`
             INSERT INTO payments ${sql.insert({ ...row, status: "creating" })}
             ON CONFLICT DO NOTHING
-            RETURNING *`
-      })(undefined).pipe(Effect.catchTag("ParseError", Effect.die))
+            RETURNING *`).pipe(Effect.catchTag("ParseError", Effect.die))
 
     const findPaymentRow = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: OrgIdText, id: Schema.String }),
@@ -189,11 +187,10 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
     // -- founding offer ----------------------------------------------------------------------
 
     /** Seats of the founding offer reserved or taken. */
-    const offerSeatsTaken = SqlSchema.single({
-      Request: Schema.Void,
-      Result: Schema.Struct({ taken: Schema.Number }),
-      execute: () => sql`SELECT count(*)::int AS taken FROM founding_offer_claims`
-    })(undefined).pipe(Effect.map((row) => row.taken), Effect.orDie)
+    const offerSeatsTaken = takenRows.single(sql`SELECT count(*)::int AS taken FROM founding_offer_claims`).pipe(
+      Effect.map((row) => row.taken),
+      Effect.orDie
+    )
 
     const findOfferClaim = SqlSchema.findOne({
       Request: OrgIdText,

@@ -1,7 +1,8 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
+import { statementRows } from "../StatementRows.js"
 import { PaymentProvider, type ProviderPayment, ProviderPaymentStatus } from "./PaymentProvider.js"
 
 /**
@@ -88,12 +89,13 @@ const columns =
 export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/SandboxPayments", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const intentRows = statementRows(SandboxRow)
     const cols = sql.unsafe(columns)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /** One sandbox payment intent, if the statement answers one. */
     const one = (statement: Statement.Statement<unknown>) =>
-      SqlSchema.findOne({ Request: Schema.Void, Result: SandboxRow, execute: () => statement })(undefined).pipe(
+      intentRows.one(statement).pipe(
         Effect.orDie
       )
 

@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Effect, Schema, Struct } from "effect"
 import {
   Availability,
@@ -7,6 +7,7 @@ import {
   type Category,
   type Provider
 } from "../../Domain/Catalogue.js"
+import { statementRows } from "../StatementRows.js"
 
 /** The columns every endpoint row shares with the public record. */
 export const endpointFields = Struct.pick(
@@ -50,6 +51,8 @@ const likeEscape = (word: string) => word.replace(/[\\%_]/g, (c) => `\\${c}`)
 export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("Catalogue/CatalogueRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const endpointRows = statementRows(EndpointRow)
+    const countsRows = statementRows(CountsRow)
 
     /** Inserts new records and refreshes descriptive fields; prices and availability already in the database are kept. */
     const upsert = (providers: ReadonlyArray<Provider>, endpoints: ReadonlyArray<CatalogueEntry>) =>
@@ -100,31 +103,21 @@ export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("Catalogue/Ca
         ...(filter.provider ? [sql`e.provider_id = ${filter.provider}`] : []),
         ...(filter.availability ? [sql`e.availability = ${filter.availability}`] : [])
       ]
-      return SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: EndpointRow,
-        execute: () =>
-          sql`
+      return endpointRows.all(sql`
             SELECT e.id, e.provider_id, p.name AS provider_name, e.name, e.category, e.method, e.path, e.path_params,
                    e.base_price_credits, e.availability, e.people_lookup_field
             FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
             ${clauses.length > 0 ? sql`WHERE ${sql.and(clauses)}` : sql``}
-            ORDER BY e.id`
-      })(undefined).pipe(Effect.orDie)
+            ORDER BY e.id`).pipe(Effect.orDie)
     }
 
-    const counts = SqlSchema.single({
-      Request: Schema.Void,
-      Result: CountsRow,
-      execute: () =>
-        sql`
+    const counts = countsRows.single(sql`
           SELECT (SELECT count(*) FROM providers) AS providers,
                  count(*) AS endpoints,
                  count(*) FILTER (WHERE availability = 'live') AS live,
                  count(*) FILTER (WHERE availability = 'on request') AS on_request,
                  count(DISTINCT category) AS categories
-          FROM catalogue_endpoints`
-    })(undefined).pipe(Effect.orDie)
+          FROM catalogue_endpoints`).pipe(Effect.orDie)
 
     return { upsert, search, counts }
   })

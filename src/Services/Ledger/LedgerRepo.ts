@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HoldId } from "../../Domain/Ids.js"
+import { statementRows } from "../StatementRows.js"
 import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
 
 /**
@@ -133,6 +134,11 @@ const holdColumns = `id, org_id, agent_id, amount, purpose, reference, test_mode
 export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const holdOutcomeRows = statementRows(HoldOutcome)
+    const heldRows = statementRows(Schema.Struct({ held: Schema.Number }))
+    const settleOutcomeRows = statementRows(SettleOutcome)
+    const balanceRowRows = statementRows(BalanceRow)
+    const balanceRows = statementRows(Balance)
     const holdCols = sql.unsafe(holdColumns)
 
     const insertEntries = (entries: ReadonlyArray<EntryInput>) =>
@@ -178,10 +184,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      * the caller releases at once. The flags after the outcome are a plain read, used only
      * to say which check refused.
      */
-    const holdLive = (hold: HoldInput) =>
-      SqlSchema.single({ Request: Schema.Void, Result: HoldOutcome, execute: () => holdLiveStatement(hold) })(
-        undefined
-      ).pipe(Effect.orDie)
+    const holdLive = (hold: HoldInput) => holdOutcomeRows.single(holdLiveStatement(hold)).pipe(Effect.orDie)
 
     const holdLiveStatement = (hold: HoldInput) => {
       const amount = hold.amount.toString()
@@ -231,11 +234,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
 
     /** A test-mode hold: the budget only, in one statement. */
     const holdTest = (hold: HoldInput) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: Schema.Struct({ held: Schema.Number }),
-        execute: () => holdTestStatement(hold)
-      })(undefined).pipe(Effect.map((row) => row.held > 0), Effect.orDie)
+      heldRows.single(holdTestStatement(hold)).pipe(Effect.map((row) => row.held > 0), Effect.orDie)
 
     const holdTestStatement = (hold: HoldInput) => {
       const amount = hold.amount.toString()
@@ -285,15 +284,11 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       const eventDue = signalEventDue
         ? sql`, CASE WHEN ${lowAlertFired} OR ${budgetAlertDue} THEN ledger_event_due() END AS event_due`
         : sql``
-      return SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: SettleOutcome,
-        execute: () =>
-          sql`
+      return settleOutcomeRows.one(sql`
         WITH h AS (
           UPDATE ledger_holds SET status = ${
-            captured > 0n ? "captured" : "released"
-          }, captured = ${c}, settled_at = ${now}
+        captured > 0n ? "captured" : "released"
+      }, captured = ${c}, settled_at = ${now}
           WHERE id = ${holdId} AND status = 'held' AND amount >= ${c}::bigint
           RETURNING id, org_id, agent_id, amount, purpose, test_mode OR refused AS no_credits, month, created_at
         ),
@@ -314,8 +309,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
               AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits),
             low_alert_fired_by = CASE
               WHEN ${
-            captured > 0n
-          } AND b.low_alert_armed AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits
+        captured > 0n
+      } AND b.low_alert_armed AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits
                 THEN h.id
               ELSE b.low_alert_fired_by END,
             updated_at = ${now}
@@ -334,17 +329,16 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
           WHERE NOT h.no_credits AND x.credits > 0
           RETURNING 1
         )${
-            alongside === undefined
-              ? sql``
-              : sql`, alongside AS (${alongside(settledCondition(sql`EXISTS (SELECT 1 FROM h)`))})`
-          }
+        alongside === undefined
+          ? sql``
+          : sql`, alongside AS (${alongside(settledCondition(sql`EXISTS (SELECT 1 FROM h)`))})`
+      }
         SELECT h.org_id, h.agent_id, h.amount::text AS amount, h.no_credits, to_char(h.month, 'YYYY-MM-DD') AS month,
                s.spent::text AS spent, s.alerted_80pct, s.budget::text AS budget, s.agent_name, s.agent_mode,
                (SELECT balance::text FROM o) AS balance, ${lowAlertFired} AS low_alert_fired,
                ${budgetAlertDue} AS budget_alert_due, (SELECT count(*) FROM e)::int AS entries${eventDue}
         FROM h
-        LEFT JOIN s ON true`
-      })(undefined).pipe(Effect.catchTag("ParseError", Effect.die))
+        LEFT JOIN s ON true`).pipe(Effect.catchTag("ParseError", Effect.die))
     }
 
     const settle = (
@@ -386,11 +380,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      * that hour.
      */
     const creditBalance = (orgId: string, amount: bigint, trialHour: Date | null, now: Date) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: BalanceRow,
-        execute: () =>
-          sql`
+      balanceRowRows.single(sql`
         UPDATE org_balances b SET
           balance = b.balance + ${amount.toString()},
           trial_window_spent = CASE
@@ -401,16 +391,11 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         FROM orgs o
         WHERE o.id = b.org_id AND b.org_id = ${orgId}
         RETURNING b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
-                  b.trial_window_spent`
-      })(undefined).pipe(Effect.orDie)
+                  b.trial_window_spent`).pipe(Effect.orDie)
 
     /** Adds credits from outside (top-up, adjustment, trial grant), creating the row. */
     const addCredits = (orgId: string, amount: bigint, funds: boolean, now: Date) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: Balance,
-        execute: () =>
-          sql`
+      balanceRows.single(sql`
         INSERT INTO org_balances AS b (org_id, balance, funded, low_alert_armed, updated_at)
         VALUES (${orgId}, ${amount.toString()}, ${funds}, true, ${now})
         ON CONFLICT (org_id) DO UPDATE SET
@@ -418,8 +403,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
           funded = b.funded OR excluded.funded,
           low_alert_armed = true,
           updated_at = excluded.updated_at
-        RETURNING balance`
-      })(undefined).pipe(Effect.map((row) => row.balance), Effect.orDie)
+        RETURNING balance`).pipe(Effect.map((row) => row.balance), Effect.orDie)
 
     const findBalance = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: Schema.String, lock: Schema.Boolean }),
@@ -436,15 +420,10 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
 
     /** Removes credits the caller has checked are there (under `lockBalance`). */
     const removeCredits = (orgId: string, amount: bigint, now: Date) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: Balance,
-        execute: () =>
-          sql`
+      balanceRows.single(sql`
             UPDATE org_balances SET balance = balance - ${amount.toString()}, updated_at = ${now}
             WHERE org_id = ${orgId}
-            RETURNING balance`
-      })(undefined).pipe(Effect.map((row) => row.balance), Effect.orDie)
+            RETURNING balance`).pipe(Effect.map((row) => row.balance), Effect.orDie)
 
     /**
      * Disarms the low-balance alert if it is armed and the balance is under the org's

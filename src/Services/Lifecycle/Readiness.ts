@@ -1,6 +1,7 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Context, Effect, Schema } from "effect"
 import { ServiceUnavailable } from "../../Errors/ApiErrors.js"
+import { statementRows } from "../StatementRows.js"
 import { Lifecycle } from "./Lifecycle.js"
 
 /** The newest migration this version of the code needs (provided by the migrations layer). */
@@ -15,17 +16,14 @@ export class Readiness extends Effect.Service<Readiness>()("Lifecycle/Readiness"
   effect: Effect.gen(function*() {
     const lifecycle = yield* Lifecycle
     const sql = yield* SqlClient.SqlClient
+    const latestRows = statementRows(Schema.Struct({ latest: Schema.NullOr(Schema.Number) }))
     const needed = yield* SchemaVersion
     const check = Effect.gen(function*() {
       const state = yield* lifecycle.state
       if (state.draining) {
         return yield* new ServiceUnavailable({ message: "Shutting down: not taking new requests" })
       }
-      const row = yield* SqlSchema.single({
-        Request: Schema.Void,
-        Result: Schema.Struct({ latest: Schema.NullOr(Schema.Number) }),
-        execute: () => sql`SELECT max(migration_id) AS latest FROM effect_sql_migrations`
-      })(undefined).pipe(
+      const row = yield* latestRows.single(sql`SELECT max(migration_id) AS latest FROM effect_sql_migrations`).pipe(
         Effect.timeout("2 seconds"),
         Effect.mapError(() => new ServiceUnavailable({ message: "The database does not answer" }))
       )

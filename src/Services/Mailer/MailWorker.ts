@@ -1,9 +1,10 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { runDispatcher } from "../Background/Dispatcher.js"
 import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
+import { statementRows } from "../StatementRows.js"
 import { Mailer, type MailMessage } from "./Mailer.js"
 
 /**
@@ -30,6 +31,7 @@ type ClaimedMail = typeof ClaimedMail.Type
 export const MailWorkerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const claimedRows = statementRows(ClaimedMail)
     const mailer = yield* Mailer
     const box = yield* SecretBox
 
@@ -49,9 +51,7 @@ export const MailWorkerLive = Layer.scopedDiscard(
           SET lease_until = ${new Date(now + Duration.toMillis(LEASE))}, lease_token = ${randomUUID()}
           FROM due WHERE m.id = due.id
           RETURNING m.id, m.message_enc, m.attempts, m.lease_token`
-        return yield* SqlSchema.findAll({ Request: Schema.Void, Result: ClaimedMail, execute: () => statement })(
-          undefined
-        )
+        return yield* claimedRows.all(statement)
       }).pipe(Effect.orDie)
 
     const failed = (row: ClaimedMail, error: string) =>

@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { statementRows } from "../StatementRows.js"
 
 /** SQL for org keys: the SHA-256 of the `ok_` secret and its 10-character prefix; rows decoded by `OrgKeyRow`. */
 export const OrgKeyRow = Schema.Struct({
@@ -28,6 +29,7 @@ export interface NewOrgKey {
 export class OrgKeysRepo extends Effect.Service<OrgKeysRepo>()("OrgKeys/OrgKeysRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const keyRows = statementRows(OrgKeyRow)
 
     const countActiveOf = SqlSchema.single({
       Request: Schema.String,
@@ -48,16 +50,11 @@ export class OrgKeysRepo extends Effect.Service<OrgKeysRepo>()("OrgKeys/OrgKeysR
     const countActive = (orgId: string) => countActiveOf(orgId).pipe(Effect.map((row) => row.n), Effect.orDie)
 
     const insert = (key: NewOrgKey) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: OrgKeyRow,
-        execute: () =>
-          sql`
+      keyRows.single(sql`
             INSERT INTO org_keys (id, org_id, name, scope, prefix, key_hash, created_by, created_by_email, created_at)
             VALUES (${key.id}, ${key.orgId}, ${key.name}, ${key.scope}, ${key.prefix}, ${key.hash}, ${key.createdBy},
                     ${key.createdByEmail}, ${key.createdAt})
-            RETURNING id, name, scope, prefix, created_by_email, created_at, last_used_at`
-      })(undefined).pipe(Effect.orDie)
+            RETURNING id, name, scope, prefix, created_by_email, created_at, last_used_at`).pipe(Effect.orDie)
 
     const listActive = (orgId: string) => listActiveOf(orgId).pipe(Effect.orDie)
 

@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { OrgId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
+import { statementRows } from "../StatementRows.js"
 
 /** SQL for orgs, memberships, invitations and data-deletion requests; rows decoded by their schemas. */
 const Role = Schema.Literal("owner", "member")
@@ -56,15 +57,13 @@ const OrgAt = Schema.Struct({ orgId: Schema.String, now: Schema.DateFromSelf })
 export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const orgRows = statementRows(OrgRow)
+    const inviteRows = statementRows(InviteRow)
+    const deletionRequestRows = statementRows(DeletionRequestRow)
 
     const insertOrg = (org: { id: string; name: string; createdAt: Date }) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: OrgRow,
-        execute: () =>
-          sql`INSERT INTO orgs (id, name, created_at) VALUES (${org.id}, ${org.name}, ${org.createdAt})
-              RETURNING id, name, plan, created_at`
-      })(undefined).pipe(Effect.orDie)
+      orgRows.single(sql`INSERT INTO orgs (id, name, created_at) VALUES (${org.id}, ${org.name}, ${org.createdAt})
+              RETURNING id, name, plan, created_at`).pipe(Effect.orDie)
 
     const insertMember = (orgId: string, userId: string, role: OrgRole, now: Date) =>
       sql`INSERT INTO org_members (org_id, user_id, role, created_at) VALUES (${orgId}, ${userId}, ${role}, ${now})`
@@ -169,17 +168,12 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
       createdAt: Date
       expiresAt: Date
     }) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: InviteRow,
-        execute: () =>
-          sql`
+      inviteRows.single(sql`
             INSERT INTO org_invites (id, org_id, email, role, token_hash, invited_by, invited_by_email, created_at,
                                      expires_at)
             VALUES (${invite.id}, ${invite.orgId}, ${invite.email}, ${invite.role}, ${invite.tokenHash},
                     ${invite.invitedBy}, ${invite.invitedByEmail}, ${invite.createdAt}, ${invite.expiresAt})
-            RETURNING id, org_id, email, role, invited_by_email, created_at, expires_at`
-      })(undefined).pipe(Effect.orDie)
+            RETURNING id, org_id, email, role, invited_by_email, created_at, expires_at`).pipe(Effect.orDie)
 
     const findPendingInvites = SqlSchema.findAll({
       Request: OrgAt,
@@ -225,16 +219,11 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
       reason: string | null
       createdAt: Date
     }) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: DeletionRequestRow,
-        execute: () =>
-          sql`
+      deletionRequestRows.single(sql`
             INSERT INTO deletion_requests (id, org_id, requested_by, requested_by_email, reason, status, created_at)
             VALUES (${request.id}, ${request.orgId}, ${request.userId}, ${request.email}, ${request.reason}, 'pending',
                     ${request.createdAt})
-            RETURNING id, status, reason, requested_by_email, created_at`
-      })(undefined).pipe(Effect.orDie)
+            RETURNING id, status, reason, requested_by_email, created_at`).pipe(Effect.orDie)
 
     const findDeletionRequests = SqlSchema.findAll({
       Request: Schema.String,

@@ -1,7 +1,8 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { type PlanId, plans } from "../../Domain/Plans.js"
 import { DailyQuotaExceeded } from "../../Errors/ApiErrors.js"
+import { statementRows } from "../StatementRows.js"
 
 /**
  * Daily recommend quotas per org and plan, counted per UTC day (reset 00:00 UTC): one
@@ -25,6 +26,7 @@ const UNLIMITED = 2_147_483_647
 export class RecommendQuota extends Effect.Service<RecommendQuota>()("Purchasing/RecommendQuota", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const usageRows = statementRows(Usage)
 
     const consume = (orgId: string, plan: PlanId, freeText: boolean) =>
       Effect.gen(function*() {
@@ -35,11 +37,7 @@ export class RecommendQuota extends Effect.Service<RecommendQuota>()("Purchasing
         const scoreLimit = terms.daily_score_lookups ?? UNLIMITED
         const textLimit = terms.daily_free_text_lookups ?? UNLIMITED
         const text = freeText ? 1 : 0
-        const counted = yield* SqlSchema.findOne({
-          Request: Schema.Void,
-          Result: Usage,
-          execute: () =>
-            sql`
+        const counted = yield* usageRows.one(sql`
           INSERT INTO recommend_usage (org_id, day, score_lookups, free_text_lookups)
           VALUES (${orgId}, ${day}, 1, ${text})
           ON CONFLICT (org_id, day) DO UPDATE
@@ -47,15 +45,11 @@ export class RecommendQuota extends Effect.Service<RecommendQuota>()("Purchasing
                 free_text_lookups = recommend_usage.free_text_lookups + ${text}
             WHERE recommend_usage.score_lookups + 1 <= ${scoreLimit}
               AND recommend_usage.free_text_lookups + ${text} <= ${textLimit}
-          RETURNING score_lookups, free_text_lookups`
-        })(undefined).pipe(Effect.orDie)
+          RETURNING score_lookups, free_text_lookups`).pipe(Effect.orDie)
         if (Option.isNone(counted)) {
-          const current = yield* SqlSchema.findOne({
-            Request: Schema.Void,
-            Result: Usage,
-            execute: () =>
-              sql`SELECT score_lookups, free_text_lookups FROM recommend_usage WHERE org_id = ${orgId} AND day = ${day}`
-          })(undefined).pipe(Effect.orDie)
+          const current = yield* usageRows.one(
+            sql`SELECT score_lookups, free_text_lookups FROM recommend_usage WHERE org_id = ${orgId} AND day = ${day}`
+          ).pipe(Effect.orDie)
           const which = Option.isSome(current) && current.value.score_lookups >= scoreLimit
             ? `score lookups (${scoreLimit})`
             : `free-text lookups (${textLimit})`

@@ -1,7 +1,8 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { commonLimits } from "../../Domain/Plans.js"
 import { AupLimit, ProviderQuota } from "../../Errors/ApiErrors.js"
+import { statementRows } from "../StatementRows.js"
 import type { AfterQuota, QuotaPassed } from "./QuotaFence.js"
 
 /**
@@ -62,6 +63,8 @@ const aupLimit = (domain: string) =>
 export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const countedRows = statementRows(Counted)
+    const countsRows = statementRows(Counts)
 
     /**
      * Counts one call against the limits in one statement, or fails without counting.
@@ -96,9 +99,7 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
         }
           SELECT (SELECT count(*) FROM q)::int AS calls, (SELECT count(*) FROM l)::int AS lookups,
                  (SELECT count(*) FROM passed)::int AS passed`
-        const row = yield* SqlSchema.single({ Request: Schema.Void, Result: Counted, execute: () => statement })(
-          undefined
-        ).pipe(Effect.orDie)
+        const row = yield* countedRows.single(statement).pipe(Effect.orDie)
         if (row.calls === 0) return yield* providerQuota(request)
         if (row.passed === 0) {
           // The provider's count was taken but the people lookup refused: give it back.
@@ -131,18 +132,13 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
     /** Checks the limits without counting (test keys rehearse them without using them up). */
     const check = (request: QuotaRequest) =>
       Effect.gen(function*() {
-        const row = yield* SqlSchema.single({
-          Request: Schema.Void,
-          Result: Counts,
-          execute: () =>
-            sql`
+        const row = yield* countsRows.single(sql`
           SELECT
             (SELECT calls FROM provider_daily_calls
               WHERE org_id = ${request.orgId} AND provider_id = ${request.providerId} AND day = ${request.day}) AS calls,
             (SELECT lookups FROM people_lookups_daily
               WHERE org_id = ${request.orgId} AND domain = ${request.peopleDomain ?? ""} AND day = ${request.day})
-              AS lookups`
-        })(undefined).pipe(Effect.orDie)
+              AS lookups`).pipe(Effect.orDie)
         if ((row.calls ?? 0) >= request.dailyCap) return yield* providerQuota(request)
         if (request.peopleDomain !== null && (row.lookups ?? 0) >= PEOPLE_LOOKUPS_PER_DOMAIN_PER_DAY) {
           return yield* aupLimit(request.peopleDomain)

@@ -1,11 +1,12 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Config, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { iso } from "../../Domain/Timestamps.js"
 import { AppConfig } from "../AppConfig.js"
 import { runDispatcher } from "../Background/Dispatcher.js"
 import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
+import { statementRows } from "../StatementRows.js"
 import { policyFor } from "./AddressPolicy.js"
 import { deliveryHeaders } from "./Signature.js"
 import { postWebhook } from "./WebhookHttp.js"
@@ -56,6 +57,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
   dependencies: [SecretBox.Default, WebhooksRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const claimedRows = statementRows(ClaimedDelivery)
     const repo = yield* WebhooksRepo
     const box = yield* SecretBox
     const config = yield* AppConfig
@@ -107,9 +109,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
           WHERE d.id = chosen.id AND e.id = d.event_id AND w.id = d.endpoint_id
           RETURNING d.id, d.endpoint_id, d.attempts, d.lease_token, d.event_id, e.type AS event_type, e.data AS event_data,
                     e.created_at AS event_created_at, w.url, w.secret_enc`
-        return yield* SqlSchema.findAll({ Request: Schema.Void, Result: ClaimedDelivery, execute: () => statement })(
-          undefined
-        )
+        return yield* claimedRows.all(statement)
       }).pipe(Effect.orDie)
 
     /** Records the outcome of a try, guarded by the lease token (a stale worker changes nothing). */
