@@ -3,7 +3,6 @@ import { Cause, Duration, Effect, Exit, FiberRef, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ApprovalRequired, CheckFailed } from "../../../src/Errors/ApiErrors.js"
 import { Api } from "../../../src/Http/Api.js"
-
 import { clientError, isErrorCode, ServiceError, serviceError } from "./errors.js"
 import { delayMs, type RetryPolicy, retryPolicy, shouldRetry } from "./retry.js"
 

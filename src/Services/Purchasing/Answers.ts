@@ -34,7 +34,10 @@ export interface AnswerContext {
   readonly tool: ToolRef & { readonly check_id: string; readonly check_version: string }
 }
 
-export const directAnswer = (context: AnswerContext, rows: ReadonlyArray<ItemRow>) =>
+export const directAnswer = (
+  context: AnswerContext,
+  rows: ReadonlyArray<ItemRow>
+): Effect.Effect<ExecuteResult | CheckFailed, ProviderError> =>
   Effect.gen(function*() {
     const charged = rows.filter((row) => row.status === "passed" || row.status === "partial")
     if (charged.length === 0) {
@@ -82,5 +85,5 @@ export const directAnswer = (context: AnswerContext, rows: ReadonlyArray<ItemRow
       },
       fallback_used: rows.some((row) => row.fallback_from !== null),
       items: rows.map(resultItemView)
-    } satisfies ExecuteResult as ExecuteResult | CheckFailed
+    } satisfies ExecuteResult
   })
