@@ -47,10 +47,6 @@ export const ToolEntry = Schema.Struct({
 })
 export type ToolEntry = typeof ToolEntry.Type
 
-/** A tool can be bought when it is live, priced and may be resold. */
-export const isPurchasable = (tool: Pick<ToolEntry, "status" | "price_per_success_credits" | "resale_rights">) =>
-  tool.status === "live" && tool.price_per_success_credits !== null && tool.resale_rights
-
 /** The public tool record of `GET /v1/tools`. */
 export const Tool = Schema.Struct({
   id: Schema.String,
@@ -58,6 +54,11 @@ export const Tool = Schema.Struct({
   price_per_success: Schema.NullOr(Amount),
   status: ToolStatus,
   purchasable: Schema.Boolean,
+  unavailable_reasons: Schema.Array(Schema.String).annotations({
+    description:
+      "Why the tool is not sold now (empty when it is): tool_paused, information_only, or the publishing gates it fails (resale_rights_missing, price_missing, adapter_not_ready, benchmark_missing, below_accuracy_floor)"
+  }),
+  paused_reason: Schema.NullOr(Schema.String),
   input: ToolInput,
   check: Check,
   latest_benchmark: Benchmark

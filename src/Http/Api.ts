@@ -11,6 +11,7 @@ import {
 import { wire } from "../Errors/Wire.js"
 import { AccountGroup } from "./Groups/AccountGroup.js"
 import { AdminSessionGroup, AdminSignInGroup } from "./Groups/AdminAuthGroup.js"
+import { AdminAuditGroup, AdminGatewayGroup, AdminOrgsGroup, AdminToolsGroup } from "./Groups/AdminOperationsGroup.js"
 import { AgentSelfGroup, AgentsGroup } from "./Groups/AgentsGroup.js"
 import { AuthGroup, AuthSessionGroup } from "./Groups/AuthGroup.js"
 import { AdminBillingGroup, BillingGroup, PaymentWebhookGroup, SandboxPaymentsGroup } from "./Groups/BillingGroup.js"
@@ -60,6 +61,10 @@ export class Api extends HttpApi.make("service")
   .add(PaymentWebhookGroup)
   .add(SandboxPaymentsGroup)
   .add(AdminBillingGroup)
+  .add(AdminToolsGroup)
+  .add(AdminOrgsGroup)
+  .add(AdminGatewayGroup)
+  .add(AdminAuditGroup)
   .add(UsageGroup)
   .add(HealthGroup)
   .addError(wire(InvalidInput))

@@ -6,6 +6,12 @@ import { Api } from "../Http/Api.js"
 import { ClientAddress } from "../Http/ClientAddress.js"
 import { AccountHandlers } from "../Http/Handlers/AccountHandlers.js"
 import { AdminSessionHandlers, AdminSignInHandlers } from "../Http/Handlers/AdminAuthHandlers.js"
+import {
+  AdminAuditHandlers,
+  AdminGatewayHandlers,
+  AdminOrgsHandlers,
+  AdminToolsHandlers
+} from "../Http/Handlers/AdminOperationsHandlers.js"
 import { AgentSelfHandlers, AgentsHandlers } from "../Http/Handlers/AgentsHandlers.js"
 import { AuthHandlers, AuthSessionHandlers } from "../Http/Handlers/AuthHandlers.js"
 import {
@@ -66,12 +72,18 @@ import { Notifications } from "../Services/Notifications/Notifications.js"
 import { Backlogs } from "../Services/Observability/Backlogs.js"
 import { ObservabilityConfig } from "../Services/Observability/ObservabilityConfig.js"
 import { OrgKeys } from "../Services/OrgKeys/OrgKeys.js"
+import { AuditLog } from "../Services/Operations/AuditLog.js"
+import { CreditAdjustments } from "../Services/Operations/CreditAdjustments.js"
+import { EndpointOpenings } from "../Services/Operations/EndpointOpenings.js"
+import { GatewaySettings } from "../Services/Operations/GatewaySettings.js"
+import { OrgPlans } from "../Services/Operations/OrgPlans.js"
 import { Orgs } from "../Services/Orgs/Orgs.js"
 import { PublicUrl } from "../Services/PublicUrl.js"
 import { JobWorkersLive } from "../Services/Purchasing/Jobs.js"
 import { PurchasingLive } from "../Services/Purchasing/PurchasingLive.js"
 import { RateLimiter, RateLimitStoreLive } from "../Services/RateLimiter/RateLimiter.js"
 import { SmsLive } from "../Services/Sms/Sms.js"
+import { ToolAdmin } from "../Services/Tools/ToolAdmin.js"
 import { Tools } from "../Services/Tools/Tools.js"
 import { Usage } from "../Services/Usage/Usage.js"
 import { Waitlist } from "../Services/Waitlist/Waitlist.js"
@@ -155,7 +167,13 @@ const Services = Layer.mergeAll(
   PurchasingLive,
   BillingLive,
   Usage.Default.pipe(Layer.provide(LedgerLive)),
-  Readiness.Default
+  Readiness.Default,
+  ToolAdmin.Default,
+  AuditLog.Default,
+  CreditAdjustments.Default.pipe(Layer.provide(LedgerLive)),
+  OrgPlans.Default,
+  GatewaySettings.Default,
+  EndpointOpenings.Default
 ).pipe(Layer.provideMerge(Infrastructure))
 
 const Middlewares = Layer.mergeAll(
@@ -199,6 +217,10 @@ const Handlers = Layer.mergeAll(
   PaymentWebhookHandlers,
   SandboxPaymentsHandlers,
   AdminBillingHandlers,
+  AdminToolsHandlers,
+  AdminOrgsHandlers,
+  AdminGatewayHandlers,
+  AdminAuditHandlers,
   UsageHandlers,
   HealthHandlers
 ).pipe(Layer.provide(Middlewares))

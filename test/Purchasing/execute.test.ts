@@ -74,7 +74,7 @@ describe("POST /v1/execute: refusals", () => {
     expect(at.json.charged).toEqual({ credits: "120", usd: "0.120" })
   })
 
-  it("answers 409 tool_paused for a paused tool and 409 not_purchasable for information-only or unpriced tools", async () => {
+  it("answers 409 tool_paused for a paused tool, 409 not_purchasable for an information-only one and 409 tool_unavailable for an unpriced live one", async () => {
     const { agent } = await seedBuyer(world)
     const paused = await execute(agent.key, { tool: "snov-email-finder", inputs: [emailFindInput(1)] })
     expect(paused.status).toBe(409)
@@ -84,7 +84,8 @@ describe("POST /v1/execute: refusals", () => {
     expect(info.json.error.code).toBe("not_purchasable")
     const unpriced = await execute(agent.key, { tool: "emailable-verify", inputs: [{ email: "a@acme.com" }] })
     expect(unpriced.status).toBe(409)
-    expect(unpriced.json.error.code).toBe("not_purchasable")
+    expect(unpriced.json.error.code).toBe("tool_unavailable")
+    expect(unpriced.json.error.message).toContain("no price_per_success_credits")
   })
 
   it("answers 501 live_execute_unavailable to live agents", async () => {

@@ -92,6 +92,18 @@ const missing = (part: string, option: string): never => {
   throw new Error(`This world has no ${part}: start it with startWorld(label, { ${option}: true })`)
 }
 
+/**
+ * The fixture "every tool was benchmarked today": a copy of each tool's latest report dated
+ * today, so the publishing gate on a benchmark's age (35 days) holds whatever day the suite
+ * runs. Suites about that gate write their own reports.
+ */
+const benchmarkedToday = (db: TestDatabase) =>
+  db.query(`
+    INSERT INTO tool_benchmarks (tool_id, date, sample_size, accuracy, coverage, latency_p50_ms, latency_p95_ms)
+    SELECT DISTINCT ON (tool_id) tool_id, current_date, sample_size, accuracy, coverage, latency_p50_ms, latency_p95_ms
+    FROM tool_benchmarks ORDER BY tool_id, date DESC
+    ON CONFLICT (tool_id, date) DO NOTHING`)
+
 export const startWorld = async (label: string, options: WorldOptions = {}): Promise<World> => {
   const db = await createTestDatabase(label)
   const stops: Array<() => Promise<void>> = [() => db.drop()]
@@ -136,6 +148,7 @@ export const startWorld = async (label: string, options: WorldOptions = {}): Pro
     stops.push(() => server.close())
     // After the server: its start runs the migrations that create the catalogue tables.
     if (fake) await seedTestCatalogue(db)
+    await benchmarkedToday(db)
     const emitter = options.emitter ? started(eventEmitter(db, {}, clock)) : undefined
     let ledger: LedgerRuntime | undefined
 

@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { EmailAddress } from "../../Domain/Email.js"
+import { OpeningRequest } from "../../Domain/Operations.js"
 import { Conflict, Forbidden, LastOwner, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth, SessionOnly } from "../Security/AuthTags.js"
@@ -76,6 +77,29 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
     HttpApiEndpoint.get("deletionRequests", "/v1/orgs/:orgId/deletion-requests")
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({ deletion_requests: Schema.Array(DeletionRequest) }))
+  )
+  .add(
+    HttpApiEndpoint.post("requestOpening", "/v1/orgs/:orgId/endpoint-requests")
+      .setPath(OrgPath)
+      .setPayload(Schema.Struct({
+        endpoint: Schema.String.pipe(Schema.maxLength(200)),
+        note: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(2000))))
+      }))
+      .addSuccess(Schema.Struct({ request: OpeningRequest }), { status: 201 })
+      .addError(wire(Forbidden))
+      .addError(wire(Conflict))
+      .annotate(
+        OpenApi.Description,
+        "Owner: asks for an on-request gateway endpoint to be opened for the org; administrators see it in their queue."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("openings", "/v1/orgs/:orgId/endpoint-openings")
+      .setPath(OrgPath)
+      .addSuccess(Schema.Struct({
+        openings: Schema.Array(Schema.Struct({ endpoint_id: Schema.String, opened_at: Schema.String })),
+        requests: Schema.Array(OpeningRequest)
+      }))
   )
   .addError(wire(NotFound))
   .middleware(OrgAuth)

@@ -45,6 +45,7 @@ import {
   ReasonRequired,
   RequestInProgress,
   ToolPaused,
+  ToolUnavailable,
   TrialLimit,
   UnknownTaskType,
   UnknownTool
@@ -84,6 +85,7 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .addError(wire(UnknownTool))
       .addError(wire(ToolPaused))
       .addError(wire(NotPurchasable))
+      .addError(wire(ToolUnavailable))
       .addError(wire(LiveExecuteUnavailable))
       .addError(wire(PriceAboveMax))
       .addError(wire(ApprovalExpired))

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import { NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
-import { CurrentActor } from "../../Services/Auth/Current.js"
+import { CurrentActor, CurrentAdmin } from "../../Services/Auth/Current.js"
 import { requireOwner } from "../../Services/Auth/Roles.js"
 import { AutoReload } from "../../Services/Billing/AutoReload.js"
 import { BillingRepo } from "../../Services/Billing/BillingRepo.js"
@@ -14,7 +14,7 @@ import { PlanChanges } from "../../Services/Billing/PlanChanges.js"
 import { SandboxPayments } from "../../Services/Billing/SandboxProvider.js"
 import { providerLabel, Summary } from "../../Services/Billing/Summary.js"
 import { TopUps } from "../../Services/Billing/TopUps.js"
-import { Ledger } from "../../Services/Ledger/Ledger.js"
+import { CreditAdjustments } from "../../Services/Operations/CreditAdjustments.js"
 import { Api } from "../Api.js"
 
 const nextStep = (kind: "stripe" | "sandbox" | "off", started: StartedPayment) => {
@@ -160,13 +160,14 @@ export const SandboxPaymentsHandlers = HttpApiBuilder.group(
 
 export const AdminBillingHandlers = HttpApiBuilder.group(Api, "adminBilling", (handlers) =>
   Effect.gen(function*() {
-    const ledger = yield* Ledger
+    const credits = yield* CreditAdjustments
     const repo = yield* BillingRepo
     return handlers.handle("unfreeze", ({ path }) =>
       Effect.gen(function*() {
         const org = yield* repo.org(path.orgId)
         if (Option.isNone(org)) return yield* new NotFound({ message: "No such org" })
-        yield* ledger.setFrozen(org.value.id, false)
+        const admin = yield* CurrentAdmin
+        yield* credits.unfreeze({ admin_id: admin.admin_id, email: admin.email }, org.value.id, undefined)
         return { org_id: path.orgId, credits_frozen: false as const }
       }))
   }))

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentActor } from "../../Services/Auth/Current.js"
+import { EndpointOpenings } from "../../Services/Operations/EndpointOpenings.js"
 import { Orgs } from "../../Services/Orgs/Orgs.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
@@ -8,6 +9,7 @@ import { Api } from "../Api.js"
 export const OrgsHandlers = HttpApiBuilder.group(Api, "orgs", (handlers) =>
   Effect.gen(function*() {
     const orgs = yield* Orgs
+    const openings = yield* EndpointOpenings
     const baseUrl = yield* PublicUrl
     return handlers
       .handle("get", () => Effect.map(Effect.flatMap(CurrentActor, orgs.get), (org) => ({ org })))
@@ -39,4 +41,11 @@ export const OrgsHandlers = HttpApiBuilder.group(Api, "orgs", (handlers) =>
         }))
       .handle("deletionRequests", () =>
         Effect.map(Effect.flatMap(CurrentActor, orgs.deletionRequests), (deletion_requests) => ({ deletion_requests })))
+      .handle("requestOpening", ({ payload }) =>
+        Effect.gen(function*() {
+          const actor = yield* CurrentActor
+          const note = payload.note?.trim() || null
+          return { request: yield* openings.request(actor, payload.endpoint, note) }
+        }))
+      .handle("openings", () => Effect.flatMap(CurrentActor, (actor) => openings.forOrg(actor.org_id)))
   }))

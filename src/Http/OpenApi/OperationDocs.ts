@@ -98,6 +98,11 @@ export const operationDocs: Record<string, OperationDoc> = {
   "orgs.revokeInvite": doc("Revoke an invitation", "The mailed link stops working and the seat is free again."),
   "orgs.requestDeletion": summary("Request data deletion"),
   "orgs.deletionRequests": doc("List deletion requests", "The org's data-deletion requests and their state."),
+  "orgs.requestOpening": summary("Ask for an endpoint to be opened"),
+  "orgs.openings": doc(
+    "Endpoint openings",
+    "The on-request endpoints open for this org, and its requests with their state."
+  ),
   "agents.create": doc(
     "Create an agent",
     "A new agent with its budget, approval threshold and IP allowlist; its key is shown once."
@@ -181,6 +186,39 @@ export const operationDocs: Record<string, OperationDoc> = {
   "paymentWebhook.receive": summary("Payment provider events"),
   "sandboxPayments.confirm": summary("Pay in the sandbox"),
   "adminBilling.unfreeze": summary("Unfreeze an org's credits"),
+  "adminTools.list": doc(
+    "List tools (administrators)",
+    "Every tool, unpublished ones included, with its gates, adapter check, scheduled price and pause reason."
+  ),
+  "adminTools.create": summary("Create a tool"),
+  "adminTools.update": doc("Edit a tool", "Changes the descriptive fields, resale rights, adapter endpoint or check."),
+  "adminTools.publish": summary("Publish a tool"),
+  "adminTools.pause": summary("Pause a tool"),
+  "adminTools.resume": summary("Resume a tool"),
+  "adminTools.price": summary("Change a tool's price"),
+  "adminTools.checkAdapter": doc(
+    "Check a tool's adapter",
+    "Runs the health check of the tool's provider connection now and keeps the result."
+  ),
+  "adminOrgs.adjust": summary("Adjust an org's credits"),
+  "adminOrgs.freeze": summary("Freeze an org's credits"),
+  "adminOrgs.plan": doc("Change an org's plan", "Moves the org to another plan without a payment, with a reason."),
+  "adminOrgs.openEndpoint": summary("Open an endpoint for an org"),
+  "adminOrgs.closeEndpoint": doc(
+    "Close an endpoint for an org",
+    "The org's agents get 409 endpoint_on_request again."
+  ),
+  "adminGateway.switch": summary("Switch the gateway on or off"),
+  "adminGateway.providerCap": doc(
+    "Change a provider's daily call cap",
+    "Each org's daily calls to the provider are capped at this number (429 provider_quota)."
+  ),
+  "adminGateway.openingRequests": doc(
+    "Queue of opening requests",
+    "Orgs' requests to open on-request endpoints, oldest first; filter by status."
+  ),
+  "adminGateway.declineOpening": doc("Decline an opening request", "Declines a pending request with a written reason."),
+  "adminAudit.list": summary("Read the audit log"),
   "usage.get": doc(
     "Org balance and usage",
     "Balance, trial, frozen state, spend per agent and per day, and the top endpoints and tools by spend over a date range (default: this month)."

@@ -8,6 +8,7 @@ import ledgerSignal from "./0007_ledger_signal.js"
 import billing from "./0008_billing.js"
 import idempotencyLease from "./0009_idempotency_lease.js"
 import idempotencyAnswers from "./0010_idempotency_answers.js"
+import operations from "./0011_operations.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -20,7 +21,8 @@ export const migrations = {
   "0007_ledger_signal": ledgerSignal,
   "0008_billing": billing,
   "0009_idempotency_lease": idempotencyLease,
-  "0010_idempotency_answers": idempotencyAnswers
+  "0010_idempotency_answers": idempotencyAnswers,
+  "0011_operations": operations
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */

@@ -192,6 +192,18 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
      * The approval a retried purchase names: it must be this agent's, not expired, not
      * rejected, decided, unused and for exactly this tool, these inputs and this amount.
      */
+    /**
+     * The per-item price a granted approval locked for this tool, so a purchase retried under
+     * it pays what was approved even after the tool's price changed; null otherwise (the
+     * approval is then judged by forPurchase).
+     */
+    const lockedPrice = (agentId: string, approvalId: string, toolId: string) =>
+      Effect.map(repo.byId(approvalId, false), (found) =>
+        Option.isSome(found) && found.value.agent_id === agentId && found.value.status === "approved" &&
+          found.value.tool_id === toolId && found.value.item_count > 0
+          ? found.value.amount_credits / BigInt(found.value.item_count)
+          : null)
+
     const forPurchase = (
       agentId: string,
       approvalId: string,
@@ -350,6 +362,6 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
         return { decision: found.decision, approval }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
-    return { request, forPurchase, consume, get, list, decide, linkPreview, decideByLink } as const
+    return { request, lockedPrice, forPurchase, consume, get, list, decide, linkPreview, decideByLink } as const
   })
 }) {}

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Cache, Clock, Config, Duration, Effect, Fiber, FiberSet, Option } from "effect"
+import { Cache, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { placeholdersOf } from "../../Domain/Catalogue.js"
 import type { CallRequest } from "../../Domain/GatewayCall.js"
@@ -14,6 +14,8 @@ import {
 } from "../../Errors/ApiErrors.js"
 import type { AuthenticatedAgent } from "../Auth/Current.js"
 import { Ledger } from "../Ledger/Ledger.js"
+import { EndpointOpenings } from "../Operations/EndpointOpenings.js"
+import { GatewaySettings } from "../Operations/GatewaySettings.js"
 import { dayOf } from "../Ledger/Time.js"
 import { Providers } from "../Providers/Providers.js"
 import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"
@@ -73,14 +75,21 @@ export interface CallResult {
 const holdTtlMs = (timeoutMs: number) => 2 * timeoutMs + 5_000
 
 export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
-  dependencies: [GatewayRepo.Default, Providers.Default, Quotas.Default],
+  dependencies: [
+    GatewayRepo.Default,
+    Providers.Default,
+    Quotas.Default,
+    GatewaySettings.Default,
+    EndpointOpenings.Default
+  ],
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* GatewayRepo
     const providers = yield* Providers
     const quotas = yield* Quotas
     const ledger = yield* Ledger
-    const enabled = yield* Config.boolean("GATEWAY_ENABLED").pipe(Config.withDefault(true))
+    const settings = yield* GatewaySettings
+    const openings = yield* EndpointOpenings
     const inFlight = yield* FiberSet.make<unknown, never>()
 
     // Endpoint records change rarely (a price or availability edit); a short cache spares
@@ -94,7 +103,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
     /** Validates the request and prices it; nothing is held yet. */
     const prepare = (agent: AuthenticatedAgent, input: CallRequest) =>
       Effect.gen(function*() {
-        if (!enabled) {
+        if (!(yield* settings.gatewayEnabled)) {
           return yield* new EndpointUnavailable({ message: "The gateway is switched off for now; retry later" })
         }
         // The shape (objects, a non-negative max_price, an endpoint id) is decoded by each
@@ -106,7 +115,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
           return yield* new UnknownEndpoint({ message: `No endpoint ${input.endpoint}; see GET /v1/endpoints` })
         }
         const endpoint = found.value
-        if (endpoint.availability !== "live") {
+        if (endpoint.availability !== "live" && !(yield* openings.isOpen(agent.org_id, endpoint.id))) {
           return yield* new EndpointOnRequest({
             message: `${endpoint.id} is opened per customer; ask us to open it for your org`
           })

@@ -28,6 +28,11 @@ import { sandboxAnswer } from "./Sandbox.js"
 export const providerEnvName = (providerId: string) =>
   `PROVIDER_${providerId.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_API_KEY`
 
+export interface AdapterHealth {
+  readonly ok: boolean
+  readonly problem: string | null
+}
+
 export type Route = { readonly _tag: "upstream"; readonly base: string } | { readonly _tag: "sandbox" } | {
   readonly _tag: "direct"
 }
@@ -181,6 +186,41 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
         )
       })
 
-    return { send, route, timeoutMs } as const
+    /**
+     * The health check of a provider connection (a tool's adapter): the sandbox always
+     * works; otherwise the credential must be configured (direct route) and the provider's
+     * base address must answer a GET with anything but a 5xx within 10 s.
+     */
+    const health = (endpoint: EndpointRecord): Effect.Effect<AdapterHealth> =>
+      Effect.gen(function*() {
+        if (route._tag === "sandbox") return { ok: true, problem: null }
+        if (route._tag === "direct" && Option.isNone(yield* apiKeyOf(endpoint.provider.id))) {
+          return { ok: false, problem: `${providerEnvName(endpoint.provider.id)} is not set` }
+        }
+        const base = route._tag === "upstream"
+          ? joinUrl(route.base, `${encodeURIComponent(endpoint.provider.id)}/`)
+          : endpoint.baseUrl ?? endpoint.provider.baseUrl
+        return yield* sendHttp({ method: "GET", url: base, headers: { accept: "application/json" }, body: undefined })
+          .pipe(
+            Effect.map((answer): AdapterHealth =>
+              answer.status >= 500
+                ? { ok: false, problem: `${endpoint.provider.id} answered HTTP ${answer.status}` }
+                : { ok: true, problem: null }
+            ),
+            Effect.timeoutTo({
+              duration: Duration.seconds(10),
+              onSuccess: (health) => health,
+              onTimeout: (): AdapterHealth => ({ ok: false, problem: `${endpoint.provider.id} did not answer in 10 s` })
+            }),
+            Effect.catchAll((error) =>
+              Effect.succeed<AdapterHealth>({
+                ok: false,
+                problem: `${endpoint.provider.id} could not be reached (${error._tag})`
+              })
+            )
+          )
+      })
+
+    return { send, health, route, timeoutMs } as const
   })
 }) {}

@@ -16,6 +16,7 @@ import {
 } from "../../Errors/ApiErrors.js"
 import type { AdminUser, AuthenticatedAgent } from "../Auth/Current.js"
 import { Events } from "../Events/Events.js"
+import { AuditLog } from "../Operations/AuditLog.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { type DisputeRow, DisputesRepo } from "./DisputesRepo.js"
 import { ItemsRepo } from "./ItemsRepo.js"
@@ -45,13 +46,14 @@ const view = (row: DisputeRow): Dispute => ({
 })
 
 export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", {
-  dependencies: [ItemsRepo.Default, ReceiptsRepo.Default, DisputesRepo.Default],
+  dependencies: [ItemsRepo.Default, ReceiptsRepo.Default, DisputesRepo.Default, AuditLog.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const itemRows = yield* ItemsRepo
     const receiptRows = yield* ReceiptsRepo
     const rows = yield* DisputesRepo
     const ledger = yield* Ledger
+    const audit = yield* AuditLog
     const events = yield* Events
 
     const notFound = new NotFound({ message: "No dispute with that id" })
@@ -173,7 +175,16 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
               note
             }
           })
-          return view(Option.getOrThrow(yield* byId(row.id, false)))
+          const decided = view(Option.getOrThrow(yield* byId(row.id, false)))
+          yield* audit.record({ admin_id: admin.admin_id, email: admin.email }, {
+            action: "dispute.decide",
+            target_type: "dispute",
+            target_id: row.id,
+            reason: note,
+            before: { status: row.status },
+            after: { status: decision, refunded_credits: refunded }
+          })
+          return decided
         })).pipe(
           Effect.catchTags({
             SqlError: Effect.die,

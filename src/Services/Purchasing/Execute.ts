@@ -361,7 +361,10 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     ) =>
       Effect.gen(function*() {
         const tool = yield* toolOf(request.tool)
-        const terms = yield* purchaseTerms(tool, request)
+        const lockedPrice = request.approval_id === undefined
+          ? null
+          : yield* approvals.lockedPrice(agent.id, request.approval_id, tool.id)
+        const terms = yield* purchaseTerms(tool, request, { now: yield* now, lockedPrice })
         const approval = yield* approvalFor(agent, request, tool, terms, sha256OfCanonical(request.inputs), baseUrl)
         if (approval._tag === "Required") return approval.answer as ExecuteAnswer
 

@@ -1,12 +1,13 @@
 import { Effect } from "effect"
 import type { ExecuteRequest } from "../../Domain/Purchasing.js"
-import { isPurchasable } from "../../Domain/Tool.js"
-import { InvalidInput, NotPurchasable, PriceAboveMax, ToolPaused } from "../../Errors/ApiErrors.js"
+import { gateMessages, priceAt } from "../../Domain/ToolGates.js"
+import { InvalidInput, NotPurchasable, PriceAboveMax, ToolPaused, ToolUnavailable } from "../../Errors/ApiErrors.js"
+import { unavailableReasons } from "../Tools/Tools.js"
 import type { ToolRow } from "../Tools/ToolsRepo.js"
 
 /**
  * What a purchase request may buy and at what price, before anything is held: the tool
- * on sale (`tool_paused`, `not_purchasable`), every input against the tool's fields
+ * on sale (`tool_paused`, `not_purchasable`, `tool_unavailable`), every input against the tool's fields
  * (`invalid_input`) and the price cap (`price_above_max`). No I/O.
  */
 export interface PurchaseTerms {
@@ -50,29 +51,43 @@ export const validateInputs = (
   return undefined
 }
 
-/** The tool's price per success, when it is on sale. */
-const priceOf = (row: ToolRow) =>
+/**
+ * The tool's price per success when it is on sale at `now`: paused answers `tool_paused`,
+ * information only `not_purchasable`, a live tool failing a publishing gate (unpriced, no
+ * resale rights, a failed adapter, an aged or weak benchmark) `tool_unavailable`.
+ */
+const priceOf = (row: ToolRow, now: Date) =>
   Effect.gen(function*() {
-    if (row.status === "paused") {
-      return yield* new ToolPaused({ message: `${row.slug} is paused; see POST /v1/recommend for alternatives` })
+    const reasons = unavailableReasons(row, now)
+    if (reasons.includes("tool_paused")) {
+      const why = row.paused_reason === null ? "" : ` (${row.paused_reason})`
+      return yield* new ToolPaused({ message: `${row.slug} is paused${why}; see POST /v1/recommend for alternatives` })
     }
-    const price = row.price_per_success_credits
-    if (
-      price === null ||
-      !isPurchasable({ status: row.status, price_per_success_credits: Number(price), resale_rights: row.resale_rights })
-    ) {
-      return yield* new NotPurchasable({
-        message: row.status === "information_only"
-          ? `${row.slug} is information only and cannot be bought`
-          : `${row.slug} cannot be bought (it has no price or no resale rights)`
+    if (reasons.includes("information_only")) {
+      return yield* new NotPurchasable({ message: `${row.slug} is information only and cannot be bought` })
+    }
+    const price = priceAt(row, now)
+    if (reasons.length > 0 || price === null) {
+      const gates = reasons.flatMap((reason) => reason === "tool_paused" || reason === "information_only" ? [] : [reason])
+      return yield* new ToolUnavailable({
+        message: `${row.slug} cannot be bought now: ${
+          gates.map((gate) => gateMessages[gate]).join("; ")
+        }; see POST /v1/recommend for alternatives`
       })
     }
     return price
   })
 
-export const purchaseTerms = (row: ToolRow, request: ExecuteRequest) =>
+export interface TermsContext {
+  readonly now: Date
+  /** The per-item price an approval already granted locked (it is kept after a price change). */
+  readonly lockedPrice?: bigint | null
+}
+
+export const purchaseTerms = (row: ToolRow, request: ExecuteRequest, context: TermsContext) =>
   Effect.gen(function*() {
-    const price = yield* priceOf(row)
+    const current = yield* priceOf(row, context.now)
+    const price = context.lockedPrice ?? current
     const problem = validateInputs(request.inputs, row.input, row.slug)
     if (problem !== undefined) return yield* new InvalidInput({ message: problem })
     const count = request.inputs.length

@@ -1,17 +1,37 @@
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { compareRank, scoreOf, type ScoreParts, scoreParts } from "../../Domain/Formula.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
-import { type Benchmark, isPurchasable, type Tool, ToolEntry } from "../../Domain/Tool.js"
+import { type Benchmark, type Tool, ToolEntry } from "../../Domain/Tool.js"
+import { failedGates, priceAt, type ToolGate } from "../../Domain/ToolGates.js"
 import { readDataFile } from "../DataFiles.js"
 import { type ToolRow, ToolsRepo } from "./ToolsRepo.js"
 
 /** A tool with its latest benchmark, as the services use it. */
 export interface ToolRecord {
   readonly row: ToolRow
+  /** The price in effect now. */
   readonly price: bigint | null
   readonly purchasable: boolean
+  /** Why it is not sold now: `tool_paused`, `information_only` or the gates it fails. */
+  readonly unavailable: ReadonlyArray<UnavailableReason>
   readonly latest: Benchmark
+}
+
+export type UnavailableReason = ToolGate | "tool_paused" | "information_only"
+
+/** Why a tool is not sold at `now` (empty when it is). */
+export const unavailableReasons = (row: ToolRow, now: Date): ReadonlyArray<UnavailableReason> => {
+  if (row.status === "paused") return ["tool_paused"]
+  if (row.status === "information_only") return ["information_only"]
+  return failedGates({
+    resale_rights: row.resale_rights,
+    price: priceAt(row, now),
+    adapter_ok: row.adapter_ok,
+    benchmark: row.latest_benchmark_date === null || row.latest_accuracy === null
+      ? null
+      : { date: row.latest_benchmark_date, accuracy: row.latest_accuracy }
+  }, now)
 }
 
 export interface ScoredTool {
@@ -41,6 +61,7 @@ export class Tools extends Effect.Service<Tools>()("Tools/Tools", {
 
     const records = Effect.gen(function*() {
       const [rows, benchmarks] = yield* Effect.all([repo.all, repo.benchmarks], { concurrency: 2 })
+      const now = new Date(yield* Clock.currentTimeMillis)
       const latest = new Map<string, Benchmark>()
       for (const { benchmark, tool_id } of benchmarks) {
         if (!latest.has(tool_id)) latest.set(tool_id, benchmark)
@@ -48,17 +69,8 @@ export class Tools extends Effect.Service<Tools>()("Tools/Tools", {
       return rows.flatMap((row): Array<ToolRecord> => {
         const benchmark = latest.get(row.id)
         if (benchmark === undefined) return []
-        const price = row.price_per_success_credits
-        return [{
-          row,
-          price,
-          latest: benchmark,
-          purchasable: isPurchasable({
-            status: row.status,
-            price_per_success_credits: price === null ? null : Number(price),
-            resale_rights: row.resale_rights
-          })
-        }]
+        const unavailable = unavailableReasons(row, now)
+        return [{ row, price: priceAt(row, now), latest: benchmark, unavailable, purchasable: unavailable.length === 0 }]
       })
     })
 
@@ -73,6 +85,8 @@ export class Tools extends Effect.Service<Tools>()("Tools/Tools", {
       price_per_success: record.price === null ? null : amountOf(record.price),
       status: record.row.status,
       purchasable: record.purchasable,
+      unavailable_reasons: record.unavailable,
+      paused_reason: record.row.paused_reason,
       input: record.row.input,
       check: { id: record.row.check_id, version: record.row.check_version, verifies: record.row.check_verifies },
       latest_benchmark: record.latest

@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema, Struct } from "effect"
-import { type Benchmark, ToolEntry } from "../../Domain/Tool.js"
+import { type Benchmark, ToolEntry, type ToolStatus } from "../../Domain/Tool.js"
 
 /** SQL for tools and their benchmark reports; rows decoded (the price as bigint credits). */
 export const ToolRow = Schema.Struct({
@@ -21,9 +21,46 @@ export const ToolRow = Schema.Struct({
   price_per_success_credits: Schema.NullOr(Schema.BigInt),
   check_id: Schema.String,
   check_version: Schema.String,
-  check_verifies: Schema.String
+  check_verifies: Schema.String,
+  paused_reason: Schema.NullOr(Schema.String),
+  next_price_credits: Schema.NullOr(Schema.BigInt),
+  next_price_from: Schema.NullOr(Schema.DateFromSelf),
+  adapter_ok: Schema.NullOr(Schema.Boolean),
+  adapter_problem: Schema.NullOr(Schema.String),
+  /** The latest benchmark report's day and accuracy (null before the first). */
+  latest_benchmark_date: Schema.NullOr(Schema.String),
+  latest_accuracy: Schema.NullOr(Schema.NumberFromString)
 })
 export type ToolRow = typeof ToolRow.Type
+
+/** The columns an administrator sets on a tool (descriptive fields and resale rights). */
+export interface ToolFields {
+  readonly slug: string
+  readonly name: string
+  readonly provider: string
+  readonly provider_name: string
+  readonly task_type: string
+  readonly description: string
+  readonly resale_rights: boolean
+  readonly gateway_endpoint: string
+  readonly input: ToolEntry["input"]
+  readonly check_id: string
+  readonly check_version: string
+  readonly check_verifies: string
+}
+
+export interface MeasuredBenchmark {
+  readonly tool_id: string
+  readonly run_id: string
+  readonly measured_at: Date
+  readonly sample_size: number
+  readonly accuracy: number
+  readonly coverage: number
+  readonly latency_p50_ms: number
+  readonly latency_p95_ms: number
+  readonly cost_credits: bigint
+  readonly check_version: string
+}
 
 const BenchmarkRow = Schema.Struct({
   tool_id: Schema.String,
@@ -84,10 +121,18 @@ export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
           ON CONFLICT (tool_id, date) DO NOTHING`
       })).pipe(Effect.orDie)
 
+    // Each tool with its latest benchmark's day and accuracy, for the publishing gates.
+    const select = sql`
+      SELECT t.*, to_char(b.date, 'YYYY-MM-DD') AS latest_benchmark_date, b.accuracy AS latest_accuracy
+      FROM tools t
+      LEFT JOIN LATERAL (
+        SELECT date, accuracy FROM tool_benchmarks WHERE tool_id = t.id ORDER BY date DESC LIMIT 1
+      ) b ON true`
+
     const all = SqlSchema.findAll({
       Request: Schema.Void,
       Result: ToolRow,
-      execute: () => sql`SELECT * FROM tools ORDER BY task_type, slug`
+      execute: () => sql`${select} ORDER BY t.task_type, t.slug`
     })(undefined).pipe(Effect.orDie)
 
     const benchmarks = SqlSchema.findAll({
@@ -108,11 +153,96 @@ export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
     const findByRef = SqlSchema.findOne({
       Request: Schema.String,
       Result: ToolRow,
-      execute: (ref) => sql`SELECT * FROM tools WHERE id::text = ${ref.toLowerCase()} OR slug = ${ref} LIMIT 1`
+      execute: (ref) => sql`${select} WHERE t.id::text = ${ref.toLowerCase()} OR t.slug = ${ref} LIMIT 1`
     })
     /** A tool by id or slug (one row; the ranking is read only when a fallback needs it). */
     const byRef = (ref: string) => findByRef(ref).pipe(Effect.orDie)
 
-    return { upsert, all, benchmarks, byRef } as const
+    /** Serialises administrators' changes to one tool (inside their transaction). */
+    const lock = (toolId: string) =>
+      sql`SELECT 1 FROM tools WHERE id = ${toolId} FOR UPDATE`.pipe(Effect.asVoid, Effect.orDie)
+
+    const insert = (id: string, fields: ToolFields) =>
+      sql`
+        INSERT INTO tools ${
+        sql.insert({
+          id,
+          ...fields,
+          input: JSON.stringify(fields.input),
+          price_per_success_credits: null,
+          status: "information_only"
+        })
+      }`.pipe(Effect.asVoid, Effect.orDie)
+
+    const update = (id: string, fields: Partial<ToolFields>) => {
+      const changes = { ...fields, ...(fields.input === undefined ? {} : { input: JSON.stringify(fields.input) }) }
+      return Object.keys(changes).length === 0
+        ? Effect.void
+        : sql`UPDATE tools SET ${sql.update(changes)} WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+    }
+
+    const setStatus = (id: string, status: ToolStatus, pausedReason: string | null) =>
+      sql`UPDATE tools SET status = ${status}, paused_reason = ${pausedReason} WHERE id = ${id}`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    /** The price now and the one scheduled (null when none waits). */
+    const setPrices = (
+      id: string,
+      current: bigint | null,
+      next: { readonly credits: bigint; readonly from: Date } | null
+    ) =>
+      sql`
+        UPDATE tools SET price_per_success_credits = ${current}, next_price_credits = ${next?.credits ?? null},
+          next_price_from = ${next?.from ?? null}
+        WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const setAdapterHealth = (id: string, ok: boolean, problem: string | null, at: Date) =>
+      sql`
+        UPDATE tools SET adapter_ok = ${ok}, adapter_problem = ${problem}, adapter_checked_at = ${at}
+        WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const findUsers = SqlSchema.findAll({
+      Request: Schema.Struct({ toolId: Schema.String, since: Schema.DateFromSelf }),
+      Result: Schema.Struct({ org_id: Schema.String }),
+      execute: ({ since, toolId }) =>
+        sql`SELECT DISTINCT org_id FROM receipts WHERE tool_id = ${toolId} AND created_at >= ${since}`
+    })
+    /** The orgs that bought from the tool since `since` (test or live). */
+    const usersSince = (toolId: string, since: Date) =>
+      findUsers({ toolId, since }).pipe(Effect.map((rows) => rows.map((row) => row.org_id)), Effect.orDie)
+
+    /** A measured report; a second run on the same day replaces the day's report. */
+    const insertMeasured = (report: MeasuredBenchmark) =>
+      sql`
+        INSERT INTO tool_benchmarks (tool_id, date, sample_size, accuracy, coverage, latency_p50_ms, latency_p95_ms,
+                                     measured_at, run_id, check_version, cost_credits)
+        VALUES (${report.tool_id}, ${report.measured_at.toISOString().slice(0, 10)}::date, ${report.sample_size},
+                ${report.accuracy.toFixed(3)}, ${report.coverage.toFixed(3)}, ${report.latency_p50_ms},
+                ${report.latency_p95_ms}, ${report.measured_at}, ${report.run_id}, ${report.check_version},
+                ${report.cost_credits})
+        ON CONFLICT (tool_id, date) DO UPDATE SET sample_size = excluded.sample_size, accuracy = excluded.accuracy,
+          coverage = excluded.coverage, latency_p50_ms = excluded.latency_p50_ms,
+          latency_p95_ms = excluded.latency_p95_ms, measured_at = excluded.measured_at, run_id = excluded.run_id,
+          check_version = excluded.check_version, cost_credits = excluded.cost_credits`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    return {
+      upsert,
+      all,
+      benchmarks,
+      byRef,
+      lock,
+      insert,
+      update,
+      setStatus,
+      setPrices,
+      setAdapterHealth,
+      usersSince,
+      insertMeasured
+    } as const
   })
 }) {}
