@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { seedAdmin } from "../Purchasing/support.js"
+import { seedAdmin } from "../support/fixtures.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "../support/fakeProvider.js"
 import { bearer, seedAgent } from "../support/fixtures.js"
 import { balanceOf, expectLedgerInvariant, invariants } from "../support/ledgerChecks.js"

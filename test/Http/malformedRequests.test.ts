@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto"
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { errorCatalogue, isErrorCode } from "../../src/Errors/ErrorCatalogue.js"
-import { seedAdmin } from "../Purchasing/support.js"
+import { seedAdmin } from "../support/fixtures.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { startWorld, type World } from "../support/world.js"
 

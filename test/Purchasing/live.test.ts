@@ -6,7 +6,8 @@ import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { mockAnswer } from "../../src/Services/Purchasing/MockTools.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { call, eventually, grantTrial, startWorld, topUp, type World } from "../support/world.js"
-import { emailFindInput, seedAdmin } from "./support.js"
+import { seedAdmin } from "../support/fixtures.js"
+import { emailFindInput } from "./support.js"
 
 /**
  * Live purchases switched on against a fake provider on loopback (PROVIDERS_UPSTREAM): the

@@ -1,5 +1,3 @@
-import { randomUUID } from "node:crypto"
-import { newSecret, secretPrefixes, sha256Hex } from "../../src/Domain/Secrets.js"
 import type { TestDatabase } from "../support/database.js"
 import { seedAgent, type SeededAgent, type SeededOrg, seedOrg } from "../support/fixtures.js"
 
@@ -21,22 +19,6 @@ export const seedBuyer = async (
     ...options
   })
   return { org, agent }
-}
-
-/** An administrator with a live session, written straight into the database. */
-export const seedAdmin = async (db: TestDatabase): Promise<{ adminId: string; token: string }> => {
-  const adminId = randomUUID()
-  await db.query(
-    `INSERT INTO admins (id, email, password_hash, totp_sealed, created_at) VALUES ($1, $2, 'unused', 'unused', now())`,
-    [adminId, `admin-${adminId.slice(0, 8)}@example.com`]
-  )
-  const token = newSecret(secretPrefixes.adminSession)
-  await db.query(
-    `INSERT INTO admin_sessions (id, admin_id, token_hash, created_at, expires_at, ip, user_agent)
-     VALUES ($1, $2, $3, now(), now() + interval '1 day', '127.0.0.1', 'tests')`,
-    [randomUUID(), adminId, sha256Hex(token)]
-  )
-  return { adminId, token }
 }
 
 export const emailFindInput = (i: number, marker = "") => ({

@@ -7,7 +7,8 @@ import type { TestDatabase } from "./database.js"
  * `/v1/ok`, `/v1/fail` (500), `/v1/refuse` (404), `/v1/hang` (never answers), `/v1/empty`
  * (204), `/v1/cost` (reports $0.004 in `x-cost-usd`), `/v1/bodycost` (reports 3 credits
  * in the body at `meta.cost`), `/v1/echo` and `/v1/items/<id>` (echo the request),
- * `/v1/slow` (answers after 100 ms), `/v1/late` (after 1.5 s). It records every request it gets.
+ * `/v1/slow` (answers after 100 ms), `/v1/late` (after 1.5 s). It records every request it gets;
+ * `setDown(provider)` makes one provider answer 503 to everything.
  */
 export interface SeenRequest {
   readonly method: string
@@ -19,12 +20,15 @@ export interface SeenRequest {
 export interface FakeProvider {
   readonly url: string
   readonly seen: Array<SeenRequest>
+  /** Makes every request to one provider answer 503 (its connection is down), or not. */
+  readonly setDown: (providerId: string, down: boolean) => void
   readonly close: () => Promise<void>
 }
 
 export const startFakeProvider = async (): Promise<FakeProvider> => {
   const seen: Array<SeenRequest> = []
   const hanging = new Set<http.ServerResponse>()
+  const down = new Set<string>()
   const server = http.createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -34,6 +38,10 @@ export const startFakeProvider = async (): Promise<FakeProvider> => {
       seen.push(request)
       const path = new URL(request.url, "http://x").pathname
       const behaviour = path.split("/")[3] ?? ""
+      if (down.has(path.split("/")[1] ?? "")) {
+        res.writeHead(503, { "content-type": "application/json" })
+        return res.end(JSON.stringify({ error: "provider down" }))
+      }
       const json = (status: number, value: unknown, headers: Record<string, string> = {}) => {
         const text = JSON.stringify(value)
         res.writeHead(status, {
@@ -83,6 +91,10 @@ export const startFakeProvider = async (): Promise<FakeProvider> => {
   return {
     url: `http://127.0.0.1:${port}`,
     seen,
+    setDown: (providerId, isDown) => {
+      if (isDown) down.add(providerId)
+      else down.delete(providerId)
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy()
