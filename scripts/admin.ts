@@ -16,7 +16,7 @@ const [name, ...rest] = process.argv.slice(2)
 const help = () => {
   console.log("Usage: npm run admin -- <command> [options]\n\nCommands:")
   for (const [commandName, command] of Object.entries(commands)) {
-    console.log(`  ${commandName.padEnd(10)} ${command.summary}\n  ${"".padEnd(10)} ${command.usage}`)
+    console.log(`  ${commandName.padEnd(13)} ${command.summary}\n  ${"".padEnd(13)} ${command.usage}`)
   }
 }
 

@@ -55,7 +55,8 @@ export const AdminTool = Schema.Struct({
   unavailable_reasons: Schema.Array(Schema.String)
 }).annotations({ identifier: "AdminTool" })
 
-const ToolFieldsPayload = Schema.Struct({
+/** A tool's fields as an administrator writes them (the admin script reads the same from a file). */
+export const ToolFieldsPayload = Schema.Struct({
   slug: Slug,
   name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
   provider: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),

@@ -222,6 +222,13 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
     /** Whether an administrator with this email exists (for the script). */
     const exists = (email: string) => findByEmail(normalizeEmail(email)).pipe(Effect.map(Option.isSome), Effect.orDie)
 
-    return { create, signIn, authenticate, signOut, exists } as const
+    /** The administrator with this email as the audit log names them (the script's `--admin`). */
+    const byEmail = (email: string) =>
+      findByEmail(normalizeEmail(email)).pipe(
+        Effect.map(Option.map((row) => ({ admin_id: row.id, email: normalizeEmail(email) }))),
+        Effect.orDie
+      )
+
+    return { create, signIn, authenticate, signOut, exists, byEmail } as const
   })
 }) {}

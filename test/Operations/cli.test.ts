@@ -1,0 +1,80 @@
+import { spawn } from "node:child_process"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { seedAdmin, seedOrg } from "../support/fixtures.js"
+import { balanceOf } from "../support/ledgerChecks.js"
+import { call, startWorld, topUp, type World } from "../support/world.js"
+import { auditOf } from "./support.js"
+
+/** `npm run admin -- <command>`: the same operations as the /admin endpoints, audited with the named administrator. */
+let world: World
+let admin: { adminId: string; email: string }
+
+beforeAll(async () => {
+  world = await startWorld("op_cli")
+  const seeded = await seedAdmin(world.db)
+  const [row] = await world.db.query(`SELECT email FROM admins WHERE id = $1`, [seeded.adminId])
+  admin = { adminId: seeded.adminId, email: row.email }
+})
+afterAll(async () => {
+  await world?.close()
+})
+
+const adminCli = (args: Array<string>) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
+      env: { PATH: process.env["PATH"] ?? "", DATABASE_URL: world.db.url },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
+
+describe("the admin command line", () => {
+  it("pauses a tool, answering a refused action with its error code", async () => {
+    const refused = await adminCli(["tool-pause", "--admin", admin.email, "--tool", "apollo-people-match"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("reason_required: Pausing a tool needs a written `reason`")
+    const unknown = await adminCli(["tool-pause", "--admin", "nobody@example.com", "--tool", "apollo-people-match"])
+    expect(unknown.stderr).toContain("No administrator nobody@example.com")
+
+    const paused = await adminCli([
+      "tool-pause",
+      "--admin",
+      admin.email,
+      "--tool",
+      "apollo-people-match",
+      "--reason",
+      "Scheduled maintenance"
+    ])
+    expect(paused.code, paused.stderr).toBe(0)
+    expect(JSON.parse(paused.stdout)).toMatchObject({ tool: { status: "paused", paused_reason: "Scheduled maintenance" } })
+    const listed = (await call(world, "GET", "/v1/tools")).json.tools.find((t: any) => t.slug === "apollo-people-match")
+    expect(listed).toMatchObject({ status: "paused", purchasable: false })
+    const [line] = await auditOf(world.db, listed.id)
+    expect(line).toMatchObject({ action: "tool.pause", admin_id: admin.adminId, reason: "Scheduled maintenance" })
+  }, 60_000)
+
+  it("adjusts credits with the confirmation rule and reads the audit log", async () => {
+    const org = await seedOrg(world.db)
+    await topUp(world, org.orgId, 1_000n)
+    const adjust = (...extra: Array<string>) =>
+      adminCli(["adjust", "--admin", admin.email, "--org", org.orgId, "--reason", "Wire received", ...extra])
+    const unconfirmed = await adjust("--credits", "2000000")
+    expect(unconfirmed.stderr).toContain("confirmation_required")
+    const confirmed = await adjust("--credits", "2000000", "--confirm", "2000000")
+    expect(confirmed.code, confirmed.stderr).toBe(0)
+    expect(JSON.parse(confirmed.stdout)).toMatchObject({ credits: "2000000", balance: "2001000" })
+    expect(await balanceOf(world.db, org.orgId)).toBe(2_001_000n)
+
+    const audit = await adminCli(["audit", "--target", org.orgId])
+    expect(JSON.parse(audit.stdout).entries).toMatchObject([
+      { action: "org.adjust_credits", reason: "Wire received", admin_email: admin.email }
+    ])
+    const credited = await adminCli(["credit", "--org", org.orgId, "--credits", "5"])
+    expect(credited.stderr).toContain("--admin is required")
+  }, 60_000)
+})
