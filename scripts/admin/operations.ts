@@ -2,6 +2,7 @@ import { Console, Effect, Layer, Option } from "effect"
 import { isApiError } from "../../src/Errors/Wire.js"
 import { AppConfig } from "../../src/Services/AppConfig.js"
 import { Admins } from "../../src/Services/Auth/Admins.js"
+import { BenchmarkRuns } from "../../src/Services/Benchmarks/BenchmarkRuns.js"
 import { Events } from "../../src/Services/Events/Events.js"
 import { LedgerLive } from "../../src/Services/Ledger/LedgerLive.js"
 import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
@@ -20,6 +21,7 @@ import { type ParsedArgs, CommandError, requiredOption } from "./command.js"
  */
 export const OperationsLive = Layer.mergeAll(
   ToolAdmin.Default,
+  BenchmarkRuns.Default,
   AuditLog.Default,
   CreditAdjustments.Default,
   OrgPlans.Default,
@@ -32,6 +34,9 @@ export const OperationsLive = Layer.mergeAll(
   Layer.provide(MailOutboxLive),
   Layer.provide(AppConfig.Default)
 )
+
+/** What an operation may use. */
+export type OperationServices = Layer.Layer.Success<typeof OperationsLive>
 
 /** The administrator named by `--admin <email>`, for the audit log. */
 export const actingAdmin = (args: ParsedArgs) =>

@@ -1,13 +1,14 @@
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Console, Duration, Effect, Schema } from "effect"
 import { readFileSync } from "node:fs"
 import { ToolFieldsPayload } from "../../src/Http/Groups/AdminOperationsGroup.js"
+import { BenchmarkRuns } from "../../src/Services/Benchmarks/BenchmarkRuns.js"
 import { adminToolRecord } from "../../src/Services/Tools/AdminToolRecord.js"
 import { ToolAdmin } from "../../src/Services/Tools/ToolAdmin.js"
 import type { ToolFields } from "../../src/Services/Tools/ToolsRepo.js"
 import { type AdminCommand, CommandError, type ParsedArgs, requiredOption } from "./command.js"
-import { actingAdmin, runOperation, textOption } from "./operations.js"
+import { actingAdmin, type OperationServices, runOperation, textOption } from "./operations.js"
 
-/** Tools: list, create and edit from a JSON file, publish, pause, resume, price, adapter check. */
+/** Tools: list, create and edit from a JSON file, publish, pause, resume, price, benchmark, adapter check. */
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 const record = <E, R>(tool: Effect.Effect<Parameters<typeof adminToolRecord>[0], E, R>) =>
   Effect.flatMap(Effect.zip(tool, now), ([row, at]) => Effect.succeed(adminToolRecord(row, at)))
@@ -41,7 +42,7 @@ const toolCommand = (
     admin: Effect.Effect.Success<ReturnType<typeof actingAdmin>>,
     tool: string,
     args: ParsedArgs
-  ) => Effect.Effect<unknown, unknown>
+  ) => Effect.Effect<unknown, unknown, OperationServices>
 ): AdminCommand => ({
   summary,
   usage,
@@ -108,6 +109,29 @@ export const toolCommands: Record<string, AdminCommand> = {
         reason: textOption(args, "reason")
       })
   ),
+  benchmark: toolCommand(
+    "Run a measured benchmark of a tool over a sample set",
+    "benchmark --admin <email> --tool <id or slug> [--sample-set <id>] [--wait]",
+    (_tools, admin, tool, args) =>
+      Effect.gen(function*() {
+        const runs = yield* BenchmarkRuns
+        const started = yield* runs.start(admin, tool, textOption(args, "sample-set"))
+        if (args.options.get("wait") !== true) return started
+        // Carries out queued runs here (the service's workers may take some too) until this one ends.
+        const owner = `admin-cli:${started.id}`
+        for (;;) {
+          const run = yield* runs.get(started.id)
+          yield* Console.error(`${run.status}: ${run.progress.done}/${run.progress.total} samples`)
+          if (run.status === "done" || run.status === "failed") return run
+          if (!(yield* runs.runNext(owner))) yield* Effect.sleep(Duration.millis(500))
+        }
+      })
+  ),
+  "sample-sets": {
+    summary: "The labelled sample sets benchmark runs use",
+    usage: "sample-sets",
+    run: () => runOperation(Effect.map(BenchmarkRuns, (runs) => runs.sampleSets))
+  },
   "tool-check": toolCommand(
     "Run a tool's adapter health check now",
     "tool-check --admin <email> --tool <id or slug>",

@@ -53,6 +53,8 @@ import { Credentials } from "../Services/Auth/Credentials.js"
 import { EmailSignIn } from "../Services/Auth/EmailSignIn.js"
 import { IdentityProvider } from "../Services/Auth/IdentityProvider.js"
 import { Sessions } from "../Services/Auth/Sessions.js"
+import { BenchmarkRuns } from "../Services/Benchmarks/BenchmarkRuns.js"
+import { BenchmarkWorkersLive } from "../Services/Benchmarks/BenchmarkWorkers.js"
 import { BillingLive, LedgerWakingAutoReload } from "../Services/Billing/BillingLive.js"
 import { BillingWorkersLive } from "../Services/Billing/BillingWorkers.js"
 import { Catalogue } from "../Services/Catalogue/Catalogue.js"
@@ -83,6 +85,7 @@ import { JobWorkersLive } from "../Services/Purchasing/Jobs.js"
 import { PurchasingLive } from "../Services/Purchasing/PurchasingLive.js"
 import { RateLimiter, RateLimitStoreLive } from "../Services/RateLimiter/RateLimiter.js"
 import { SmsLive } from "../Services/Sms/Sms.js"
+import { AdapterChecksLive } from "../Services/Tools/AdapterChecks.js"
 import { ToolAdmin } from "../Services/Tools/ToolAdmin.js"
 import { Tools } from "../Services/Tools/Tools.js"
 import { Usage } from "../Services/Usage/Usage.js"
@@ -169,6 +172,7 @@ const Services = Layer.mergeAll(
   Usage.Default.pipe(Layer.provide(LedgerLive)),
   Readiness.Default,
   ToolAdmin.Default,
+  BenchmarkRuns.Default,
   AuditLog.Default,
   CreditAdjustments.Default.pipe(Layer.provide(LedgerLive)),
   OrgPlans.Default,
@@ -232,7 +236,9 @@ const Workers = Layer.mergeAll(
   MoneyWorkersLive,
   WebhookWorkerLive,
   JobWorkersLive,
-  BillingWorkersLive
+  BillingWorkersLive,
+  BenchmarkWorkersLive,
+  AdapterChecksLive
 )
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers))

@@ -58,6 +58,13 @@ describe("the admin command line", () => {
     expect(line).toMatchObject({ action: "tool.pause", admin_id: admin.adminId, reason: "Scheduled maintenance" })
   }, 60_000)
 
+  it("runs a benchmark to the end with --wait, showing its progress", async () => {
+    const run = await adminCli(["benchmark", "--admin", admin.email, "--tool", "hunter-email-finder", "--wait"])
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toContain("done: 20/20 samples")
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: "done", results: { sample_size: 20, accuracy: 0.8 } })
+  }, 60_000)
+
   it("adjusts credits with the confirmation rule and reads the audit log", async () => {
     const org = await seedOrg(world.db)
     await topUp(world, org.orgId, 1_000n)

@@ -115,7 +115,9 @@ export const startWorld = async (label: string, options: WorldOptions = {}): Pro
     return part
   }
   try {
-    const env: Record<string, string> = { DATABASE_URL: db.url, JOB_POLL_INTERVAL_MS: "100" }
+    // The benchmark schedule is off: suites see the shipped reports (dated today, below);
+    // the schedule's own suite turns it on.
+    const env: Record<string, string> = { DATABASE_URL: db.url, JOB_POLL_INTERVAL_MS: "100", BENCHMARK_EVERY_DAYS: "0" }
     const smtp = options.smtp || options.stripe ? started(await startSmtp()) : undefined
     if (smtp) Object.assign(env, { SMTP_URL: smtp.url, MAIL_FROM: "Service <no-reply@service.test>" })
     const twilio = options.twilio ? started(await startTwilio()) : undefined

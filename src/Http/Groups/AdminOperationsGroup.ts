@@ -15,7 +15,7 @@ import {
   ResaleRightsMissing
 } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { AuditEntry, OpeningRequest } from "../../Domain/Operations.js"
+import { AuditEntry, BenchmarkRun, OpeningRequest, SampleSetSummary } from "../../Domain/Operations.js"
 import { AdminAuth } from "../Security/AuthTags.js"
 import { OrgPath, PathId, Timestamp } from "./IdentitySchemas.js"
 import { pageLimitOrDefault } from "./Pagination.js"
@@ -145,6 +145,31 @@ export class AdminToolsGroup extends HttpApiGroup.make("adminTools")
         tool: AdminTool,
         adapter: Schema.Struct({ ok: Schema.Boolean, problem: Schema.NullOr(Schema.String) })
       }))
+  )
+  .add(
+    HttpApiEndpoint.post("benchmark", "/admin/tools/:tool/benchmarks")
+      .setPath(ToolPath)
+      .setPayload(Schema.Struct({ sample_set: Schema.optional(Schema.String.pipe(Schema.maxLength(200))) }))
+      .addSuccess(Schema.Struct({ run: BenchmarkRun }), { status: 202 })
+      .addError(wire(Conflict))
+      .annotate(
+        OpenApi.Description,
+        "Queues a measured benchmark run over a labelled sample set of the tool's task type (default: the newest); follow it at GET /admin/benchmark-runs/{id}. Nothing is charged to any org."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("benchmarks", "/admin/tools/:tool/benchmarks")
+      .setPath(ToolPath)
+      .addSuccess(Schema.Struct({ runs: Schema.Array(BenchmarkRun) }))
+  )
+  .add(
+    HttpApiEndpoint.get("benchmarkRun", "/admin/benchmark-runs/:id")
+      .setPath(Schema.Struct({ id: PathId }))
+      .addSuccess(Schema.Struct({ run: BenchmarkRun }))
+  )
+  .add(
+    HttpApiEndpoint.get("sampleSets", "/admin/sample-sets")
+      .addSuccess(Schema.Struct({ sample_sets: Schema.Array(SampleSetSummary) }))
   )
   .middleware(AdminAuth)
   .annotateContext(OpenApi.annotations({

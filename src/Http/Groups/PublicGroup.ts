@@ -97,7 +97,14 @@ export const Report = Schema.Struct({
   tool_slug: Schema.String,
   tool_name: Schema.String,
   task_type: TaskTypeId,
-  ...Benchmark.fields
+  ...Benchmark.fields,
+  check_version: Schema.String,
+  measured_by_run: Schema.NullOr(Schema.String).annotations({
+    description: "The benchmark run that measured this report (null for reports shipped with the service)"
+  }),
+  cost_credits: Schema.NullOr(Schema.String).annotations({
+    description: "What the run's passing answers cost at the tool's price (measured reports)"
+  })
 }).annotations({ identifier: "BenchmarkReport" })
 
 export const ReportList = Schema.Struct({ reports: Schema.Array(Report) })

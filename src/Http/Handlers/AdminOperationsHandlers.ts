@@ -3,6 +3,7 @@ import { Clock, Effect } from "effect"
 import { isUuid, OrgId } from "../../Domain/Ids.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { CurrentAdmin } from "../../Services/Auth/Current.js"
+import { BenchmarkRuns } from "../../Services/Benchmarks/BenchmarkRuns.js"
 import type { AuditActor } from "../../Services/Operations/AuditLog.js"
 import { AuditLog } from "../../Services/Operations/AuditLog.js"
 import { CreditAdjustments } from "../../Services/Operations/CreditAdjustments.js"
@@ -25,6 +26,7 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 export const AdminToolsHandlers = HttpApiBuilder.group(Api, "adminTools", (handlers) =>
   Effect.gen(function*() {
     const tools = yield* ToolAdmin
+    const benchmarks = yield* BenchmarkRuns
     const view = (row: Parameters<typeof adminToolRecord>[0]) => Effect.map(now, (at) => adminToolRecord(row, at))
     return handlers
       .handle("list", () =>
@@ -78,6 +80,16 @@ export const AdminToolsHandlers = HttpApiBuilder.group(Api, "adminTools", (handl
           })
           return { tool: yield* view(changed.tool), notified_orgs: changed.notified_orgs }
         }))
+      .handle("benchmark", ({ path, payload }) =>
+        Effect.gen(function*() {
+          return { run: yield* benchmarks.start(yield* actor, path.tool, payload.sample_set) }
+        }))
+      .handle("benchmarks", ({ path }) => Effect.map(benchmarks.forTool(path.tool), (runs) => ({ runs })))
+      .handle("benchmarkRun", ({ path }) =>
+        isUuid(path.id)
+          ? Effect.map(benchmarks.get(path.id), (run) => ({ run }))
+          : new NotFound({ message: `No benchmark run ${path.id}` }))
+      .handle("sampleSets", () => Effect.succeed({ sample_sets: benchmarks.sampleSets }))
       .handle("checkAdapter", ({ path }) =>
         Effect.gen(function*() {
           const checked = yield* tools.recheckAdapter(yield* actor, path.tool)

@@ -99,14 +99,17 @@ export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
           const [records, benchmarks] = yield* Effect.all([tools.records, tools.benchmarks])
           const byId = new Map(records.map((record) => [record.row.id, record.row]))
           return {
-            reports: benchmarks.flatMap(({ benchmark, tool_id }) => {
+            reports: benchmarks.flatMap(({ benchmark, measurement, tool_id }) => {
               const tool = byId.get(tool_id)
               return tool === undefined ? [] : [{
                 tool_id,
                 tool_slug: tool.slug,
                 tool_name: tool.name,
                 task_type: tool.task_type,
-                ...benchmark
+                ...benchmark,
+                check_version: measurement.check_version ?? tool.check_version,
+                measured_by_run: measurement.run_id,
+                cost_credits: measurement.cost_credits === null ? null : measurement.cost_credits.toString()
               }]
             })
           }

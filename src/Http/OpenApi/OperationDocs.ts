@@ -200,6 +200,10 @@ export const operationDocs: Record<string, OperationDoc> = {
     "Check a tool's adapter",
     "Runs the health check of the tool's provider connection now and keeps the result."
   ),
+  "adminTools.benchmark": summary("Start a benchmark run"),
+  "adminTools.benchmarks": doc("A tool's benchmark runs", "The tool's runs, newest first, with progress and results."),
+  "adminTools.benchmarkRun": doc("A benchmark run", "Status, progress and, once done, the measured results."),
+  "adminTools.sampleSets": doc("Sample sets", "The labelled sample sets benchmark runs use, by task type."),
   "adminOrgs.adjust": summary("Adjust an org's credits"),
   "adminOrgs.freeze": summary("Freeze an org's credits"),
   "adminOrgs.plan": doc("Change an org's plan", "Moves the org to another plan without a payment, with a reason."),

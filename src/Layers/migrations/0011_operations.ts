@@ -60,6 +60,7 @@ export default Effect.gen(function*() {
       created_at timestamptz NOT NULL,
       started_at timestamptz,
       finished_at timestamptz,
+      claimed_by text,
       lease_until timestamptz
     )`
   yield* sql`CREATE INDEX benchmark_runs_tool ON benchmark_runs (tool_id, created_at DESC)`

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Config, Duration, Effect, Option, Schedule } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { failedGates, gateMessages, priceAt, type ToolGate } from "../../Domain/ToolGates.js"
 import {
@@ -32,8 +32,8 @@ import { type ToolFields, type ToolRow, ToolsRepo } from "./ToolsRepo.js"
  *   bought from the tool in the last 30 days.
  * - A price change takes effect at `valid_from` (now when absent, never earlier) and sends
  *   `price.changed` to the same orgs; a change not yet in effect is replaced by a newer one.
- * - Adapters of live tools are checked every ADAPTER_CHECK_INTERVAL_MS (default 10 minutes);
- *   a failed check makes the tool unavailable until a check passes again.
+ * - Adapters of live tools are checked on a schedule (AdapterChecks.ts); a failed check makes
+ *   the tool unavailable until a check passes again.
  */
 const RECENT_USE_MS = 30 * 86_400_000
 
@@ -63,14 +63,13 @@ const snapshot = (row: ToolRow) => ({
 
 export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
   dependencies: [ToolsRepo.Default, GatewayRepo.Default, Providers.Default, AuditLog.Default, Events.Default],
-  scoped: Effect.gen(function*() {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ToolsRepo
     const gatewayRepo = yield* GatewayRepo
     const providers = yield* Providers
     const audit = yield* AuditLog
     const events = yield* Events
-    const checkEveryMs = yield* Config.integer("ADAPTER_CHECK_INTERVAL_MS").pipe(Config.withDefault(600_000))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const toolOr404 = (ref: string) =>
@@ -276,18 +275,12 @@ export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
         Effect.map(({ result, tool }) => ({ tool, adapter: result }))
       )
 
-    // The periodic check of every live tool's adapter.
+    /** Checks every live tool's adapter (AdapterChecks.ts runs it on a schedule). */
     const sweep = Effect.gen(function*() {
       for (const row of yield* repo.all) {
         if (row.status === "live") yield* checkAdapter(row)
       }
     })
-    yield* sweep.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("Adapter checks failed", cause)),
-      Effect.repeat(Schedule.spaced(Duration.millis(checkEveryMs))),
-      Effect.delay(Duration.millis(checkEveryMs)),
-      Effect.forkScoped
-    )
 
     return { list: repo.all, create, update, publish, pause, resume, changePrice, recheckAdapter, sweep } as const
   })

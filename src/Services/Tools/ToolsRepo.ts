@@ -69,7 +69,10 @@ const BenchmarkRow = Schema.Struct({
   accuracy: Schema.NumberFromString,
   coverage: Schema.NumberFromString,
   latency_p50_ms: Schema.Number,
-  latency_p95_ms: Schema.Number
+  latency_p95_ms: Schema.Number,
+  run_id: Schema.NullOr(Schema.String),
+  check_version: Schema.NullOr(Schema.String),
+  cost_credits: Schema.NullOr(Schema.BigInt)
 })
 
 export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
@@ -141,11 +144,15 @@ export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
       execute: () =>
         sql`
           SELECT tool_id, to_char(date, 'YYYY-MM-DD') AS date, sample_size, accuracy, coverage, latency_p50_ms,
-                 latency_p95_ms
+                 latency_p95_ms, run_id, check_version, cost_credits
           FROM tool_benchmarks ORDER BY date DESC, tool_id`
     })(undefined).pipe(
       Effect.map((rows) =>
-        rows.map(({ tool_id, ...benchmark }) => ({ tool_id, benchmark: benchmark satisfies Benchmark }))
+        rows.map(({ check_version, cost_credits, run_id, tool_id, ...benchmark }) => ({
+          tool_id,
+          benchmark: benchmark satisfies Benchmark,
+          measurement: { run_id, check_version, cost_credits }
+        }))
       ),
       Effect.orDie
     )
