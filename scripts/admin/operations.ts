@@ -8,6 +8,7 @@ import { LedgerLive } from "../../src/Services/Ledger/LedgerLive.js"
 import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
 import { AuditLog } from "../../src/Services/Operations/AuditLog.js"
 import { CreditAdjustments } from "../../src/Services/Operations/CreditAdjustments.js"
+import { DataDeletion } from "../../src/Services/Operations/DataDeletion.js"
 import { EndpointOpenings } from "../../src/Services/Operations/EndpointOpenings.js"
 import { GatewaySettings } from "../../src/Services/Operations/GatewaySettings.js"
 import { OrgPlans } from "../../src/Services/Operations/OrgPlans.js"
@@ -27,6 +28,7 @@ export const OperationsLive = Layer.mergeAll(
   OrgPlans.Default,
   GatewaySettings.Default,
   EndpointOpenings.Default,
+  DataDeletion.Default,
   Admins.Default
 ).pipe(
   Layer.provideMerge(LedgerLive),

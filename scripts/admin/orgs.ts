@@ -1,13 +1,14 @@
 import { Effect } from "effect"
 import { isUuid, OrgId } from "../../src/Domain/Ids.js"
 import { PlanId } from "../../src/Domain/Plans.js"
+import { DataDeletion } from "../../src/Services/Operations/DataDeletion.js"
 import { CreditAdjustments } from "../../src/Services/Operations/CreditAdjustments.js"
 import { EndpointOpenings } from "../../src/Services/Operations/EndpointOpenings.js"
 import { OrgPlans } from "../../src/Services/Operations/OrgPlans.js"
 import { type AdminCommand, CommandError, type ParsedArgs, requiredOption } from "./command.js"
 import { actingAdmin, runOperation, textOption } from "./operations.js"
 
-/** Orgs: credit adjustments, freezes, plans, and per-org openings of on-request endpoints. */
+/** Orgs: credit adjustments, freezes, plans, per-org openings, and data-deletion requests. */
 const orgOf = (args: ParsedArgs) =>
   Effect.flatMap(requiredOption(args, "org"), (org) =>
     isUuid(org)
@@ -95,6 +96,29 @@ export const orgCommands: Record<string, AdminCommand> = {
           return yield* Effect.fail(new CommandError("--status must be pending, opened or declined"))
         }
         return yield* (yield* EndpointOpenings).queue(status)
+      }))
+  },
+  deletions: {
+    summary: "The queue of data-deletion requests",
+    usage: "deletions [--status pending|completed|cancelled]",
+    run: (args) =>
+      runOperation(Effect.gen(function*() {
+        const status = textOption(args, "status")
+        if (status !== undefined && status !== "pending" && status !== "completed" && status !== "cancelled") {
+          return yield* Effect.fail(new CommandError("--status must be pending, completed or cancelled"))
+        }
+        return yield* (yield* DataDeletion).queue(status)
+      }))
+  },
+  erase: {
+    summary: "Carry out a data-deletion request (erases the org's personal data, closes it)",
+    usage: "erase --admin <email> --request <request id>",
+    run: (args) =>
+      runOperation(Effect.gen(function*() {
+        const request = yield* requiredOption(args, "request")
+        if (!isUuid(request)) return yield* Effect.fail(new CommandError("--request must be a request id (UUID)"))
+        const admin = yield* actingAdmin(args)
+        return yield* (yield* DataDeletion).carryOut(admin, request)
       }))
   },
   decline: {

@@ -76,6 +76,7 @@ import { ObservabilityConfig } from "../Services/Observability/ObservabilityConf
 import { OrgKeys } from "../Services/OrgKeys/OrgKeys.js"
 import { AuditLog } from "../Services/Operations/AuditLog.js"
 import { CreditAdjustments } from "../Services/Operations/CreditAdjustments.js"
+import { DataDeletion } from "../Services/Operations/DataDeletion.js"
 import { EndpointOpenings } from "../Services/Operations/EndpointOpenings.js"
 import { GatewaySettings } from "../Services/Operations/GatewaySettings.js"
 import { OrgPlans } from "../Services/Operations/OrgPlans.js"
@@ -177,7 +178,8 @@ const Services = Layer.mergeAll(
   CreditAdjustments.Default.pipe(Layer.provide(LedgerLive)),
   OrgPlans.Default,
   GatewaySettings.Default,
-  EndpointOpenings.Default
+  EndpointOpenings.Default,
+  DataDeletion.Default
 ).pipe(Layer.provideMerge(Infrastructure))
 
 const Middlewares = Layer.mergeAll(

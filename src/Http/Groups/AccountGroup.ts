@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { InvalidCode, NotConfigured, PhoneInUse, PhoneUnverified, RateLimited } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { SessionAuth } from "../Security/AuthTags.js"
-import { Me, Org, Timestamp, User } from "./IdentitySchemas.js"
+import { DeletionRequest, Me, Org, Timestamp, User } from "./IdentitySchemas.js"
 
 /** The signed-in person's own account (a session only). */
 export const PhoneNumber = Schema.Trim.pipe(
@@ -41,6 +41,14 @@ export class AccountGroup extends HttpApiGroup.make("account")
       .addSuccess(Schema.Struct({ org: Org }), { status: 201 })
       .addError(wire(PhoneUnverified))
       .annotate(OpenApi.Description, "Creates an org with the caller as owner; needs a verified phone.")
+  )
+  .add(
+    HttpApiEndpoint.get("myDeletionRequests", "/v1/me/deletion-requests")
+      .addSuccess(Schema.Struct({ deletion_requests: Schema.Array(DeletionRequest) }))
+      .annotate(
+        OpenApi.Description,
+        "The data-deletion requests you filed, in any org, with their status and, once carried out, a summary of what was removed."
+      )
   )
   .middleware(SessionAuth)
   .annotateContext(OpenApi.annotations({ title: "Account", description: "A session (ss_ token or cookie)." }))

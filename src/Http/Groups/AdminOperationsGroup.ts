@@ -17,7 +17,7 @@ import {
 import { wire } from "../../Errors/Wire.js"
 import { AuditEntry, BenchmarkRun, OpeningRequest, SampleSetSummary } from "../../Domain/Operations.js"
 import { AdminAuth } from "../Security/AuthTags.js"
-import { OrgPath, PathId, Timestamp } from "./IdentitySchemas.js"
+import { DeletionRequest, OrgPath, PathId, Timestamp } from "./IdentitySchemas.js"
 import { pageLimitOrDefault } from "./Pagination.js"
 
 /**
@@ -224,6 +224,23 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
       .setPayload(WithReason)
       .addSuccess(Schema.Struct({ org_id: Schema.String, endpoint_id: Schema.String, open: Schema.Boolean }))
       .addError(wire(ReasonRequired))
+  )
+  .add(
+    HttpApiEndpoint.get("deletionRequests", "/admin/deletion-requests")
+      .setUrlParams(Schema.Struct({ status: Schema.optional(Schema.Literal("pending", "completed", "cancelled")) }))
+      .addSuccess(Schema.Struct({
+        deletion_requests: Schema.Array(Schema.Struct({ ...DeletionRequest.fields, org_name: Schema.String }))
+      }))
+  )
+  .add(
+    HttpApiEndpoint.post("carryOutDeletion", "/admin/deletion-requests/:id/carry-out")
+      .setPath(Schema.Struct({ id: PathId }))
+      .addSuccess(Schema.Struct({ deletion_request: DeletionRequest }))
+      .addError(wire(Conflict))
+      .annotate(
+        OpenApi.Description,
+        "Erases or anonymises the org's personal data, keeps ledger entries, receipts and payments without personal fields, closes the org, and mails the asker a summary."
+      )
   )
   .middleware(AdminAuth)
   .annotateContext(OpenApi.annotations({

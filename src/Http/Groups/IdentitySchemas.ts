@@ -64,10 +64,15 @@ export const Invite = Schema.Struct({
 
 export const DeletionRequest = Schema.Struct({
   id: Schema.String,
+  org_id: Schema.String,
   status: Schema.Literal("pending", "completed", "cancelled"),
   reason: Schema.NullOr(Schema.String),
   requested_by_email: Schema.String,
-  created_at: Timestamp
+  created_at: Timestamp,
+  completed_at: Schema.NullOr(Timestamp),
+  summary: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Int })).annotations({
+    description: "What carrying the request out removed or anonymised, by kind"
+  })
 }).annotations({ identifier: "DeletionRequest" })
 
 export const Agent = Schema.Struct({

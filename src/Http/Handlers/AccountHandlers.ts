@@ -17,6 +17,9 @@ export const AccountHandlers = HttpApiBuilder.group(Api, "account", (handlers) =
     const limiter = yield* RateLimiter
     return handlers
       .handle("me", () => Effect.flatMap(CurrentUser, (user) => accounts.me(user.user_id)))
+      .handle("myDeletionRequests", () =>
+        Effect.flatMap(CurrentUser, (user) =>
+          Effect.map(orgs.myDeletionRequests(user.user_id), (deletion_requests) => ({ deletion_requests }))))
       .handle("startPhone", ({ payload }) =>
         Effect.gen(function*() {
           const user = yield* CurrentUser

@@ -6,6 +6,7 @@ import { CurrentAdmin } from "../../Services/Auth/Current.js"
 import { BenchmarkRuns } from "../../Services/Benchmarks/BenchmarkRuns.js"
 import type { AuditActor } from "../../Services/Operations/AuditLog.js"
 import { AuditLog } from "../../Services/Operations/AuditLog.js"
+import { DataDeletion } from "../../Services/Operations/DataDeletion.js"
 import { CreditAdjustments } from "../../Services/Operations/CreditAdjustments.js"
 import { EndpointOpenings } from "../../Services/Operations/EndpointOpenings.js"
 import { GatewaySettings } from "../../Services/Operations/GatewaySettings.js"
@@ -102,6 +103,7 @@ export const AdminOrgsHandlers = HttpApiBuilder.group(Api, "adminOrgs", (handler
     const credits = yield* CreditAdjustments
     const plans = yield* OrgPlans
     const openings = yield* EndpointOpenings
+    const deletion = yield* DataDeletion
     return handlers
       .handle("adjust", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -129,6 +131,13 @@ export const AdminOrgsHandlers = HttpApiBuilder.group(Api, "adminOrgs", (handler
         Effect.gen(function*() {
           const orgId = yield* orgIdOf(path.orgId)
           return yield* openings.close(yield* actor, orgId, path.endpoint, payload.reason)
+        }))
+      .handle("deletionRequests", ({ urlParams }) =>
+        Effect.map(deletion.queue(urlParams.status), (deletion_requests) => ({ deletion_requests })))
+      .handle("carryOutDeletion", ({ path }) =>
+        Effect.gen(function*() {
+          if (!isUuid(path.id)) return yield* new NotFound({ message: `No deletion request ${path.id}` })
+          return { deletion_request: yield* deletion.carryOut(yield* actor, path.id) }
         }))
   }))
 

@@ -99,6 +99,7 @@ export const operationDocs: Record<string, OperationDoc> = {
   "orgs.requestDeletion": summary("Request data deletion"),
   "orgs.deletionRequests": doc("List deletion requests", "The org's data-deletion requests and their state."),
   "orgs.requestOpening": summary("Ask for an endpoint to be opened"),
+  "account.myDeletionRequests": summary("Your data-deletion requests"),
   "orgs.openings": doc(
     "Endpoint openings",
     "The on-request endpoints open for this org, and its requests with their state."
@@ -212,6 +213,11 @@ export const operationDocs: Record<string, OperationDoc> = {
     "Close an endpoint for an org",
     "The org's agents get 409 endpoint_on_request again."
   ),
+  "adminOrgs.deletionRequests": doc(
+    "Queue of data-deletion requests",
+    "Orgs' data-deletion requests, oldest first; filter by status."
+  ),
+  "adminOrgs.carryOutDeletion": summary("Carry out a data-deletion request"),
   "adminGateway.switch": summary("Switch the gateway on or off"),
   "adminGateway.providerCap": doc(
     "Change a provider's daily call cap",

@@ -106,4 +106,6 @@ export default Effect.gen(function*() {
   yield* sql`ALTER TABLE deletion_requests ADD COLUMN completed_at timestamptz`
   yield* sql`ALTER TABLE deletion_requests ADD COLUMN summary jsonb`
   yield* sql`ALTER TABLE orgs ADD COLUMN closed_at timestamptz`
+  // The mail telling an owner their org's data was erased forgets its recipient once sent.
+  yield* sql`ALTER TABLE mail_outbox ADD COLUMN forget_recipient boolean NOT NULL DEFAULT false`
 })

@@ -7,5 +7,11 @@ import type { MailMessage } from "./Mailer.js"
  * so a restart loses none. A `dedupeKey` makes a second enqueue of the same mail a no-op.
  */
 export class MailOutbox extends Context.Tag("Mailer/MailOutbox")<MailOutbox, {
-  readonly enqueue: (message: MailMessage & { readonly dedupeKey?: string | undefined }) => Effect.Effect<void>
+  readonly enqueue: (
+    message: MailMessage & {
+      readonly dedupeKey?: string | undefined
+      /** Erase the recipient's address from the outbox once the mail is sent. */
+      readonly forgetRecipient?: boolean | undefined
+    }
+  ) => Effect.Effect<void>
 }>() {}

@@ -22,10 +22,11 @@ export const MailOutboxLive = Layer.effect(
             JSON.stringify({ to: message.to, subject: message.subject, text: message.text, html: message.html ?? null })
           )
           yield* sql`
-            INSERT INTO mail_outbox (id, dedupe_key, to_address, message_enc, status, attempts, next_attempt_at, created_at)
+            INSERT INTO mail_outbox (id, dedupe_key, to_address, message_enc, status, attempts, next_attempt_at, created_at,
+                                     forget_recipient)
             VALUES (${randomUUID()}, ${
             message.dedupeKey ?? null
-          }, ${message.to}, ${sealed}, 'pending', 0, ${now}, ${now})
+          }, ${message.to}, ${sealed}, 'pending', 0, ${now}, ${now}, ${message.forgetRecipient === true})
             ON CONFLICT (dedupe_key) DO NOTHING`
         }).pipe(Effect.orDie)
     })

@@ -102,7 +102,8 @@ export const MailWorkerLive = Layer.scopedDiscard(
         yield* sql`
           UPDATE mail_outbox
           SET status = 'sent', sent_at = ${new Date(now)}, attempts = ${row.attempts + 1}, last_error = NULL,
-              next_attempt_at = NULL, message_enc = NULL, lease_until = NULL, lease_token = NULL
+              next_attempt_at = NULL, message_enc = NULL, lease_until = NULL, lease_token = NULL,
+              to_address = CASE WHEN forget_recipient THEN 'erased' ELSE to_address END
           WHERE id = ${row.id} AND lease_token = ${row.lease_token}`
       }).pipe(Effect.orDie)
 

@@ -55,10 +55,13 @@ export const inviteRecord = (row: InviteRow) => ({
 
 export const deletionRequestRecord = (row: DeletionRequestRow) => ({
   id: row.id,
+  org_id: row.org_id,
   status: row.status,
   reason: row.reason,
   requested_by_email: row.requested_by_email,
-  created_at: iso(row.created_at)
+  created_at: iso(row.created_at),
+  completed_at: row.completed_at === null ? null : iso(row.completed_at),
+  summary: row.summary
 })
 
 const noSuchMember = new NotFound({ message: "No such member of this org" })
@@ -260,6 +263,10 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
     const deletionRequests = (actor: OrgActor) =>
       Effect.map(repo.deletionRequests(actor.org_id), (rows) => rows.map(deletionRequestRecord))
 
+    /** The requests a person filed, however they ended (after an erasure the org is gone). */
+    const myDeletionRequests = (userId: string) =>
+      Effect.map(repo.deletionRequestsBy(userId), (rows) => rows.map(deletionRequestRecord))
+
     return {
       create,
       get,
@@ -271,7 +278,8 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
       changeRole,
       removeMember,
       requestDeletion,
-      deletionRequests
+      deletionRequests,
+      myDeletionRequests
     } as const
   })
 }) {}

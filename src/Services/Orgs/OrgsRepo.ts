@@ -38,11 +38,17 @@ export type InviteRow = typeof InviteRow.Type
 
 export const DeletionRequestRow = Schema.Struct({
   id: Schema.String,
+  org_id: Schema.String,
   status: Schema.Literal("pending", "completed", "cancelled"),
   reason: Schema.NullOr(Schema.String),
   requested_by_email: Schema.String,
-  created_at: Schema.DateFromSelf
+  created_at: Schema.DateFromSelf,
+  completed_at: Schema.NullOr(Schema.DateFromSelf),
+  /** What carrying the request out removed, by kind (counts). */
+  summary: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Number }))
 })
+
+const deletionColumns = "id, org_id, status, reason, requested_by_email, created_at, completed_at, summary"
 export type DeletionRequestRow = typeof DeletionRequestRow.Type
 
 const Counts = Schema.Struct({
@@ -223,17 +229,28 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
             INSERT INTO deletion_requests (id, org_id, requested_by, requested_by_email, reason, status, created_at)
             VALUES (${request.id}, ${request.orgId}, ${request.userId}, ${request.email}, ${request.reason}, 'pending',
                     ${request.createdAt})
-            RETURNING id, status, reason, requested_by_email, created_at`).pipe(Effect.orDie)
+            RETURNING ${sql.unsafe(deletionColumns)}`).pipe(Effect.orDie)
 
     const findDeletionRequests = SqlSchema.findAll({
       Request: Schema.String,
       Result: DeletionRequestRow,
       execute: (orgId) =>
         sql`
-          SELECT id, status, reason, requested_by_email, created_at FROM deletion_requests
+          SELECT ${sql.unsafe(deletionColumns)} FROM deletion_requests
           WHERE org_id = ${orgId} ORDER BY created_at DESC, id`
     })
     const deletionRequests = (orgId: string) => findDeletionRequests(orgId).pipe(Effect.orDie)
+
+    const findDeletionRequestsBy = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: DeletionRequestRow,
+      execute: (userId) =>
+        sql`
+          SELECT ${sql.unsafe(deletionColumns)} FROM deletion_requests
+          WHERE requested_by = ${userId} ORDER BY created_at DESC, id`
+    })
+    /** The requests a person filed, in any org (their account page shows how each ended). */
+    const deletionRequestsBy = (userId: string) => findDeletionRequestsBy(userId).pipe(Effect.orDie)
 
     const LowBalance = Schema.Struct({ low_balance_credits: Schema.BigInt })
     const findLowBalance = SqlSchema.findOne({
@@ -278,6 +295,7 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
       markInviteAccepted,
       insertDeletionRequest,
       deletionRequests,
+      deletionRequestsBy,
       lowBalanceCredits,
       setLowBalanceCredits
     } as const
