@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { AuditLog } from "../../src/Services/Operations/AuditLog.js"
-import { GatewaySettings } from "../../src/Services/Operations/GatewaySettings.js"
+import { GatewaySettings } from "../../src/Services/Gateway/GatewaySettings.js"
 import { type AdminCommand, CommandError, requiredOption } from "./command.js"
 import { actingAdmin, runOperation, textOption } from "./operations.js"
 

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentActor } from "../../Services/Auth/Current.js"
-import { EndpointOpenings } from "../../Services/Operations/EndpointOpenings.js"
+import { EndpointOpenings } from "../../Services/Gateway/EndpointOpenings.js"
 import { Orgs } from "../../Services/Orgs/Orgs.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"

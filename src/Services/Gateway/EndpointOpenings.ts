@@ -4,8 +4,8 @@ import { randomUUID } from "node:crypto"
 import { Conflict, InvalidInput, NotFound, ReasonRequired } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
-import { GatewayRepo } from "../Gateway/GatewayRepo.js"
-import { type AuditActor, AuditLog } from "./AuditLog.js"
+import { GatewayRepo } from "./GatewayRepo.js"
+import { type AuditActor, AuditLog } from "../Operations/AuditLog.js"
 
 /**
  * Per-org openings of `on request` gateway endpoints. An org's owners ask for one (a request
@@ -36,7 +36,7 @@ export const openingRequestRecord = (row: OpeningRequestRow) => ({
 
 const OpeningRow = Schema.Struct({ endpoint_id: Schema.String, opened_at: Schema.DateFromSelf })
 
-export class EndpointOpenings extends Effect.Service<EndpointOpenings>()("Operations/EndpointOpenings", {
+export class EndpointOpenings extends Effect.Service<EndpointOpenings>()("Gateway/EndpointOpenings", {
   dependencies: [AuditLog.Default, GatewayRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

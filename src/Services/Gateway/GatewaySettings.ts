@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Cache, Clock, Config, Duration, Effect, Option, Schema } from "effect"
 import { InvalidInput, NotFound, ReasonRequired } from "../../Errors/ApiErrors.js"
-import { type AuditActor, AuditLog } from "./AuditLog.js"
+import { type AuditActor, AuditLog } from "../Operations/AuditLog.js"
 
 /**
  * The gateway's runtime settings: the on/off switch (503 endpoint_unavailable while off) and
@@ -12,7 +12,7 @@ import { type AuditActor, AuditLog } from "./AuditLog.js"
  */
 const GATEWAY_SWITCH = "gateway_enabled"
 
-export class GatewaySettings extends Effect.Service<GatewaySettings>()("Operations/GatewaySettings", {
+export class GatewaySettings extends Effect.Service<GatewaySettings>()("Gateway/GatewaySettings", {
   dependencies: [AuditLog.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
