@@ -16,8 +16,7 @@ import { actingAdmin, OperationsLive, textOption } from "./operations.js"
  */
 export const credit: AdminCommand = {
   summary: "Record a top-up (or credit) through the ledger",
-  usage:
-    "credit --admin <email> --org <org id> --credits <whole credits> [--kind top_up|adjustment] [--note <text>]",
+  usage: "credit --admin <email> --org <org id> --credits <whole credits> [--kind top_up|adjustment] [--note <text>]",
   run: (args) =>
     Effect.gen(function*() {
       const orgId = yield* requiredOption(args, "org")

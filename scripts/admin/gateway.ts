@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import { AuditLog } from "../../src/Services/Operations/AuditLog.js"
 import { GatewaySettings } from "../../src/Services/Gateway/GatewaySettings.js"
+import { AuditLog } from "../../src/Services/Operations/AuditLog.js"
 import { type AdminCommand, CommandError, requiredOption } from "./command.js"
 import { actingAdmin, runOperation, textOption } from "./operations.js"
 
@@ -12,7 +12,9 @@ export const gatewayCommands: Record<string, AdminCommand> = {
     run: (args) =>
       runOperation(Effect.gen(function*() {
         const state = args.positional[0]
-        if (state !== "on" && state !== "off") return yield* Effect.fail(new CommandError("Say `gateway on` or `gateway off`"))
+        if (state !== "on" && state !== "off") {
+          return yield* Effect.fail(new CommandError("Say `gateway on` or `gateway off`"))
+        }
         const admin = yield* actingAdmin(args)
         return yield* (yield* GatewaySettings).setGatewayEnabled(admin, state === "on", textOption(args, "reason"))
       }))

@@ -1,9 +1,9 @@
 import { Effect } from "effect"
 import { isUuid, OrgId } from "../../src/Domain/Ids.js"
 import { PlanId } from "../../src/Domain/Plans.js"
-import { DataDeletion } from "../../src/Services/Operations/DataDeletion.js"
-import { CreditAdjustments } from "../../src/Services/Operations/CreditAdjustments.js"
 import { EndpointOpenings } from "../../src/Services/Gateway/EndpointOpenings.js"
+import { CreditAdjustments } from "../../src/Services/Operations/CreditAdjustments.js"
+import { DataDeletion } from "../../src/Services/Operations/DataDeletion.js"
 import { OrgPlans } from "../../src/Services/Operations/OrgPlans.js"
 import { type AdminCommand, CommandError, type ParsedArgs, requiredOption } from "./command.js"
 import { actingAdmin, runOperation, textOption } from "./operations.js"
@@ -18,7 +18,8 @@ const orgOf = (args: ParsedArgs) =>
 export const orgCommands: Record<string, AdminCommand> = {
   adjust: {
     summary: "Credit (positive) or debit (negative) an org, with a reason",
-    usage: "adjust --admin <email> --org <org id> --credits <signed whole credits> --reason <text> [--confirm <credits>]",
+    usage:
+      "adjust --admin <email> --org <org id> --credits <signed whole credits> --reason <text> [--confirm <credits>]",
     run: (args) =>
       runOperation(Effect.gen(function*() {
         const orgId = yield* orgOf(args)

@@ -21,7 +21,10 @@ const fieldsFrom = <A, I>(args: ParsedArgs, schema: Schema.Schema<A, I>) =>
       try: () => readFileSync(file, "utf8"),
       catch: () => new CommandError(`Cannot read ${file}`)
     })
-    const json = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new CommandError(`${file} is not JSON`) })
+    const json = yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: () => new CommandError(`${file} is not JSON`)
+    })
     return yield* Schema.decodeUnknown(schema)(json).pipe(
       Effect.mapError((error) => new CommandError(`${file}: ${error.message}`))
     )

@@ -29,7 +29,6 @@ export const OpeningRequest = Schema.Struct({
   decided_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "OpeningRequest" })
 
-
 /** A benchmark run: a durable job with its progress, and its results once done. */
 export const BenchmarkRun = Schema.Struct({
   id: Schema.String,

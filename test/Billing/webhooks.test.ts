@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { seedAdmin } from "../support/fixtures.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "../support/fakeProvider.js"
+import { seedAdmin } from "../support/fixtures.js"
 import { bearer, seedAgent } from "../support/fixtures.js"
 import { balanceOf, expectLedgerInvariant, invariants } from "../support/ledgerChecks.js"
 import { request } from "../support/server.js"

@@ -60,7 +60,7 @@ describe("benchmark runs", () => {
     expect(run.progress).toEqual({ done: 20, total: 20 })
     // The mock tools answer the first.last pattern; four of the twenty people use another.
     expect(run.results).toMatchObject({ sample_size: 20, coverage: 1, accuracy: 0.8 })
-    expect(run.results.cost_credits).toBe(String(20 * Number((await priceOf(last.slug)))))
+    expect(run.results.cost_credits).toBe(String(20 * Number(await priceOf(last.slug))))
 
     const report = (await call(world, "GET", "/v1/reports")).json.reports.find((r: any) =>
       r.tool_id === last.tool_id && r.measured_by_run === run.id
@@ -72,7 +72,10 @@ describe("benchmark runs", () => {
     expect(measured.score).not.toBe(last.score)
     // Recommend ranks by the same new scores.
     const { agent } = await seedBuyer(world)
-    const recommended = await call(world, "POST", "/v1/recommend", { token: agent.key, body: { task_type: "email_find" } })
+    const recommended = await call(world, "POST", "/v1/recommend", {
+      token: agent.key,
+      body: { task_type: "email_find" }
+    })
     expect(recommended.json.tools.map((t: any) => t.slug)).toEqual(
       [...after].sort((a, b) => a.rank - b.rank).map((s) => s.slug)
     )

@@ -51,7 +51,9 @@ describe("the admin command line", () => {
       "Scheduled maintenance"
     ])
     expect(paused.code, paused.stderr).toBe(0)
-    expect(JSON.parse(paused.stdout)).toMatchObject({ tool: { status: "paused", paused_reason: "Scheduled maintenance" } })
+    expect(JSON.parse(paused.stdout)).toMatchObject({
+      tool: { status: "paused", paused_reason: "Scheduled maintenance" }
+    })
     const listed = (await call(world, "GET", "/v1/tools")).json.tools.find((t: any) => t.slug === "apollo-people-match")
     expect(listed).toMatchObject({ status: "paused", purchasable: false })
     const [line] = await auditOf(world.db, listed.id)

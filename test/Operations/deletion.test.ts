@@ -34,159 +34,172 @@ const wholeDatabase = async () => {
 }
 
 describe("carrying out a data-deletion request", () => {
-  it("erases or anonymises every personal value of the org, keeps the ledger, closes the org and tells the asker", async () => {
-    // The org, built the way its people built it.
-    const founder = await owner(world, "Zephyr Quill Ltd")
-    const orgId = founder.orgId
-    await world.db.query(`UPDATE users SET name = 'Zelda Quintero' WHERE id = $1`, [founder.userId])
-    await call(world, "POST", "/v1/waitlist", { body: { email: founder.email } })
-    const member = await joinAs(world, founder.token, orgId, "member")
-    const pendingInvite = "pending-invitee-zq@example.com"
-    expect((await call(world, "POST", `/v1/orgs/${orgId}/invites`, {
-      token: founder.token,
-      body: { email: pendingInvite, role: "member" }
-    })).status).toBe(201)
-    // A person who also owns another org: they keep their account, and they file the request.
-    const elsewhere = await owner(world, "Other Org")
-    await world.db.query(`INSERT INTO org_members (org_id, user_id, role, created_at) VALUES ($1, $2, 'owner', now())`, [
-      orgId,
-      elsewhere.userId
-    ])
-    const orgKey = await makeOrgKey(world, founder.token, orgId, "write")
-    const agent = await makeAgent(world, founder.token, orgId, {
-      name: "Zelda's research agent",
-      ip_allowlist: ["127.0.0.1", "203.0.113.77"],
-      approval_threshold_credits: 10
-    })
-    const hook = await call(world, "POST", `/v1/orgs/${orgId}/webhooks`, {
-      token: founder.token,
-      body: { url: "http://127.0.0.1:9/zq-private-hook-path" }
-    })
-    expect(hook.status).toBe(201)
-    const inputs = [{ first_name: "Quentina", last_name: "Zarkovic", domain: "zq-private-domain.example" }]
-    const asked = await call(world, "POST", "/v1/execute", {
-      token: agent.key,
-      body: { tool: "hunter-email-finder", inputs }
-    })
-    expect(asked.status).toBe(202)
-    expect((await call(world, "POST", `/v1/orgs/${orgId}/approvals/${asked.json.approval.id}/approve`, {
-      token: founder.token,
-      body: { note: "Fine by Zelda's manager" }
-    })).status).toBe(200)
-    const bought = await call(world, "POST", "/v1/execute", {
-      token: agent.key,
-      body: { tool: "hunter-email-finder", inputs, approval_id: asked.json.approval.id }
-    })
-    expect(bought.status).toBe(200)
-    expect((await call(world, "POST", "/v1/disputes", {
-      token: agent.key,
-      body: { receipt_id: bought.json.receipt_id, item_index: 0, reason: "Wrong Quentina entirely" }
-    })).status).toBe(201)
-    const filed = await call(world, "POST", `/v1/orgs/${orgId}/deletion-requests`, {
-      token: elsewhere.token,
-      body: { reason: "Zephyr Quill is closing down" }
-    })
-    expect(filed.status).toBe(201)
-    await eventually(() => world.smtp.messages.some((m) => m.to.includes(pendingInvite)))
+  it(
+    "erases or anonymises every personal value of the org, keeps the ledger, closes the org and tells the asker",
+    async () => {
+      // The org, built the way its people built it.
+      const founder = await owner(world, "Zephyr Quill Ltd")
+      const orgId = founder.orgId
+      await world.db.query(`UPDATE users SET name = 'Zelda Quintero' WHERE id = $1`, [founder.userId])
+      await call(world, "POST", "/v1/waitlist", { body: { email: founder.email } })
+      const member = await joinAs(world, founder.token, orgId, "member")
+      const pendingInvite = "pending-invitee-zq@example.com"
+      expect(
+        (await call(world, "POST", `/v1/orgs/${orgId}/invites`, {
+          token: founder.token,
+          body: { email: pendingInvite, role: "member" }
+        })).status
+      ).toBe(201)
+      // A person who also owns another org: they keep their account, and they file the request.
+      const elsewhere = await owner(world, "Other Org")
+      await world.db.query(
+        `INSERT INTO org_members (org_id, user_id, role, created_at) VALUES ($1, $2, 'owner', now())`,
+        [
+          orgId,
+          elsewhere.userId
+        ]
+      )
+      const orgKey = await makeOrgKey(world, founder.token, orgId, "write")
+      const agent = await makeAgent(world, founder.token, orgId, {
+        name: "Zelda's research agent",
+        ip_allowlist: ["127.0.0.1", "203.0.113.77"],
+        approval_threshold_credits: 10
+      })
+      const hook = await call(world, "POST", `/v1/orgs/${orgId}/webhooks`, {
+        token: founder.token,
+        body: { url: "http://127.0.0.1:9/zq-private-hook-path" }
+      })
+      expect(hook.status).toBe(201)
+      const inputs = [{ first_name: "Quentina", last_name: "Zarkovic", domain: "zq-private-domain.example" }]
+      const asked = await call(world, "POST", "/v1/execute", {
+        token: agent.key,
+        body: { tool: "hunter-email-finder", inputs }
+      })
+      expect(asked.status).toBe(202)
+      expect(
+        (await call(world, "POST", `/v1/orgs/${orgId}/approvals/${asked.json.approval.id}/approve`, {
+          token: founder.token,
+          body: { note: "Fine by Zelda's manager" }
+        })).status
+      ).toBe(200)
+      const bought = await call(world, "POST", "/v1/execute", {
+        token: agent.key,
+        body: { tool: "hunter-email-finder", inputs, approval_id: asked.json.approval.id }
+      })
+      expect(bought.status).toBe(200)
+      expect(
+        (await call(world, "POST", "/v1/disputes", {
+          token: agent.key,
+          body: { receipt_id: bought.json.receipt_id, item_index: 0, reason: "Wrong Quentina entirely" }
+        })).status
+      ).toBe(201)
+      const filed = await call(world, "POST", `/v1/orgs/${orgId}/deletion-requests`, {
+        token: elsewhere.token,
+        body: { reason: "Zephyr Quill is closing down" }
+      })
+      expect(filed.status).toBe(201)
+      await eventually(() => world.smtp.messages.some((m) => m.to.includes(pendingInvite)))
 
-    const personal = [
-      founder.email,
-      member.email,
-      pendingInvite,
-      "Zelda Quintero",
-      "Zephyr Quill",
-      "Zelda's research agent",
-      "203.0.113.77",
-      "zq-private-hook-path",
-      "Quentina",
-      "Zarkovic",
-      "zq-private-domain",
-      "Fine by Zelda",
-      "Wrong Quentina",
-      "closing down"
-    ]
-    const [founderPhone] = await world.db.query(`SELECT phone FROM users WHERE id = $1`, [founder.userId])
-    personal.push(founderPhone.phone)
-    const before = await wholeDatabase()
-    for (const value of personal) {
-      expect(before.some((row) => row.text.includes(value)), `seeded: ${value}`).toBe(true)
-    }
-    const [ledgerBefore] = await world.db.query(
-      `SELECT count(*)::int AS entries FROM ledger_entries WHERE org_id = $1`,
-      [orgId]
-    )
+      const personal = [
+        founder.email,
+        member.email,
+        pendingInvite,
+        "Zelda Quintero",
+        "Zephyr Quill",
+        "Zelda's research agent",
+        "203.0.113.77",
+        "zq-private-hook-path",
+        "Quentina",
+        "Zarkovic",
+        "zq-private-domain",
+        "Fine by Zelda",
+        "Wrong Quentina",
+        "closing down"
+      ]
+      const [founderPhone] = await world.db.query(`SELECT phone FROM users WHERE id = $1`, [founder.userId])
+      personal.push(founderPhone.phone)
+      const before = await wholeDatabase()
+      for (const value of personal) {
+        expect(before.some((row) => row.text.includes(value)), `seeded: ${value}`).toBe(true)
+      }
+      const [ledgerBefore] = await world.db.query(
+        `SELECT count(*)::int AS entries FROM ledger_entries WHERE org_id = $1`,
+        [orgId]
+      )
 
-    // The queue, then carrying it out.
-    const queue = await adminCall(world, admin, "GET", "/admin/deletion-requests?status=pending")
-    expect(queue.json.deletion_requests.map((d: any) => d.id)).toContain(filed.json.deletion_request.id)
-    const done = await adminCall(
-      world,
-      admin,
-      "POST",
-      `/admin/deletion-requests/${filed.json.deletion_request.id}/carry-out`
-    )
-    expect(done.status).toBe(200)
-    expect(done.json.deletion_request).toMatchObject({ status: "completed", org_id: orgId })
-    expect(done.json.deletion_request.summary).toMatchObject({
-      people: 2,
-      memberships: 3,
-      invitations: 2,
-      org_keys: 1,
-      agents: 1,
-      webhook_endpoints: 1,
-      receipt_items_cleared: 1,
-      approvals_cleared: 1,
-      disputes_cleared: 1
-    })
-    expectError(
-      await adminCall(world, admin, "POST", `/admin/deletion-requests/${filed.json.deletion_request.id}/carry-out`),
-      409,
-      "conflict"
-    )
+      // The queue, then carrying it out.
+      const queue = await adminCall(world, admin, "GET", "/admin/deletion-requests?status=pending")
+      expect(queue.json.deletion_requests.map((d: any) => d.id)).toContain(filed.json.deletion_request.id)
+      const done = await adminCall(
+        world,
+        admin,
+        "POST",
+        `/admin/deletion-requests/${filed.json.deletion_request.id}/carry-out`
+      )
+      expect(done.status).toBe(200)
+      expect(done.json.deletion_request).toMatchObject({ status: "completed", org_id: orgId })
+      expect(done.json.deletion_request.summary).toMatchObject({
+        people: 2,
+        memberships: 3,
+        invitations: 2,
+        org_keys: 1,
+        agents: 1,
+        webhook_endpoints: 1,
+        receipt_items_cleared: 1,
+        approvals_cleared: 1,
+        disputes_cleared: 1
+      })
+      expectError(
+        await adminCall(world, admin, "POST", `/admin/deletion-requests/${filed.json.deletion_request.id}/carry-out`),
+        409,
+        "conflict"
+      )
 
-    // The asker is told, and the outbox forgets where the mail went.
-    const mail = await world.smtp.waitFor(elsewhere.email, (m) => m.subject === "Your org's data was deleted")
-    expect(mail.text).toContain("people: 2")
-    await eventually(async () => {
-      const [row] = await world.db.query(`SELECT status, to_address FROM mail_outbox WHERE dedupe_key = $1`, [
-        `deletion:${filed.json.deletion_request.id}`
-      ])
-      return row?.status === "sent" && row.to_address === "erased"
-    }, { what: "the completion mail to be sent and its address forgotten" })
+      // The asker is told, and the outbox forgets where the mail went.
+      const mail = await world.smtp.waitFor(elsewhere.email, (m) => m.subject === "Your org's data was deleted")
+      expect(mail.text).toContain("people: 2")
+      await eventually(async () => {
+        const [row] = await world.db.query(`SELECT status, to_address FROM mail_outbox WHERE dedupe_key = $1`, [
+          `deletion:${filed.json.deletion_request.id}`
+        ])
+        return row?.status === "sent" && row.to_address === "erased"
+      }, { what: "the completion mail to be sent and its address forgotten" })
 
-    // Nothing personal is left anywhere.
-    const after = await wholeDatabase()
-    for (const value of personal) {
-      const found = after.filter((row) => row.text.includes(value))
-      expect(found.map((row) => row.table), `still holds ${value}`).toEqual([])
-    }
-    // The ledger, the receipt and its result hash stay.
-    const [ledgerAfter] = await world.db.query(
-      `SELECT count(*)::int AS entries FROM ledger_entries WHERE org_id = $1`,
-      [orgId]
-    )
-    expect(ledgerAfter.entries).toBe(ledgerBefore.entries)
-    const [item] = await world.db.query(
-      `SELECT i.result_hash, i.cost_credits::text, i.status FROM receipt_items i WHERE i.receipt_id = $1`,
-      [bought.json.receipt_id]
-    )
-    expect(item).toMatchObject({ result_hash: bought.json.items[0].result_hash, status: "passed" })
+      // Nothing personal is left anywhere.
+      const after = await wholeDatabase()
+      for (const value of personal) {
+        const found = after.filter((row) => row.text.includes(value))
+        expect(found.map((row) => row.table), `still holds ${value}`).toEqual([])
+      }
+      // The ledger, the receipt and its result hash stay.
+      const [ledgerAfter] = await world.db.query(
+        `SELECT count(*)::int AS entries FROM ledger_entries WHERE org_id = $1`,
+        [orgId]
+      )
+      expect(ledgerAfter.entries).toBe(ledgerBefore.entries)
+      const [item] = await world.db.query(
+        `SELECT i.result_hash, i.cost_credits::text, i.status FROM receipt_items i WHERE i.receipt_id = $1`,
+        [bought.json.receipt_id]
+      )
+      expect(item).toMatchObject({ result_hash: bought.json.items[0].result_hash, status: "passed" })
 
-    // The org is closed: no way in for its keys or erased people; the other org's owner keeps their account.
-    expect((await call(world, "GET", "/v1/agent", { token: agent.key })).status).toBe(401)
-    expect((await call(world, "GET", `/v1/orgs/${orgId}`, { token: orgKey.secret })).status).toBe(401)
-    expect((await call(world, "GET", "/v1/me", { token: founder.token })).status).toBe(401)
-    expect((await call(world, "GET", `/v1/orgs/${orgId}`, { token: elsewhere.token })).status).toBe(404)
-    expect((await call(world, "GET", `/v1/orgs/${elsewhere.orgId}`, { token: elsewhere.token })).status).toBe(200)
-    const mine = await call(world, "GET", "/v1/me/deletion-requests", { token: elsewhere.token })
-    expect(mine.json.deletion_requests[0]).toMatchObject({
-      id: filed.json.deletion_request.id,
-      status: "completed",
-      summary: done.json.deletion_request.summary
-    })
-    // An erased person signing in again starts afresh, with no tie to the closed org.
-    const back = await signIn(world, founder.email)
-    expect(back.userId).not.toBe(founder.userId)
-    expect((await auditOf(world.db, orgId)).map((row: any) => row.action)).toEqual(["org.erase"])
-  }, 120_000)
+      // The org is closed: no way in for its keys or erased people; the other org's owner keeps their account.
+      expect((await call(world, "GET", "/v1/agent", { token: agent.key })).status).toBe(401)
+      expect((await call(world, "GET", `/v1/orgs/${orgId}`, { token: orgKey.secret })).status).toBe(401)
+      expect((await call(world, "GET", "/v1/me", { token: founder.token })).status).toBe(401)
+      expect((await call(world, "GET", `/v1/orgs/${orgId}`, { token: elsewhere.token })).status).toBe(404)
+      expect((await call(world, "GET", `/v1/orgs/${elsewhere.orgId}`, { token: elsewhere.token })).status).toBe(200)
+      const mine = await call(world, "GET", "/v1/me/deletion-requests", { token: elsewhere.token })
+      expect(mine.json.deletion_requests[0]).toMatchObject({
+        id: filed.json.deletion_request.id,
+        status: "completed",
+        summary: done.json.deletion_request.summary
+      })
+      // An erased person signing in again starts afresh, with no tie to the closed org.
+      const back = await signIn(world, founder.email)
+      expect(back.userId).not.toBe(founder.userId)
+      expect((await auditOf(world.db, orgId)).map((row: any) => row.action)).toEqual(["org.erase"])
+    },
+    120_000
+  )
 })

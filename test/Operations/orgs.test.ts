@@ -58,7 +58,11 @@ describe("credit adjustments", () => {
     expect(credited.json).toEqual({ org_id: org.orgId, credits: "2500", balance: "12500" })
     const debited = await adjust(org.orgId, { credits: "-500", reason: "Duplicate goodwill" })
     expect(debited.json).toMatchObject({ credits: "-500", balance: "12000" })
-    const large = await adjust(org.orgId, { credits: 2_000_000, reason: "Invoice paid by wire", confirm_credits: "2000000" })
+    const large = await adjust(org.orgId, {
+      credits: 2_000_000,
+      reason: "Invoice paid by wire",
+      confirm_credits: "2000000"
+    })
     expect(large.status).toBe(200)
     expect(await balanceOf(world.db, org.orgId)).toBe(2_012_000n)
     const entries = await world.db.query(

@@ -61,14 +61,25 @@ describe("publishing gates", () => {
 
     expectError(await publish(), 409, "benchmark_missing")
     await writeBenchmark(world.db, tool.id, 0.55, 40)
-    expectError(await publish(), 409, "benchmark_missing", "acme-email-finder cannot be sold: the tool has no benchmark in the last 35 days (latest " + (await dayAgo(40)) + ")")
+    expectError(
+      await publish(),
+      409,
+      "benchmark_missing",
+      "acme-email-finder cannot be sold: the tool has no benchmark in the last 35 days (latest " + (await dayAgo(40)) +
+        ")"
+    )
     await writeBenchmark(world.db, tool.id, 0.55)
     expectError(await publish(), 409, "below_accuracy_floor")
     await writeBenchmark(world.db, tool.id, 0.81)
 
     const live = await publish()
     expect(live.status).toBe(200)
-    expect(live.json.tool).toMatchObject({ status: "live", purchasable: true, unavailable_reasons: [], adapter: { ok: true } })
+    expect(live.json.tool).toMatchObject({
+      status: "live",
+      purchasable: true,
+      unavailable_reasons: [],
+      adapter: { ok: true }
+    })
     expect(await publicTool(tool.slug)).toMatchObject({ purchasable: true, unavailable_reasons: [] })
     const { agent } = await seedBuyer(world)
     const bought = await execute(agent.key, { tool: tool.slug, inputs: [emailFindInput(1)] })
@@ -113,7 +124,11 @@ describe("publishing gates", () => {
       gateway_endpoint: "nowhere/none"
     })
     expectError(unknownEndpoint, 400, "invalid_input")
-    expectError(await adminCall(world, admin, "POST", "/admin/tools", { ...newTool, slug: "Bad Slug" }), 400, "invalid_input")
+    expectError(
+      await adminCall(world, admin, "POST", "/admin/tools", { ...newTool, slug: "Bad Slug" }),
+      400,
+      "invalid_input"
+    )
     expectError(await adminCall(world, admin, "POST", "/admin/tools/no-such-tool/publish"), 404, "not_found")
     // Agents and members are not administrators.
     const { agent, org } = await seedBuyer(world)
@@ -133,7 +148,11 @@ describe("pausing and resuming", () => {
     expect((await execute(user.agent.key, { tool: "hunter-email-finder", inputs: [emailFindInput(4)] })).status)
       .toBe(200)
 
-    expectError(await adminCall(world, admin, "POST", "/admin/tools/hunter-email-finder/pause", {}), 400, "reason_required")
+    expectError(
+      await adminCall(world, admin, "POST", "/admin/tools/hunter-email-finder/pause", {}),
+      400,
+      "reason_required"
+    )
     expectError(
       await adminCall(world, admin, "POST", "/admin/tools/hunter-email-finder/pause", { reason: "   " }),
       400,
@@ -168,7 +187,11 @@ describe("pausing and resuming", () => {
 
     // Resuming re-checks the gates.
     world.fake.setDown("hunter", true)
-    expectError(await adminCall(world, admin, "POST", "/admin/tools/hunter-email-finder/resume"), 409, "adapter_not_ready")
+    expectError(
+      await adminCall(world, admin, "POST", "/admin/tools/hunter-email-finder/resume"),
+      409,
+      "adapter_not_ready"
+    )
     world.fake.setDown("hunter", false)
     const resumed = await adminCall(world, admin, "POST", "/admin/tools/hunter-email-finder/resume")
     expect(resumed.json.tool).toMatchObject({ status: "live", paused_reason: null, purchasable: true })
@@ -205,7 +228,11 @@ describe("price changes", () => {
       "invalid_input"
     )
     const validFrom = new Date(Date.now() + 3_000).toISOString()
-    const changed = await price({ price_per_success_credits: 50, valid_from: validFrom, reason: "Provider raised costs" })
+    const changed = await price({
+      price_per_success_credits: 50,
+      valid_from: validFrom,
+      reason: "Provider raised costs"
+    })
     expect(changed.status).toBe(200)
     expect(changed.json.tool).toMatchObject({
       price_per_success_credits: "40",
@@ -213,7 +240,13 @@ describe("price changes", () => {
     })
     const hunterId = changed.json.tool.id
     expect(await eventsOf(world.db, user.org.orgId, "price.changed")).toEqual([
-      { tool_id: hunterId, tool_name: "Hunter Email Finder", old_credits: "40", new_credits: "50", valid_from: validFrom }
+      {
+        tool_id: hunterId,
+        tool_name: "Hunter Email Finder",
+        old_credits: "40",
+        new_credits: "50",
+        valid_from: validFrom
+      }
     ])
     expect(await eventsOf(world.db, bystander.org.orgId, "price.changed")).toEqual([])
 
@@ -230,9 +263,10 @@ describe("price changes", () => {
     expect(approved.status).toBe(200)
     expect(approved.json.charged.credits).toBe("120")
     // A new request for the same items now costs 150 and needs a new approval.
-    expect((await execute(approver.agent.key, { tool: "hunter-email-finder", inputs })).json.approval.amount).toMatchObject({
-      credits: "150"
-    })
+    expect((await execute(approver.agent.key, { tool: "hunter-email-finder", inputs })).json.approval.amount)
+      .toMatchObject({
+        credits: "150"
+      })
     // Back to 40 for the other suites' arithmetic.
     expect((await price({ price_per_success_credits: 40, reason: "restore" })).status).toBe(200)
   })

@@ -5,8 +5,8 @@ import type { TaskTypeId } from "../../src/Domain/TaskType.js"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { mockAnswer } from "../../src/Services/Purchasing/MockTools.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
-import { call, eventually, grantTrial, startWorld, topUp, type World } from "../support/world.js"
 import { seedAdmin } from "../support/fixtures.js"
+import { call, eventually, grantTrial, startWorld, topUp, type World } from "../support/world.js"
 import { emailFindInput } from "./support.js"
 
 /**

@@ -58,7 +58,9 @@ describe("purchase terms", () => {
   it.effect("a paused tool answers tool_paused, an information-only one not_purchasable", () =>
     Effect.gen(function*() {
       const request = { tool: "email-finder", inputs: [input] }
-      const paused = yield* Effect.flip(purchaseTerms(tool({ status: "paused", paused_reason: "upstream outage" }), request, at))
+      const paused = yield* Effect.flip(
+        purchaseTerms(tool({ status: "paused", paused_reason: "upstream outage" }), request, at)
+      )
       expect(paused._tag).toBe("tool_paused")
       expect(paused.message).toContain("upstream outage")
       const info = yield* Effect.flip(purchaseTerms(tool({ status: "information_only" }), request, at))
@@ -98,7 +100,9 @@ describe("purchase terms", () => {
 
   it.effect("every input must carry the tool's required fields and nothing unknown", () =>
     Effect.gen(function*() {
-      const missing = yield* Effect.flip(purchaseTerms(tool(), { tool: "x", inputs: [input, { first_name: "Jo" }] }, at))
+      const missing = yield* Effect.flip(
+        purchaseTerms(tool(), { tool: "x", inputs: [input, { first_name: "Jo" }] }, at)
+      )
       expect(missing.message).toBe(
         "inputs[1].domain is required (non-empty text); email-finder takes first_name, domain; optional last_name"
       )

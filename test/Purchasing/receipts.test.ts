@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addMember, seedAgent, seedOrgKey, seedUser } from "../support/fixtures.js"
-import { call, startWorld, type World } from "../support/world.js"
 import { seedAdmin } from "../support/fixtures.js"
+import { call, startWorld, type World } from "../support/world.js"
 import { emailFindInput, eventsOf, seedBuyer } from "./support.js"
 
 let world: World

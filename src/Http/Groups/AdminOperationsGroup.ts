@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { AuditEntry, BenchmarkRun, OpeningRequest, SampleSetSummary } from "../../Domain/Operations.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { TaskTypeId } from "../../Domain/TaskType.js"
 import { Check, ToolInput, ToolStatus } from "../../Domain/Tool.js"
@@ -15,7 +16,6 @@ import {
   ResaleRightsMissing
 } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { AuditEntry, BenchmarkRun, OpeningRequest, SampleSetSummary } from "../../Domain/Operations.js"
 import { AdminAuth } from "../Security/AuthTags.js"
 import { DeletionRequest, OrgPath, PathId, Timestamp } from "./IdentitySchemas.js"
 import { pageLimitOrDefault } from "./Pagination.js"
@@ -214,7 +214,9 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
   .add(
     HttpApiEndpoint.post("openEndpoint", "/admin/orgs/:orgId/openings")
       .setPath(OrgPath)
-      .setPayload(Schema.Struct({ endpoint: Schema.String.pipe(Schema.maxLength(200)), reason: Schema.optional(Reason) }))
+      .setPayload(
+        Schema.Struct({ endpoint: Schema.String.pipe(Schema.maxLength(200)), reason: Schema.optional(Reason) })
+      )
       .addSuccess(Schema.Struct({ org_id: Schema.String, endpoint_id: Schema.String, open: Schema.Boolean }))
       .annotate(OpenApi.Description, "Opens an on-request endpoint for this org's agents.")
   )

@@ -4,12 +4,12 @@ import { isUuid, OrgId } from "../../Domain/Ids.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { CurrentAdmin } from "../../Services/Auth/Current.js"
 import { BenchmarkRuns } from "../../Services/Benchmarks/BenchmarkRuns.js"
-import type { AuditActor } from "../../Services/Operations/AuditLog.js"
-import { AuditLog } from "../../Services/Operations/AuditLog.js"
-import { DataDeletion } from "../../Services/Operations/DataDeletion.js"
-import { CreditAdjustments } from "../../Services/Operations/CreditAdjustments.js"
 import { EndpointOpenings } from "../../Services/Gateway/EndpointOpenings.js"
 import { GatewaySettings } from "../../Services/Gateway/GatewaySettings.js"
+import type { AuditActor } from "../../Services/Operations/AuditLog.js"
+import { AuditLog } from "../../Services/Operations/AuditLog.js"
+import { CreditAdjustments } from "../../Services/Operations/CreditAdjustments.js"
+import { DataDeletion } from "../../Services/Operations/DataDeletion.js"
 import { OrgPlans } from "../../Services/Operations/OrgPlans.js"
 import { adminToolRecord } from "../../Services/Tools/AdminToolRecord.js"
 import { ToolAdmin } from "../../Services/Tools/ToolAdmin.js"
@@ -136,7 +136,9 @@ export const AdminOrgsHandlers = HttpApiBuilder.group(Api, "adminOrgs", (handler
         Effect.map(deletion.queue(urlParams.status), (deletion_requests) => ({ deletion_requests })))
       .handle("carryOutDeletion", ({ path }) =>
         Effect.gen(function*() {
-          if (!isUuid(path.id)) return yield* new NotFound({ message: `No deletion request ${path.id}` })
+          if (!isUuid(path.id)) {
+            return yield* new NotFound({ message: `No deletion request ${path.id}` })
+          }
           return { deletion_request: yield* deletion.carryOut(yield* actor, path.id) }
         }))
   }))
@@ -147,17 +149,21 @@ export const AdminGatewayHandlers = HttpApiBuilder.group(Api, "adminGateway", (h
     const openings = yield* EndpointOpenings
     return handlers
       .handle("switch", ({ payload }) =>
-        Effect.flatMap(actor, (admin) => settings.setGatewayEnabled(admin, payload.enabled, payload.reason)))
+        Effect.flatMap(actor, (admin) =>
+          settings.setGatewayEnabled(admin, payload.enabled, payload.reason)))
       .handle("providerCap", ({ path, payload }) =>
         Effect.flatMap(
           actor,
-          (admin) => settings.setProviderCap(admin, path.provider, payload.daily_call_cap, payload.reason)
+          (admin) =>
+            settings.setProviderCap(admin, path.provider, payload.daily_call_cap, payload.reason)
         ))
       .handle("openingRequests", ({ urlParams }) =>
         Effect.map(openings.queue(urlParams.status), (requests) => ({ requests })))
       .handle("declineOpening", ({ path, payload }) =>
         Effect.gen(function*() {
-          if (!isUuid(path.id)) return yield* new NotFound({ message: `No opening request ${path.id}` })
+          if (!isUuid(path.id)) {
+            return yield* new NotFound({ message: `No opening request ${path.id}` })
+          }
           return { request: yield* openings.decline(yield* actor, path.id, payload.reason) }
         }))
   }))

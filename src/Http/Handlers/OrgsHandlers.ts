@@ -47,5 +47,7 @@ export const OrgsHandlers = HttpApiBuilder.group(Api, "orgs", (handlers) =>
           const note = payload.note?.trim() || null
           return { request: yield* openings.request(actor, payload.endpoint, note) }
         }))
-      .handle("openings", () => Effect.flatMap(CurrentActor, (actor) => openings.forOrg(actor.org_id)))
+      .handle("openings", () =>
+        Effect.flatMap(CurrentActor, (actor) =>
+          openings.forOrg(actor.org_id)))
   }))

@@ -198,11 +198,14 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
      * approval is then judged by forPurchase).
      */
     const lockedPrice = (agentId: string, approvalId: string, toolId: string) =>
-      Effect.map(repo.byId(approvalId, false), (found) =>
-        Option.isSome(found) && found.value.agent_id === agentId && found.value.status === "approved" &&
-          found.value.tool_id === toolId && found.value.item_count > 0
-          ? found.value.amount_credits / BigInt(found.value.item_count)
-          : null)
+      Effect.map(
+        repo.byId(approvalId, false),
+        (found) =>
+          Option.isSome(found) && found.value.agent_id === agentId && found.value.status === "approved" &&
+            found.value.tool_id === toolId && found.value.item_count > 0
+            ? found.value.amount_credits / BigInt(found.value.item_count)
+            : null
+      )
 
     const forPurchase = (
       agentId: string,

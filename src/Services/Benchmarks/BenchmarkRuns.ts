@@ -8,7 +8,7 @@ import { checkFor, runCheck } from "../Purchasing/Checks.js"
 import { PurchasingConfig } from "../Purchasing/PurchasingConfig.js"
 import { ToolRunner } from "../Purchasing/ToolRunner.js"
 import { type ToolRow, ToolsRepo } from "../Tools/ToolsRepo.js"
-import { type ChunkTotals, BenchmarkRunsRepo, type RunRow } from "./BenchmarkRunsRepo.js"
+import { BenchmarkRunsRepo, type ChunkTotals, type RunRow } from "./BenchmarkRunsRepo.js"
 import { isRightAnswer, quantile } from "./Grading.js"
 import { type Sample, SampleSets } from "./SampleSets.js"
 
@@ -212,7 +212,10 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
         if (Option.isNone(claimed)) return false
         yield* carryOut(claimed.value, owner).pipe(
           Effect.catchAllDefect((defect) =>
-            Effect.flatMap(now, (failedAt) => repo.fail(claimed.value.id, `The run failed: ${String(defect)}`, failedAt))
+            Effect.flatMap(
+              now,
+              (failedAt) => repo.fail(claimed.value.id, `The run failed: ${String(defect)}`, failedAt)
+            )
           )
         )
         return true
@@ -227,6 +230,14 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
       return due.length
     })
 
-    return { start, get, forTool, runNext, scheduleDue, sampleSets: sampleSets.list, pollMs: config.jobPollIntervalMs } as const
+    return {
+      start,
+      get,
+      forTool,
+      runNext,
+      scheduleDue,
+      sampleSets: sampleSets.list,
+      pollMs: config.jobPollIntervalMs
+    } as const
   })
 }) {}

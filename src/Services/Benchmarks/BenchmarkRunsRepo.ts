@@ -42,7 +42,8 @@ export interface ChunkTotals {
   readonly cost: bigint
 }
 
-const columns = `id, tool_id, sample_set, started_by, status, total, done, answered, correct, latencies_ms, cost_credits,
+const columns =
+  `id, tool_id, sample_set, started_by, status, total, done, answered, correct, latencies_ms, cost_credits,
   check_version, failure, created_at, started_at, finished_at`
 
 export class BenchmarkRunsRepo extends Effect.Service<BenchmarkRunsRepo>()("Benchmarks/BenchmarkRunsRepo", {
@@ -67,8 +68,7 @@ export class BenchmarkRunsRepo extends Effect.Service<BenchmarkRunsRepo>()("Benc
           ON CONFLICT DO NOTHING RETURNING id`
     })
     /** Queues a run; false when the tool already has one queued or running. */
-    const insert = (run: NewRun) =>
-      insertRun(run).pipe(Effect.map((row) => row._tag === "Some"), Effect.orDie)
+    const insert = (run: NewRun) => insertRun(run).pipe(Effect.map((row) => row._tag === "Some"), Effect.orDie)
 
     const claim = SqlSchema.findOne({
       Request: Schema.Struct({ owner: Schema.String, now: Schema.DateFromSelf, leaseUntil: Schema.DateFromSelf }),

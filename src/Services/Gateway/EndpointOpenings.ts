@@ -4,8 +4,8 @@ import { randomUUID } from "node:crypto"
 import { Conflict, InvalidInput, NotFound, ReasonRequired } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
-import { GatewayRepo } from "./GatewayRepo.js"
 import { type AuditActor, AuditLog } from "../Operations/AuditLog.js"
+import { GatewayRepo } from "./GatewayRepo.js"
 
 /**
  * Per-org openings of `on request` gateway endpoints. An org's owners ask for one (a request

@@ -13,9 +13,9 @@ import {
   UnknownEndpoint
 } from "../../Errors/ApiErrors.js"
 import type { AuthenticatedAgent } from "../Auth/Current.js"
-import { Ledger } from "../Ledger/Ledger.js"
 import { EndpointOpenings } from "../Gateway/EndpointOpenings.js"
 import { GatewaySettings } from "../Gateway/GatewaySettings.js"
+import { Ledger } from "../Ledger/Ledger.js"
 import { dayOf } from "../Ledger/Time.js"
 import { Providers } from "../Providers/Providers.js"
 import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"

@@ -47,7 +47,9 @@ export class GatewaySettings extends Effect.Service<GatewaySettings>()("Gateway/
         return yield* sql.withTransaction(Effect.gen(function*() {
           const before = yield* readSwitch
           yield* sql`
-            INSERT INTO runtime_settings (name, value, updated_at) VALUES (${GATEWAY_SWITCH}, ${JSON.stringify(enabled)}::jsonb, ${at})
+            INSERT INTO runtime_settings (name, value, updated_at) VALUES (${GATEWAY_SWITCH}, ${
+            JSON.stringify(enabled)
+          }::jsonb, ${at})
             ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
           yield* audit.record(actor, {
             action: enabled ? "gateway.switch_on" : "gateway.switch_off",

@@ -33,8 +33,10 @@ export class CreditAdjustments extends Effect.Service<CreditAdjustments>()("Oper
     )
 
     const existingOrg = (orgId: OrgId) =>
-      Effect.flatMap(orgs.lockOrg(orgId), (found) =>
-        Option.isNone(found) ? new NotFound({ message: `No org ${orgId}` }) : Effect.void)
+      Effect.flatMap(
+        orgs.lockOrg(orgId),
+        (found) => Option.isNone(found) ? new NotFound({ message: `No org ${orgId}` }) : Effect.void
+      )
 
     const adjust = (
       actor: AuditActor,

@@ -135,9 +135,7 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
         )
         yield* count(
           "queued_mail",
-          sql`DELETE FROM mail_outbox WHERE status = 'pending' AND lower(to_address) IN ${
-            inList(addresses)
-          }`
+          sql`DELETE FROM mail_outbox WHERE status = 'pending' AND lower(to_address) IN ${inList(addresses)}`
         )
         yield* sql`
           UPDATE mail_outbox SET to_address = 'erased', message_enc = NULL
@@ -203,7 +201,9 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
           INSERT INTO org_balances (org_id, balance, frozen, updated_at) VALUES (${orgId}, 0, true, ${at})
           ON CONFLICT (org_id) DO UPDATE SET frozen = true, updated_at = excluded.updated_at`
         yield* sql`
-          UPDATE deletion_requests SET status = 'completed', completed_at = ${at}, summary = ${JSON.stringify(summary)}::jsonb,
+          UPDATE deletion_requests SET status = 'completed', completed_at = ${at}, summary = ${
+          JSON.stringify(summary)
+        }::jsonb,
             reason = NULL
           WHERE id = ${request.id}`
         yield* sql`

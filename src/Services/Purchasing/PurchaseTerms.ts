@@ -68,7 +68,9 @@ const priceOf = (row: ToolRow, now: Date) =>
     }
     const price = priceAt(row, now)
     if (reasons.length > 0 || price === null) {
-      const gates = reasons.flatMap((reason) => reason === "tool_paused" || reason === "information_only" ? [] : [reason])
+      const gates = reasons.flatMap((reason) =>
+        reason === "tool_paused" || reason === "information_only" ? [] : [reason]
+      )
       return yield* new ToolUnavailable({
         message: `${row.slug} cannot be bought now: ${
           gates.map((gate) => gateMessages[gate]).join("; ")

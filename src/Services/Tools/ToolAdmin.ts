@@ -229,7 +229,11 @@ export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
     const changePrice = (
       actor: AuditActor,
       ref: string,
-      change: { readonly credits: number; readonly valid_from?: string | undefined; readonly reason?: string | undefined }
+      change: {
+        readonly credits: number
+        readonly valid_from?: string | undefined
+        readonly reason?: string | undefined
+      }
     ) =>
       Effect.gen(function*() {
         if (!Number.isSafeInteger(change.credits) || change.credits <= 0) {

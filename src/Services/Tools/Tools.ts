@@ -70,7 +70,13 @@ export class Tools extends Effect.Service<Tools>()("Tools/Tools", {
         const benchmark = latest.get(row.id)
         if (benchmark === undefined) return []
         const unavailable = unavailableReasons(row, now)
-        return [{ row, price: priceAt(row, now), latest: benchmark, unavailable, purchasable: unavailable.length === 0 }]
+        return [{
+          row,
+          price: priceAt(row, now),
+          latest: benchmark,
+          unavailable,
+          purchasable: unavailable.length === 0
+        }]
       })
     })
 
