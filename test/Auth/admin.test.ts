@@ -1,9 +1,9 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
-import { spawn } from "node:child_process"
 import * as OTPAuth from "otpauth"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Admins } from "../../src/Services/Auth/Admins.js"
+import { runAdminCli } from "../support/adminCli.js"
 import { expectError, freshIp, makeOrgKey, owner } from "../support/people.js"
 import { call, startWorld, type World } from "../support/world.js"
 
@@ -18,21 +18,7 @@ afterAll(async () => {
 })
 
 /** Runs `npm run admin -- <args>` against the suite's database, password on standard input. */
-const adminCli = (args: Array<string>, stdin: string) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
-      cwd: process.cwd(),
-      env: { PATH: process.env["PATH"] ?? "", DATABASE_URL: world.db.url },
-      stdio: ["pipe", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }))
-    child.stdin.end(stdin)
-  })
+const adminCli = (args: Array<string>, stdin: string) => runAdminCli({ DATABASE_URL: world.db.url }, args, stdin)
 
 const password = "a long admin passphrase 42"
 let totpSecret: string

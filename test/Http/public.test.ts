@@ -113,17 +113,20 @@ describe("public data", () => {
     expect(json.limits.webhook_endpoints_per_org).toBe(10)
   })
 
-  it("publishes benchmark reports per tool with date, sample size, accuracy, coverage and latency", async () => {
+  it("publishes benchmark reports per tool with date, sample size, accuracy, coverage, latency and check version", async () => {
     const { json } = await get("/v1/reports")
     expect(json.reports.length).toBeGreaterThan(32)
     const first = json.reports[0]
     expect(Object.keys(first).sort()).toEqual(
       [
         "accuracy",
+        "check_version",
+        "cost_credits",
         "coverage",
         "date",
         "latency_p50_ms",
         "latency_p95_ms",
+        "measured_by_run",
         "sample_size",
         "task_type",
         "tool_id",
@@ -133,6 +136,9 @@ describe("public data", () => {
     )
     const dates = json.reports.map((r: any) => r.date)
     expect([...dates].sort().reverse()).toEqual(dates)
+    // Shipped reports carry the tool's check version and no run.
+    const hunter = json.reports.find((r: any) => r.tool_slug === "hunter-email-finder")
+    expect(hunter).toMatchObject({ check_version: "1.2.0", measured_by_run: null, cost_credits: null })
   })
 
   it("reports service and database health and the catalogue counts", async () => {

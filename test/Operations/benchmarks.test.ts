@@ -135,7 +135,10 @@ describe("benchmark runs", () => {
 
 describe("the benchmark schedule", () => {
   it("measures every tool on sale or paused whose report is older than the schedule allows", async () => {
-    const scheduled = await startWorld("op_bench_schedule", { env: { BENCHMARK_EVERY_DAYS: "1" } })
+    const scheduled = await startWorld("op_bench_schedule", {
+      env: { BENCHMARK_EVERY_DAYS: "1" },
+      freshReports: false
+    })
     try {
       const counts = async () =>
         (await scheduled.db.query(

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runAdminCli } from "../support/adminCli.js"
 import { seedAdmin, seedOrg } from "../support/fixtures.js"
 import { balanceOf } from "../support/ledgerChecks.js"
 import { call, startWorld, topUp, type World } from "../support/world.js"
@@ -19,19 +19,7 @@ afterAll(async () => {
   await world?.close()
 })
 
-const adminCli = (args: Array<string>) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
-      env: { PATH: process.env["PATH"] ?? "", DATABASE_URL: world.db.url },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }))
-  })
+const adminCli = (args: Array<string>) => runAdminCli({ DATABASE_URL: world.db.url }, args)
 
 describe("the admin command line", () => {
   it("pauses a tool, answering a refused action with its error code", async () => {
