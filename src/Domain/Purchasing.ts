@@ -262,6 +262,7 @@ export const DisputeRequest = Schema.Struct({
   item_index: Schema.Int.pipe(Schema.nonNegative()),
   reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
 }).annotations({ identifier: "DisputeRequest" })
+export type DisputeRequest = typeof DisputeRequest.Type
 
 export const Dispute = Schema.Struct({
   id: Schema.String,

@@ -1,24 +1,12 @@
 import { createHash, randomBytes } from "node:crypto"
+import { secretPrefixes } from "./SecretPrefixes.js"
 
 /**
- * Secrets are 32 random bytes written in base62 after a prefix that says what they are.
- * Only their SHA-256 hex is stored; the prefix shown to people is the first characters.
+ * Secrets are 32 random bytes written in base62 after a prefix that says what they are
+ * (SecretPrefixes.ts). Only their SHA-256 hex is stored; the prefix shown to people is the
+ * first characters.
  */
-export const secretPrefixes = {
-  agentTest: "sk_test_",
-  agentLive: "sk_live_",
-  orgKey: "ok_",
-  session: "ss_",
-  webhook: "whsec_",
-  /** Administrator sessions: reach the admin endpoints and nothing else. */
-  adminSession: "as_",
-  /** One-time sign-in link tokens (emailed). */
-  signInLink: "sil_",
-  /** Org invitation tokens (emailed). */
-  invite: "inv_",
-  /** The browser's handle on an identity-provider sign-in in flight (cookie). */
-  idpHandle: "idp_"
-} as const
+export { secretPrefixes }
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 

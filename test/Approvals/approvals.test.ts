@@ -18,8 +18,14 @@ const linksIn = (text: string) => {
   const reject = /Reject:\s+(\S+)/.exec(text)?.[1]
   return { approve: approve!, reject: reject! }
 }
-/** The path of a mailed link on this test server (the mail carries the public base address). */
-const pathOf = (link: string) => new URL(link).pathname
+/** A mailed link lands on the dashboard's page for it, which carries the link's token. */
+const tokenOf = (link: string) => {
+  const url = new URL(link)
+  expect(url.pathname).toBe("/dashboard/approve")
+  return url.searchParams.get("token")!
+}
+/** The page that serves the link without JavaScript. */
+const pathOf = (link: string) => `/v1/approval-links/${tokenOf(link)}`
 
 /** An org with two owners, a member, keys, and an agent whose threshold is 100 credits. */
 const seedApprovalOrg = async (agentOptions: Parameters<typeof seedAgent>[2] = {}) => {
@@ -136,6 +142,34 @@ describe("approvals", () => {
     const twice = await execute(o.agent.key, { ...body, approval_id: approval.id })
     expect(twice.status).toBe(409)
     expect(twice.json.error.code).toBe("conflict")
+  })
+
+  it("the dashboard's page reads a mailed link and uses it once, as JSON", async () => {
+    const o = await seedApprovalOrg()
+    const asked = await execute(o.agent.key, { tool: "hunter-email-finder", inputs: threeInputs })
+    const approval = asked.json.approval
+    const mailA = await world.smtp.waitFor(o.org.owner.email, (m) => m.text.includes(approval.id))
+    const mailB = await world.smtp.waitFor(o.secondOwner.email, (m) => m.text.includes(approval.id))
+    const reject = tokenOf(linksIn(mailA.text).reject)
+
+    // Reading decides nothing and needs no sign-in: the token is the credential.
+    const preview = await call(world, "GET", `/v1/approval-links/${reject}/approval`)
+    expect(preview.status).toBe(200)
+    expect(preview.json).toMatchObject({ decision: "reject", approval: { id: approval.id, status: "waiting" } })
+    const decided = await call(world, "POST", `/v1/approval-links/${reject}/decision`)
+    expect(decided.status).toBe(200)
+    expect(decided.json.approval).toMatchObject({
+      id: approval.id,
+      status: "rejected",
+      decided_via: "email_link",
+      decided_by_email: o.org.owner.email
+    })
+    // Used once: the same link is dead, the other owner's link finds it decided.
+    expect((await call(world, "POST", `/v1/approval-links/${reject}/decision`)).json.error.code).toBe("invalid_token")
+    const other = await call(world, "POST", `/v1/approval-links/${tokenOf(linksIn(mailB.text).approve)}/decision`)
+    expect(other.status).toBe(409)
+    expect(other.json.error.code).toBe("conflict")
+    expect((await call(world, "GET", "/v1/approval-links/apl_nonsense/approval")).json.error.code).toBe("invalid_token")
   })
 
   it("answers 409 approval_mismatch when tool, inputs or amount differ from what was approved", async () => {

@@ -71,6 +71,20 @@ describe("email sign-in", () => {
     expect(me.json.user.email).toBe(email)
   })
 
+  it("answers whether a browser is signed in without a 401, and which ways of signing in exist", async () => {
+    expect((await call(world, "GET", "/auth/session")).json).toEqual({ signed_in: false })
+    expect((await call(world, "GET", "/auth/session", { cookie: "service_session=ss_forged" })).json)
+      .toEqual({ signed_in: false })
+    const person = await signIn(world)
+    const signedIn = await call(world, "GET", "/auth/session", { cookie: `service_session=${person.token}` })
+    expect(signedIn.status).toBe(200)
+    expect(signedIn.json).toEqual({ signed_in: true })
+    await call(world, "POST", "/auth/logout", { token: person.token })
+    expect((await call(world, "GET", "/auth/session", { token: person.token })).json).toEqual({ signed_in: false })
+    // No identity provider is configured here (idp.test.ts has one).
+    expect((await call(world, "GET", "/auth/options")).json).toEqual({ email: true, identity_provider: false })
+  })
+
   it("a link works once: used, unknown and missing tokens answer 401 invalid_token", async () => {
     const email = freshEmail()
     const before = world.smtp.messages.length

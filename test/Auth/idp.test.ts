@@ -53,6 +53,10 @@ const finish = (callbackUrl: URL, flowCookie: string | undefined) =>
   )
 
 describe("identity-provider sign-in", () => {
+  it("tells the sign-in page that the identity provider is configured", async () => {
+    expect((await call(world, "GET", "/auth/options")).json).toEqual({ email: true, identity_provider: true })
+  })
+
   it("redirects to the provider with PKCE (S256), state and nonce, in a 10-minute cookie", async () => {
     const { flowCookie, providerUrl, start } = await browserSignIn({ email: "x@example.com", email_verified: true })
     expect(providerUrl.origin).toBe(new URL(idp.issuer).origin)

@@ -129,7 +129,11 @@ describe("the gateway catalogue", () => {
       })
       expect(res.status, res.text).toBe(200)
       expect(res.json.endpoints[0].price_per_call).toBe(expected[plan])
+      // Without a key, a plan can be named (the dashboard shows its org's prices this way).
+      const [named] = await endpoints(`?q=hunter/email-finder&plan=${plan}`)
+      expect(named.price_per_call).toBe(expected[plan])
     }
+    expect((await request(`${world.server.url}/v1/endpoints?plan=gold`)).status).toBe(400)
     const bad = await request(`${world.server.url}/v1/endpoints`, {
       headers: { authorization: "Bearer sk_live_notakey" }
     })

@@ -239,6 +239,18 @@ describe("POST /v1/call (live)", () => {
     )
     expect(page.json.calls.map((c: any) => c.endpoint)).toEqual(["fakeprov/ok"])
     expect(page.json.has_more).toBe(false)
+    // Filters by status, endpoint and agent (the dashboard's calls list).
+    const listed = async (query: string) =>
+      (await request(`${world.server.url}/v1/orgs/${org.orgId}/calls?${query}`, {
+        headers: bearer(org.owner.sessionToken)
+      })).json
+    expect((await listed("status=failed")).calls.map((c: any) => c.endpoint)).toEqual(["fakeprov/fail"])
+    expect((await listed("endpoint=fakeprov/ok")).calls.map((c: any) => c.status)).toEqual(["succeeded"])
+    expect((await listed(`agent_id=${agent.agentId}`)).calls).toHaveLength(2)
+    const otherAgent = await seedAgent(world.db, org.orgId, { mode: "live" })
+    expect((await listed(`agent_id=${otherAgent.agentId}`)).calls).toEqual([])
+    expect((await listed("agent_id=someone")).error.code).toBe("invalid_input")
+    expect((await listed("status=lost")).error.code).toBe("invalid_input")
     const readKey = await seedOrgKey(world.db, org.orgId, org.owner, "read")
     expect(
       (await request(`${world.server.url}/v1/orgs/${org.orgId}/calls`, { headers: bearer(readKey.secret) })).status

@@ -158,6 +158,63 @@ describe("disputes", () => {
     expect(twice.json.error.code).toBe("conflict")
   })
 
+  it("members dispute from the org's side (session or write key); read keys and other orgs cannot", async () => {
+    const { agent, org } = await seedBuyer(world)
+    const receiptId = await buyMixed(agent.key)
+    const member = await seedUser(world.db)
+    await addMember(world.db, org.orgId, member.userId, "member")
+    const path = `/v1/orgs/${org.orgId}/disputes`
+
+    const opened = await call(world, "POST", path, {
+      token: member.sessionToken,
+      body: { receipt_id: receiptId, item_index: 0, reason: "wrong person" }
+    })
+    expect(opened.status).toBe(201)
+    // The dispute is the buying agent's, whoever opened it.
+    expect(opened.json.dispute).toMatchObject({ receipt_id: receiptId, item_index: 0, agent_id: agent.agentId })
+    const readKey = (await seedOrgKey(world.db, org.orgId, org.owner, "read")).secret
+    const writeKey = (await seedOrgKey(world.db, org.orgId, org.owner, "write")).secret
+    const byReadKey = await call(world, "POST", path, {
+      token: readKey,
+      body: { receipt_id: receiptId, item_index: 1 }
+    })
+    expect(byReadKey.status).toBe(403)
+    const byWriteKey = await call(world, "POST", path, {
+      token: writeKey,
+      body: { receipt_id: receiptId, item_index: 1 }
+    })
+    expect(byWriteKey.status).toBe(201)
+    // The same rules as an agent's: not charged, already disputed.
+    const failed = await call(world, "POST", path, {
+      token: member.sessionToken,
+      body: { receipt_id: receiptId, item_index: 2 }
+    })
+    expect(failed.json.error.code).toBe("not_disputable")
+    const twice = await call(world, "POST", path, {
+      token: member.sessionToken,
+      body: { receipt_id: receiptId, item_index: 0 }
+    })
+    expect(twice.json.error.code).toBe("conflict")
+
+    const listed = await call(world, "GET", path, { token: readKey })
+    expect(listed.status).toBe(200)
+    expect(listed.json.disputes.map((d: any) => d.item_index)).toEqual([0, 1])
+    expect((await call(world, "GET", `${path}?status=upheld`, { token: readKey })).json.disputes).toEqual([])
+    // Another org sees none of them and cannot dispute this org's receipt.
+    const other = await seedBuyer(world)
+    const otherPath = `/v1/orgs/${other.org.orgId}/disputes`
+    expect((await call(world, "GET", otherPath, { token: other.org.owner.sessionToken })).json.disputes).toEqual([])
+    const foreign = await call(world, "POST", otherPath, {
+      token: other.org.owner.sessionToken,
+      body: { receipt_id: receiptId, item_index: 0 }
+    })
+    expect(foreign.status).toBe(404)
+    const cursorElsewhere = await call(world, "GET", `${otherPath}?starting_after=${opened.json.dispute.id}`, {
+      token: other.org.owner.sessionToken
+    })
+    expect(cursorElsewhere.status).toBe(404)
+  })
+
   it("a rejected dispute refunds nothing", async () => {
     const { agent, org } = await seedBuyer(world)
     const receiptId = await buyMixed(agent.key)

@@ -24,7 +24,33 @@ export const SessionCreated = Schema.Struct({
 
 export const SignInToken = Schema.Struct({ token: Schema.String })
 
+export const SignInOptions = Schema.Struct({
+  email: Schema.Literal(true).annotations({ description: "Email links always work" }),
+  identity_provider: Schema.Boolean.annotations({
+    description: "Whether GET /auth/idp/start leads to a configured identity provider"
+  })
+}).annotations({ identifier: "SignInOptions" })
+
+export const SessionState = Schema.Struct({
+  signed_in: Schema.Boolean.annotations({
+    description: "Whether the request carries a live session (cookie or ss_ token)"
+  })
+}).annotations({ identifier: "SessionState" })
+
 export class AuthGroup extends HttpApiGroup.make("auth")
+  .add(
+    HttpApiEndpoint.get("options", "/auth/options")
+      .addSuccess(SignInOptions)
+      .annotate(OpenApi.Description, "Which ways of signing in this deployment offers (the dashboard shows those).")
+  )
+  .add(
+    HttpApiEndpoint.get("session", "/auth/session")
+      .addSuccess(SessionState)
+      .annotate(
+        OpenApi.Description,
+        "Whether this browser is signed in, answered without a 401, so a page can choose between sign-in and the app."
+      )
+  )
   .add(
     HttpApiEndpoint.post("emailStart", "/auth/email/start")
       .setPayload(Schema.Struct({ email: EmailAddress }))

@@ -123,7 +123,10 @@ export class GatewayCallsGroup extends HttpApiGroup.make("gatewayCalls")
       .setPath(Schema.Struct({ orgId: Schema.String }))
       .setUrlParams(Schema.Struct({
         limit: pageLimitOrDefault,
-        starting_after: Schema.optional(Schema.String)
+        starting_after: Schema.optional(Schema.String),
+        agent_id: Schema.optional(Schema.String.annotations({ description: "Only this agent's calls" })),
+        status: Schema.optional(CallRecord.fields.status.annotations({ description: "Only calls in this status" })),
+        endpoint: Schema.optional(Schema.String.annotations({ description: "Only calls of this endpoint id" }))
       }))
       .addSuccess(Schema.Struct({ calls: Schema.Array(CallRecord), has_more: Schema.Boolean }))
       .addError(wire(InvalidInput))

@@ -136,7 +136,10 @@ export const EndpointSearch = Schema.Struct({
   q: Schema.optional(Schema.String),
   category: Schema.optional(Category),
   provider: Schema.optional(Schema.String),
-  availability: Schema.optional(Availability)
+  availability: Schema.optional(Availability),
+  plan: Schema.optional(PlanId.annotations({
+    description: "Prices for this plan (default Pay as you go); an agent key's own plan wins"
+  }))
 })
 
 export class PublicGroup extends HttpApiGroup.make("public")

@@ -132,7 +132,7 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
   }))
 {}
 
-/** Org endpoints: approvals (owners decide) and receipts, by session or org key. */
+/** Org endpoints: approvals (owners decide), receipts and disputes, by session or org key. */
 export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
   .add(
     HttpApiEndpoint.get("approvals", "/v1/orgs/:orgId/approvals")
@@ -171,23 +171,60 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
       .setPath(OrgItemPath)
       .addSuccess(Schema.Struct({ receipt: Receipt }))
   )
+  .add(
+    HttpApiEndpoint.post("openDispute", "/v1/orgs/:orgId/disputes")
+      .setPath(OrgIdPath)
+      .setPayload(DisputeRequest)
+      .addSuccess(Schema.Struct({ dispute: Dispute }), { status: 201 })
+      .addError(wire(DisputeWindowClosed))
+      .addError(wire(NotDisputable))
+      .addError(wire(Conflict))
+      .addError(wire(PlanLimit))
+  )
+  .add(
+    HttpApiEndpoint.get("disputes", "/v1/orgs/:orgId/disputes")
+      .setPath(OrgIdPath)
+      .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: DisputeListParams.fields.status }))
+      .addSuccess(DisputeList)
+  )
   .addError(wire(InvalidInput))
   .addError(wire(NotFound))
   .addError(wire(Forbidden))
   .middleware(OrgAuth)
   .annotateContext(OpenApi.annotations({
-    title: "Approvals and receipts",
-    description: "Members read; owners (session or a write org key of an owner) approve or reject."
+    title: "Approvals, receipts and disputes",
+    description:
+      "Members read; owners (session or a write org key of an owner) approve or reject. Members (session or write key) dispute a charged item of any of the org's receipts."
   }))
 {}
 
 export const ApprovalPage = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
 const TokenPath = Schema.Struct({ token: Schema.String })
 
-/** The one-click links mailed to owners (the token is the credential). */
+/** What a link shows before it is used: the approval and the decision the link makes. */
+export const ApprovalLinkPreview = Schema.Struct({
+  approval: Approval,
+  decision: Schema.Literal("approve", "reject")
+}).annotations({ identifier: "ApprovalLinkPreview" })
+
+/**
+ * The one-click links mailed to owners (the token is the credential). The mail points at
+ * the dashboard's page for the link, which reads and uses it as JSON; the HTML pages serve
+ * browsers without JavaScript.
+ */
 export class ApprovalLinksGroup extends HttpApiGroup.make("approvalLinks")
   .add(HttpApiEndpoint.get("show", "/v1/approval-links/:token").setPath(TokenPath).addSuccess(ApprovalPage))
   .add(HttpApiEndpoint.post("decide", "/v1/approval-links/:token").setPath(TokenPath).addSuccess(ApprovalPage))
+  .add(
+    HttpApiEndpoint.get("preview", "/v1/approval-links/:token/approval")
+      .setPath(TokenPath)
+      .addSuccess(ApprovalLinkPreview)
+  )
+  .add(
+    HttpApiEndpoint.post("decision", "/v1/approval-links/:token/decision")
+      .setPath(TokenPath)
+      .addSuccess(Schema.Struct({ approval: Approval }))
+  )
   .addError(wire(InvalidToken))
   .addError(wire(Forbidden))
   .addError(wire(Conflict))

@@ -5,6 +5,7 @@ import { normalizeEmail } from "../../Domain/Email.js"
 import { sha256Hex } from "../../Domain/Secrets.js"
 import { InvalidToken, RateLimited } from "../../Errors/ApiErrors.js"
 import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
+import { Credentials } from "../../Services/Auth/Credentials.js"
 import { CurrentUser } from "../../Services/Auth/Current.js"
 import { EmailSignIn } from "../../Services/Auth/EmailSignIn.js"
 import { IdentityProvider, IDP_COOKIE } from "../../Services/Auth/IdentityProvider.js"
@@ -15,6 +16,7 @@ import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js
 import { Api } from "../Api.js"
 import { ClientAddress } from "../ClientAddress.js"
 import { enforceRateLimit, rateLimitHeaders } from "../Middleware/RateLimits.js"
+import { presentedCredential, sessionTokenOf } from "../PresentedCredential.js"
 import { requestOrigin, withoutSessionCookie, withSessionCookie } from "./IdentityHttp.js"
 
 const missingToken = new InvalidToken({ message: "This sign-in link has no token; ask for a new one" })
@@ -23,6 +25,7 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const emailSignIn = yield* EmailSignIn
     const idp = yield* IdentityProvider
+    const credentials = yield* Credentials
     const limiter = yield* RateLimiter
     const addresses = yield* ClientAddress
     const config = yield* AuthConfig
@@ -32,6 +35,19 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
       withSessionCookie(HttpServerResponse.redirect(dashboard, { status: 302 }), token, config.secureCookies)
 
     return handlers
+      .handle("options", () => Effect.succeed({ email: true as const, identity_provider: config.idp._tag === "Some" }))
+      .handle("session", () =>
+        Effect.gen(function*() {
+          const session = sessionTokenOf(presentedCredential(yield* HttpServerRequest.HttpServerRequest))
+          if (session === undefined) return { signed_in: false }
+          return yield* credentials.authenticateSession(session).pipe(
+            Effect.as({ signed_in: true }),
+            Effect.catchTags({
+              unauthenticated: () => Effect.succeed({ signed_in: false }),
+              email_unverified: () => Effect.succeed({ signed_in: false })
+            })
+          )
+        }))
       .handle("emailStart", ({ payload }) =>
         Effect.gen(function*() {
           const ip = yield* addresses.current

@@ -22,7 +22,11 @@ export const GatewayCallsHandlers = HttpApiBuilder.group(Api, "gatewayCalls", (h
     const log = yield* CallLog
     return handlers.handle("list", ({ urlParams }) =>
       Effect.flatMap(CurrentActor, (actor) =>
-        log.list(actor.org_id, urlParams.limit, urlParams.starting_after)))
+        log.list(actor.org_id, urlParams.limit, urlParams.starting_after, {
+          agentId: urlParams.agent_id,
+          status: urlParams.status,
+          endpoint: urlParams.endpoint
+        })))
   }))
 
 /** `GET /v1/providers`: public. */

@@ -148,11 +148,11 @@ export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
         }))
       .handle("endpoints", ({ urlParams }) =>
         Effect.gen(function*() {
-          // Prices are per plan: an agent key's org plan, else Pay as you go.
+          // Prices are per plan: an agent key's org plan, else the one asked for, else Pay as you go.
           const { header } = presentedCredential(yield* HttpServerRequest.HttpServerRequest)
           const plan = header?.kind === "agent_key"
             ? (yield* credentials.authenticateAgentKey(header.token, yield* addresses.current)).org_plan
-            : "payg"
+            : urlParams.plan ?? "payg"
           return { endpoints: yield* catalogue.search(urlParams, plan) }
         }))
   }))

@@ -54,6 +54,7 @@ export const OrgPurchasingHandlers = HttpApiBuilder.group(Api, "orgPurchasing", 
   Effect.gen(function*() {
     const approvals = yield* Approvals
     const receipts = yield* Receipts
+    const disputes = yield* Disputes
     return handlers
       .handle("approvals", ({ urlParams }) =>
         Effect.flatMap(CurrentActor, (actor) =>
@@ -77,6 +78,17 @@ export const OrgPurchasingHandlers = HttpApiBuilder.group(Api, "orgPurchasing", 
       .handle("receipt", ({ path }) =>
         Effect.flatMap(CurrentActor, (actor) =>
           Effect.map(receipts.get(actor.org_id, path.id), (receipt) => ({ receipt }))))
+      .handle("openDispute", ({ payload }) =>
+        Effect.flatMap(CurrentActor, (actor) =>
+          Effect.map(disputes.openForOrg(actor.org_id, payload), (dispute) => ({ dispute }))))
+      .handle("disputes", ({ urlParams }) =>
+        Effect.flatMap(CurrentActor, (actor) =>
+          disputes.list({
+            orgId: actor.org_id,
+            status: urlParams.status,
+            limit: urlParams.limit,
+            startingAfter: urlParams.starting_after
+          })))
   }))
 
 const page = (title: string, body: string) =>
@@ -126,6 +138,11 @@ export const ApprovalLinksHandlers = HttpApiBuilder.group(Api, "approvalLinks", 
             }"><button type="submit">${verb}</button></form>`
           )
         }))
+      .handle("preview", ({ path }) => approvals.linkPreview(path.token))
+      .handle(
+        "decision",
+        ({ path }) => Effect.map(approvals.decideByLink(path.token), ({ approval }) => ({ approval }))
+      )
       .handle("decide", ({ path }) =>
         Effect.map(approvals.decideByLink(path.token), ({ approval }) =>
           page(

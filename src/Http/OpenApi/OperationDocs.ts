@@ -72,6 +72,8 @@ export const operationDocs: Record<string, OperationDoc> = {
     "Change notification settings",
     "Sets the low-balance alert threshold (USD, at most three decimals)."
   ),
+  "auth.options": summary("Ways to sign in"),
+  "auth.session": summary("Am I signed in?"),
   "auth.emailStart": summary("Start email sign-in"),
   "auth.emailVerifyLink": summary("Open a sign-in link"),
   "auth.emailVerify": summary("Spend a sign-in token"),
@@ -168,6 +170,19 @@ export const operationDocs: Record<string, OperationDoc> = {
   ),
   "orgPurchasing.receipts": doc("List the org's receipts", "Receipts of every agent of the org, newest first."),
   "orgPurchasing.receipt": doc("Get one of the org's receipts", "One receipt with its items, checks and charges."),
+  "orgPurchasing.openDispute": doc(
+    "Dispute a charged item",
+    "Disputes a passed or partial item of one of the org's receipts within 7 days; an administrator decides."
+  ),
+  "orgPurchasing.disputes": doc("List the org's disputes", "The org's disputes, oldest first; filter by status."),
+  "approvalLinks.preview": doc(
+    "Read an approval link",
+    "The approval behind a one-click link and the decision the link makes, as JSON (the dashboard's page)."
+  ),
+  "approvalLinks.decision": doc(
+    "Use an approval link",
+    "Makes the link's decision (once) and answers the decided approval, as JSON."
+  ),
   "approvalLinks.show": doc("Open an approval link", "The approval behind a one-click link from the approval mail."),
   "approvalLinks.decide": doc(
     "Decide through an approval link",

@@ -1,4 +1,4 @@
-import { secretPrefixes } from "../../Domain/Secrets.js"
+import { secretPrefixes } from "../../Domain/SecretPrefixes.js"
 import { SESSION_COOKIE } from "../Security/Cookies.js"
 
 /**

@@ -15,6 +15,7 @@ import {
   InvalidToken,
   NotFound
 } from "../../Errors/ApiErrors.js"
+import { AuthConfig } from "../Auth/AuthConfig.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { Events } from "../Events/Events.js"
@@ -97,13 +98,14 @@ const approvalRequired = (row: ApprovalRow) =>
   })
 
 export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals", {
-  dependencies: [ApprovalsRepo.Default, OrgOwners.Default],
+  dependencies: [ApprovalsRepo.Default, OrgOwners.Default, AuthConfig.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ApprovalsRepo
     const events = yield* Events
     const outbox = yield* MailOutbox
     const orgOwners = yield* OrgOwners
+    const { dashboardPath } = yield* AuthConfig
 
     const notFound = new NotFound({ message: "No approval with that id in this org" })
 
@@ -121,7 +123,8 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
               decision,
               expiresAt: row.expires_at
             })
-            links[decision] = `${request.baseUrl}/v1/approval-links/${token}`
+            // The dashboard's page for the link shows the purchase and one button.
+            links[decision] = `${request.baseUrl}${dashboardPath}/approve?token=${token}`
           }
           const mail = approvalRequestMail({
             agentName: request.agentName,

@@ -3,7 +3,7 @@ import { isUuid } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import { iso } from "../../Domain/Timestamps.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
-import { type CallRow, GatewayRepo } from "./GatewayRepo.js"
+import { type CallFilters, type CallRow, GatewayRepo } from "./GatewayRepo.js"
 
 /** The org's gateway calls as the dashboard lists them: endpoint, status, charge, latency. */
 
@@ -30,12 +30,15 @@ export class CallLog extends Effect.Service<CallLog>()("Gateway/CallLog", {
   effect: Effect.gen(function*() {
     const repo = yield* GatewayRepo
 
-    const list = (orgId: string, limit: number, startingAfter: string | undefined) =>
+    const list = (orgId: string, limit: number, startingAfter: string | undefined, filters: CallFilters = {}) =>
       Effect.gen(function*() {
         if (startingAfter !== undefined && !(isUuid(startingAfter) && (yield* repo.callExists(orgId, startingAfter)))) {
           return yield* new InvalidInput({ message: "`starting_after` is not a call of this org" })
         }
-        const rows = yield* repo.listCalls(orgId, limit + 1, startingAfter)
+        if (filters.agentId !== undefined && !isUuid(filters.agentId)) {
+          return yield* new InvalidInput({ message: "`agent_id` is not an agent id" })
+        }
+        const rows = yield* repo.listCalls(orgId, limit + 1, startingAfter, filters)
         return { calls: rows.slice(0, limit).map(callRecord), has_more: rows.length > limit }
       })
 

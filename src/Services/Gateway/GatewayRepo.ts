@@ -92,6 +92,12 @@ export interface CallFinish {
 const callColumns = `id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits, charged_credits,
   refunded_credits, refund_reason, provider_status, latency_ms, created_at, finished_at`
 
+export interface CallFilters {
+  readonly agentId?: string | undefined
+  readonly status?: string | undefined
+  readonly endpoint?: string | undefined
+}
+
 export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -179,13 +185,19 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
       Request: Schema.Struct({
         orgId: Schema.String,
         limit: Schema.Number,
-        startingAfter: Schema.NullOr(Schema.String)
+        startingAfter: Schema.NullOr(Schema.String),
+        agentId: Schema.NullOr(Schema.String),
+        status: Schema.NullOr(Schema.String),
+        endpoint: Schema.NullOr(Schema.String)
       }),
       Result: CallRow,
-      execute: ({ limit, orgId, startingAfter }) =>
+      execute: ({ agentId, endpoint, limit, orgId, startingAfter, status }) =>
         sql`
           SELECT ${callCols} FROM gateway_calls
           WHERE org_id = ${orgId}
+          ${agentId === null ? sql`` : sql`AND agent_id = ${agentId}`}
+          ${status === null ? sql`` : sql`AND status = ${status}`}
+          ${endpoint === null ? sql`` : sql`AND endpoint_id = ${endpoint}`}
           ${
           startingAfter === null ? sql`` : sql`AND (created_at, id) < (
               SELECT created_at, id FROM gateway_calls WHERE id = ${startingAfter} AND org_id = ${orgId})`
@@ -193,8 +205,16 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
           ORDER BY created_at DESC, id DESC
           LIMIT ${limit}`
     })
-    const listCalls = (orgId: string, limit: number, startingAfter: string | undefined) =>
-      listPage({ orgId, limit, startingAfter: startingAfter ?? null }).pipe(Effect.orDie)
+    /** The org's calls, newest first, optionally of one agent, status or endpoint. */
+    const listCalls = (orgId: string, limit: number, startingAfter: string | undefined, filters: CallFilters = {}) =>
+      listPage({
+        orgId,
+        limit,
+        startingAfter: startingAfter ?? null,
+        agentId: filters.agentId ?? null,
+        status: filters.status ?? null,
+        endpoint: filters.endpoint ?? null
+      }).pipe(Effect.orDie)
 
     const callExists = (orgId: string, id: string) =>
       sql`SELECT 1 AS one FROM gateway_calls WHERE id = ${id} AND org_id = ${orgId}`.pipe(

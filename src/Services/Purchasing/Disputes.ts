@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto"
 import { isUuid } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import { commonLimits } from "../../Domain/Plans.js"
-import type { Dispute } from "../../Domain/Purchasing.js"
+import type { Dispute, DisputeRequest } from "../../Domain/Purchasing.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
 import {
   Conflict,
@@ -61,16 +61,13 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
     const byId = (id: string, lock: boolean) =>
       isUuid(id) ? rows.byId(id, lock) : Effect.succeed(Option.none<DisputeRow>())
 
-    const open = (agent: AuthenticatedAgent, request: {
-      readonly receipt_id: string
-      readonly item_index: number
-      readonly reason?: string | undefined
-    }) =>
+    /** Opens a dispute in `orgId`; `openedBy` is the agent that opened it, else the receipt's buyer. */
+    const openIn = (orgId: string, openedBy: string | null, request: DisputeRequest) =>
       sql.withTransaction(Effect.gen(function*() {
-        yield* rows.lockOrgOpeners(agent.org_id)
+        yield* rows.lockOrgOpeners(orgId)
         const receipt = isUuid(request.receipt_id)
-          ? yield* receiptRows.receiptCursor(agent.org_id, request.receipt_id)
-          : Option.none<{ readonly id: string; readonly created_at: Date }>()
+          ? yield* receiptRows.receiptBuyer(orgId, request.receipt_id)
+          : Option.none<{ readonly id: string; readonly created_at: Date; readonly agent_id: string }>()
         if (Option.isNone(receipt)) return yield* new NotFound({ message: "No receipt with that id in this org" })
         const item = yield* itemRows.itemAt(receipt.value.id, request.item_index)
         if (Option.isNone(item)) {
@@ -95,7 +92,7 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
         if (Option.isSome(existing)) {
           return yield* new Conflict({ message: `Item ${request.item_index} is already disputed (${existing.value})` })
         }
-        if ((yield* rows.openCount(agent.org_id)) >= commonLimits.open_disputes_per_org) {
+        if ((yield* rows.openCount(orgId)) >= commonLimits.open_disputes_per_org) {
           return yield* new PlanLimit({
             message: `An org may have at most ${commonLimits.open_disputes_per_org} open disputes at once`
           })
@@ -103,8 +100,8 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
         const id = randomUUID()
         yield* rows.insert({
           id,
-          org_id: agent.org_id,
-          agent_id: agent.id,
+          org_id: orgId,
+          agent_id: openedBy ?? receipt.value.agent_id,
           receipt_id: receipt.value.id,
           item_id: item.value.id,
           item_index: request.item_index,
@@ -114,6 +111,12 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
         return view(Option.getOrThrow(yield* byId(id, false)))
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
+    /** An agent disputes an item of one of its org's receipts. */
+    const open = (agent: AuthenticatedAgent, request: DisputeRequest) => openIn(agent.org_id, agent.id, request)
+
+    /** A member (session or write org key) disputes an item of one of the org's receipts. */
+    const openForOrg = (orgId: string, request: DisputeRequest) => openIn(orgId, null, request)
+
     const get = (orgId: string, id: string) =>
       Effect.flatMap(
         byId(id, false),
@@ -121,8 +124,9 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
           Option.isSome(row) && row.value.org_id === orgId ? Effect.succeed(view(row.value)) : Effect.fail(notFound)
       )
 
-    /** Administrators: disputes across orgs, oldest open first by default. */
+    /** Administrators: disputes across orgs, oldest first; with `orgId`, one org's (members). */
     const list = (options: {
+      readonly orgId?: string | undefined
       readonly status?: "open" | "upheld" | "rejected" | undefined
       readonly limit: number
       readonly startingAfter?: string | undefined
@@ -131,10 +135,12 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
         let after: DisputeRow | null = null
         if (options.startingAfter !== undefined) {
           const cursor = yield* byId(options.startingAfter, false)
-          if (Option.isNone(cursor)) return yield* new NotFound({ message: "starting_after names no dispute" })
+          if (Option.isNone(cursor) || (options.orgId !== undefined && cursor.value.org_id !== options.orgId)) {
+            return yield* new NotFound({ message: "starting_after names no dispute" })
+          }
           after = cursor.value
         }
-        const page = yield* rows.list(options.status ?? null, after, options.limit + 1)
+        const page = yield* rows.list(options.orgId ?? null, options.status ?? null, after, options.limit + 1)
         return { disputes: page.slice(0, options.limit).map(view), has_more: page.length > options.limit }
       })
 
@@ -195,6 +201,6 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
         )
       })
 
-    return { open, get, list, decide } as const
+    return { open, openForOrg, get, list, decide } as const
   })
 }) {}

@@ -73,23 +73,26 @@ export class DisputesRepo extends Effect.Service<DisputesRepo>()("Purchasing/Dis
 
     const listPage = SqlSchema.findAll({
       Request: Schema.Struct({
+        orgId: Schema.NullOr(Schema.String),
         status: Schema.NullOr(DisputeStatus),
         after: Schema.NullOr(Schema.Struct({ created_at: Schema.DateFromSelf, id: Schema.String })),
         limit: Schema.Number
       }),
       Result: DisputeRow,
-      execute: ({ after, limit, status }) =>
+      execute: ({ after, limit, orgId, status }) =>
         sql`${select}
           WHERE ${status === null ? sql`true` : sql`d.status = ${status}`}
+            AND ${orgId === null ? sql`true` : sql`d.org_id = ${orgId}`}
             AND ${after === null ? sql`true` : sql`(d.created_at, d.id) > (${after.created_at}, ${after.id})`}
           ORDER BY d.created_at, d.id LIMIT ${limit}`
     })
-    /** Across orgs, oldest first, after the dispute `after` when given. */
+    /** Oldest first, across orgs or in one, after the dispute `after` when given. */
     const list = (
+      orgId: string | null,
       status: typeof DisputeStatus.Type | null,
       after: { readonly created_at: Date; readonly id: string } | null,
       limit: number
-    ) => listPage({ status, after, limit }).pipe(Effect.orDie)
+    ) => listPage({ orgId, status, after, limit }).pipe(Effect.orDie)
 
     const recordDecision = (decision: {
       readonly id: string

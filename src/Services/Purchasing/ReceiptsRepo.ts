@@ -104,6 +104,15 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
     })
     const receiptCursor = (orgId: string, id: string) => findCursor({ orgId, id }).pipe(Effect.orDie)
 
+    const findBuyer = SqlSchema.findOne({
+      Request: OrgReceipt,
+      Result: Schema.Struct({ ...Cursor.fields, agent_id: Schema.String }),
+      execute: ({ id, orgId }) =>
+        sql`SELECT created_at, id, agent_id FROM receipts WHERE id = ${id} AND org_id = ${orgId}`
+    })
+    /** The receipt with the agent that bought it. */
+    const receiptBuyer = (orgId: string, id: string) => findBuyer({ orgId, id }).pipe(Effect.orDie)
+
     const completeReceipt = (receiptId: string, now: Date) =>
       sql`UPDATE receipts SET status = 'done', completed_at = ${now} WHERE id = ${receiptId} AND status = 'running'`
         .pipe(Effect.asVoid, Effect.orDie)
@@ -144,6 +153,7 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
       receiptWithTotals,
       listReceipts,
       receiptCursor,
+      receiptBuyer,
       completeReceipt,
       staleDirectReceipts,
       lockReceipt
