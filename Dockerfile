@@ -8,13 +8,26 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
+# The owner dashboard is built with the dev dependencies (Vite, React) in a stage of its own;
+# the image keeps only its files (web/dist), which `npm start` serves at DASHBOARD_PATH.
+FROM node:20-bookworm-slim AS dashboard
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json ./
+RUN npm ci --no-audit --no-fund
+COPY scripts ./scripts
+COPY src ./src
+COPY web ./web
+RUN npm run build:web
+
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
     PORT=8080 \
     DATA_DIR=/app/.data
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
+COPY --from=dashboard /app/web/dist ./web/dist
 COPY package.json package-lock.json tsconfig.json ./
+COPY scripts/build-dashboard.mjs ./scripts/
 COPY src ./src
 COPY data ./data
 # Only the embedded database (no DATABASE_URL) writes here.

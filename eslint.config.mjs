@@ -6,9 +6,9 @@ import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".data/**", "**/*.mjs", "**/*.js", "clients/typescript/dist/**"] },
+  { ignores: ["node_modules/**", ".data/**", "web/dist/**", "**/*.mjs", "**/*.js", "clients/typescript/dist/**"] },
   {
-    files: ["src/**/*.ts", "test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "clients/**/*.ts", "examples/**/*.ts", "vitest.config.ts"],
+    files: ["src/**/*.ts", "test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "clients/**/*.ts", "examples/**/*.ts", "web/**/*.ts", "web/**/*.tsx", "vitest.config.ts"],
     extends: [tseslint.configs.base],
     plugins: { "@effect": effect },
     rules: {

@@ -16,3 +16,9 @@ export const extraRoutes: ReadonlyArray<RouteSpec> = [
   { method: "POST", path: "/mcp" },
   { method: "GET", path: "/metrics" }
 ]
+
+/** The dashboard's pages and files, wherever DASHBOARD_PATH puts them. */
+export const dashboardRoutes = (dashboardPath: string): ReadonlyArray<RouteSpec> => [
+  { method: "GET", path: dashboardPath },
+  { method: "GET", path: `${dashboardPath}/*` }
+]

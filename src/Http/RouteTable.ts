@@ -3,6 +3,7 @@ import type { HttpApi } from "@effect/platform"
 /**
  * Which paths exist and with which methods, so an unknown path answers 404 `not_found`
  * and a known path with another method answers 405 `method_not_allowed` with `Allow`.
+ * A `*` segment matches the rest of the path (the dashboard's own pages).
  */
 export interface RouteSpec {
   readonly method: string
@@ -30,7 +31,9 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&
 const patternOf = (path: string): RegExp =>
   new RegExp(
     "^" +
-      path.split("/").map((segment) => (segment.startsWith(":") ? "[^/]+" : escapeRegExp(segment))).join("/") +
+      path.split("/").map((segment) =>
+        segment === "*" ? ".*" : segment.startsWith(":") ? "[^/]+" : escapeRegExp(segment)
+      ).join("/") +
       "/?$"
   )
 

@@ -20,6 +20,7 @@ import {
   PaymentWebhookHandlers,
   SandboxPaymentsHandlers
 } from "../Http/Handlers/BillingHandlers.js"
+import { DashboardFilesLive } from "../Http/Handlers/DashboardFiles.js"
 import { DocsHandlers } from "../Http/Handlers/DocsHandlers.js"
 import { EventsHandlers } from "../Http/Handlers/EventsHandlers.js"
 import { FrontDoorLive } from "../Http/Handlers/FrontDoor.js"
@@ -204,6 +205,7 @@ const Handlers = Layer.mergeAll(
   McpRouteLive,
   OpenApiRouteLive,
   FrontDoorLive,
+  DashboardFilesLive,
   ProtectedResourceLive,
   MetricsRouteLive,
   AuthHandlers,

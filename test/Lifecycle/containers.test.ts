@@ -32,6 +32,15 @@ describe("container files", () => {
     expect(Object.keys(pkg.devDependencies ?? {})).not.toContain(runner)
   })
 
+  it("build the dashboard in a stage with dev dependencies and keep only its files", () => {
+    expect(dockerfile).toMatch(/^FROM node:\d+\S* AS dashboard$/m)
+    expect(dockerfile).toMatch(/^RUN npm run build:web$/m)
+    expect(dockerfile).toMatch(/^COPY --from=dashboard \/app\/web\/dist \.\/web\/dist$/m)
+    // `npm start` builds first where Vite is installed, and uses web/dist where it is not.
+    expect(pkg.scripts.prestart).toContain("build:web")
+    expect(pkg.scripts["build:web"]).toBe("node scripts/build-dashboard.mjs")
+  })
+
   it("copy only files that exist", () => {
     for (const match of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
       for (const path of match[1]!.split(" ")) {

@@ -1,11 +1,12 @@
 import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { currentDocsBaseUrl } from "../../Errors/Wire.js"
+import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
 import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
 import { ObservabilityConfig } from "../../Services/Observability/ObservabilityConfig.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
-import { extraRoutes } from "../ExtraRoutes.js"
+import { dashboardRoutes, extraRoutes } from "../ExtraRoutes.js"
 import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
 import { makeRouteTable, routesOfApi } from "../RouteTable.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
@@ -34,7 +35,8 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
     const baseUrl = yield* PublicUrl
     const lifecycle = yield* Lifecycle
     const observability = yield* ObservabilityConfig
-    const routes = makeRouteTable([...routesOfApi(Api), ...extraRoutes])
+    const { dashboardPath } = yield* AuthConfig
+    const routes = makeRouteTable([...routesOfApi(Api), ...extraRoutes, ...dashboardRoutes(dashboardPath)])
     return (app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest

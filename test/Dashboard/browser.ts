@@ -1,0 +1,57 @@
+import { existsSync, mkdirSync } from "node:fs"
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { build } from "vite"
+
+/**
+ * Debian's Chromium driven by playwright-core (never a downloaded browser), headless, with
+ * the flags the machine needs. Each journey gets a fresh context (its own cookies).
+ */
+export const CHROMIUM_PATH = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
+
+const root = new URL("../../", import.meta.url)
+
+/** The dashboard is built by `npm test` before the suites; a suite run alone builds it once. */
+export const ensureDashboardBuilt = async () => {
+  if (existsSync(new URL("web/dist/index.html", root))) return
+  await build({ configFile: new URL("web/vite.config.ts", root).pathname, logLevel: "warn" })
+}
+
+export const launchBrowser = (): Promise<Browser> =>
+  chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update"
+    ]
+  })
+
+export const DESKTOP = { width: 1280, height: 800 } as const
+export const PHONE = { width: 390, height: 844 } as const
+
+/** A page that records every console error and uncaught exception, for the journey to assert none. */
+export const openPage = async (context: BrowserContext) => {
+  const page = await context.newPage()
+  const problems: Array<string> = []
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console: ${message.text()}`)
+  })
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
+  // Confirmation dialogs (revoke, remove) are accepted, as a person would.
+  page.on("dialog", (dialog) => void dialog.accept())
+  return { page, problems }
+}
+
+/** Reduced motion: progress bars show where they are, not an animation towards it, in screenshots. */
+export const newContext = (browser: Browser, baseURL: string, viewport: { width: number; height: number } = DESKTOP) =>
+  browser.newContext({ baseURL, viewport, permissions: ["clipboard-read", "clipboard-write"], reducedMotion: "reduce" })
+
+const screenshotDir = new URL("docs/screenshots/", root)
+
+/** A screenshot for the README (committed under docs/screenshots). */
+export const screenshot = async (page: Page, name: string) => {
+  mkdirSync(screenshotDir, { recursive: true })
+  await page.screenshot({ path: new URL(`${name}.png`, screenshotDir).pathname, fullPage: false })
+}

@@ -1,0 +1,149 @@
+import { type ReactNode, useEffect, useState } from "react"
+import { ApiError } from "../api/client.js"
+
+/** An error as the service said it: its message and a link to its documentation. */
+export const ErrorNotice = ({ error }: { readonly error: unknown }) => {
+  if (error === null || error === undefined) return null
+  const apiError = error instanceof ApiError ? error : null
+  return (
+    <div className="error" role="alert">
+      <span>{apiError?.message ?? String((error as Error).message ?? error)}</span>
+      {apiError?.docUrl ? <a href={apiError.docUrl} target="_blank" rel="noreferrer">About {apiError.code}</a> : null}
+    </div>
+  )
+}
+
+export const Spinner = ({ label = "Loading" }: { readonly label?: string }) => (
+  <div className="spinner" role="status" aria-live="polite">
+    <span className="spin" aria-hidden="true" />
+    {label}…
+  </div>
+)
+
+/** A read's three states in one place: waiting, refused, or its data. */
+export function Loaded<A>({ children, query }: {
+  readonly query: { readonly data?: A | undefined; readonly error: unknown; readonly isPending: boolean }
+  readonly children: (data: A) => ReactNode
+}) {
+  if (query.error) return <ErrorNotice error={query.error} />
+  if (query.isPending || query.data === undefined) return <Spinner />
+  return <>{children(query.data)}</>
+}
+
+export const Credits = ({ amount }: { readonly amount: { readonly credits: string; readonly usd: string } }) => (
+  <span className="money" title={`${amount.credits} credits`}>
+    {Number(amount.credits).toLocaleString("en-US")} cr <small>(${amount.usd})</small>
+  </span>
+)
+
+export const When = ({ at }: { readonly at: string | null }) =>
+  at === null
+    ? <span className="muted">never</span>
+    : <time dateTime={at} title={at}>{new Date(at).toLocaleString()}</time>
+
+const remaining = (until: string, now: number) => {
+  const seconds = Math.max(0, Math.round((Date.parse(until) - now) / 1000))
+  const h = Math.floor(seconds / 3600)
+  const m = Math.floor((seconds % 3600) / 60)
+  const s = seconds % 60
+  return seconds === 0 ? "expired" : h > 0 ? `${h} h ${m} min` : `${m} min ${s} s`
+}
+
+/** A ticking clock. */
+export const useNow = (everyMs = 1000) => {
+  const [now, setNow] = useState(Date.now())
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), everyMs)
+    return () => clearInterval(timer)
+  }, [everyMs])
+  return now
+}
+
+export const Countdown = ({ until }: { readonly until: string }) => {
+  const now = useNow()
+  return <span className="countdown">{remaining(until, now)}</span>
+}
+
+export const CopyButton = ({ text, label = "Copy" }: { readonly text: string; readonly label?: string }) => {
+  const [copied, setCopied] = useState(false)
+  return (
+    <button
+      type="button"
+      className="secondary"
+      onClick={() =>
+        navigator.clipboard.writeText(text).then(() => {
+          setCopied(true)
+          setTimeout(() => setCopied(false), 2000)
+        })}
+    >
+      {copied ? "Copied" : label}
+    </button>
+  )
+}
+
+/** A secret shown once, with a copy button, gone after `hideAfterMs` (the service keeps only its hash). */
+export const SecretOnce = ({ title, secret, note, hideAfterMs, onDone }: {
+  readonly title: string
+  readonly secret: string
+  readonly note: string
+  readonly hideAfterMs: number
+  readonly onDone: () => void
+}) => {
+  const [shownAt] = useState(Date.now())
+  const now = useNow()
+  const left = shownAt + hideAfterMs - now
+  useEffect(() => {
+    if (left <= 0) onDone()
+  }, [left, onDone])
+  return (
+    <div className="secret" role="region" aria-label={title}>
+      <h3>{title}</h3>
+      <p>{note}</p>
+      <div className="row">
+        <code className="secret-value" data-testid="secret-value">{secret}</code>
+        <CopyButton text={secret} />
+      </div>
+      <p className="muted">
+        Hidden in {Math.max(0, Math.ceil(left / 1000))} s.{" "}
+        <button type="button" className="link" onClick={onDone}>Hide now</button>
+      </p>
+    </div>
+  )
+}
+
+export const ProgressBar = (
+  { done, total, label }: { readonly done: number; readonly total: number; readonly label: string }
+) => (
+  <div
+    className="progress"
+    role="progressbar"
+    aria-label={label}
+    aria-valuemin={0}
+    aria-valuemax={total}
+    aria-valuenow={done}
+  >
+    <div className="progress-fill" style={{ width: `${total === 0 ? 0 : (100 * done) / total}%` }} />
+    <span>{done} / {total}</span>
+  </div>
+)
+
+/** Next and previous for a cursor list. */
+export const Pager = ({ page, hasMore, onNext, onPrevious }: {
+  readonly page: number
+  readonly hasMore: boolean
+  readonly onNext: () => void
+  readonly onPrevious: () => void
+}) =>
+  page === 1 && !hasMore ? null : (
+    <nav className="pager" aria-label="Pages">
+      <button type="button" className="secondary" disabled={page === 1} onClick={onPrevious}>Previous</button>
+      <span>Page {page}</span>
+      <button type="button" className="secondary" disabled={!hasMore} onClick={onNext}>Next</button>
+    </nav>
+  )
+
+export const Empty = ({ children }: { readonly children: ReactNode }) => <p className="empty">{children}</p>
+
+export const Status = ({ value }: { readonly value: string }) => (
+  <span className={`badge badge-${value}`}>{value.replace(/_/g, " ")}</span>
+)

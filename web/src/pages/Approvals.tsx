@@ -1,0 +1,177 @@
+import { useState } from "react"
+import { Link, useParams } from "react-router"
+import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
+import { useOrg } from "../api/org.js"
+import { Countdown, Credits, Empty, ErrorNotice, Loaded, Pager, Status, When } from "../components/ui.js"
+
+const reasonText = {
+  over_threshold: "above the agent's approval threshold",
+  over_budget: "over the agent's monthly budget"
+} as const
+
+type ApprovalRecord = {
+  readonly id: string
+  readonly status: string
+  readonly reason: "over_threshold" | "over_budget"
+  readonly tool: { readonly name: string; readonly slug: string }
+  readonly item_count: number
+  readonly amount: { readonly credits: string; readonly usd: string }
+  readonly note: string | null
+  readonly decided_by_email: string | null
+  readonly expires_at: string
+  readonly created_at: string
+}
+
+const Decide = ({ orgId, approval }: { readonly orgId: string; readonly approval: ApprovalRecord }) => {
+  const [note, setNote] = useState("")
+  const invalidate = [["approvals", orgId]] as const
+  const approve = useApiMutation(
+    (c) => c.orgPurchasing.approve({ path: { orgId, id: approval.id }, payload: { note: note || null } }),
+    invalidate
+  )
+  const reject = useApiMutation(
+    (c) => c.orgPurchasing.reject({ path: { orgId, id: approval.id }, payload: { note: note || null } }),
+    invalidate
+  )
+  const busy = approve.isPending || reject.isPending
+  return (
+    <div className="stack">
+      <label>
+        Note (optional)
+        <input value={note} onChange={(e) => setNote(e.target.value)} maxLength={2000} />
+      </label>
+      <div className="actions">
+        <button type="button" disabled={busy} onClick={() => approve.mutate(undefined)}>Approve</button>
+        <button type="button" className="danger" disabled={busy} onClick={() => reject.mutate(undefined)}>
+          Reject
+        </button>
+      </div>
+      <ErrorNotice error={approve.error ?? reject.error} />
+    </div>
+  )
+}
+
+const ApprovalCard = (
+  { orgId, approval, open }: { readonly orgId: string; readonly approval: ApprovalRecord; readonly open: boolean }
+) => (
+  <li className={`card approval${open ? " focused" : ""}`} data-testid={`approval-${approval.id}`}>
+    <div className="agent-head">
+      <h3>
+        <Link to={`/orgs/${orgId}/approvals/${approval.id}`}>{approval.tool.name}</Link>
+      </h3>
+      <Status value={approval.status} />
+    </div>
+    <p>
+      {approval.item_count} item{approval.item_count === 1 ? "" : "s"} for up to <Credits amount={approval.amount} />,
+      {" "}
+      {reasonText[approval.reason]}.
+    </p>
+    {approval.status === "waiting"
+      ? (
+        <>
+          <p>
+            Expires in <Countdown until={approval.expires_at} />
+          </p>
+          <Decide orgId={orgId} approval={approval} />
+        </>
+      )
+      : (
+        <p className="muted">
+          {approval.decided_by_email === null ? null : <>By {approval.decided_by_email}.</>}
+          {approval.note}
+        </p>
+      )}
+    <p className="muted">
+      Asked <When at={approval.created_at} />
+    </p>
+  </li>
+)
+
+/** Approvals: the waiting ones first, each with its countdown; then the decided ones, by pages. */
+export const ApprovalsPage = () => {
+  const org = useOrg()
+  const { approvalId } = useParams()
+  const pages = useCursorPages()
+  const one = useApiQuery(
+    ["approvals", org.id, "one", approvalId],
+    (c) => c.orgPurchasing.approval({ path: { orgId: org.id, id: approvalId ?? "" } }),
+    { enabled: approvalId !== undefined }
+  )
+  const waiting = useApiQuery(
+    ["approvals", org.id, "waiting"],
+    (c) => c.orgPurchasing.approvals({ path: { orgId: org.id }, urlParams: { status: "waiting", limit: 200 } }),
+    { refetchInterval: 10_000 }
+  )
+  const all = useApiQuery(
+    ["approvals", org.id, "all", pages.after],
+    (c) => c.orgPurchasing.approvals({ path: { orgId: org.id }, urlParams: { limit: 20, starting_after: pages.after } })
+  )
+  return (
+    <div className="stack">
+      <h1>Approvals</h1>
+      {approvalId === undefined ? null : (
+        <Loaded query={one}>
+          {(data) => (
+            <ul className="plain">
+              <ApprovalCard orgId={org.id} approval={data.approval} open />
+            </ul>
+          )}
+        </Loaded>
+      )}
+      <h2>Waiting</h2>
+      <Loaded query={waiting}>
+        {(data) =>
+          data.approvals.length === 0 ?
+            <Empty>Nothing waits for a decision.</Empty> :
+            (
+              <ul className="plain stack">
+                {data.approvals.map((a) => <ApprovalCard key={a.id} orgId={org.id} approval={a} open={false} />)}
+              </ul>
+            )}
+      </Loaded>
+      <h2>All</h2>
+      <Loaded query={all}>
+        {(data) => (
+          <>
+            {data.approvals.length === 0 ? <Empty>No approvals yet.</Empty> : (
+              <table>
+                <thead>
+                  <tr>
+                    <th>Tool</th>
+                    <th>Amount</th>
+                    <th>Status</th>
+                    <th>Asked</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.approvals.map((a) => (
+                    <tr key={a.id}>
+                      <td>
+                        <Link to={`/orgs/${org.id}/approvals/${a.id}`}>{a.tool.name}</Link>
+                      </td>
+                      <td>
+                        <Credits amount={a.amount} />
+                      </td>
+                      <td>
+                        <Status value={a.status} />
+                      </td>
+                      <td>
+                        <When at={a.created_at} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            <Pager
+              page={pages.page}
+              hasMore={data.has_more}
+              onPrevious={pages.previous}
+              onNext={() => pages.next(data.approvals.at(-1)!.id)}
+            />
+          </>
+        )}
+      </Loaded>
+    </div>
+  )
+}

@@ -1,0 +1,339 @@
+import { useState } from "react"
+import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
+import { useOrg } from "../api/org.js"
+import { Credits, Empty, ErrorNotice, Loaded, Pager, Status, When } from "../components/ui.js"
+
+type Started = {
+  readonly payment: { readonly id: string }
+  readonly client_secret: string | null
+  readonly next_step: string
+  readonly provider: { readonly sandbox: boolean }
+}
+
+/** Paying a started payment: the sandbox's test card here; with Stripe, its own card form. */
+const PayStarted = (
+  { orgId, started, onDone }: { readonly orgId: string; readonly started: Started; readonly onDone: () => void }
+) => {
+  const [card, setCard] = useState("4242424242424242")
+  const pay = useApiMutation(
+    (c) => c.sandboxPayments.confirm({ payload: { client_secret: started.client_secret ?? "", card_number: card } }),
+    []
+  )
+  const confirm = useApiMutation(
+    (c) => c.billing.confirm({ path: { orgId, paymentId: started.payment.id } }),
+    [["billing", orgId], ["payments", orgId], ["usage", orgId]]
+  )
+  return (
+    <div className="card stack" role="region" aria-label="Pay">
+      <p>{started.next_step}</p>
+      {started.provider.sandbox && started.client_secret !== null
+        ? (
+          <form
+            className="inline"
+            onSubmit={(event) => {
+              event.preventDefault()
+              pay.mutate(undefined, { onSuccess: () => confirm.mutate(undefined, { onSuccess: onDone }) })
+            }}
+          >
+            <label>
+              Test card number
+              <input value={card} onChange={(e) => setCard(e.target.value)} inputMode="numeric" />
+            </label>
+            <button type="submit" disabled={pay.isPending || confirm.isPending}>Pay</button>
+          </form>
+        )
+        : null}
+      {confirm.data === undefined ? null : (
+        <p role="status">
+          Payment <Status value={confirm.data.payment.status} />
+        </p>
+      )}
+      <ErrorNotice error={pay.error ?? confirm.error} />
+    </div>
+  )
+}
+
+const Payments = ({ orgId }: { readonly orgId: string }) => {
+  const pages = useCursorPages()
+  const payments = useApiQuery(
+    ["payments", orgId, pages.after],
+    (c) => c.billing.payments({ path: { orgId }, urlParams: { limit: 20, starting_after: pages.after } })
+  )
+  return (
+    <Loaded query={payments}>
+      {(data) => (
+        <>
+          {data.payments.length === 0 ? <Empty>No payments yet.</Empty> : (
+            <div className="table-scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th>What</th>
+                    <th>Amount</th>
+                    <th>Credits</th>
+                    <th>Status</th>
+                    <th>When</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.payments.map((p) => (
+                    <tr key={p.id}>
+                      <td>{p.purpose.replace("_", " ")}{p.plan === null ? "" : ` (${p.plan})`}</td>
+                      <td>{p.amount} {p.currency.toUpperCase()}</td>
+                      <td>
+                        <Credits amount={p.credits} />
+                      </td>
+                      <td>
+                        <Status value={p.status} />
+                        {p.failure_message === null ? null : <small>{p.failure_message}</small>}
+                      </td>
+                      <td>
+                        <When at={p.created_at} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <Pager
+            page={pages.page}
+            hasMore={data.has_more}
+            onPrevious={pages.previous}
+            onNext={() => pages.next(data.payments.at(-1)!.id)}
+          />
+        </>
+      )}
+    </Loaded>
+  )
+}
+
+/** Balance, top-ups, saved card, auto-reload, plan (and the founding offer), payment history. */
+export const BillingPage = () => {
+  const org = useOrg()
+  const summary = useApiQuery(["billing", org.id], (c) => c.billing.summary({ path: { orgId: org.id } }))
+  const [usd, setUsd] = useState("20")
+  const [saveCard, setSaveCard] = useState(false)
+  const [started, setStarted] = useState<Started | null>(null)
+  const topUp = useApiMutation((c) =>
+    c.billing.topUp({ path: { orgId: org.id }, payload: { amount_usd: usd, currency: "usd", save_card: saveCard } })
+  )
+  const [reload, setReload] = useState({ enabled: false, threshold: "", amount: "", limit: "" })
+  const setAutoReload = useApiMutation(
+    (c) =>
+      c.billing.setAutoReload({
+        path: { orgId: org.id },
+        payload: {
+          enabled: reload.enabled,
+          threshold_credits: reload.threshold || undefined,
+          amount_credits: reload.amount || undefined,
+          monthly_limit_credits: reload.limit || undefined
+        }
+      }),
+    [["billing", org.id]]
+  )
+  const removeCard = useApiMutation((c) => c.billing.removeCard({ path: { orgId: org.id } }), [["billing", org.id]])
+  const changePlan = useApiMutation(
+    (c, choice: { plan: "payg" | "pro" | "max"; offer: string | null }) =>
+      c.billing.changePlan({ path: { orgId: org.id }, payload: { plan: choice.plan, offer: choice.offer } }),
+    [["billing", org.id]]
+  )
+  const owner = org.role === "owner"
+  return (
+    <div className="stack">
+      <h1>Billing</h1>
+      <Loaded query={summary}>
+        {(data) => (
+          <>
+            {data.provider.notice === null ? null : <p className="notice">{data.provider.notice}</p>}
+            <div className="tiles">
+              <div className="tile">
+                <span className="tile-label">Balance</span>
+                <span className="tile-value">
+                  <Credits amount={data.balance} />
+                </span>
+              </div>
+              <div className="tile">
+                <span className="tile-label">Plan</span>
+                <span className="tile-value">{data.plan.name}</span>
+                <span className="muted">
+                  ${data.plan.monthly_fee_usd} a month{data.plan.renews_at === null
+                    ? ""
+                    : `, renews ${new Date(data.plan.renews_at).toLocaleDateString()}`}
+                </span>
+              </div>
+              <div className="tile">
+                <span className="tile-label">Card</span>
+                <span className="tile-value">
+                  {data.card === null ? "none saved" : `${data.card.brand} …${data.card.last4}`}
+                </span>
+              </div>
+            </div>
+            {owner
+              ? (
+                <section className="card stack">
+                  <h2>Top up</h2>
+                  <form
+                    className="inline"
+                    onSubmit={(event) => {
+                      event.preventDefault()
+                      topUp.mutate(undefined, { onSuccess: setStarted })
+                    }}
+                  >
+                    <label>
+                      Amount (USD, {data.top_up_limits.min.usd} to {data.top_up_limits.max.usd})
+                      <input
+                        inputMode="decimal"
+                        value={usd}
+                        onChange={(e) => setUsd(e.target.value)}
+                      />
+                    </label>
+                    <label className="check">
+                      <input type="checkbox" checked={saveCard} onChange={(e) => setSaveCard(e.target.checked)} />{" "}
+                      Save the card
+                    </label>
+                    <button type="submit" disabled={topUp.isPending}>Buy credits</button>
+                  </form>
+                  <ErrorNotice error={topUp.error} />
+                  {started === null
+                    ? null
+                    : <PayStarted orgId={org.id} started={started} onDone={() => setStarted(null)} />}
+                </section>
+              )
+              : null}
+            <section className="card stack">
+              <h2>Auto-reload</h2>
+              <p>
+                {data.auto_reload.enabled
+                  ? (
+                    <>
+                      On: below <Credits amount={data.auto_reload.threshold!} />, buy{" "}
+                      <Credits amount={data.auto_reload.amount!} />
+                    </>
+                  )
+                  : "Off"}
+                {data.auto_reload.disabled_reason === null ? null : <>({data.auto_reload.disabled_reason})</>}.{" "}
+                {data.auto_reload.note}
+              </p>
+              {owner
+                ? (
+                  <form
+                    className="inline"
+                    onSubmit={(event) => {
+                      event.preventDefault()
+                      setAutoReload.mutate(undefined)
+                    }}
+                  >
+                    <label className="check">
+                      <input
+                        type="checkbox"
+                        checked={reload.enabled}
+                        onChange={(e) => setReload({ ...reload, enabled: e.target.checked })}
+                      />{" "}
+                      On
+                    </label>
+                    <label>
+                      Under (credits)<input
+                        inputMode="numeric"
+                        value={reload.threshold}
+                        onChange={(e) => setReload({ ...reload, threshold: e.target.value })}
+                      />
+                    </label>
+                    <label>
+                      Buy (credits)<input
+                        inputMode="numeric"
+                        value={reload.amount}
+                        onChange={(e) => setReload({ ...reload, amount: e.target.value })}
+                      />
+                    </label>
+                    <label>
+                      Monthly limit (credits)<input
+                        inputMode="numeric"
+                        value={reload.limit}
+                        onChange={(e) => setReload({ ...reload, limit: e.target.value })}
+                      />
+                    </label>
+                    <button type="submit" disabled={setAutoReload.isPending}>Save</button>
+                    <ErrorNotice error={setAutoReload.error} />
+                  </form>
+                )
+                : null}
+              {owner && data.card !== null
+                ? (
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={() =>
+                      confirm("Forget the saved card? Auto-reload switches off.") && removeCard.mutate(undefined)}
+                  >
+                    Remove the card
+                  </button>
+                )
+                : null}
+              <ErrorNotice error={removeCard.error} />
+            </section>
+            {owner
+              ? (
+                <section className="card stack">
+                  <h2>Plan</h2>
+                  <div className="actions">
+                    <button
+                      type="button"
+                      className="secondary"
+                      disabled={data.plan.id === "payg"}
+                      onClick={() => changePlan.mutate({ plan: "payg", offer: null })}
+                    >
+                      Pay as you go
+                    </button>
+                    <button
+                      type="button"
+                      className="secondary"
+                      disabled={data.plan.id === "pro"}
+                      onClick={() => changePlan.mutate({ plan: "pro", offer: null })}
+                    >
+                      Pro
+                    </button>
+                    <button
+                      type="button"
+                      className="secondary"
+                      disabled={data.plan.id === "max"}
+                      onClick={() => changePlan.mutate({ plan: "max", offer: null })}
+                    >
+                      Max
+                    </button>
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => changePlan.mutate({ plan: "pro", offer: "founding-pro" })}
+                    >
+                      Pro at the founding fee
+                    </button>
+                  </div>
+                  {changePlan.data === undefined ? null : (
+                    changePlan.data.payment === null ? <p role="status">{changePlan.data.next_step}</p> : (
+                      <PayStarted
+                        orgId={org.id}
+                        started={{
+                          payment: changePlan.data.payment,
+                          client_secret: changePlan.data.client_secret,
+                          next_step: changePlan.data.next_step,
+                          provider: changePlan.data.provider
+                        }}
+                        onDone={() => changePlan.reset()}
+                      />
+                    )
+                  )}
+                  <ErrorNotice error={changePlan.error} />
+                </section>
+              )
+              : null}
+          </>
+        )}
+      </Loaded>
+      <section className="card">
+        <h2>Payments</h2>
+        <Payments orgId={org.id} />
+      </section>
+    </div>
+  )
+}

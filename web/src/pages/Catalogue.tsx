@@ -1,0 +1,78 @@
+import { useState } from "react"
+import { useApiQuery } from "../api/hooks.js"
+import { useOrg } from "../api/org.js"
+import { Empty, Loaded, Status } from "../components/ui.js"
+
+const PAGE = 50
+
+/** The gateway's endpoints, searched, with their price per call on the org's plan. */
+export const CataloguePage = () => {
+  const org = useOrg()
+  const [q, setQ] = useState("")
+  const [shown, setShown] = useState(PAGE)
+  const details = useApiQuery(["org", org.id], (c) => c.orgs.get({ path: { orgId: org.id } }))
+  const plan = details.data?.org.plan
+  const endpoints = useApiQuery(
+    ["endpoints", q.trim(), plan],
+    (c) => c.public.endpoints({ urlParams: { q: q.trim() || undefined, plan } }),
+    { enabled: plan !== undefined }
+  )
+  return (
+    <div className="stack">
+      <h1>Catalogue</h1>
+      <label>
+        Search endpoints
+        <input
+          type="search"
+          value={q}
+          placeholder="weather, email, search…"
+          onChange={(e) => {
+            setQ(e.target.value)
+            setShown(PAGE)
+          }}
+        />
+      </label>
+      <Loaded query={endpoints}>
+        {(data) =>
+          data.endpoints.length === 0 ? <Empty>No endpoint matches.</Empty> : (
+            <>
+              <p className="muted">{data.endpoints.length} endpoints, prices for the {plan} plan.</p>
+              <div className="table-scroll">
+                <table>
+                  <thead>
+                    <tr>
+                      <th>Endpoint</th>
+                      <th>Provider</th>
+                      <th>Category</th>
+                      <th>Price per call</th>
+                      <th>Availability</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.endpoints.slice(0, shown).map((e) => (
+                      <tr key={e.id}>
+                        <td>
+                          <code>{e.id}</code>
+                          <br />
+                          <small>{e.method} {e.path}</small>
+                        </td>
+                        <td>{e.provider_name}</td>
+                        <td>{e.category}</td>
+                        <td>{Number(e.price_per_call).toLocaleString("en-US")} cr</td>
+                        <td>
+                          <Status value={e.availability} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              {shown < data.endpoints.length
+                ? <button type="button" className="secondary" onClick={() => setShown(shown + PAGE)}>Show more</button>
+                : null}
+            </>
+          )}
+      </Loaded>
+    </div>
+  )
+}

@@ -1,0 +1,63 @@
+import { Link, useParams } from "react-router"
+import { useApiQuery } from "../api/hooks.js"
+import { useOrg } from "../api/org.js"
+import { Credits, Empty, Loaded, ProgressBar, Status, When } from "../components/ui.js"
+import { ReceiptDetail } from "./Receipts.js"
+
+/**
+ * Jobs (purchases of more than 25 inputs run in the background): a live progress bar for
+ * each running job, per-item outcomes once done. Read from the org's receipts, which name
+ * their job and count their items.
+ */
+export const JobsPage = () => {
+  const org = useOrg()
+  const { receiptId } = useParams()
+  const receipts = useApiQuery(
+    ["receipts", org.id, "jobs"],
+    (c) => c.orgPurchasing.receipts({ path: { orgId: org.id }, urlParams: { limit: 100 } }),
+    {
+      refetchInterval: (data) => data?.receipts.some((r) => r.job_id !== null && r.status === "running") ? 1000 : false
+    }
+  )
+  return (
+    <div className="stack">
+      <h1>Jobs</h1>
+      {receiptId === undefined ? null : <ReceiptDetail orgId={org.id} receiptId={receiptId} />}
+      <Loaded query={receipts}>
+        {(data) => {
+          const jobs = data.receipts.filter((r) => r.job_id !== null)
+          return jobs.length === 0 ?
+            <Empty>No jobs yet. A purchase of more than 25 inputs runs as a job.</Empty> :
+            (
+              <ul className="plain stack">
+                {jobs.map((r) => {
+                  const done = r.item_count - r.counts.pending
+                  return (
+                    <li key={r.id} className="card" data-testid={`job-${r.job_id}`}>
+                      <div className="agent-head">
+                        <h3>
+                          <Link to={`/orgs/${org.id}/jobs/${r.id}`}>{r.tool.name}</Link>
+                        </h3>
+                        <Status value={r.status} />
+                      </div>
+                      <ProgressBar done={done} total={r.item_count} label={`Job ${r.job_id} progress`} />
+                      <p className="muted">
+                        {r.counts.passed} passed, {r.counts.partial} partial, {r.counts.failed} failed,{" "}
+                        {r.counts.expired} expired; charged <Credits amount={r.charged} />. Started{" "}
+                        <When at={r.created_at} />
+                        {r.completed_at === null ? null : (
+                          <>
+                            , finished <When at={r.completed_at} />
+                          </>
+                        )}.
+                      </p>
+                    </li>
+                  )
+                })}
+              </ul>
+            )
+        }}
+      </Loaded>
+    </div>
+  )
+}

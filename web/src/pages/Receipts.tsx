@@ -1,0 +1,184 @@
+import { useState } from "react"
+import { Link, useParams } from "react-router"
+import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
+import { useOrg } from "../api/org.js"
+import { Credits, Empty, ErrorNotice, Loaded, Pager, Status, When } from "../components/ui.js"
+
+const DisputeItem = (
+  { orgId, receiptId, index }: { readonly orgId: string; readonly receiptId: string; readonly index: number }
+) => {
+  const [reason, setReason] = useState("")
+  const [open, setOpen] = useState(false)
+  const dispute = useApiMutation(
+    (c) =>
+      c.orgPurchasing.openDispute({
+        path: { orgId },
+        payload: { receipt_id: receiptId, item_index: index, reason: reason || undefined }
+      }),
+    [["disputes", orgId]]
+  )
+  if (dispute.isSuccess) {
+    return (
+      <span>
+        Dispute opened: <Status value={dispute.data.dispute.status} />
+      </span>
+    )
+  }
+  if (!open) return <button type="button" className="secondary small" onClick={() => setOpen(true)}>Dispute</button>
+  return (
+    <form
+      className="inline"
+      onSubmit={(event) => {
+        event.preventDefault()
+        dispute.mutate(undefined)
+      }}
+    >
+      <label>
+        What is wrong?
+        <input value={reason} onChange={(e) => setReason(e.target.value)} maxLength={2000} />
+      </label>
+      <button type="submit" disabled={dispute.isPending}>Open dispute</button>
+      <ErrorNotice error={dispute.error} />
+    </form>
+  )
+}
+
+/** One receipt: its items, each with its outcome, cost, check and (when charged) a dispute button. */
+export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: string; readonly receiptId: string }) => {
+  const receipt = useApiQuery(
+    ["receipt", orgId, receiptId],
+    (c) => c.orgPurchasing.receipt({ path: { orgId, id: receiptId } }),
+    {
+      refetchInterval: (data) => data?.receipt.status === "running" ? 1000 : false
+    }
+  )
+  const disputes = useApiQuery(
+    ["disputes", orgId],
+    (c) => c.orgPurchasing.disputes({ path: { orgId }, urlParams: { limit: 200 } })
+  )
+  const disputeOf = new Map(
+    (disputes.data?.disputes ?? []).filter((d) => d.receipt_id === receiptId).map((d) => [d.item_index, d])
+  )
+  return (
+    <Loaded query={receipt}>
+      {({ receipt: r }) => (
+        <section className="card stack" aria-label="Receipt">
+          <h2>
+            {r.tool.name} <Status value={r.status} /> <Status value={r.mode} />
+          </h2>
+          <p>
+            {r.item_count} items at <Credits amount={r.price_per_item} /> each; charged{" "}
+            <Credits amount={r.charged} />, refunded <Credits amount={r.refunded} />. Bought <When at={r.created_at} />.
+          </p>
+          <div className="table-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th>#</th>
+                  <th>Outcome</th>
+                  <th>Cost</th>
+                  <th>Check</th>
+                  <th>Reason</th>
+                  <th>Dispute</th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.items.map((item) => {
+                  const dispute = disputeOf.get(item.index)
+                  return (
+                    <tr key={item.index}>
+                      <td>{item.index}</td>
+                      <td>
+                        <Status value={item.outcome} />
+                      </td>
+                      <td>
+                        <Credits amount={item.cost} />
+                      </td>
+                      <td>{item.check === null ? "—" : <code>{item.check.id}@{item.check.version}</code>}</td>
+                      <td>{item.reason ?? ""}</td>
+                      <td>
+                        {dispute !== undefined
+                          ? (
+                            <span>
+                              <Status value={dispute.status} />
+                              {dispute.note === null ? null : ` ${dispute.note}`}
+                            </span>
+                          )
+                          : item.charged
+                          ? <DisputeItem orgId={orgId} receiptId={r.id} index={item.index} />
+                          : null}
+                      </td>
+                    </tr>
+                  )
+                })}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      )}
+    </Loaded>
+  )
+}
+
+/** Receipts, newest first, by pages; one opens with its items. */
+export const ReceiptsPage = () => {
+  const org = useOrg()
+  const { receiptId } = useParams()
+  const pages = useCursorPages()
+  const receipts = useApiQuery(
+    ["receipts", org.id, pages.after],
+    (c) => c.orgPurchasing.receipts({ path: { orgId: org.id }, urlParams: { limit: 20, starting_after: pages.after } })
+  )
+  return (
+    <div className="stack">
+      <h1>Receipts</h1>
+      {receiptId === undefined ? null : <ReceiptDetail orgId={org.id} receiptId={receiptId} />}
+      <Loaded query={receipts}>
+        {(data) => (
+          <>
+            {data.receipts.length === 0 ? <Empty>No purchases yet.</Empty> : (
+              <div className="table-scroll">
+                <table>
+                  <thead>
+                    <tr>
+                      <th>Tool</th>
+                      <th>Items</th>
+                      <th>Charged</th>
+                      <th>Status</th>
+                      <th>When</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.receipts.map((r) => (
+                      <tr key={r.id}>
+                        <td>
+                          <Link to={`/orgs/${org.id}/receipts/${r.id}`}>{r.tool.name}</Link> <Status value={r.mode} />
+                        </td>
+                        <td>{r.item_count}</td>
+                        <td>
+                          <Credits amount={r.charged} />
+                        </td>
+                        <td>
+                          <Status value={r.status} />
+                        </td>
+                        <td>
+                          <When at={r.created_at} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+            <Pager
+              page={pages.page}
+              hasMore={data.has_more}
+              onPrevious={pages.previous}
+              onNext={() => pages.next(data.receipts.at(-1)!.id)}
+            />
+          </>
+        )}
+      </Loaded>
+    </div>
+  )
+}

@@ -1,0 +1,67 @@
+import { useState } from "react"
+import { api } from "../api/client.js"
+import { useApiQuery } from "../api/hooks.js"
+import { ErrorNotice, Spinner } from "../components/ui.js"
+
+/** Sign in by an emailed link (it lands back here), or with the identity provider when configured. */
+export const SignInPage = () => {
+  const [email, setEmail] = useState("")
+  const [state, setState] = useState<"idle" | "sending" | "sent">("idle")
+  const [error, setError] = useState<unknown>(null)
+  const options = useApiQuery(["auth-options"], (c) => c.auth.options())
+  return (
+    <main className="center narrow">
+      <h1>Sign in</h1>
+      <p>Run your org's agents, budgets, approvals and money.</p>
+      {state === "sent"
+        ? (
+          <div className="notice" role="status">
+            <h2>Check your mail</h2>
+            <p>
+              We sent a sign-in link to <b>{email}</b>. It works once, for 15 minutes.
+            </p>
+            <button type="button" className="link" onClick={() => setState("idle")}>Use another address</button>
+          </div>
+        )
+        : (
+          <form
+            onSubmit={(event) => {
+              event.preventDefault()
+              setState("sending")
+              setError(null)
+              api((c) => c.auth.emailStart({ payload: { email } })).then(
+                () => setState("sent"),
+                (failure) => {
+                  setError(failure)
+                  setState("idle")
+                }
+              )
+            }}
+          >
+            <label>
+              Email
+              <input
+                type="email"
+                required
+                autoComplete="email"
+                value={email}
+                onChange={(e) => setEmail(e.target.value)}
+              />
+            </label>
+            <button type="submit" disabled={state === "sending"}>
+              {state === "sending" ? "Sending…" : "Email me a sign-in link"}
+            </button>
+            <ErrorNotice error={error} />
+          </form>
+        )}
+      {options.isPending ? <Spinner /> : null}
+      {options.data?.identity_provider === true
+        ? (
+          <p>
+            <a className="button secondary" href="/auth/idp/start">Sign in with your identity provider</a>
+          </p>
+        )
+        : null}
+    </main>
+  )
+}

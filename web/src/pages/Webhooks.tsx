@@ -1,0 +1,255 @@
+import { useCallback, useState } from "react"
+import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
+import { useOrg } from "../api/org.js"
+import { Empty, ErrorNotice, Loaded, Pager, SecretOnce, Status, When } from "../components/ui.js"
+
+/** How long a new signing secret stays on screen (it is never shown again). */
+const SECRET_SHOWN_MS = 10 * 60 * 1000
+
+const NewWebhook = ({ orgId, eventTypes, onSecret }: {
+  readonly orgId: string
+  readonly eventTypes: ReadonlyArray<string>
+  readonly onSecret: (secret: { url: string; secret: string; note: string }) => void
+}) => {
+  const [url, setUrl] = useState("")
+  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set())
+  const create = useApiMutation(
+    (c) => c.webhooks.create({ path: { orgId }, payload: { url, events: [...picked] } }),
+    [["webhooks", orgId]]
+  )
+  return (
+    <form
+      className="card stack"
+      aria-label="New webhook endpoint"
+      onSubmit={(event) => {
+        event.preventDefault()
+        create.mutate(undefined, {
+          onSuccess: (made) => {
+            onSecret({ url: made.webhook.url, secret: made.webhook.secret, note: made.note })
+            setUrl("")
+            setPicked(new Set())
+          }
+        })
+      }}
+    >
+      <h2>Add an endpoint</h2>
+      <label>
+        URL
+        <input
+          type="url"
+          required
+          placeholder="https://example.com/hooks"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+        />
+      </label>
+      <fieldset>
+        <legend>Event types (none picked: every event)</legend>
+        <div className="checks">
+          {eventTypes.map((type) => (
+            <label key={type} className="check">
+              <input
+                type="checkbox"
+                checked={picked.has(type)}
+                onChange={(e) => {
+                  const next = new Set(picked)
+                  if (e.target.checked) next.add(type)
+                  else next.delete(type)
+                  setPicked(next)
+                }}
+              />
+              {type}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <div className="actions">
+        <button type="submit" disabled={create.isPending}>Add endpoint</button>
+      </div>
+      <ErrorNotice error={create.error} />
+    </form>
+  )
+}
+
+type WebhookRecord = {
+  readonly id: string
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+  readonly secret_prefix: string
+  readonly created_at: string
+}
+
+const WebhookRow = ({ orgId, webhook }: { readonly orgId: string; readonly webhook: WebhookRecord }) => {
+  const test = useApiMutation((c) => c.webhooks.test({ path: { orgId, id: webhook.id } }), [["deliveries", orgId]])
+  const remove = useApiMutation((c) => c.webhooks.remove({ path: { orgId, id: webhook.id } }), [["webhooks", orgId]])
+  return (
+    <li className="card" data-testid={`webhook-${webhook.url}`}>
+      <div className="agent-head">
+        <h3>
+          <code>{webhook.url}</code>
+        </h3>
+        <span className="muted">secret {webhook.secret_prefix}…</span>
+      </div>
+      <p className="muted">
+        {webhook.events.length === 0 ? "Every event" : webhook.events.join(", ")}. Added{" "}
+        <When at={webhook.created_at} />.
+      </p>
+      <div className="actions">
+        <button type="button" className="secondary" disabled={test.isPending} onClick={() => test.mutate(undefined)}>
+          {test.isPending ? "Sending…" : "Send a test"}
+        </button>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => confirm(`Remove ${webhook.url}?`) && remove.mutate(undefined)}
+        >
+          Remove
+        </button>
+      </div>
+      {test.data === undefined ? null : (
+        <p className="test-result" role="status">
+          Test delivery <Status value={test.data.status} />
+          {test.data.last_status_code === null ? null : <>answered HTTP {test.data.last_status_code}</>}
+          {test.data.last_error === null ? null : <>: {test.data.last_error}</>}
+        </p>
+      )}
+      <ErrorNotice error={test.error ?? remove.error} />
+    </li>
+  )
+}
+
+const Deliveries = ({ orgId }: { readonly orgId: string }) => {
+  const pages = useCursorPages()
+  const deliveries = useApiQuery(
+    ["deliveries", orgId, pages.after],
+    (c) => c.webhooks.deliveries({ path: { orgId }, urlParams: { limit: 20, starting_after: pages.after } }),
+    { refetchInterval: 5000 }
+  )
+  return (
+    <Loaded query={deliveries}>
+      {(data) => (
+        <>
+          {data.deliveries.length === 0 ? <Empty>No deliveries yet.</Empty> : (
+            <div className="table-scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th>Event</th>
+                    <th>Status</th>
+                    <th>Attempts</th>
+                    <th>Last answer</th>
+                    <th>Next try</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.deliveries.map((d) => (
+                    <tr key={d.id}>
+                      <td>{d.event_type}</td>
+                      <td>
+                        <Status value={d.status} />
+                      </td>
+                      <td>{d.attempts}</td>
+                      <td>{d.last_status_code ?? d.last_error ?? "—"}</td>
+                      <td>{d.next_attempt_at === null ? "—" : <When at={d.next_attempt_at} />}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <Pager
+            page={pages.page}
+            hasMore={data.has_more}
+            onPrevious={pages.previous}
+            onNext={() => pages.next(data.deliveries.at(-1)!.id)}
+          />
+        </>
+      )}
+    </Loaded>
+  )
+}
+
+const EventLog = ({ orgId }: { readonly orgId: string }) => {
+  const pages = useCursorPages()
+  const events = useApiQuery(
+    ["events", orgId, pages.after],
+    (c) => c.events.list({ path: { orgId }, urlParams: { limit: 20, starting_after: pages.after } })
+  )
+  return (
+    <Loaded query={events}>
+      {(data) => (
+        <>
+          {data.events.length === 0 ? <Empty>No events yet.</Empty> : (
+            <ul className="plain events">
+              {data.events.map((event) => (
+                <li key={event.id}>
+                  <details>
+                    <summary>
+                      <code>{event.type}</code> <When at={event.created_at} />
+                    </summary>
+                    <pre>{JSON.stringify(event.data, null, 2)}</pre>
+                  </details>
+                </li>
+              ))}
+            </ul>
+          )}
+          <Pager
+            page={pages.page}
+            hasMore={data.has_more}
+            onPrevious={pages.previous}
+            onNext={() => pages.next(data.events.at(-1)!.id)}
+          />
+        </>
+      )}
+    </Loaded>
+  )
+}
+
+/** Webhook endpoints (secret shown once), test sends, deliveries, and the org's event log. */
+export const WebhooksPage = () => {
+  const org = useOrg()
+  const webhooks = useApiQuery(["webhooks", org.id], (c) => c.webhooks.list({ path: { orgId: org.id } }))
+  const [secret, setSecret] = useState<{ url: string; secret: string; note: string } | null>(null)
+  const hide = useCallback(() => setSecret(null), [])
+  return (
+    <div className="stack">
+      <h1>Webhooks</h1>
+      {secret === null ?
+        null :
+        (
+          <SecretOnce
+            key={secret.secret}
+            title={`Signing secret of ${secret.url}`}
+            secret={secret.secret}
+            note={secret.note}
+            hideAfterMs={SECRET_SHOWN_MS}
+            onDone={hide}
+          />
+        )}
+      <Loaded query={webhooks}>
+        {(data) => (
+          <>
+            {org.role === "owner"
+              ? <NewWebhook orgId={org.id} eventTypes={data.event_types} onSecret={setSecret} />
+              : null}
+            {data.webhooks.length === 0 ?
+              <Empty>No endpoints. Events are still kept in the log below.</Empty> :
+              (
+                <ul className="plain stack">
+                  {data.webhooks.map((w) => <WebhookRow key={w.id} orgId={org.id} webhook={w} />)}
+                </ul>
+              )}
+          </>
+        )}
+      </Loaded>
+      <section className="card">
+        <h2>Deliveries</h2>
+        <Deliveries orgId={org.id} />
+      </section>
+      <section className="card">
+        <h2>Event log</h2>
+        <EventLog orgId={org.id} />
+      </section>
+    </div>
+  )
+}
