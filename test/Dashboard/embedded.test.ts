@@ -1,0 +1,32 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { startServer } from "../support/server.js"
+import { ensureDashboardBuilt, launchBrowser, newContext, openPage } from "./browser.js"
+
+/** `npm start` on the embedded default (no DATABASE_URL) shows a working dashboard. */
+describe("the dashboard on the embedded default", () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-dashboard-"))
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+
+  it("opens the sign-in page, from any dashboard path, without an error", async () => {
+    await ensureDashboardBuilt()
+    const server = await startServer({ DATA_DIR: dataDir })
+    const browser = await launchBrowser()
+    try {
+      const { page, problems } = await openPage(await newContext(browser, server.url))
+      for (const at of ["/dashboard", "/dashboard/orgs/someone/agents"]) {
+        await page.goto(at)
+        await page.getByRole("heading", { name: "Sign in" }).waitFor()
+        expect(await page.getByRole("button", { name: "Email me a sign-in link" }).isEnabled()).toBe(true)
+      }
+      // No identity provider is configured on the embedded default: no button for it.
+      expect(await page.getByText("Sign in with your identity provider").count()).toBe(0)
+      expect(problems).toEqual([])
+    } finally {
+      await browser.close()
+      await server.close()
+    }
+  })
+})
