@@ -1,10 +1,7 @@
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import * as OTPAuth from "otpauth"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Admins } from "../../src/Services/Auth/Admins.js"
 import { runAdminCli } from "../support/adminCli.js"
-import { expectError, freshIp, makeOrgKey, owner } from "../support/people.js"
+import { createAdmin as createAdminAs, expectError, freshIp, makeOrgKey, owner } from "../support/people.js"
 import { call, startWorld, type World } from "../support/world.js"
 
 /** Administrative sign-in: created by the command line, email + password + TOTP, lockout. */
@@ -28,16 +25,7 @@ const code = (secret = totpSecret, at = Date.now()) =>
   OTPAuth.TOTP.generate({ secret: OTPAuth.Secret.fromBase32(secret), timestamp: at })
 
 /** Further administrators, made in-process by the same service the command uses. */
-const createAdmin = async (address: string) => {
-  const runtime = ManagedRuntime.make(
-    Admins.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(world.db.url) })))
-  )
-  try {
-    return await runtime.runPromise(Effect.flatMap(Admins, (admins) => admins.create(address, password)))
-  } finally {
-    await runtime.dispose()
-  }
-}
+const createAdmin = (address: string) => createAdminAs(world, address, password)
 
 const signIn = (body: Record<string, unknown>) => call(world, "POST", "/admin/sign-in", { body, ip: freshIp() })
 

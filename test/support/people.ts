@@ -1,3 +1,6 @@
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Admins } from "../../src/Services/Auth/Admins.js"
 import { linkIn } from "./smtp.js"
 import { call, type World } from "./world.js"
 
@@ -112,5 +115,17 @@ export const expectError = (
   if (typeof response.json?.error?.retryable !== "boolean") problems.push("retryable")
   if (problems.length > 0) {
     throw new Error(`Unexpected answer: ${problems.join(", ")}; body ${JSON.stringify(response.json)}`)
+  }
+}
+
+/** An administrator made by the same service the admin command uses (answers its TOTP secret). */
+export const createAdmin = async (world: World, email: string, password: string) => {
+  const runtime = ManagedRuntime.make(
+    Admins.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(world.db.url) })))
+  )
+  try {
+    return await runtime.runPromise(Effect.flatMap(Admins, (admins) => admins.create(email, password)))
+  } finally {
+    await runtime.dispose()
   }
 }

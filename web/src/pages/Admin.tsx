@@ -1,12 +1,13 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
-import type { Effect } from "effect"
+import { useMutation } from "@tanstack/react-query"
 import { useState } from "react"
-import { apiWithToken, type Client } from "../api/client.js"
-import { Credits, Empty, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
-
-/** An administrator's session lives in this page's memory only: a reload signs out. */
-const useAdminApi = (token: string) => <A, E>(call: (client: Client) => Effect.Effect<A, E>) =>
-  apiWithToken(token, call)
+import { Navigate, NavLink, Route, Routes } from "react-router"
+import { apiWithToken } from "../api/client.js"
+import { ErrorNotice } from "../components/ui.js"
+import { AdminSession } from "./admin/adminApi.js"
+import { AuditPage } from "./admin/Audit.js"
+import { DeletionsPage } from "./admin/Deletions.js"
+import { DisputesPage } from "./admin/Disputes.js"
+import { ToolsAdminPage } from "./admin/Tools.js"
 
 const SignIn = ({ onSignedIn }: { readonly onSignedIn: (token: string, email: string) => void }) => {
   const [form, setForm] = useState({ email: "", password: "", code: "" })
@@ -25,7 +26,8 @@ const SignIn = ({ onSignedIn }: { readonly onSignedIn: (token: string, email: st
     >
       <h1>Administrators</h1>
       <label>
-        Email<input
+        Email
+        <input
           type="email"
           required
           autoComplete="username"
@@ -34,7 +36,8 @@ const SignIn = ({ onSignedIn }: { readonly onSignedIn: (token: string, email: st
         />
       </label>
       <label>
-        Password<input
+        Password
+        <input
           type="password"
           required
           autoComplete="current-password"
@@ -43,7 +46,8 @@ const SignIn = ({ onSignedIn }: { readonly onSignedIn: (token: string, email: st
         />
       </label>
       <label>
-        Code<input
+        Code
+        <input
           inputMode="numeric"
           required
           autoComplete="one-time-code"
@@ -57,81 +61,12 @@ const SignIn = ({ onSignedIn }: { readonly onSignedIn: (token: string, email: st
   )
 }
 
-const DisputeQueue = ({ token }: { readonly token: string }) => {
-  const call = useAdminApi(token)
-  const queryClient = useQueryClient()
-  const [status, setStatus] = useState<"open" | "upheld" | "rejected">("open")
-  const [reasons, setReasons] = useState<Record<string, string>>({})
-  const disputes = useQuery({
-    queryKey: ["admin-disputes", status],
-    queryFn: () => call((c) => c.adminDisputes.list({ urlParams: { status, limit: 50 } }))
-  })
-  const decide = useMutation({
-    mutationFn: (d: { id: string; decision: "upheld" | "rejected" }) =>
-      call((c) =>
-        c.adminDisputes.decide({ path: { id: d.id }, payload: { decision: d.decision, reason: reasons[d.id] ?? "" } })
-      ),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["admin-disputes"] })
-  })
-  return (
-    <section className="stack">
-      <h2>Disputes</h2>
-      <label>
-        Show
-        <select value={status} onChange={(e) => setStatus(e.target.value as typeof status)}>
-          <option value="open">open (oldest first)</option>
-          <option value="upheld">upheld</option>
-          <option value="rejected">rejected</option>
-        </select>
-      </label>
-      <ErrorNotice error={decide.error} />
-      <Loaded query={disputes}>
-        {(data) =>
-          data.disputes.length === 0 ? <Empty>No {status} disputes.</Empty> : (
-            <ul className="plain stack">
-              {data.disputes.map((d) => (
-                <li key={d.id} className="card">
-                  <p>
-                    <Status value={d.status} /> Item {d.item_index} of receipt <code>{d.receipt_id}</code>, cost{" "}
-                    <Credits amount={d.item_cost} />, opened <When at={d.created_at} />
-                  </p>
-                  <p>{d.reason ?? <span className="muted">No reason given.</span>}</p>
-                  {d.status === "open"
-                    ? (
-                      <div className="inline">
-                        <label>
-                          Reason for the decision<input
-                            value={reasons[d.id] ?? ""}
-                            onChange={(e) => setReasons({ ...reasons, [d.id]: e.target.value })}
-                          />
-                        </label>
-                        <button type="button" onClick={() => decide.mutate({ id: d.id, decision: "upheld" })}>
-                          Uphold (refund)
-                        </button>
-                        <button
-                          type="button"
-                          className="danger"
-                          onClick={() => decide.mutate({ id: d.id, decision: "rejected" })}
-                        >
-                          Reject
-                        </button>
-                      </div>
-                    )
-                    : (
-                      <p className="muted">
-                        {d.note} Refund <Credits amount={d.refund} />.
-                      </p>
-                    )}
-                </li>
-              ))}
-            </ul>
-          )}
-      </Loaded>
-    </section>
-  )
-}
+const pages = [["disputes", "Disputes"], ["tools", "Tools"], ["deletions", "Deletion requests"], [
+  "audit",
+  "Audit log"
+]] as const
 
-/** Administrators: sign in, then the dispute queue (the first of their pages). */
+/** Administrators: sign in, then the dispute queue first, tools, deletion requests, the audit log. */
 export const AdminPage = () => {
   const [session, setSession] = useState<{ token: string; email: string } | null>(null)
   if (session === null) {
@@ -142,22 +77,41 @@ export const AdminPage = () => {
     )
   }
   return (
-    <div className="shell">
-      <header className="topbar">
-        <span className="brand">Agent Gateway · administrators</span>
-        <span className="spacer" />
-        <span>{session.email}</span>
-        <button
-          type="button"
-          className="secondary"
-          onClick={() => apiWithToken(session.token, (c) => c.adminSession.signOut()).finally(() => setSession(null))}
-        >
-          Sign out
-        </button>
-      </header>
-      <main className="content">
-        <DisputeQueue token={session.token} />
-      </main>
-    </div>
+    <AdminSession.Provider value={session}>
+      <div className="shell">
+        <header className="topbar">
+          <span className="brand">Agent Gateway · administrators</span>
+          <span className="spacer" />
+          <span>{session.email}</span>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => apiWithToken(session.token, (c) => c.adminSession.signOut()).finally(() => setSession(null))}
+          >
+            Sign out
+          </button>
+        </header>
+        <div className="with-nav">
+          <nav className="sidenav open" aria-label="Administrator pages">
+            <ul>
+              {pages.map(([path, label]) => (
+                <li key={path}>
+                  <NavLink to={`/admin/${path}`}>{label}</NavLink>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <main className="content">
+            <Routes>
+              <Route path="disputes" element={<DisputesPage />} />
+              <Route path="tools" element={<ToolsAdminPage />} />
+              <Route path="deletions" element={<DeletionsPage />} />
+              <Route path="audit" element={<AuditPage />} />
+              <Route path="*" element={<Navigate replace to="/admin/disputes" />} />
+            </Routes>
+          </main>
+        </div>
+      </div>
+    </AdminSession.Provider>
   )
 }

@@ -1,4 +1,5 @@
 import { useState } from "react"
+import { useLocation } from "react-router"
 import { api } from "../api/client.js"
 import { useApiQuery } from "../api/hooks.js"
 import { ErrorNotice, Spinner } from "../components/ui.js"
@@ -9,10 +10,18 @@ export const SignInPage = () => {
   const [state, setState] = useState<"idle" | "sending" | "sent">("idle")
   const [error, setError] = useState<unknown>(null)
   const options = useApiQuery(["auth-options"], (c) => c.auth.options())
+  const invited = useLocation().pathname.startsWith("/invites/accept")
   return (
     <main className="center narrow">
       <h1>Sign in</h1>
       <p>Run your org's agents, budgets, approvals and money.</p>
+      {invited
+        ? (
+          <p className="notice">
+            You were invited to an org. Sign in with the invited address, then open the invitation link again to join.
+          </p>
+        )
+        : null}
       {state === "sent"
         ? (
           <div className="notice" role="status">
