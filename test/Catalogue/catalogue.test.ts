@@ -3,7 +3,7 @@ import { placeholdersOf } from "../../src/Domain/Catalogue.js"
 import { gatewayPrice } from "../../src/Domain/Plans.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { request } from "../support/server.js"
-import { startWorld, type World } from "../support/world.js"
+import { eventually, startWorld, type World } from "../support/world.js"
 
 let world: World
 
@@ -118,7 +118,12 @@ describe("the gateway catalogue", () => {
   })
 
   it("prices for the agent's org plan when an agent key is sent, and refuses a bad key", async () => {
+    const [before] = await endpoints("?q=hunter/email-finder")
     await world.db.query(`UPDATE catalogue_endpoints SET base_price_credits = 25 WHERE id = 'hunter/email-finder'`)
+    // Searches read the copy kept in memory (CATALOGUE_CACHE_MS, 60 s): the database's
+    // change shows once the copy is read again, at once when the catalogue is loaded.
+    expect((await endpoints("?q=hunter/email-finder"))[0].price_per_call).toBe(before.price_per_call)
+    await world.restart()
     const expected = { payg: "25", pro: String(gatewayPrice(25n, "pro")), max: String(gatewayPrice(25n, "max")) }
     expect(new Set(Object.values(expected)).size).toBe(3)
     for (const plan of ["payg", "pro", "max"] as const) {
@@ -139,6 +144,16 @@ describe("the gateway catalogue", () => {
     })
     expect(bad.status).toBe(401)
     expect(bad.json.error.code).toBe("unauthenticated")
+  })
+
+  it("reads the database again once the copy in memory is CATALOGUE_CACHE_MS old", async () => {
+    await world.restart({ CATALOGUE_CACHE_MS: "300" })
+    await endpoints("?q=hunter/email-finder")
+    await world.db.query(`UPDATE catalogue_endpoints SET base_price_credits = 31 WHERE id = 'hunter/email-finder'`)
+    await eventually(async () => (await endpoints("?q=hunter/email-finder"))[0].price_per_call === "31", {
+      timeoutMs: 10_000,
+      what: "the new price"
+    })
   })
 
   it("keeps a price changed in the database when the catalogue is loaded again", async () => {

@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Config, Duration, Effect, Schema } from "effect"
 import {
   type Availability,
   type CatalogueEndpoint,
@@ -17,16 +17,38 @@ export interface EndpointQuery {
   readonly availability?: Availability | undefined
 }
 
-/** The gateway catalogue: loaded from ./data at start, searched and priced per plan. */
+/** A row with the lower-case text `q` is matched against: id, provider, provider name, name. */
+interface IndexedEndpoint {
+  readonly row: EndpointRow
+  readonly text: string
+}
+
+const indexed = (rows: ReadonlyArray<EndpointRow>): ReadonlyArray<IndexedEndpoint> =>
+  rows.map((row) => ({ row, text: [row.id, row.provider_id, row.provider_name, row.name].join(" ").toLowerCase() }))
+
+/**
+ * The gateway catalogue: loaded from ./data at start, searched and priced per plan.
+ *
+ * Searches read a copy kept in memory (947 endpoints), read again from the database at most
+ * every CATALOGUE_CACHE_MS (default 60 s; 0 reads on every search), so a search costs no
+ * round trip. The database stays the record: a price or availability changed there shows
+ * within that time, and `load` refreshes the copy at once.
+ */
 export class Catalogue extends Effect.Service<Catalogue>()("Catalogue/Catalogue", {
   dependencies: [CatalogueRepo.Default],
   effect: Effect.gen(function*() {
     const repo = yield* CatalogueRepo
+    const cacheMs = yield* Config.integer("CATALOGUE_CACHE_MS").pipe(Config.withDefault(60_000))
+    const readAll = Effect.map(repo.all, indexed)
+    const [current, invalidate] = cacheMs > 0
+      ? yield* Effect.cachedInvalidateWithTTL(readAll, Duration.millis(cacheMs))
+      : [readAll, Effect.void] as const
 
     const load = Effect.gen(function*() {
       const providers = yield* readDataFile("catalogue/providers.json", Schema.Array(Provider))
       const endpoints = yield* readDataFile("catalogue/endpoints.json", Schema.Array(CatalogueEntry))
       yield* repo.upsert(providers, endpoints)
+      yield* invalidate
       return { providers: providers.length, endpoints: endpoints.length }
     })
 
@@ -45,12 +67,18 @@ export class Catalogue extends Effect.Service<Catalogue>()("Catalogue/Catalogue"
 
     /** Every word of `q` must appear in the id, provider or name (case-insensitive). */
     const search = (query: EndpointQuery, plan: PlanId) =>
-      repo.search({
-        words: (query.q ?? "").split(/\s+/).filter((word) => word.length > 0),
-        category: query.category,
-        provider: query.provider,
-        availability: query.availability
-      }).pipe(Effect.map((rows) => rows.map(toPublic(plan))))
+      Effect.map(current, (endpoints) => {
+        const words = (query.q ?? "").toLowerCase().split(/\s+/).filter((word) => word.length > 0)
+        const price = toPublic(plan)
+        const found: Array<CatalogueEndpoint> = []
+        for (const { row, text } of endpoints) {
+          if (query.category !== undefined && row.category !== query.category) continue
+          if (query.provider !== undefined && row.provider_id !== query.provider) continue
+          if (query.availability !== undefined && row.availability !== query.availability) continue
+          if (words.every((word) => text.includes(word))) found.push(price(row))
+        }
+        return found
+      })
 
     return { load, search, counts: repo.counts } as const
   })

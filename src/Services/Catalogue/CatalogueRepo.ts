@@ -1,12 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema, Struct } from "effect"
-import {
-  Availability,
-  CatalogueEndpoint,
-  type CatalogueEntry,
-  type Category,
-  type Provider
-} from "../../Domain/Catalogue.js"
+import { Availability, CatalogueEndpoint, type CatalogueEntry, type Provider } from "../../Domain/Catalogue.js"
 import { statementRows } from "../StatementRows.js"
 
 /** The columns every endpoint row shares with the public record. */
@@ -38,15 +32,6 @@ const CountsRow = Schema.Struct({
   on_request: Schema.NumberFromString,
   categories: Schema.NumberFromString
 })
-
-export interface EndpointFilter {
-  readonly words: ReadonlyArray<string>
-  readonly category?: Category | undefined
-  readonly provider?: string | undefined
-  readonly availability?: Availability | undefined
-}
-
-const likeEscape = (word: string) => word.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("Catalogue/CatalogueRepo", {
   effect: Effect.gen(function*() {
@@ -96,20 +81,12 @@ export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("Catalogue/Ca
             search_text = excluded.search_text`
       })).pipe(Effect.orDie)
 
-    const search = (filter: EndpointFilter) => {
-      const clauses = [
-        ...filter.words.map((word) => sql`e.search_text LIKE ${`%${likeEscape(word.toLowerCase())}%`}`),
-        ...(filter.category ? [sql`e.category = ${filter.category}`] : []),
-        ...(filter.provider ? [sql`e.provider_id = ${filter.provider}`] : []),
-        ...(filter.availability ? [sql`e.availability = ${filter.availability}`] : [])
-      ]
-      return endpointRows.all(sql`
-            SELECT e.id, e.provider_id, p.name AS provider_name, e.name, e.category, e.method, e.path, e.path_params,
-                   e.base_price_credits, e.availability, e.people_lookup_field
-            FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
-            ${clauses.length > 0 ? sql`WHERE ${sql.and(clauses)}` : sql``}
-            ORDER BY e.id`).pipe(Effect.orDie)
-    }
+    /** Every endpoint with its provider's name, in id order (the catalogue kept in memory). */
+    const all = endpointRows.all(sql`
+          SELECT e.id, e.provider_id, p.name AS provider_name, e.name, e.category, e.method, e.path, e.path_params,
+                 e.base_price_credits, e.availability, e.people_lookup_field
+          FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
+          ORDER BY e.id`).pipe(Effect.orDie)
 
     const counts = countsRows.single(sql`
           SELECT (SELECT count(*) FROM providers) AS providers,
@@ -119,6 +96,6 @@ export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("Catalogue/Ca
                  count(DISTINCT category) AS categories
           FROM catalogue_endpoints`).pipe(Effect.orDie)
 
-    return { upsert, search, counts }
+    return { upsert, all, counts }
   })
 }) {}
