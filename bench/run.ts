@@ -8,7 +8,8 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   execute: () => import("./execute.js"),
   gateway: () => import("./gateway.js"),
   observability: () => import("./observability.js"),
-  autoReload: () => import("./autoReload.js")
+  autoReload: () => import("./autoReload.js"),
+  cluster: () => import("./cluster.js")
 }
 
 const selected = process.argv.slice(2)

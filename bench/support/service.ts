@@ -40,6 +40,7 @@ export interface RunningService {
   readonly stop: () => Promise<void>
 }
 
+/** Starts `src/main.ts`; resolves once it serves (and, with several processes, once all do). */
 export const startService = (env: Record<string, string>): Promise<RunningService> =>
   new Promise((resolve, reject) => {
     // BENCH_NODE_ARGS passes flags to the service's Node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
@@ -52,7 +53,8 @@ export const startService = (env: Record<string, string>): Promise<RunningServic
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
       const match = /Service ready at (http:\/\/localhost:\d+)/.exec(output)
-      if (match) {
+      const allWorkers = Number(env["WORKER_PROCESSES"] ?? 1) <= 1 || /All \d+ worker processes ready/.test(output)
+      if (match && allWorkers) {
         child.stdout!.off("data", onData)
         resolve({
           url: match[1]!.replace("localhost", "127.0.0.1"),

@@ -95,6 +95,7 @@ import { Waitlist } from "../Services/Waitlist/Waitlist.js"
 import { WebhookWorkerLive } from "../Services/Webhooks/Delivery.js"
 import { Webhooks } from "../Services/Webhooks/Webhooks.js"
 import { ClientErrorsLive } from "./ClientErrors.js"
+import { announceReady } from "./Cluster.js"
 import { DatabaseLive } from "./Database.js"
 import { DrainingIncomingMessage } from "./DrainingIncomingMessage.js"
 import { LoggingLive } from "./Logging.js"
@@ -267,7 +268,12 @@ export const ServerLive = Layer.unwrapEffect(
     return ShutdownLive(nodeServer).pipe(
       Layer.provideMerge(ClientErrorsLive(nodeServer)),
       Layer.provideMerge(HttpLive),
-      Layer.tap((context) => Effect.logInfo(`Service ready at ${Context.get(context, PublicUrl)}`)),
+      Layer.tap((context) =>
+        Effect.zipRight(
+          Effect.logInfo(`Service ready at ${Context.get(context, PublicUrl)}`),
+          announceReady(Context.get(context, PublicUrl))
+        )
+      ),
       Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: "0.0.0.0" })),
       Layer.provideMerge(Lifecycle.Default)
     )
