@@ -94,7 +94,9 @@ export const runPrimary = (count: number) =>
       Runtime.runFork(runtime)(
         Effect.sleep(Duration.seconds(1)).pipe(
           Effect.zipRight(startWorker(() => stopping)),
-          Effect.tap((replacement) => Effect.sync(() => console.log(`worker ${replacement.id} ready`))),
+          Effect.tap((replacement) =>
+            Effect.sync(() => console.log(`worker ${replacement.id} (pid ${replacement.process.pid}) ready`))
+          ),
           Effect.catchAll((problem) => Effect.sync(() => console.error(problem)))
         )
       )

@@ -34,6 +34,14 @@ afterAll(async () => {
   await db?.drop()
 })
 
+/** The pid of each worker that is running now, by worker id. */
+const runningWorkerPids = (output: string) => {
+  const pids: Record<string, number> = {}
+  for (const m of output.matchAll(/worker (\d+) \(pid (\d+)\) ready/g)) pids[m[1]!] = Number(m[2])
+  for (const m of output.matchAll(/worker (\d+) \(pid \d+\) exited/g)) delete pids[m[1]!]
+  return pids
+}
+
 /** The worker that wrote the access-log line of each request id. */
 const workersOf = (requestIds: ReadonlyArray<string>) => {
   const wanted = new Set(requestIds)
@@ -75,8 +83,19 @@ describe("several worker processes (WORKER_PROCESSES)", () => {
     expect(new Set(workers.values())).toEqual(new Set(["1", "2"]))
   })
 
-  it("drains both on SIGTERM; the primary exits 0 once they have gone", async () => {
-    const pids = [...service.output().matchAll(/worker \d+ \(pid (\d+)\) ready/g)].map((m) => Number(m[1]))
+  it("replaces a worker that dies; the port keeps answering", async () => {
+    const first = runningWorkerPids(service.output())["1"]!
+    process.kill(first, "SIGKILL")
+    await eventually(() => /worker 3 \(pid \d+\) ready/.test(service.output()), {
+      timeoutMs: 60_000,
+      what: "a new worker"
+    })
+    expect(service.output()).toContain(`worker 1 (pid ${first}) exited (SIGKILL); starting another`)
+    for (let i = 0; i < 4; i++) expect((await fetch(`${service.url}/healthz`)).status).toBe(200)
+  })
+
+  it("drains every worker on SIGTERM; the primary exits 0 once they have gone", async () => {
+    const pids = Object.values(runningWorkerPids(service.output()))
     expect(pids).toHaveLength(2)
     const exited = new Promise<number | null>((resolve) => service.process.once("exit", (code) => resolve(code)))
     service.process.kill("SIGTERM")
