@@ -85,6 +85,40 @@ describe("email sign-in", () => {
     expect((await call(world, "GET", "/auth/options")).json).toEqual({ email: true, identity_provider: false })
   })
 
+  it("lands on the dashboard page the sign-in started from (next), never on another site", async () => {
+    const email = freshEmail()
+    const before = world.smtp.messages.length
+    const next = "/invites/accept?token=inv_abc123"
+    const start = await call(world, "POST", "/auth/email/start", { body: { email, next }, ip: freshIp() })
+    expect(start.status).toBe(202)
+    const mail = await world.smtp.waitFor(email, (m) => world.smtp.messages.indexOf(m) >= before)
+    const link = new URL(/https:\/\/\S+/.exec(mail.text)![0])
+    expect(link.searchParams.get("next")).toBe(next)
+    const res = await call(world, "GET", `${link.pathname}${link.search}`)
+    expect(res.status).toBe(302)
+    expect(res.headers.get("location")).toBe(`https://app.example.test/dashboard${next}`)
+
+    for (const elsewhere of ["//evil.example/x", "https://evil.example", "/\\evil.example", "dashboard"]) {
+      const refused = await call(world, "POST", "/auth/email/start", {
+        body: { email, next: elsewhere },
+        ip: freshIp()
+      })
+      expect(refused.status, elsewhere).toBe(400)
+      expect(refused.json.error.code).toBe("invalid_input")
+    }
+    // A link whose next was edited lands on the dashboard's start.
+    const again = world.smtp.messages.length
+    await call(world, "POST", "/auth/email/start", { body: { email }, ip: freshIp() })
+    const token = await mailedToken(world, email, "/auth/email/verify", again)
+    const edited = await call(
+      world,
+      "GET",
+      `/auth/email/verify?token=${encodeURIComponent(token)}&next=${encodeURIComponent("//evil.example")}`
+    )
+    expect(edited.status).toBe(302)
+    expect(edited.headers.get("location")).toBe("https://app.example.test/dashboard")
+  })
+
   it("a link works once: used, unknown and missing tokens answer 401 invalid_token", async () => {
     const email = freshEmail()
     const before = world.smtp.messages.length

@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { emailFindInput } from "../Purchasing/support.js"
 import { freshEmail, makeAgent, owner } from "../support/people.js"
+import { linkIn } from "../support/smtp.js"
 import { call, startWorld, type World } from "../support/world.js"
 import { ensureDashboardBuilt, launchBrowser, newContext, openPage } from "./browser.js"
 
@@ -53,6 +54,33 @@ describe("dashboard pages", () => {
     await expect.poll(() => alert.textContent()).toContain("An org must keep at least one owner")
     expect(await alert.getByRole("link").getAttribute("href")).toBe(`${world.server.baseUrl}/docs/errors#last_owner`)
     expect(problems.splice(0)).toEqual([refused("409 (Conflict)")])
+  })
+
+  it("an invitation link opened signed out leads through sign-in back to the invitation, which joins", async () => {
+    const invitee = freshEmail("joiner")
+    const invited = await call(world, "POST", `/v1/orgs/${person.orgId}/invites`, {
+      token: person.token,
+      body: { email: invitee }
+    })
+    expect(invited.status).toBe(201)
+    const inviteMail = await world.smtp.waitFor(invitee, (m) => m.text.includes("/invites/accept?token="))
+    const stranger = await newContext(browser, world.server.baseUrl)
+    const { page: fresh, problems: freshProblems } = await openPage(stranger)
+    await fresh.goto(linkIn(inviteMail, "/invites/accept?token="))
+    await fresh.getByText("You were invited to an org").waitFor()
+    const before = world.smtp.messages.length
+    await fresh.getByLabel("Email").fill(invitee)
+    await fresh.getByRole("button", { name: "Email me a sign-in link" }).click()
+    const signInMail = await world.smtp.waitFor(
+      invitee,
+      (m) => world.smtp.messages.indexOf(m) >= before && m.text.includes("/auth/email/verify")
+    )
+    await fresh.goto(linkIn(signInMail, "/auth/email/verify"))
+    await fresh.getByText("You joined Pages Org").waitFor()
+    const members = await call(world, "GET", `/v1/orgs/${person.orgId}/members`, { token: person.token })
+    expect(members.json.members.map((m: any) => m.email)).toContain(invitee.toLowerCase())
+    expect(freshProblems).toEqual([])
+    await stranger.close()
   })
 
   it("disputes a charged item from its receipt and shows the dispute's status", async () => {

@@ -24,6 +24,14 @@ export const SessionCreated = Schema.Struct({
 
 export const SignInToken = Schema.Struct({ token: Schema.String })
 
+/** A page of the dashboard to land on after signing in: a path below DASHBOARD_PATH, never another site. */
+export const DASHBOARD_RETURN_PATH = /^\/(?![/\\])[\x21-\x7e]{0,2000}$/
+export const ReturnPath = Schema.String.pipe(
+  Schema.pattern(DASHBOARD_RETURN_PATH, {
+    message: () => "next must be a path of the dashboard, such as /invites/accept?token=..."
+  })
+).annotations({ description: "A dashboard page to land on after signing in, relative to DASHBOARD_PATH" })
+
 export const SignInOptions = Schema.Struct({
   email: Schema.Literal(true).annotations({ description: "Email links always work" }),
   identity_provider: Schema.Boolean.annotations({
@@ -53,7 +61,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
   )
   .add(
     HttpApiEndpoint.post("emailStart", "/auth/email/start")
-      .setPayload(Schema.Struct({ email: EmailAddress }))
+      .setPayload(Schema.Struct({ email: EmailAddress, next: Schema.optional(ReturnPath) }))
       .addSuccess(Schema.Struct({ status: Schema.Literal("sent") }), { status: 202 })
       .addError(wire(RateLimited))
       .annotate(
@@ -63,12 +71,12 @@ export class AuthGroup extends HttpApiGroup.make("auth")
   )
   .add(
     HttpApiEndpoint.get("emailVerifyLink", "/auth/email/verify")
-      .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String), next: Schema.optional(Schema.String) }))
       .addSuccess(HttpApiSchema.Empty(302))
       .addError(wire(InvalidToken))
       .annotate(
         OpenApi.Description,
-        "The emailed link: sets the service_session cookie and redirects to the dashboard."
+        "The emailed link: sets the service_session cookie and redirects to the dashboard (to the page `next` names, when the sign-in was started with one)."
       )
   )
   .add(

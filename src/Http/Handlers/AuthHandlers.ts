@@ -15,6 +15,7 @@ import { PublicUrl } from "../../Services/PublicUrl.js"
 import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import { Api } from "../Api.js"
 import { ClientAddress } from "../ClientAddress.js"
+import { DASHBOARD_RETURN_PATH } from "../Groups/AuthGroup.js"
 import { enforceRateLimit, rateLimitHeaders } from "../Middleware/RateLimits.js"
 import { presentedCredential, sessionTokenOf } from "../PresentedCredential.js"
 import { requestOrigin, withoutSessionCookie, withSessionCookie } from "./IdentityHttp.js"
@@ -31,8 +32,16 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
     const config = yield* AuthConfig
     const baseUrl = yield* PublicUrl
     const dashboard = `${baseUrl}${config.dashboardPath}`
-    const signedIn = (token: string) =>
-      withSessionCookie(HttpServerResponse.redirect(dashboard, { status: 302 }), token, config.secureCookies)
+    // A `next` that is not a dashboard path (a link someone edited) lands on the dashboard's start.
+    const signedIn = (token: string, next: string | undefined) =>
+      withSessionCookie(
+        HttpServerResponse.redirect(
+          next !== undefined && DASHBOARD_RETURN_PATH.test(next) ? `${dashboard}${next}` : dashboard,
+          { status: 302 }
+        ),
+        token,
+        config.secureCookies
+      )
 
     return handlers
       .handle("options", () => Effect.succeed({ email: true as const, identity_provider: config.idp._tag === "Some" }))
@@ -65,14 +74,14 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
                 `At most ${perAddress.limit} sign-in mails an hour go to one address; retry in ${perAddress.resetSeconds} s`
             })
           }
-          yield* emailSignIn.start(address, ip, baseUrl)
+          yield* emailSignIn.start(address, ip, baseUrl, payload.next)
           return { status: "sent" as const }
         }))
       .handle("emailVerifyLink", ({ urlParams }) =>
         Effect.gen(function*() {
           if (urlParams.token === undefined || urlParams.token.length === 0) return yield* missingToken
           const session = yield* emailSignIn.verify(urlParams.token, yield* requestOrigin)
-          return signedIn(session.sessionToken)
+          return signedIn(session.sessionToken, urlParams.next)
         }))
       .handle("emailVerify", ({ payload }) =>
         Effect.gen(function*() {
@@ -98,7 +107,7 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
           const queryAt = request.url.indexOf("?")
           const search = queryAt >= 0 ? request.url.slice(queryAt) : ""
           const session = yield* idp.callback(request.cookies[IDP_COOKIE], search, baseUrl, yield* requestOrigin)
-          return signedIn(session.sessionToken).pipe(
+          return signedIn(session.sessionToken, undefined).pipe(
             HttpServerResponse.expireCookie(IDP_COOKIE, {
               httpOnly: true,
               sameSite: "lax",

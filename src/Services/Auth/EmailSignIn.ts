@@ -33,7 +33,8 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("Auth/EmailSignIn
     const sessions = yield* Sessions
     const users = yield* Users
 
-    const start = (email: string, requestIp: string, baseUrl: string) =>
+    /** Mails a one-time link; `next` (a dashboard path) rides on the link to where it should land. */
+    const start = (email: string, requestIp: string, baseUrl: string, next?: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const address = normalizeEmail(email)
@@ -42,7 +43,9 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("Auth/EmailSignIn
           INSERT INTO sign_in_tokens (id, email, token_hash, created_at, expires_at, ip)
           VALUES (${randomUUID()}, ${address}, ${sha256Hex(token)}, ${new Date(now)},
                   ${new Date(now + SIGN_IN_LINK_LIFETIME_MS)}, ${requestIp})`.pipe(Effect.orDie)
-        const link = `${baseUrl}/auth/email/verify?token=${encodeURIComponent(token)}`
+        const link = `${baseUrl}/auth/email/verify?token=${encodeURIComponent(token)}${
+          next === undefined ? "" : `&next=${encodeURIComponent(next)}`
+        }`
         yield* mailer.send({
           to: address,
           subject: "Your sign-in link",

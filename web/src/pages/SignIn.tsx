@@ -10,7 +10,10 @@ export const SignInPage = () => {
   const [state, setState] = useState<"idle" | "sending" | "sent">("idle")
   const [error, setError] = useState<unknown>(null)
   const options = useApiQuery(["auth-options"], (c) => c.auth.options())
-  const invited = useLocation().pathname.startsWith("/invites/accept")
+  // The page asked for (an invitation link, say) is where the mailed link will land.
+  const location = useLocation()
+  const next = location.pathname === "/" ? undefined : `${location.pathname}${location.search}`
+  const invited = location.pathname.startsWith("/invites/accept")
   return (
     <main className="center narrow">
       <h1>Sign in</h1>
@@ -38,7 +41,7 @@ export const SignInPage = () => {
               event.preventDefault()
               setState("sending")
               setError(null)
-              api((c) => c.auth.emailStart({ payload: { email } })).then(
+              api((c) => c.auth.emailStart({ payload: { email, next } })).then(
                 () => setState("sent"),
                 (failure) => {
                   setError(failure)
