@@ -2,7 +2,8 @@ import { useState } from "react"
 import { Link, useParams } from "react-router"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
-import { Countdown, Credits, Empty, ErrorNotice, Loaded, Pager, Status, When } from "../components/ui.js"
+import { PagedTable } from "../components/PagedTable.js"
+import { Countdown, Credits, Empty, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
 
 const reasonText = {
   over_threshold: "above the agent's approval threshold",
@@ -130,48 +131,29 @@ export const ApprovalsPage = () => {
             )}
       </Loaded>
       <h2>All</h2>
-      <Loaded query={all}>
-        {(data) => (
-          <>
-            {data.approvals.length === 0 ? <Empty>No approvals yet.</Empty> : (
-              <table>
-                <thead>
-                  <tr>
-                    <th>Tool</th>
-                    <th>Amount</th>
-                    <th>Status</th>
-                    <th>Asked</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.approvals.map((a) => (
-                    <tr key={a.id}>
-                      <td>
-                        <Link to={`/orgs/${org.id}/approvals/${a.id}`}>{a.tool.name}</Link>
-                      </td>
-                      <td>
-                        <Credits amount={a.amount} />
-                      </td>
-                      <td>
-                        <Status value={a.status} />
-                      </td>
-                      <td>
-                        <When at={a.created_at} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <Pager
-              page={pages.page}
-              hasMore={data.has_more}
-              onPrevious={pages.previous}
-              onNext={() => pages.next(data.approvals.at(-1)!.id)}
-            />
-          </>
+      <PagedTable
+        query={all}
+        pages={pages}
+        rows={(data) => data.approvals}
+        empty="No approvals yet."
+        head={["Tool", "Amount", "Status", "Asked"]}
+        row={(a) => (
+          <tr key={a.id}>
+            <td>
+              <Link to={`/orgs/${org.id}/approvals/${a.id}`}>{a.tool.name}</Link>
+            </td>
+            <td>
+              <Credits amount={a.amount} />
+            </td>
+            <td>
+              <Status value={a.status} />
+            </td>
+            <td>
+              <When at={a.created_at} />
+            </td>
+          </tr>
         )}
-      </Loaded>
+      />
     </div>
   )
 }

@@ -1,7 +1,8 @@
 import { useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
-import { Credits, Empty, ErrorNotice, Loaded, Pager, Status, When } from "../components/ui.js"
+import { PagedTable } from "../components/PagedTable.js"
+import { Credits, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
 
 type Started = {
   readonly payment: { readonly id: string }
@@ -60,51 +61,29 @@ const Payments = ({ orgId }: { readonly orgId: string }) => {
     (c) => c.billing.payments({ path: { orgId }, urlParams: { limit: 20, starting_after: pages.after } })
   )
   return (
-    <Loaded query={payments}>
-      {(data) => (
-        <>
-          {data.payments.length === 0 ? <Empty>No payments yet.</Empty> : (
-            <div className="table-scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th>What</th>
-                    <th>Amount</th>
-                    <th>Credits</th>
-                    <th>Status</th>
-                    <th>When</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.payments.map((p) => (
-                    <tr key={p.id}>
-                      <td>{p.purpose.replace("_", " ")}{p.plan === null ? "" : ` (${p.plan})`}</td>
-                      <td>{p.amount} {p.currency.toUpperCase()}</td>
-                      <td>
-                        <Credits amount={p.credits} />
-                      </td>
-                      <td>
-                        <Status value={p.status} />
-                        {p.failure_message === null ? null : <small>{p.failure_message}</small>}
-                      </td>
-                      <td>
-                        <When at={p.created_at} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
-          <Pager
-            page={pages.page}
-            hasMore={data.has_more}
-            onPrevious={pages.previous}
-            onNext={() => pages.next(data.payments.at(-1)!.id)}
-          />
-        </>
+    <PagedTable
+      query={payments}
+      pages={pages}
+      rows={(data) => data.payments}
+      empty="No payments yet."
+      head={["What", "Amount", "Credits", "Status", "When"]}
+      row={(p) => (
+        <tr key={p.id}>
+          <td>{p.purpose.replace("_", " ")}{p.plan === null ? "" : ` (${p.plan})`}</td>
+          <td>{p.amount} {p.currency.toUpperCase()}</td>
+          <td>
+            <Credits amount={p.credits} />
+          </td>
+          <td>
+            <Status value={p.status} />
+            {p.failure_message === null ? null : <small>{p.failure_message}</small>}
+          </td>
+          <td>
+            <When at={p.created_at} />
+          </td>
+        </tr>
       )}
-    </Loaded>
+    />
   )
 }
 

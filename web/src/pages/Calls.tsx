@@ -1,7 +1,8 @@
 import { useState } from "react"
 import { useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
-import { Credits, Empty, Loaded, Pager, Status, When } from "../components/ui.js"
+import { PagedTable } from "../components/PagedTable.js"
+import { Credits, Status, When } from "../components/ui.js"
 
 const statuses = ["", "succeeded", "refused", "failed", "timed_out", "test", "pending", "abandoned"] as const
 
@@ -67,55 +68,32 @@ export const CallsPage = () => {
           />
         </label>
       </form>
-      <Loaded query={calls}>
-        {(data) => (
-          <>
-            {data.calls.length === 0 ? <Empty>No calls match.</Empty> : (
-              <div className="table-scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Endpoint</th>
-                      <th>Agent</th>
-                      <th>Status</th>
-                      <th>Charged</th>
-                      <th>Latency</th>
-                      <th>When</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.calls.map((call) => (
-                      <tr key={call.id}>
-                        <td>
-                          <code>{call.endpoint}</code>
-                        </td>
-                        <td>{names.get(call.agent_id) ?? call.agent_id.slice(0, 8)}</td>
-                        <td>
-                          <Status value={call.status} />
-                          {call.refunded === null ? null : <small>refunded {call.refunded.credits} cr</small>}
-                        </td>
-                        <td>
-                          <Credits amount={call.charged} />
-                        </td>
-                        <td>{call.latency_ms === null ? "—" : `${call.latency_ms} ms`}</td>
-                        <td>
-                          <When at={call.created_at} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-            <Pager
-              page={pages.page}
-              hasMore={data.has_more}
-              onPrevious={pages.previous}
-              onNext={() => pages.next(data.calls.at(-1)!.id)}
-            />
-          </>
+      <PagedTable
+        query={calls}
+        pages={pages}
+        rows={(data) => data.calls}
+        empty="No calls match."
+        head={["Endpoint", "Agent", "Status", "Charged", "Latency", "When"]}
+        row={(call) => (
+          <tr key={call.id}>
+            <td>
+              <code>{call.endpoint}</code>
+            </td>
+            <td>{names.get(call.agent_id) ?? call.agent_id.slice(0, 8)}</td>
+            <td>
+              <Status value={call.status} />
+              {call.refunded === null ? null : <small>refunded {call.refunded.credits} cr</small>}
+            </td>
+            <td>
+              <Credits amount={call.charged} />
+            </td>
+            <td>{call.latency_ms === null ? "—" : `${call.latency_ms} ms`}</td>
+            <td>
+              <When at={call.created_at} />
+            </td>
+          </tr>
         )}
-      </Loaded>
+      />
     </div>
   )
 }

@@ -2,7 +2,8 @@ import { useState } from "react"
 import { Link, useParams } from "react-router"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
-import { Credits, Empty, ErrorNotice, Loaded, Pager, Status, When } from "../components/ui.js"
+import { PagedTable } from "../components/PagedTable.js"
+import { Credits, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
 
 const DisputeItem = (
   { orgId, receiptId, index }: { readonly orgId: string; readonly receiptId: string; readonly index: number }
@@ -133,52 +134,30 @@ export const ReceiptsPage = () => {
     <div className="stack">
       <h1>Receipts</h1>
       {receiptId === undefined ? null : <ReceiptDetail orgId={org.id} receiptId={receiptId} />}
-      <Loaded query={receipts}>
-        {(data) => (
-          <>
-            {data.receipts.length === 0 ? <Empty>No purchases yet.</Empty> : (
-              <div className="table-scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Tool</th>
-                      <th>Items</th>
-                      <th>Charged</th>
-                      <th>Status</th>
-                      <th>When</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.receipts.map((r) => (
-                      <tr key={r.id}>
-                        <td>
-                          <Link to={`/orgs/${org.id}/receipts/${r.id}`}>{r.tool.name}</Link> <Status value={r.mode} />
-                        </td>
-                        <td>{r.item_count}</td>
-                        <td>
-                          <Credits amount={r.charged} />
-                        </td>
-                        <td>
-                          <Status value={r.status} />
-                        </td>
-                        <td>
-                          <When at={r.created_at} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-            <Pager
-              page={pages.page}
-              hasMore={data.has_more}
-              onPrevious={pages.previous}
-              onNext={() => pages.next(data.receipts.at(-1)!.id)}
-            />
-          </>
+      <PagedTable
+        query={receipts}
+        pages={pages}
+        rows={(data) => data.receipts}
+        empty="No purchases yet."
+        head={["Tool", "Items", "Charged", "Status", "When"]}
+        row={(r) => (
+          <tr key={r.id}>
+            <td>
+              <Link to={`/orgs/${org.id}/receipts/${r.id}`}>{r.tool.name}</Link> <Status value={r.mode} />
+            </td>
+            <td>{r.item_count}</td>
+            <td>
+              <Credits amount={r.charged} />
+            </td>
+            <td>
+              <Status value={r.status} />
+            </td>
+            <td>
+              <When at={r.created_at} />
+            </td>
+          </tr>
         )}
-      </Loaded>
+      />
     </div>
   )
 }

@@ -1,6 +1,7 @@
 import { useCallback, useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { PagedTable } from "../components/PagedTable.js"
 import { Empty, ErrorNotice, Loaded, Pager, SecretOnce, Status, When } from "../components/ui.js"
 
 /** How long a new signing secret stays on screen (it is never shown again). */
@@ -126,46 +127,24 @@ const Deliveries = ({ orgId }: { readonly orgId: string }) => {
     { refetchInterval: 5000 }
   )
   return (
-    <Loaded query={deliveries}>
-      {(data) => (
-        <>
-          {data.deliveries.length === 0 ? <Empty>No deliveries yet.</Empty> : (
-            <div className="table-scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th>Event</th>
-                    <th>Status</th>
-                    <th>Attempts</th>
-                    <th>Last answer</th>
-                    <th>Next try</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.deliveries.map((d) => (
-                    <tr key={d.id}>
-                      <td>{d.event_type}</td>
-                      <td>
-                        <Status value={d.status} />
-                      </td>
-                      <td>{d.attempts}</td>
-                      <td>{d.last_status_code ?? d.last_error ?? "—"}</td>
-                      <td>{d.next_attempt_at === null ? "—" : <When at={d.next_attempt_at} />}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
-          <Pager
-            page={pages.page}
-            hasMore={data.has_more}
-            onPrevious={pages.previous}
-            onNext={() => pages.next(data.deliveries.at(-1)!.id)}
-          />
-        </>
+    <PagedTable
+      query={deliveries}
+      pages={pages}
+      rows={(data) => data.deliveries}
+      empty="No deliveries yet."
+      head={["Event", "Status", "Attempts", "Last answer", "Next try"]}
+      row={(d) => (
+        <tr key={d.id}>
+          <td>{d.event_type}</td>
+          <td>
+            <Status value={d.status} />
+          </td>
+          <td>{d.attempts}</td>
+          <td>{d.last_status_code ?? d.last_error ?? "—"}</td>
+          <td>{d.next_attempt_at === null ? "—" : <When at={d.next_attempt_at} />}</td>
+        </tr>
       )}
-    </Loaded>
+    />
   )
 }
 

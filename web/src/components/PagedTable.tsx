@@ -1,0 +1,46 @@
+import type { ReactNode } from "react"
+import type { useCursorPages } from "../api/hooks.js"
+import { Empty, Loaded, Pager } from "./ui.js"
+
+/**
+ * A list the API pages with `starting_after`, as a table: waiting, refused, empty, or its
+ * rows with Previous and Next (the cursor is the last row's id).
+ */
+export function PagedTable<Data extends { readonly has_more: boolean }, Row extends { readonly id: string }>(
+  { empty, head, pages, query, row, rows }: {
+    readonly query: { readonly data?: Data | undefined; readonly error: unknown; readonly isPending: boolean }
+    readonly pages: ReturnType<typeof useCursorPages>
+    readonly rows: (data: Data) => ReadonlyArray<Row>
+    readonly head: ReadonlyArray<string>
+    readonly row: (row: Row) => ReactNode
+    readonly empty: string
+  }
+) {
+  return (
+    <Loaded query={query}>
+      {(data) => {
+        const items = rows(data)
+        return (
+          <>
+            {items.length === 0 ? <Empty>{empty}</Empty> : (
+              <div className="table-scroll">
+                <table>
+                  <thead>
+                    <tr>{head.map((title, i) => <th key={i}>{title}</th>)}</tr>
+                  </thead>
+                  <tbody>{items.map(row)}</tbody>
+                </table>
+              </div>
+            )}
+            <Pager
+              page={pages.page}
+              hasMore={data.has_more}
+              onPrevious={pages.previous}
+              onNext={() => pages.next(items.at(-1)!.id)}
+            />
+          </>
+        )
+      }}
+    </Loaded>
+  )
+}
