@@ -1,4 +1,7 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import * as os from "node:os"
 import pg from "pg"
+import { postgresCpuMsBetween, postgresTicks, processCpuMs } from "./support/cpu.js"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
 import {
   createBenchDatabase,
@@ -9,124 +12,177 @@ import {
 } from "./support/service.js"
 
 /**
- * The gateway against a loopback fake provider, in one run:
- * 1. at a fixed 300 calls a second, `POST /v1/call` (live key: auth, rate limit, price,
- *    quota, hold, forward, capture) versus the same requests sent straight to the
- *    provider; the difference is the gateway's added latency (targets: p50 <= 5 ms,
- *    p99 <= 20 ms);
- * 2. closed loop, as many live calls a second as the service answers (target: >= 1,000,
- *    no errors), each with its hold and capture.
+ * A gateway call of the service against the reference gateway (bench/support/
+ * referenceGateway.ts: the same essential work on the same schema, plain node:http + pg)
+ * and the provider alone, side by side in one run:
+ * 1. closed loop, three rounds, medians: calls a second, and per call the CPU of the
+ *    gateway's process and of PostgreSQL (from /proc), the transactions PostgreSQL commits
+ *    and the rows it writes (from its statistics);
+ * 2. at 20 and 100 calls a second: the latency each gateway adds to the provider's.
+ * Targets (issue 11): throughput at least 0.8x the reference; CPU per call (service +
+ * PostgreSQL) at most 1.5x the reference's; added latency at 20/s p50 <= 5 ms, p99 <= 15 ms.
  * Calls come from BENCH_ORGS orgs (default 8) with 8 live agents each, so the agent keys'
  * 600-a-minute limit is never what is measured.
  */
-const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000)
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5_000)
+const RATE_DURATION_MS = Number(process.env.BENCH_RATE_DURATION_MS ?? 8_000)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const ORGS = Number(process.env.BENCH_ORGS ?? 8)
 const AGENTS_PER_ORG = 8
-const RATE = 300
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 
-const startProvider = () => startBenchProvider({ ok: true, person: { name: "Ada Lovelace", email: "ada@example.com" } })
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
-const summary = (label: string, result: LoadResult) =>
-  `${formatRow(label, result)}   statuses ${JSON.stringify(result.statuses)}`
+const startReference = (env: Record<string, string>) =>
+  new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "bench/support/referenceGateway.ts"], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /ready (\d+)/.exec(output)
+      if (match) resolve({ url: `http://127.0.0.1:${match[1]}`, child })
+    })
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
+    child.once("exit", (code) => reject(new Error(`reference gateway exited (${code}):\n${output}`)))
+  })
+
+/** What PostgreSQL has committed and written so far in the bench's database. */
+const databaseWork = async (pool: pg.Pool) => {
+  const [row] = (await pool.query(
+    `SELECT d.xact_commit::bigint AS commits,
+            (SELECT COALESCE(SUM(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables)::bigint AS rows
+     FROM pg_stat_database d WHERE d.datname = current_database()`
+  )).rows
+  return { commits: Number(row.commits), rows: Number(row.rows) }
+}
+
+interface Measured {
+  readonly load: LoadResult
+  readonly cpuMsPerCall: number
+  readonly postgresMsPerCall: number
+  readonly commitsPerCall: number
+  readonly rowsPerCall: number
+}
 
 export const run = async () => {
+  const loadBefore = os.loadavg()[0]!
   const db = await createBenchDatabase()
-  const provider = await startProvider()
-  const service = await startService({
-    DATABASE_URL: db.url,
-    PROVIDERS_UPSTREAM: provider.url
-  }).catch(async (error) => {
-    provider.close()
-    await db.drop()
-    throw error
-  })
+  const provider = await startBenchProvider({ ok: true, person: { name: "Ada Lovelace", email: "ada@example.com" } })
+  const service = await startService({ DATABASE_URL: db.url, PROVIDERS_UPSTREAM: provider.url, ACCESS_LOG: "false" })
+    .catch(async (error) => {
+      provider.close()
+      await db.drop()
+      throw error
+    })
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
+  let reference: { url: string; child: ChildProcess } | undefined
   try {
     await seedBenchEndpoint(pool, { id: "benchprov/person", name: "Person", category: "people", path: "/v1/person" })
     const keys = await seedLiveAgentKeys(db.url, ORGS, AGENTS_PER_ORG)
-    const viaGateway = (i: number) => ({
+    const call = (i: number) => ({
       method: "POST",
-      headers: { authorization: `Bearer ${keys[i % keys.length]}` },
+      headers: { authorization: `Bearer ${keys[i % keys.length]}`, "content-type": "application/json" },
       body: JSON.stringify({ endpoint: "benchprov/person", query: { email: `user${i}@example.com` } })
     })
-    const gatewayUrl = `${service.url}/v1/call`
-    const directUrl = `${provider.url}/benchprov/v1/person`
-
-    // Warm-up: JIT, connection pools, the endpoint cache.
-    await runLoad({ url: gatewayUrl, durationMs: 3_000, connections: 16, request: (i) => viaGateway(i + 10_000_000) })
-    await runLoad({ url: directUrl, durationMs: 1_000, connections: 16 })
-
-    const direct300 = await runLoad({ url: directUrl, durationMs: DURATION_MS, connections: 64, ratePerSecond: RATE })
-    const gateway300 = await runLoad({
-      url: gatewayUrl,
-      durationMs: DURATION_MS,
-      connections: 64,
-      ratePerSecond: RATE,
-      request: (i) => viaGateway(i + 20_000_000)
+    // The reference charges what the service charges for this endpoint.
+    const probe = await fetch(`${service.url}/v1/call`, call(0))
+    const price = ((await probe.json()) as { charged: { credits: string } }).charged.credits
+    reference = await startReference({
+      DATABASE_URL: db.url,
+      PROVIDERS_UPSTREAM: provider.url,
+      REFERENCE_ENDPOINT: "benchprov/person",
+      REFERENCE_PRICE: price
     })
-    // A rate this machine's service sustains, to show the added latency unsaturated.
-    const direct100 = await runLoad({ url: directUrl, durationMs: DURATION_MS, connections: 64, ratePerSecond: 100 })
-    const gateway100 = await runLoad({
-      url: gatewayUrl,
-      durationMs: DURATION_MS,
-      connections: 64,
-      ratePerSecond: 100,
-      request: (i) => viaGateway(i + 40_000_000)
-    })
-    const directMax = await runLoad({ url: directUrl, durationMs: DURATION_MS, connections: CONNECTIONS })
-    const gatewayMax = await runLoad({
-      url: gatewayUrl,
-      durationMs: DURATION_MS,
-      connections: CONNECTIONS,
-      request: (i) => viaGateway(i + 30_000_000)
-    })
+    const refProbe = await fetch(`${reference.url}/v1/call`, call(1))
+    if (!refProbe.ok) throw new Error(`the reference gateway answered ${refProbe.status}: ${await refProbe.text()}`)
+    const targets = [
+      { label: "provider alone", url: `${provider.url}/benchprov/v1/person`, pid: undefined },
+      { label: "reference gateway", url: `${reference.url}/v1/call`, pid: reference.child.pid!, request: call },
+      { label: "service POST /v1/call", url: `${service.url}/v1/call`, pid: service.process.pid!, request: call }
+    ]
+    const measure = async (target: (typeof targets)[number], durationMs: number): Promise<Measured> => {
+      const before = { cpu: target.pid === undefined ? 0 : processCpuMs(target.pid), pg: postgresTicks() }
+      const work = await databaseWork(pool)
+      const load = await runLoad({ ...target, durationMs, connections: CONNECTIONS })
+      // The statistics reach the view within a second of each transaction.
+      await new Promise((resolve) => setTimeout(resolve, 1_200))
+      const after = await databaseWork(pool)
+      const calls = Math.max(1, load.requests)
+      return {
+        load,
+        cpuMsPerCall: target.pid === undefined ? 0 : (processCpuMs(target.pid) - before.cpu) / calls,
+        postgresMsPerCall: postgresCpuMsBetween(before.pg, postgresTicks()) / calls,
+        commitsPerCall: (after.commits - work.commits) / calls,
+        rowsPerCall: (after.rows - work.rows) / calls
+      }
+    }
 
-    // The ceiling of the stack on this machine: an agent-key request doing one statement.
-    const agentMax = await runLoad({
-      url: `${service.url}/v1/agent`,
-      durationMs: DURATION_MS,
-      connections: CONNECTIONS,
-      request: (i) => ({ method: "GET", headers: { authorization: `Bearer ${keys[i % keys.length]}` } })
-    })
+    for (const target of targets) await runLoad({ ...target, durationMs: 2_000, connections: 16 })
+    const rounds = new Map<string, Array<Measured>>(targets.map((t) => [t.label, []]))
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of targets) rounds.get(target.label)!.push(await measure(target, DURATION_MS))
+    }
 
-    const [{ calls, charged }] = (await pool.query(
-      `SELECT count(*)::int AS calls, COALESCE(SUM(charged_credits), 0)::text AS charged FROM gateway_calls WHERE status = 'succeeded'`
-    )).rows
+    console.log(`\nClosed loop, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_MS / 1000} s, medians`)
+    const medians = new Map<string, { rps: number; cpu: number; pgCpu: number; commits: number; rows: number }>()
+    for (const [label, measured] of rounds) {
+      const m = {
+        rps: median(measured.map((x) => x.load.rps)),
+        cpu: median(measured.map((x) => x.cpuMsPerCall)),
+        pgCpu: median(measured.map((x) => x.postgresMsPerCall)),
+        commits: median(measured.map((x) => x.commitsPerCall)),
+        rows: median(measured.map((x) => x.rowsPerCall))
+      }
+      medians.set(label, m)
+      const rps = measured.map((x) => x.load.rps)
+      const mid = measured.find((x) => x.load.rps === m.rps)!
+      console.log(
+        `${formatRow(label, mid.load)}   (range ${Math.min(...rps).toFixed(0)}–${Math.max(...rps).toFixed(0)}) ${
+          JSON.stringify(mid.load.statuses)
+        }`
+      )
+      if (label !== "provider alone") {
+        console.log(
+          `    per call: CPU ${m.cpu.toFixed(2)} ms in the gateway, ${m.pgCpu.toFixed(2)} ms in PostgreSQL; ` +
+            `${m.commits.toFixed(1)} commits, ${m.rows.toFixed(1)} rows written`
+        )
+      }
+    }
+    const ref = medians.get("reference gateway")!
+    const svc = medians.get("service POST /v1/call")!
+    console.log(`throughput service / reference: ${(svc.rps / ref.rps).toFixed(2)} (target >= 0.8)`)
+    console.log(
+      `CPU per call service / reference (gateway + PostgreSQL): ${
+        ((svc.cpu + svc.pgCpu) / (ref.cpu + ref.pgCpu)).toFixed(2)
+      } (target <= 1.5)`
+    )
+
+    for (const rate of [20, 100]) {
+      console.log(`\nAt ${rate} calls/s (${RATE_DURATION_MS / 1000} s each):`)
+      const direct = await runLoad({
+        ...targets[0]!,
+        durationMs: RATE_DURATION_MS,
+        connections: 64,
+        ratePerSecond: rate
+      })
+      console.log(formatRow("  provider alone", direct))
+      for (const target of targets.slice(1)) {
+        const result = await runLoad({ ...target, durationMs: RATE_DURATION_MS, connections: 64, ratePerSecond: rate })
+        console.log(
+          `${formatRow(`  ${target.label}`, result)}   added p50 ${(result.p50 - direct.p50).toFixed(2)} ms, p99 ${
+            (result.p99 - direct.p99).toFixed(2)
+          } ms`
+        )
+      }
+    }
     const [{ open }] = (await pool.query(`SELECT count(*)::int AS open FROM ledger_holds WHERE status = 'held'`)).rows
-
-    console.log(
-      `\nGateway vs direct provider (${ORGS} orgs x ${AGENTS_PER_ORG} live agents, ${DURATION_MS / 1000} s each)`
-    )
-    console.log(`At ${RATE} calls/s:`)
-    console.log(summary("  direct to provider", direct300))
-    console.log(summary("  via POST /v1/call", gateway300))
-    const addedP50 = gateway300.p50 - direct300.p50
-    const addedP99 = gateway300.p99 - direct300.p99
-    console.log(
-      `  added latency: p50 ${addedP50.toFixed(2)} ms (target <= 5), p99 ${addedP99.toFixed(2)} ms (target <= 20) -> ${
-        addedP50 <= 5 && addedP99 <= 20 ? "met" : "NOT met"
-      }`
-    )
-    console.log("At 100 calls/s:")
-    console.log(summary("  direct to provider", direct100))
-    console.log(summary("  via POST /v1/call", gateway100))
-    console.log(
-      `  added latency: p50 ${(gateway100.p50 - direct100.p50).toFixed(2)} ms, p99 ${
-        (gateway100.p99 - direct100.p99).toFixed(2)
-      } ms`
-    )
-    console.log(`Closed loop, ${CONNECTIONS} connections:`)
-    console.log(summary("  direct to provider", directMax))
-    console.log(summary("  via POST /v1/call (hold+capture)", gatewayMax))
-    console.log(
-      `  live calls/s: ${gatewayMax.rps.toFixed(0)} (target >= 1000, no errors) -> ${
-        gatewayMax.rps >= 1000 && gatewayMax.errors === 0 ? "met" : "NOT met"
-      }`
-    )
-    console.log(summary("  GET /v1/agent (agent key, one statement)", agentMax))
-    console.log(`Ledger after the run: ${calls} calls charged ${charged} credits; open holds ${open}`)
+    console.log(`\nOpen holds after the run: ${open}`)
+    console.log(`load average (1 min) before: ${loadBefore.toFixed(2)}${loadBefore > 2 ? "  NOT COMPARABLE" : ""}`)
   } finally {
+    reference?.child.kill("SIGTERM")
     await pool.end()
     await service.stop()
     provider.close()

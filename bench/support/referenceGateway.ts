@@ -1,0 +1,114 @@
+import { createHash, randomUUID } from "node:crypto"
+import * as http from "node:http"
+import pg from "pg"
+
+/**
+ * The reference of `npm run bench -- gateway`: the least a gateway call must do, written
+ * plainly (node:http and pg, prepared statements, no framework) on the service's own schema
+ * and rows, so the service's cost can be read as a ratio of it:
+ * 1. the agent key by its SHA-256 (active, live);
+ * 2. one conditional hold: the agent's month row takes the price within the budget, the
+ *    org's balance gives it, the hold row and its entry are written, in one statement;
+ * 3. the provider call (PROVIDERS_UPSTREAM, provider id as the first path segment);
+ * 4. one settlement: the hold captured, the month's held moved to spent, the capture entry.
+ * Not done here, and done by the service: rate limits, quotas, the call log, refunds,
+ * alerts, events, request ids, metrics and logs. Run as its own process; prints `ready <port>`.
+ * Settings: DATABASE_URL, PROVIDERS_UPSTREAM, REFERENCE_ENDPOINT (id), REFERENCE_PRICE (credits).
+ */
+const pool = new pg.Pool({ connectionString: process.env["DATABASE_URL"], max: 20 })
+const upstream = process.env["PROVIDERS_UPSTREAM"]!
+const endpointId = process.env["REFERENCE_ENDPOINT"] ?? "benchprov/person"
+const price = process.env["REFERENCE_PRICE"] ?? "10"
+const [providerId, ...rest] = endpointId.split("/")
+const providerPath = `/v1/${rest.join("/")}`
+
+const keyLookup = {
+  name: "ref_key",
+  text: `SELECT id, org_id FROM agents WHERE key_hash = $1 AND status = 'active' AND mode = 'live'`
+}
+
+const hold = {
+  name: "ref_hold",
+  text: `
+    WITH s AS (
+      INSERT INTO agent_month_spend AS s (agent_id, month, org_id, spent, held)
+      SELECT a.id, $3::date, a.org_id, 0, $4::bigint FROM agents a
+      WHERE a.id = $2 AND $4::bigint <= a.monthly_budget_credits
+      ON CONFLICT (agent_id, month) DO UPDATE SET held = s.held + excluded.held
+      WHERE s.spent + s.held + excluded.held <= (SELECT monthly_budget_credits FROM agents WHERE id = excluded.agent_id)
+      RETURNING 1
+    ),
+    d AS (
+      UPDATE org_balances SET balance = balance - $4::bigint, updated_at = now()
+      WHERE org_id = $5 AND NOT frozen AND balance >= $4::bigint AND EXISTS (SELECT 1 FROM s)
+      RETURNING 1
+    ),
+    h AS (
+      INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, month, status,
+                                created_at, expires_at)
+      SELECT $1, $5, $2, $4::bigint, 'gateway', $7, false, $3::date, 'held', now(), now() + interval '2 minutes'
+      FROM d
+      RETURNING id
+    )
+    INSERT INTO ledger_entries (id, org_id, kind, amount, credits, hold_id, agent_id, note, created_at)
+    SELECT $6, $5, 'hold', -$4::bigint, $4::bigint, h.id, $2, 'gateway', now() FROM h
+    RETURNING 1`
+}
+
+const settle = {
+  name: "ref_settle",
+  text: `
+    WITH h AS (
+      UPDATE ledger_holds SET status = 'captured', captured = amount, settled_at = now()
+      WHERE id = $1 AND status = 'held'
+      RETURNING id, org_id, agent_id, amount, month
+    ),
+    s AS (
+      UPDATE agent_month_spend m SET held = m.held - h.amount, spent = m.spent + h.amount
+      FROM h WHERE m.agent_id = h.agent_id AND m.month = h.month
+      RETURNING 1
+    )
+    INSERT INTO ledger_entries (id, org_id, kind, amount, credits, hold_id, agent_id, note, created_at)
+    SELECT $2, h.org_id, 'capture', 0, h.amount, h.id, h.agent_id, 'gateway', now() FROM h, s
+    RETURNING 1`
+}
+
+const answer = (res: http.ServerResponse, status: number, body: unknown) => {
+  const text = JSON.stringify(body)
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+  res.end(text)
+}
+
+const handle = async (req: http.IncomingMessage, body: string, res: http.ServerResponse) => {
+  const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1]
+  if (token === undefined) return answer(res, 401, { error: { code: "unauthenticated" } })
+  const agent = (await pool.query({ ...keyLookup, values: [createHash("sha256").update(token).digest("hex")] }))
+    .rows[0] as { id: string; org_id: string } | undefined
+  if (agent === undefined) return answer(res, 401, { error: { code: "unauthenticated" } })
+  const request = JSON.parse(body) as { endpoint: string; query?: Record<string, string> }
+  if (request.endpoint !== endpointId) return answer(res, 404, { error: { code: "unknown_endpoint" } })
+  const holdId = randomUUID()
+  const month = new Date().toISOString().slice(0, 8) + "01"
+  const held = await pool.query({
+    ...hold,
+    values: [holdId, agent.id, month, price, agent.org_id, randomUUID(), holdId]
+  })
+  if (held.rowCount === 0) return answer(res, 402, { error: { code: "insufficient_credits" } })
+  const query = new URLSearchParams(request.query ?? {}).toString()
+  const provider = await fetch(`${upstream}/${providerId}${providerPath}${query === "" ? "" : `?${query}`}`)
+  const data = await provider.json()
+  await pool.query({ ...settle, values: [holdId, randomUUID()] })
+  answer(res, 200, { call_id: holdId, endpoint: endpointId, status: "succeeded", charged: price, data })
+}
+
+const server = http.createServer((req, res) => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (chunk: Buffer) => chunks.push(chunk))
+  req.on("end", () => {
+    handle(req, Buffer.concat(chunks).toString("utf8"), res).catch((error: unknown) =>
+      answer(res, 500, { error: { code: "internal_error", message: String(error) } })
+    )
+  })
+})
+server.keepAliveTimeout = 60_000
+server.listen(0, "127.0.0.1", () => console.log(`ready ${(server.address() as { port: number }).port}`))
