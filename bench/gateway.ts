@@ -16,9 +16,12 @@ import {
  * referenceGateway.ts: the same essential work on the same schema, plain node:http + pg)
  * and the provider alone, side by side in one run:
  * 1. closed loop, three rounds, medians: calls a second, and per call the CPU of the
- *    gateway's process and of PostgreSQL (from /proc), the transactions PostgreSQL commits
- *    and the rows it writes (from its statistics);
+ *    gateway's process and of PostgreSQL (from /proc); then, once per gateway, the
+ *    transactions PostgreSQL commits and the rows it writes per call (from its statistics,
+ *    read after they have settled);
  * 2. at 20 and 100 calls a second: the latency each gateway adds to the provider's.
+ * A second service with DATABASE_PREPARED_STATEMENTS=false runs the closed loop too, so the
+ * effect of prepared statements is read in the same run.
  * Targets (issue 11): throughput at least 0.8x the reference; CPU per call (service +
  * PostgreSQL) at most 1.5x the reference's; added latency at 20/s p50 <= 5 ms, p99 <= 15 ms.
  * Calls come from BENCH_ORGS orgs (default 8) with 8 live agents each, so the agent keys'
@@ -63,9 +66,10 @@ interface Measured {
   readonly load: LoadResult
   readonly cpuMsPerCall: number
   readonly postgresMsPerCall: number
-  readonly commitsPerCall: number
-  readonly rowsPerCall: number
 }
+
+/** Idle backends hand in their statistics within PostgreSQL's 10 s idle interval. */
+const STATS_SETTLE_MS = 11_000
 
 export const run = async () => {
   const loadBefore = os.loadavg()[0]!
@@ -77,6 +81,13 @@ export const run = async () => {
       await db.drop()
       throw error
     })
+  // The same service with every statement unnamed, to measure prepared statements (one lever).
+  const unnamed = await startService({
+    DATABASE_URL: db.url,
+    PROVIDERS_UPSTREAM: provider.url,
+    ACCESS_LOG: "false",
+    DATABASE_PREPARED_STATEMENTS: "false"
+  })
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
   let reference: { url: string; child: ChildProcess } | undefined
   try {
@@ -101,23 +112,35 @@ export const run = async () => {
     const targets = [
       { label: "provider alone", url: `${provider.url}/benchprov/v1/person`, pid: undefined },
       { label: "reference gateway", url: `${reference.url}/v1/call`, pid: reference.child.pid!, request: call },
-      { label: "service POST /v1/call", url: `${service.url}/v1/call`, pid: service.process.pid!, request: call }
+      { label: "service POST /v1/call", url: `${service.url}/v1/call`, pid: service.process.pid!, request: call },
+      {
+        label: "service, statements unnamed",
+        url: `${unnamed.url}/v1/call`,
+        pid: unnamed.process.pid!,
+        request: call,
+        closedLoopOnly: true
+      }
     ]
     const measure = async (target: (typeof targets)[number], durationMs: number): Promise<Measured> => {
       const before = { cpu: target.pid === undefined ? 0 : processCpuMs(target.pid), pg: postgresTicks() }
-      const work = await databaseWork(pool)
       const load = await runLoad({ ...target, durationMs, connections: CONNECTIONS })
-      // The statistics reach the view within a second of each transaction.
-      await new Promise((resolve) => setTimeout(resolve, 1_200))
-      const after = await databaseWork(pool)
       const calls = Math.max(1, load.requests)
       return {
         load,
         cpuMsPerCall: target.pid === undefined ? 0 : (processCpuMs(target.pid) - before.cpu) / calls,
-        postgresMsPerCall: postgresCpuMsBetween(before.pg, postgresTicks()) / calls,
-        commitsPerCall: (after.commits - work.commits) / calls,
-        rowsPerCall: (after.rows - work.rows) / calls
+        postgresMsPerCall: postgresCpuMsBetween(before.pg, postgresTicks()) / calls
       }
+    }
+    /** Commits and rows written per call: one short run between two settled readings. */
+    const databaseWorkPerCall = async (target: (typeof targets)[number]) => {
+      const settle = () => new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS))
+      await settle()
+      const before = await databaseWork(pool)
+      const load = await runLoad({ ...target, durationMs: 2_000, connections: CONNECTIONS })
+      await settle()
+      const after = await databaseWork(pool)
+      const calls = Math.max(1, load.requests)
+      return { commits: (after.commits - before.commits) / calls, rows: (after.rows - before.rows) / calls }
     }
 
     for (const target of targets) await runLoad({ ...target, durationMs: 2_000, connections: 16 })
@@ -127,14 +150,14 @@ export const run = async () => {
     }
 
     console.log(`\nClosed loop, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_MS / 1000} s, medians`)
-    const medians = new Map<string, { rps: number; cpu: number; pgCpu: number; commits: number; rows: number }>()
+    const work = new Map<string, { commits: number; rows: number }>()
+    for (const target of targets.slice(1)) work.set(target.label, await databaseWorkPerCall(target))
+    const medians = new Map<string, { rps: number; cpu: number; pgCpu: number }>()
     for (const [label, measured] of rounds) {
       const m = {
         rps: median(measured.map((x) => x.load.rps)),
         cpu: median(measured.map((x) => x.cpuMsPerCall)),
-        pgCpu: median(measured.map((x) => x.postgresMsPerCall)),
-        commits: median(measured.map((x) => x.commitsPerCall)),
-        rows: median(measured.map((x) => x.rowsPerCall))
+        pgCpu: median(measured.map((x) => x.postgresMsPerCall))
       }
       medians.set(label, m)
       const rps = measured.map((x) => x.load.rps)
@@ -144,10 +167,11 @@ export const run = async () => {
           JSON.stringify(mid.load.statuses)
         }`
       )
-      if (label !== "provider alone") {
+      const w = work.get(label)
+      if (w !== undefined) {
         console.log(
           `    per call: CPU ${m.cpu.toFixed(2)} ms in the gateway, ${m.pgCpu.toFixed(2)} ms in PostgreSQL; ` +
-            `${m.commits.toFixed(1)} commits, ${m.rows.toFixed(1)} rows written`
+            `${w.commits.toFixed(1)} commits, ${w.rows.toFixed(1)} rows written`
         )
       }
     }
@@ -169,7 +193,7 @@ export const run = async () => {
         ratePerSecond: rate
       })
       console.log(formatRow("  provider alone", direct))
-      for (const target of targets.slice(1)) {
+      for (const target of targets.slice(1).filter((t) => !("closedLoopOnly" in t))) {
         const result = await runLoad({ ...target, durationMs: RATE_DURATION_MS, connections: 64, ratePerSecond: rate })
         console.log(
           `${formatRow(`  ${target.label}`, result)}   added p50 ${(result.p50 - direct.p50).toFixed(2)} ms, p99 ${
@@ -185,6 +209,7 @@ export const run = async () => {
     reference?.child.kill("SIGTERM")
     await pool.end()
     await service.stop()
+    await unnamed.stop()
     provider.close()
     await db.drop()
   }

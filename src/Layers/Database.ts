@@ -1,10 +1,13 @@
 import { PgClient } from "@effect/sql-pg"
+import { SqlError } from "@effect/sql/SqlError"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Config, Duration, Effect, Layer, Option } from "effect"
+import { Config, Duration, Effect, Layer, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import pg from "pg"
 import { holdEmbeddedLock } from "./EmbeddedLock.js"
+import { PreparingClient } from "./PreparedStatements.js"
 
 /**
  * The SQL client: PostgreSQL at DATABASE_URL, or, when it is unset, embedded PGlite kept
@@ -29,6 +32,44 @@ const embeddedPostgres = (dataDir: string) =>
       })
   )
 
+/**
+ * The pool for DATABASE_URL, its connections sending prepared statements unless
+ * DATABASE_PREPARED_STATEMENTS is false (PreparedStatements.ts); checked with one query at
+ * start, closed with the scope.
+ */
+const preparingPool = (
+  url: Redacted.Redacted<string>,
+  max: number,
+  acquireTimeout: Duration.Duration,
+  prepared: boolean
+) =>
+  Effect.acquireRelease(
+    Effect.gen(function*() {
+      const pool = new pg.Pool({
+        connectionString: Redacted.value(url),
+        max,
+        connectionTimeoutMillis: Duration.toMillis(acquireTimeout),
+        application_name: "agent-gateway",
+        ...(prepared ? { Client: PreparingClient } : {})
+      })
+      // A connection that fails while idle is dropped by the pool; the next query reconnects.
+      pool.on("error", () => {})
+      yield* Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: acquireTimeout,
+          onTimeout: () =>
+            new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        }),
+        Effect.tapError(() => Effect.promise(() => pool.end()))
+      )
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(Duration.seconds(1)))
+  )
+
 export const DatabaseLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const url = yield* Config.option(Config.redacted("DATABASE_URL"))
@@ -37,13 +78,10 @@ export const DatabaseLive = Layer.unwrapScoped(
     const acquireTimeout = Duration.millis(
       yield* Config.integer("DATABASE_ACQUIRE_TIMEOUT_MS").pipe(Config.withDefault(5000))
     )
+    // Off behind a proxy that pools by transaction (named statements live on one connection).
+    const prepared = yield* Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true))
     if (Option.isSome(url)) {
-      return PgClient.layer({
-        url: url.value,
-        maxConnections: poolSize,
-        connectTimeout: acquireTimeout,
-        applicationName: "agent-gateway"
-      })
+      return PgClient.layerFromPool({ acquire: preparingPool(url.value, poolSize, acquireTimeout, prepared) })
     }
     const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
     fs.mkdirSync(dataDir, { recursive: true })
