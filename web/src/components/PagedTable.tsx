@@ -2,6 +2,25 @@ import type { ReactNode } from "react"
 import type { useCursorPages } from "../api/hooks.js"
 import { Empty, Loaded, Pager } from "./ui.js"
 
+/** Rows under their column titles, or a line saying there are none; scrolls sideways when narrow. */
+export function Table<Row>({ empty, head, row, rows }: {
+  readonly rows: ReadonlyArray<Row>
+  readonly head: ReadonlyArray<string>
+  readonly row: (row: Row) => ReactNode
+  readonly empty: string
+}) {
+  return rows.length === 0 ? <Empty>{empty}</Empty> : (
+    <div className="table-scroll">
+      <table>
+        <thead>
+          <tr>{head.map((title, i) => <th key={i}>{title}</th>)}</tr>
+        </thead>
+        <tbody>{rows.map(row)}</tbody>
+      </table>
+    </div>
+  )
+}
+
 /**
  * A list the API pages with `starting_after`, as a table: waiting, refused, empty, or its
  * rows with Previous and Next (the cursor is the last row's id).
@@ -22,16 +41,7 @@ export function PagedTable<Data extends { readonly has_more: boolean }, Row exte
         const items = rows(data)
         return (
           <>
-            {items.length === 0 ? <Empty>{empty}</Empty> : (
-              <div className="table-scroll">
-                <table>
-                  <thead>
-                    <tr>{head.map((title, i) => <th key={i}>{title}</th>)}</tr>
-                  </thead>
-                  <tbody>{items.map(row)}</tbody>
-                </table>
-              </div>
-            )}
+            <Table rows={items} head={head} row={row} empty={empty} />
             <Pager
               page={pages.page}
               hasMore={data.has_more}

@@ -20,6 +20,18 @@ interface AgentForm {
 const allowlistOf = (text: string) =>
   text.split(/[\s,]+/).map((entry) => entry.trim()).filter((entry) => entry.length > 0)
 
+/** The form's fields as the API takes them, for creating and for editing. */
+const agentPayload = (form: AgentForm) => ({
+  name: form.name,
+  monthly_budget_credits: BigInt(form.budget || "0"),
+  approval_threshold_credits: form.threshold === "" ? null : BigInt(form.threshold),
+  ip_allowlist: allowlistOf(form.allowlist)
+})
+
+/** The service names the allowlist entry it refused: that message belongs under the field. */
+const allowlistProblemOf = (error: unknown) =>
+  isApiError(error, "invalid_input") && /allowlist|address|range/i.test(error.message) ? error.message : null
+
 /** Inline problems with the numbers, before anything is sent. */
 const formProblems = (form: AgentForm) => ({
   budget: form.budget === "" || wholeCredits.test(form.budget) ? null : "Whole credits: digits only",
@@ -32,11 +44,7 @@ const AgentFields = ({ form, setForm, serverError }: {
   readonly serverError: unknown
 }) => {
   const problems = formProblems(form)
-  // The service names the entry it refused; show it under the allowlist field.
-  const allowlistProblem =
-    isApiError(serverError, "invalid_input") && /allowlist|address|range/i.test(serverError.message)
-      ? serverError.message
-      : null
+  const allowlistProblem = allowlistProblemOf(serverError)
   return (
     <>
       <label>
@@ -84,13 +92,7 @@ const NewAgent = (
     (c, value: AgentForm) =>
       c.agents.create({
         path: { orgId },
-        payload: {
-          name: value.name,
-          mode,
-          monthly_budget_credits: BigInt(value.budget || "0"),
-          approval_threshold_credits: value.threshold === "" ? null : BigInt(value.threshold),
-          ip_allowlist: allowlistOf(value.allowlist)
-        }
+        payload: { ...agentPayload(value), mode }
       }),
     [["agents", orgId]]
   )
@@ -126,9 +128,7 @@ const NewAgent = (
       <div className="actions">
         <button type="submit" disabled={create.isPending}>{create.isPending ? "Creating…" : "Create agent"}</button>
       </div>
-      {isApiError(create.error, "invalid_input") && /allowlist|address|range/i.test(create.error.message)
-        ? null
-        : <ErrorNotice error={create.error} />}
+      {allowlistProblemOf(create.error) === null ? <ErrorNotice error={create.error} /> : null}
     </form>
   )
 }
@@ -158,12 +158,7 @@ const EditAgent = (
     (c, value: AgentForm) =>
       c.agents.update({
         path: { orgId, agentId: agent.id },
-        payload: {
-          name: value.name,
-          monthly_budget_credits: BigInt(value.budget || "0"),
-          approval_threshold_credits: value.threshold === "" ? null : BigInt(value.threshold),
-          ip_allowlist: allowlistOf(value.allowlist)
-        }
+        payload: agentPayload(value)
       }),
     [["agents", orgId]]
   )
@@ -187,9 +182,7 @@ const EditAgent = (
         <button type="submit" disabled={update.isPending}>Save</button>
         <button type="button" className="secondary" onClick={onClose}>Cancel</button>
       </div>
-      {isApiError(update.error, "invalid_input") && /allowlist|address|range/i.test(update.error.message)
-        ? null
-        : <ErrorNotice error={update.error} />}
+      {allowlistProblemOf(update.error) === null ? <ErrorNotice error={update.error} /> : null}
     </form>
   )
 }

@@ -2,6 +2,7 @@ import { Link } from "react-router"
 import { useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { ColumnChart, RowChart } from "../components/Charts.js"
+import { Table } from "../components/PagedTable.js"
 import { Credits, Empty, Loaded, When } from "../components/ui.js"
 
 /** Money at a glance: balance, trial, this month's spend per day and per agent, top endpoints and tools. */
@@ -81,55 +82,39 @@ export const OverviewPage = () => {
             <div className="two-columns">
               <section className="card">
                 <h2>Top endpoints</h2>
-                {data.top_endpoints.length === 0 ? <Empty>No gateway spend yet.</Empty> : (
-                  <table>
-                    <thead>
-                      <tr>
-                        <th>Endpoint</th>
-                        <th>Calls</th>
-                        <th>Spend</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {data.top_endpoints.map((row) => (
-                        <tr key={row.endpoint}>
-                          <td>
-                            <code>{row.endpoint}</code>
-                          </td>
-                          <td>{row.calls}</td>
-                          <td>
-                            <Credits amount={row.spend} />
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                )}
+                <Table
+                  rows={data.top_endpoints}
+                  empty="No gateway spend yet."
+                  head={["Endpoint", "Calls", "Spend"]}
+                  row={(r) => (
+                    <tr key={r.endpoint}>
+                      <td>
+                        <code>{r.endpoint}</code>
+                      </td>
+                      <td>{r.calls}</td>
+                      <td>
+                        <Credits amount={r.spend} />
+                      </td>
+                    </tr>
+                  )}
+                />
               </section>
               <section className="card">
                 <h2>Top tools</h2>
-                {data.top_tools.length === 0 ? <Empty>No purchases yet.</Empty> : (
-                  <table>
-                    <thead>
-                      <tr>
-                        <th>Tool</th>
-                        <th>Items</th>
-                        <th>Spend</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {data.top_tools.map((row) => (
-                        <tr key={row.tool}>
-                          <td>{row.name}</td>
-                          <td>{row.items}</td>
-                          <td>
-                            <Credits amount={row.spend} />
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                )}
+                <Table
+                  rows={data.top_tools}
+                  empty="No purchases yet."
+                  head={["Tool", "Items", "Spend"]}
+                  row={(r) => (
+                    <tr key={r.tool}>
+                      <td>{r.name}</td>
+                      <td>{r.items}</td>
+                      <td>
+                        <Credits amount={r.spend} />
+                      </td>
+                    </tr>
+                  )}
+                />
               </section>
             </div>
           </>
