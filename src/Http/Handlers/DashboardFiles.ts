@@ -59,8 +59,7 @@ const readBuild = (dir: string): Map<string, StaticFile> => {
 }
 
 /** The page shell, told where it lives: assets resolve against `<base>`, routes below it. */
-const shellFor = (indexHtml: string, dashboardPath: string) =>
-  indexHtml.replace("<head>", `<head><base href="${dashboardPath === "/" ? "/" : `${dashboardPath}/`}">`)
+const shellFor = (indexHtml: string, prefix: string) => indexHtml.replace("<head>", `<head><base href="${prefix}">`)
 
 const notBuilt = HttpServerResponse.text(
   "The dashboard is not built: run `npm run build:web` (npm start and npm test do it first).",
@@ -75,6 +74,7 @@ const notBuilt = HttpServerResponse.text(
 export const DashboardFilesLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const { dashboardPath } = yield* AuthConfig
+    const prefix = dashboardPath === "/" ? "/" : `${dashboardPath}/`
     const files = readBuild(DASHBOARD_BUILD_DIR)
     const index = files.get("index.html")
     const securityHeaders = {
@@ -85,11 +85,10 @@ export const DashboardFilesLive = HttpApiBuilder.Router.use((router) =>
     }
     const shell = index === undefined
       ? notBuilt
-      : HttpServerResponse.text(shellFor(new TextDecoder().decode(index.body), dashboardPath), {
+      : HttpServerResponse.text(shellFor(new TextDecoder().decode(index.body), prefix), {
         contentType: "text/html; charset=utf-8",
         headers: { ...securityHeaders, "cache-control": "no-cache" }
       })
-    const prefix = dashboardPath === "/" ? "/" : `${dashboardPath}/`
 
     const serve = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
       const pathname = request.url.split("?", 1)[0] ?? ""
