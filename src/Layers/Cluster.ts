@@ -48,13 +48,14 @@ const requiredSettings = Effect.gen(function*() {
 
 const READY_TIMEOUT = Duration.minutes(2)
 
-/** Forks one worker and waits until it serves (or fails to start). */
+/** Forks one worker and waits until it serves (or fails to start); says when it is ready. */
 const startWorker = (stopping: () => boolean) =>
   Effect.async<Worker, string>((resume) => {
     const worker = cluster.fork()
     const onMessage = (message: unknown) => {
       if (!isReady(message)) return
       worker.off("exit", onExit)
+      console.log(`worker ${worker.id} (pid ${worker.process.pid}) ready`)
       resume(Effect.succeed(worker))
     }
     const onExit = (code: number | null) => {
@@ -76,36 +77,30 @@ export const runPrimary = (count: number) =>
     const runtime = yield* Effect.runtime<never>()
     const live = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined)
 
+    const doneIfAllGone = () => {
+      if (live().length === 0) Runtime.runSync(runtime)(Deferred.succeed(allGone, undefined))
+    }
     const stop = (signal: NodeJS.Signals) => {
       if (!stopping) console.log(`${signal}: stopping ${live().length} worker processes`)
       stopping = true
       for (const worker of live()) worker.process.kill(signal)
-      if (live().length === 0) Runtime.runSync(runtime)(Deferred.succeed(allGone, undefined))
+      doneIfAllGone()
     }
     process.on("SIGTERM", () => stop("SIGTERM"))
     process.on("SIGINT", () => stop("SIGINT"))
 
     cluster.on("exit", (worker, code, signal) => {
-      if (stopping) {
-        if (live().length === 0) Runtime.runSync(runtime)(Deferred.succeed(allGone, undefined))
-        return
-      }
+      if (stopping) return doneIfAllGone()
       console.error(`worker ${worker.id} (pid ${worker.process.pid}) exited (${code ?? signal}); starting another`)
       Runtime.runFork(runtime)(
         Effect.sleep(Duration.seconds(1)).pipe(
           Effect.zipRight(startWorker(() => stopping)),
-          Effect.tap((replacement) =>
-            Effect.sync(() => console.log(`worker ${replacement.id} (pid ${replacement.process.pid}) ready`))
-          ),
           Effect.catchAll((problem) => Effect.sync(() => console.error(problem)))
         )
       )
     })
 
-    for (let i = 0; i < count && !stopping; i++) {
-      const worker = yield* startWorker(() => stopping)
-      console.log(`worker ${worker.id} (pid ${worker.process.pid}) ready`)
-    }
+    for (let i = 0; i < count && !stopping; i++) yield* startWorker(() => stopping)
     if (!stopping) console.log(`All ${count} worker processes ready`)
     yield* Deferred.await(allGone)
   })
