@@ -88,8 +88,8 @@ export const seedBenchEndpoint = async (
   )
   await pool.query(
     `INSERT INTO catalogue_endpoints (id, provider_id, name, category, method, path, path_params, base_price_credits,
-                                      availability, search_text)
-     VALUES ($1, 'benchprov', $2, $3, 'GET', $4, '[]', 10, 'live', 'bench')`,
+                                      availability)
+     VALUES ($1, 'benchprov', $2, $3, 'GET', $4, '[]', 10, 'live')`,
     [endpoint.id, endpoint.name, endpoint.category, endpoint.path]
   )
 }
@@ -141,3 +141,20 @@ export const seedLiveAgentKeys = async (databaseUrl: string, orgs: number, agent
     await pool.end()
   }
 }
+
+/** A helper process of a benchmark (a baseline server) that prints `ready <port>` once it listens. */
+export const startReadyChild = (args: Array<string>, env: Record<string, string>) =>
+  new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    let output = ""
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /ready (\d+)/.exec(output)
+      if (match) resolve({ url: `http://127.0.0.1:${match[1]}`, child })
+    })
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
+    child.once(
+      "exit",
+      (code) => reject(new Error(`${args.join(" ")} exited (${code}) before it was ready:\n${output}`))
+    )
+  })

@@ -158,8 +158,8 @@ export const seedTestCatalogue = async (db: TestDatabase) => {
   for (const [id, provider, method, path, params, price, availability, people, category] of endpoints) {
     await db.query(
       `INSERT INTO catalogue_endpoints (id, provider_id, name, category, method, path, path_params, base_price_credits,
-                                        availability, people_lookup_field, search_text)
-       VALUES ($1, $2, $1, $9, $3, $4, $5, $6, $7, $8, $1) ON CONFLICT (id) DO NOTHING`,
+                                        availability, people_lookup_field)
+       VALUES ($1, $2, $1, $9, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
       [id, provider, method, path, JSON.stringify(params), price, availability, people, category]
     )
   }

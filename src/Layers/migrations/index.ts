@@ -9,6 +9,7 @@ import billing from "./0008_billing.js"
 import idempotencyLease from "./0009_idempotency_lease.js"
 import idempotencyAnswers from "./0010_idempotency_answers.js"
 import operations from "./0011_operations.js"
+import catalogueInMemory from "./0012_catalogue_in_memory.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -22,7 +23,8 @@ export const migrations = {
   "0008_billing": billing,
   "0009_idempotency_lease": idempotencyLease,
   "0010_idempotency_answers": idempotencyAnswers,
-  "0011_operations": operations
+  "0011_operations": operations,
+  "0012_catalogue_in_memory": catalogueInMemory
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */

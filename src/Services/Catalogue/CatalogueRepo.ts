@@ -42,7 +42,6 @@ export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("Catalogue/Ca
     /** Inserts new records and refreshes descriptive fields; prices and availability already in the database are kept. */
     const upsert = (providers: ReadonlyArray<Provider>, endpoints: ReadonlyArray<CatalogueEntry>) =>
       sql.withTransaction(Effect.gen(function*() {
-        const providerNames = new Map(providers.map((p) => [p.id, p.name]))
         yield* sql`
           INSERT INTO providers ${
           sql.insert(providers.map((p) => ({
@@ -70,15 +69,13 @@ export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("Catalogue/Ca
             base_price_credits: e.base_price_credits,
             availability: e.availability,
             people_lookup_field: e.people_lookup_field ?? null,
-            base_url: e.base_url ?? null,
-            search_text: [e.id, e.provider, providerNames.get(e.provider) ?? "", e.name].join(" ").toLowerCase()
+            base_url: e.base_url ?? null
           })))
         }
           ON CONFLICT (id) DO UPDATE SET provider_id = excluded.provider_id, name = excluded.name,
             category = excluded.category, method = excluded.method, path = excluded.path,
             path_params = excluded.path_params, people_lookup_field = excluded.people_lookup_field,
-            base_url = excluded.base_url,
-            search_text = excluded.search_text`
+            base_url = excluded.base_url`
       })).pipe(Effect.orDie)
 
     /** Every endpoint with its provider's name, in id order (the catalogue kept in memory). */
