@@ -2,14 +2,14 @@ import type { ReactNode } from "react"
 import type { useCursorPages } from "../api/hooks.js"
 import { Empty, Loaded, Pager } from "./ui.js"
 
-/** Rows under their column titles, or a line saying there are none; scrolls sideways when narrow. */
+/** Rows under their column titles, or `empty` when there are none; scrolls sideways when narrow. */
 export function Table<Row>({ empty, head, row, rows }: {
   readonly rows: ReadonlyArray<Row>
   readonly head: ReadonlyArray<string>
   readonly row: (row: Row) => ReactNode
-  readonly empty: string
+  readonly empty?: string
 }) {
-  return rows.length === 0 ? <Empty>{empty}</Empty> : (
+  return rows.length === 0 && empty !== undefined ? <Empty>{empty}</Empty> : (
     <div className="table-scroll">
       <table>
         <thead>

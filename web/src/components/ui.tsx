@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useState } from "react"
+import { type ReactNode, useCallback, useEffect, useState } from "react"
 import { ApiError } from "../api/client.js"
 
 /** An error as the service said it: its message and a link to its documentation. */
@@ -109,6 +109,23 @@ export const SecretOnce = ({ title, secret, note, hideAfterMs, onDone }: {
       </p>
     </div>
   )
+}
+
+/** What a secret shown once says: its title, the value, and the service's note about keeping it. */
+export interface ShownSecret {
+  readonly title: string
+  readonly secret: string
+  readonly note: string
+}
+
+/** A secret to show once: `show` puts it on screen, `view` is its panel (nothing once hidden). */
+export const useSecretOnce = (hideAfterMs: number) => {
+  const [shown, setShown] = useState<ShownSecret | null>(null)
+  const hide = useCallback(() => setShown(null), [])
+  const view = shown === null
+    ? null
+    : <SecretOnce key={shown.secret} {...shown} hideAfterMs={hideAfterMs} onDone={hide} />
+  return { show: setShown, view } as const
 }
 
 export const ProgressBar = (

@@ -1,9 +1,9 @@
-import { useCallback, useState } from "react"
+import { useState } from "react"
 import { isApiError } from "../api/client.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { RowChart } from "../components/Charts.js"
-import { Credits, Empty, ErrorNotice, Loaded, SecretOnce, Status, When } from "../components/ui.js"
+import { Credits, Empty, ErrorNotice, Loaded, type ShownSecret, Status, useSecretOnce, When } from "../components/ui.js"
 
 /** The spec: a new agent key is shown in the dashboard for 2 minutes. */
 const KEY_SHOWN_MS = 2 * 60 * 1000
@@ -83,7 +83,7 @@ const AgentFields = ({ form, setForm, serverError }: {
 const NewAgent = (
   { orgId, onKey }: {
     readonly orgId: string
-    readonly onKey: (key: { name: string; key: string; note: string }) => void
+    readonly onKey: (key: ShownSecret) => void
   }
 ) => {
   const [form, setForm] = useState<AgentForm>({ name: "", budget: "10000", threshold: "", allowlist: "" })
@@ -106,7 +106,7 @@ const NewAgent = (
         if (problems.budget !== null || problems.threshold !== null) return
         create.mutate(form, {
           onSuccess: (created) => {
-            onKey({ name: created.agent.name, key: created.key, note: created.key_note })
+            onKey({ title: `Key of ${created.agent.name}`, secret: created.key, note: created.key_note })
             setForm({ name: "", budget: "10000", threshold: "", allowlist: "" })
           }
         })
@@ -191,7 +191,7 @@ const AgentRow = ({ orgId, agent, spent, onKey }: {
   readonly orgId: string
   readonly agent: AgentRecord
   readonly spent: number
-  readonly onKey: (key: { name: string; key: string; note: string }) => void
+  readonly onKey: (key: ShownSecret) => void
 }) => {
   const [editing, setEditing] = useState(false)
   const invalidate = [["agents", orgId]] as const
@@ -242,7 +242,7 @@ const AgentRow = ({ orgId, agent, spent, onKey }: {
             className="secondary"
             onClick={() =>
               rotate.mutate(undefined, {
-                onSuccess: (made) => onKey({ name: agent.name, key: made.key, note: made.key_note })
+                onSuccess: (made) => onKey({ title: `Key of ${agent.name}`, secret: made.key, note: made.key_note })
               })}
           >
             {agent.key_prefix === null ? "Issue key" : "Rotate key"}
@@ -281,23 +281,13 @@ export const AgentsPage = () => {
     (c) => c.agents.list({ path: { orgId: org.id }, urlParams: { limit: 200 } })
   )
   const usage = useApiQuery(["usage", org.id], (c) => c.usage.get({ path: { orgId: org.id }, urlParams: {} }))
-  const [shownKey, setShownKey] = useState<{ name: string; key: string; note: string } | null>(null)
-  const hide = useCallback(() => setShownKey(null), [])
+  const shownKey = useSecretOnce(KEY_SHOWN_MS)
   const spentBy = new Map((usage.data?.by_agent ?? []).map((row) => [row.agent_id, Number(row.spend.credits)]))
   return (
     <div className="stack">
       <h1>Agents</h1>
-      {shownKey === null ? null : (
-        <SecretOnce
-          key={shownKey.key}
-          title={`Key of ${shownKey.name}`}
-          secret={shownKey.key}
-          note={shownKey.note}
-          hideAfterMs={KEY_SHOWN_MS}
-          onDone={hide}
-        />
-      )}
-      <NewAgent orgId={org.id} onKey={setShownKey} />
+      {shownKey.view}
+      <NewAgent orgId={org.id} onKey={shownKey.show} />
       <Loaded query={agents}>
         {(data) =>
           data.agents.length === 0 ? <Empty>No agents yet.</Empty> : (
@@ -308,7 +298,7 @@ export const AgentsPage = () => {
                   orgId={org.id}
                   agent={agent}
                   spent={spentBy.get(agent.id) ?? 0}
-                  onKey={setShownKey}
+                  onKey={shownKey.show}
                 />
               ))}
             </ul>

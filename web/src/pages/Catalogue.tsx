@@ -1,6 +1,7 @@
 import { useState } from "react"
 import { useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { Table } from "../components/PagedTable.js"
 import { Empty, Loaded, Status } from "../components/ui.js"
 
 const PAGE = 50
@@ -37,36 +38,25 @@ export const CataloguePage = () => {
           data.endpoints.length === 0 ? <Empty>No endpoint matches.</Empty> : (
             <>
               <p className="muted">{data.endpoints.length} endpoints, prices for the {plan} plan.</p>
-              <div className="table-scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Endpoint</th>
-                      <th>Provider</th>
-                      <th>Category</th>
-                      <th>Price per call</th>
-                      <th>Availability</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.endpoints.slice(0, shown).map((e) => (
-                      <tr key={e.id}>
-                        <td>
-                          <code>{e.id}</code>
-                          <br />
-                          <small>{e.method} {e.path}</small>
-                        </td>
-                        <td>{e.provider_name}</td>
-                        <td>{e.category}</td>
-                        <td>{Number(e.price_per_call).toLocaleString("en-US")} cr</td>
-                        <td>
-                          <Status value={e.availability} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table
+                rows={data.endpoints.slice(0, shown)}
+                head={["Endpoint", "Provider", "Category", "Price per call", "Availability"]}
+                row={(e) => (
+                  <tr key={e.id}>
+                    <td>
+                      <code>{e.id}</code>
+                      <br />
+                      <small>{e.method} {e.path}</small>
+                    </td>
+                    <td>{e.provider_name}</td>
+                    <td>{e.category}</td>
+                    <td>{Number(e.price_per_call).toLocaleString("en-US")} cr</td>
+                    <td>
+                      <Status value={e.availability} />
+                    </td>
+                  </tr>
+                )}
+              />
               {shown < data.endpoints.length
                 ? <button type="button" className="secondary" onClick={() => setShown(shown + PAGE)}>Show more</button>
                 : null}

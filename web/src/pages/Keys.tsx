@@ -1,7 +1,8 @@
-import { useCallback, useState } from "react"
+import { useState } from "react"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
-import { Empty, ErrorNotice, Loaded, SecretOnce, Status, When } from "../components/ui.js"
+import { Table } from "../components/PagedTable.js"
+import { ErrorNotice, Loaded, Status, useSecretOnce, When } from "../components/ui.js"
 
 const SECRET_SHOWN_MS = 10 * 60 * 1000
 
@@ -11,8 +12,7 @@ export const KeysPage = () => {
   const keys = useApiQuery(["org-keys", org.id], (c) => c.orgKeys.list({ path: { orgId: org.id } }))
   const [name, setName] = useState("")
   const [scope, setScope] = useState<"read" | "write">("read")
-  const [secret, setSecret] = useState<{ name: string; secret: string; note: string } | null>(null)
-  const hide = useCallback(() => setSecret(null), [])
+  const secret = useSecretOnce(SECRET_SHOWN_MS)
   const create = useApiMutation((c) => c.orgKeys.create({ path: { orgId: org.id }, payload: { name, scope } }), [[
     "org-keys",
     org.id
@@ -24,18 +24,7 @@ export const KeysPage = () => {
   return (
     <div className="stack">
       <h1>Org keys</h1>
-      {secret === null
-        ? null
-        : (
-          <SecretOnce
-            key={secret.secret}
-            title={`Secret of ${secret.name}`}
-            secret={secret.secret}
-            note={secret.note}
-            hideAfterMs={SECRET_SHOWN_MS}
-            onDone={hide}
-          />
-        )}
+      {secret.view}
       {org.role === "owner"
         ? (
           <form
@@ -45,7 +34,7 @@ export const KeysPage = () => {
               event.preventDefault()
               create.mutate(undefined, {
                 onSuccess: (made) => {
-                  setSecret({ name: made.key.name, secret: made.secret, note: made.note })
+                  secret.show({ title: `Secret of ${made.key.name}`, secret: made.secret, note: made.note })
                   setName("")
                 }
               })
@@ -69,53 +58,41 @@ export const KeysPage = () => {
         : <p className="muted">Only owners make and revoke org keys.</p>}
       <ErrorNotice error={revoke.error} />
       <Loaded query={keys}>
-        {(data) =>
-          data.keys.length === 0 ? <Empty>No org keys.</Empty> : (
-            <div className="table-scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th>Name</th>
-                    <th>Scope</th>
-                    <th>Prefix</th>
-                    <th>Made by</th>
-                    <th>Last used</th>
-                    <th />
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.keys.map((key) => (
-                    <tr key={key.id} data-testid={`org-key-${key.name}`}>
-                      <td>{key.name}</td>
-                      <td>
-                        <Status value={key.scope} />
-                      </td>
-                      <td>
-                        <code>{key.prefix}</code>
-                      </td>
-                      <td>{key.created_by_email}</td>
-                      <td>
-                        <When at={key.last_used_at} />
-                      </td>
-                      <td>
-                        {org.role === "owner"
-                          ? (
-                            <button
-                              type="button"
-                              className="danger small"
-                              onClick={() => confirm(`Revoke ${key.name}?`) && revoke.mutate(key.id)}
-                            >
-                              Revoke
-                            </button>
-                          )
-                          : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+        {(data) => (
+          <Table
+            empty="No org keys."
+            rows={data.keys}
+            head={["Name", "Scope", "Prefix", "Made by", "Last used", ""]}
+            row={(key) => (
+              <tr key={key.id} data-testid={`org-key-${key.name}`}>
+                <td>{key.name}</td>
+                <td>
+                  <Status value={key.scope} />
+                </td>
+                <td>
+                  <code>{key.prefix}</code>
+                </td>
+                <td>{key.created_by_email}</td>
+                <td>
+                  <When at={key.last_used_at} />
+                </td>
+                <td>
+                  {org.role === "owner"
+                    ? (
+                      <button
+                        type="button"
+                        className="danger small"
+                        onClick={() => confirm(`Revoke ${key.name}?`) && revoke.mutate(key.id)}
+                      >
+                        Revoke
+                      </button>
+                    )
+                    : null}
+                </td>
+              </tr>
+            )}
+          />
+        )}
       </Loaded>
     </div>
   )

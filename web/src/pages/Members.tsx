@@ -1,6 +1,7 @@
 import { useState } from "react"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { Table } from "../components/PagedTable.js"
 import { ErrorNotice, Loaded, Status, When } from "../components/ui.js"
 
 /** Members and invitations: invite, change role, remove (the last owner stays: the service says why). */
@@ -34,56 +35,46 @@ export const MembersPage = () => {
       <ErrorNotice error={changeRole.error ?? remove.error ?? revokeInvite.error} />
       <Loaded query={members}>
         {(data) => (
-          <div className="table-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th>Email</th>
-                  <th>Role</th>
-                  <th>Joined</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {data.members.map((m) => (
-                  <tr key={m.user_id}>
-                    <td>{m.email}</td>
-                    <td>
-                      {owner
-                        ? (
-                          <select
-                            aria-label={`Role of ${m.email}`}
-                            value={m.role}
-                            onChange={(e) =>
-                              changeRole.mutate({ userId: m.user_id, role: e.target.value as "owner" | "member" })}
-                          >
-                            <option value="owner">owner</option>
-                            <option value="member">member</option>
-                          </select>
-                        )
-                        : <Status value={m.role} />}
-                    </td>
-                    <td>
-                      <When at={m.joined_at} />
-                    </td>
-                    <td>
-                      {owner
-                        ? (
-                          <button
-                            type="button"
-                            className="danger small"
-                            onClick={() => confirm(`Remove ${m.email}?`) && remove.mutate(m.user_id)}
-                          >
-                            Remove
-                          </button>
-                        )
-                        : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            rows={data.members}
+            head={["Email", "Role", "Joined", ""]}
+            row={(m) => (
+              <tr key={m.user_id}>
+                <td>{m.email}</td>
+                <td>
+                  {owner
+                    ? (
+                      <select
+                        aria-label={`Role of ${m.email}`}
+                        value={m.role}
+                        onChange={(e) =>
+                          changeRole.mutate({ userId: m.user_id, role: e.target.value as "owner" | "member" })}
+                      >
+                        <option value="owner">owner</option>
+                        <option value="member">member</option>
+                      </select>
+                    )
+                    : <Status value={m.role} />}
+                </td>
+                <td>
+                  <When at={m.joined_at} />
+                </td>
+                <td>
+                  {owner
+                    ? (
+                      <button
+                        type="button"
+                        className="danger small"
+                        onClick={() => confirm(`Remove ${m.email}?`) && remove.mutate(m.user_id)}
+                      >
+                        Remove
+                      </button>
+                    )
+                    : null}
+                </td>
+              </tr>
+            )}
+          />
         )}
       </Loaded>
       <h2>Invitations</h2>

@@ -2,7 +2,7 @@ import { useState } from "react"
 import { Link, useParams } from "react-router"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
-import { PagedTable } from "../components/PagedTable.js"
+import { PagedTable, Table } from "../components/PagedTable.js"
 import { Credits, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
 
 const DisputeItem = (
@@ -71,50 +71,38 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: string; re
             {r.item_count} items at <Credits amount={r.price_per_item} /> each; charged{" "}
             <Credits amount={r.charged} />, refunded <Credits amount={r.refunded} />. Bought <When at={r.created_at} />.
           </p>
-          <div className="table-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th>#</th>
-                  <th>Outcome</th>
-                  <th>Cost</th>
-                  <th>Check</th>
-                  <th>Reason</th>
-                  <th>Dispute</th>
+          <Table
+            rows={r.items}
+            head={["#", "Outcome", "Cost", "Check", "Reason", "Dispute"]}
+            row={(item) => {
+              const dispute = disputeOf.get(item.index)
+              return (
+                <tr key={item.index}>
+                  <td>{item.index}</td>
+                  <td>
+                    <Status value={item.outcome} />
+                  </td>
+                  <td>
+                    <Credits amount={item.cost} />
+                  </td>
+                  <td>{item.check === null ? "—" : <code>{item.check.id}@{item.check.version}</code>}</td>
+                  <td>{item.reason ?? ""}</td>
+                  <td>
+                    {dispute !== undefined
+                      ? (
+                        <span>
+                          <Status value={dispute.status} />
+                          {dispute.note === null ? null : ` ${dispute.note}`}
+                        </span>
+                      )
+                      : item.charged
+                      ? <DisputeItem orgId={orgId} receiptId={r.id} index={item.index} />
+                      : null}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {r.items.map((item) => {
-                  const dispute = disputeOf.get(item.index)
-                  return (
-                    <tr key={item.index}>
-                      <td>{item.index}</td>
-                      <td>
-                        <Status value={item.outcome} />
-                      </td>
-                      <td>
-                        <Credits amount={item.cost} />
-                      </td>
-                      <td>{item.check === null ? "—" : <code>{item.check.id}@{item.check.version}</code>}</td>
-                      <td>{item.reason ?? ""}</td>
-                      <td>
-                        {dispute !== undefined
-                          ? (
-                            <span>
-                              <Status value={dispute.status} />
-                              {dispute.note === null ? null : ` ${dispute.note}`}
-                            </span>
-                          )
-                          : item.charged
-                          ? <DisputeItem orgId={orgId} receiptId={r.id} index={item.index} />
-                          : null}
-                      </td>
-                    </tr>
-                  )
-                })}
-              </tbody>
-            </table>
-          </div>
+              )
+            }}
+          />
         </section>
       )}
     </Loaded>

@@ -1,8 +1,8 @@
-import { useCallback, useState } from "react"
+import { useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { PagedTable } from "../components/PagedTable.js"
-import { Empty, ErrorNotice, Loaded, Pager, SecretOnce, Status, When } from "../components/ui.js"
+import { Empty, ErrorNotice, Loaded, Pager, type ShownSecret, Status, useSecretOnce, When } from "../components/ui.js"
 
 /** How long a new signing secret stays on screen (it is never shown again). */
 const SECRET_SHOWN_MS = 10 * 60 * 1000
@@ -10,7 +10,7 @@ const SECRET_SHOWN_MS = 10 * 60 * 1000
 const NewWebhook = ({ orgId, eventTypes, onSecret }: {
   readonly orgId: string
   readonly eventTypes: ReadonlyArray<string>
-  readonly onSecret: (secret: { url: string; secret: string; note: string }) => void
+  readonly onSecret: (secret: ShownSecret) => void
 }) => {
   const [url, setUrl] = useState("")
   const [picked, setPicked] = useState<ReadonlySet<string>>(new Set())
@@ -26,7 +26,7 @@ const NewWebhook = ({ orgId, eventTypes, onSecret }: {
         event.preventDefault()
         create.mutate(undefined, {
           onSuccess: (made) => {
-            onSecret({ url: made.webhook.url, secret: made.webhook.secret, note: made.note })
+            onSecret({ title: `Signing secret of ${made.webhook.url}`, secret: made.webhook.secret, note: made.note })
             setUrl("")
             setPicked(new Set())
           }
@@ -188,28 +188,16 @@ const EventLog = ({ orgId }: { readonly orgId: string }) => {
 export const WebhooksPage = () => {
   const org = useOrg()
   const webhooks = useApiQuery(["webhooks", org.id], (c) => c.webhooks.list({ path: { orgId: org.id } }))
-  const [secret, setSecret] = useState<{ url: string; secret: string; note: string } | null>(null)
-  const hide = useCallback(() => setSecret(null), [])
+  const secret = useSecretOnce(SECRET_SHOWN_MS)
   return (
     <div className="stack">
       <h1>Webhooks</h1>
-      {secret === null ?
-        null :
-        (
-          <SecretOnce
-            key={secret.secret}
-            title={`Signing secret of ${secret.url}`}
-            secret={secret.secret}
-            note={secret.note}
-            hideAfterMs={SECRET_SHOWN_MS}
-            onDone={hide}
-          />
-        )}
+      {secret.view}
       <Loaded query={webhooks}>
         {(data) => (
           <>
             {org.role === "owner"
-              ? <NewWebhook orgId={org.id} eventTypes={data.event_types} onSecret={setSecret} />
+              ? <NewWebhook orgId={org.id} eventTypes={data.event_types} onSecret={secret.show} />
               : null}
             {data.webhooks.length === 0 ?
               <Empty>No endpoints. Events are still kept in the log below.</Empty> :
