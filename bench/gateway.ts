@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as os from "node:os"
 import pg from "pg"
 import { postgresCpuMsBetween, postgresTicks, processCpuMs } from "./support/cpu.js"
@@ -8,6 +8,7 @@ import {
   seedBenchEndpoint,
   seedLiveAgentKeys,
   startBenchProvider,
+  startReadyChild,
   startService
 } from "./support/service.js"
 
@@ -35,22 +36,6 @@ const AGENTS_PER_ORG = 8
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-
-const startReference = (env: Record<string, string>) =>
-  new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "bench/support/referenceGateway.ts"], {
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    child.stdout!.on("data", (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = /ready (\d+)/.exec(output)
-      if (match) resolve({ url: `http://127.0.0.1:${match[1]}`, child })
-    })
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
-    child.once("exit", (code) => reject(new Error(`reference gateway exited (${code}):\n${output}`)))
-  })
 
 /** What PostgreSQL has committed and written so far in the bench's database. */
 const databaseWork = async (pool: pg.Pool) => {
@@ -101,7 +86,7 @@ export const run = async () => {
     // The reference charges what the service charges for this endpoint.
     const probe = await fetch(`${service.url}/v1/call`, call(0))
     const price = ((await probe.json()) as { charged: { credits: string } }).charged.credits
-    reference = await startReference({
+    reference = await startReadyChild(["--import", "tsx", "bench/support/referenceGateway.ts"], {
       DATABASE_URL: db.url,
       PROVIDERS_UPSTREAM: provider.url,
       REFERENCE_ENDPOINT: "benchprov/person",

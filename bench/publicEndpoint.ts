@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
-import { createBenchDatabase, startService } from "./support/service.js"
+import { createBenchDatabase, startReadyChild, startService } from "./support/service.js"
 
 /**
  * Public data against its baselines, side by side in one run, three rounds, medians:
@@ -21,19 +20,6 @@ import { createBenchDatabase, startService } from "./support/service.js"
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const CONNECTIONS = 32
-
-const startChild = (args: Array<string>, env: Record<string, string>) =>
-  new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-    let output = ""
-    child.stdout!.on("data", (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = /ready (\d+)/.exec(output)
-      if (match) resolve({ url: `http://127.0.0.1:${match[1]}`, child })
-    })
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
-    child.once("exit", (code) => reject(new Error(`baseline exited (${code}):\n${output}`)))
-  })
 
 const bareServer = `
 const body = require("node:fs").readFileSync(process.env.BENCH_BODY_FILE)
@@ -58,10 +44,10 @@ export const run = async () => {
   })
   const bodyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "bench-public-")), "task-types.json")
   fs.writeFileSync(bodyFile, await (await fetch(`${service.url}/v1/task-types`)).text())
-  const minimal = await startChild(["--import", "tsx", "bench/support/minimalHttpApi.ts"], {
+  const minimal = await startReadyChild(["--import", "tsx", "bench/support/minimalHttpApi.ts"], {
     BENCH_BODY_FILE: bodyFile
   })
-  const bare = await startChild(["-e", bareServer], { BENCH_BODY_FILE: bodyFile })
+  const bare = await startReadyChild(["-e", bareServer], { BENCH_BODY_FILE: bodyFile })
   let address = 0
   const forwarded = () => ({
     headers: { "x-forwarded-for": `10.${(++address >> 16) & 255}.${(address >> 8) & 255}.${address & 255}` }
