@@ -73,7 +73,8 @@ describe("usage stamps", () => {
 
       yield* TestClock.adjust(Duration.seconds(31))
       yield* credentials.authenticateAgentKey(key, "203.0.113.1")
-      const moved = yield* eventually(lastUsed, (row) => row.at!.getTime() !== t0)
+      // The key's stamp and the address's are two writes: wait for both before reading them.
+      const moved = yield* eventually(lastUsed, (row) => row.at!.getTime() !== t0 && row.seen!.getTime() !== t0)
       expect(moved.at!.getTime()).toBe(t0 + 61_000)
       expect(moved.seen!.getTime()).toBe(t0 + 61_000)
     }).pipe(Effect.provide(services())))
