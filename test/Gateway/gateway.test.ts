@@ -200,6 +200,37 @@ describe("POST /v1/call (live)", () => {
     expect((await call(other.agent.key, { endpoint: "capped/ok" })).status).toBe(200)
   })
 
+  it("counts only calls that go ahead: a refused hold or people lookup gives its counts back", async () => {
+    const counts = async (orgId: string) =>
+      (await world.db.query(
+        `SELECT (SELECT COALESCE(sum(calls), 0)::int FROM provider_daily_calls WHERE org_id = $1) AS calls,
+                (SELECT COALESCE(sum(lookups), 0)::int FROM people_lookups_daily WHERE org_id = $1) AS lookups,
+                (SELECT count(*)::int FROM gateway_calls WHERE org_id = $1) AS rows`,
+        [orgId]
+      ))[0]
+    // The budget refuses the third call: its provider count and call row are not kept.
+    const { agent, org } = await liveSetup(10_000n, 25n)
+    for (let i = 0; i < 2; i++) expect((await call(agent.key, { endpoint: "capped/ok" })).status).toBe(200)
+    expect((await call(agent.key, { endpoint: "capped/ok" })).json.error.code).toBe("over_budget")
+    expect(await counts(org.orgId)).toEqual({ calls: 2, lookups: 0, rows: 2 })
+    // The balance refuses a people lookup: neither count is kept.
+    const poor = await liveSetup(5n, 50_000n)
+    const refused = await call(poor.agent.key, { endpoint: "fakeprov/people", query: { domain: "acme.com" } })
+    expect(refused.json.error.code).toBe("insufficient_credits")
+    expect(await counts(poor.org.orgId)).toEqual({ calls: 0, lookups: 0, rows: 0 })
+    // The people-lookup limit refuses: the provider's count taken before it is given back.
+    const busy = await liveSetup(100_000n, 100_000n)
+    await world.db.query(
+      `INSERT INTO people_lookups_daily (org_id, domain, day, lookups) VALUES ($1, 'acme.com', (now() AT TIME ZONE 'UTC')::date, 500)`,
+      [busy.org.orgId]
+    )
+    const over = await call(busy.agent.key, { endpoint: "fakeprov/people", query: { domain: "acme.com" } })
+    expect(over.json.error.code).toBe("aup_limit")
+    expect(await counts(busy.org.orgId)).toEqual({ calls: 0, lookups: 500, rows: 0 })
+    const inv = await invariants(world.db, busy.org.orgId)
+    expect(inv.openHolds).toBe(0)
+  })
+
   it("allows at most 500 people lookups per company domain per org per day (429 aup_limit)", async () => {
     const { agent, org } = await liveSetup(100_000n, 100_000n)
     await world.db.query(

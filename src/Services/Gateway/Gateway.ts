@@ -207,18 +207,6 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
       }
     }
 
-    /** The hold of one gateway call: the agent's budget, and the org's credits when live. */
-    const callHold = (agent: AuthenticatedAgent, callId: string, price: bigint, live: boolean) =>
-      ledger.hold({
-        orgId: agent.org_id,
-        agentId: agent.id,
-        amount: price,
-        purpose: "gateway_call",
-        reference: callId,
-        testMode: !live,
-        ttlMs: live ? holdTtlMs(providers.timeoutMs) : undefined
-      })
-
     const testCall = (agent: AuthenticatedAgent, prepared: Effect.Effect.Success<ReturnType<typeof prepare>>) =>
       Effect.gen(function*() {
         const { endpoint, peopleDomain, price } = prepared
@@ -232,7 +220,15 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             peopleDomain,
             day: dayOf(ms)
           })
-          const hold = yield* callHold(agent, callId, price, false)
+          // A test call's hold counts toward the agent's budget only.
+          const hold = yield* ledger.hold({
+            orgId: agent.org_id,
+            agentId: agent.id,
+            amount: price,
+            purpose: "gateway_call",
+            reference: callId,
+            testMode: true
+          })
           yield* ledger.capture(hold.id, price)
           yield* repo.insertCall({
             id: callId,
@@ -276,10 +272,18 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
           day: dayOf(startedMs)
         }
         // One statement counts the call against the provider's cap and the people-lookup
-        // limit and writes its pending row; then the hold (one statement) checks and takes
-        // budget and balance. A refused hold gives the count back and removes the row.
-        yield* quotas.consume(
-          quota,
+        // limit, checks and takes budget and balance, and writes the pending call row. A
+        // refused hold gives the counts back.
+        const hold = yield* ledger.holdWith(
+          {
+            orgId: agent.org_id,
+            agentId: agent.id,
+            amount: price,
+            purpose: "gateway_call",
+            reference: callId,
+            ttlMs: holdTtlMs(providers.timeoutMs)
+          },
+          quotas.gate(quota),
           repo.pendingCallRow({
             id: callId,
             orgId: agent.org_id,
@@ -295,9 +299,6 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             createdAt: new Date(startedMs),
             finishedAt: null
           })
-        )
-        const hold = yield* callHold(agent, callId, price, true).pipe(
-          Effect.tapError(() => Effect.zipRight(quotas.giveBack(quota), repo.deleteCall(callId)))
         )
 
         // No transaction is open while the provider works. The call and its settlement run
@@ -366,6 +367,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
           const sentMs = yield* Clock.currentTimeMillis
           const outcome = yield* providers.send(endpoint, params).pipe(
             Effect.withSpan("gateway.provider_call", {
+              captureStackTrace: false,
               kind: "client",
               attributes: { "gateway.endpoint": endpoint.id }
             })

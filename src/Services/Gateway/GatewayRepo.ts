@@ -2,9 +2,9 @@ import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { CostReport, ProviderAuth } from "../../Domain/Catalogue.js"
 import { endpointFields } from "../Catalogue/CatalogueRepo.js"
+import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 import { type HoldSettled, settlementWrite } from "../Ledger/SettlementFence.js"
 import type { EndpointRecord } from "../Providers/ProviderTypes.js"
-import { afterQuota, type QuotaPassed } from "../Quotas/QuotaFence.js"
 
 /** SQL of the gateway: endpoint lookups and the call log (never request or response contents). */
 export const CallStatus = Schema.Literal(
@@ -150,20 +150,17 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
                 ${call.latencyMs}, ${call.createdAt}, ${call.finishedAt})`.pipe(Effect.asVoid, Effect.orDie)
 
     /**
-     * The statement that writes a pending call row, for `Quotas.consume` to run in its own
-     * statement when the call passes the limits (one row from `passed` when it did).
+     * The pending call row, written in the statement of the call's hold exactly when the
+     * hold is taken (HoldFence.ts), with the hold's id.
      */
-    const pendingCallRow = (call: NewCall) => (passed: QuotaPassed) =>
-      afterQuota(sql`
+    const pendingCallRow = (call: NewCall) => (taken: HoldTaken) =>
+      holdRecord(sql`
         INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
-                                   charged_credits, created_at)
+                                   charged_credits, hold_id, created_at)
         SELECT ${call.id}, ${call.orgId}, ${call.agentId}, ${call.endpointId}, ${call.providerId}, ${call.mode},
-               'pending', ${call.priceCredits.toString()}, 0, ${call.createdAt}
-        FROM ${passed}`)
-
-    /** A call that did not go ahead after all (the ledger refused its hold). */
-    const deleteCall = (id: string) =>
-      sql`DELETE FROM gateway_calls WHERE id = ${id} AND status = 'pending'`.pipe(Effect.asVoid, Effect.orDie)
+               'pending', ${call.priceCredits.toString()}, 0, taken.id, ${call.createdAt}
+        FROM ${taken} AS taken
+        RETURNING 1`)
 
     const finishCallWhere = (id: string, finish: CallFinish, condition: Statement.Fragment) =>
       sql`
@@ -224,10 +221,10 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
 
     /**
      * Completes calls a crash left pending once their hold is settled: released (by the
-     * sweeper) means `abandoned`, nothing charged; captured (the crash came between the
-     * ledger's commit and the call row's) means `succeeded` for what was captured. A
-     * pending row without any hold older than `orphanedBefore` (a crash before its hold)
-     * is `abandoned` too.
+     * sweeper) means `abandoned`, nothing charged; captured means `succeeded` for what was
+     * captured. A pending row is written with its hold and completed with its settlement,
+     * so the last two cases (and a pending row without any hold older than
+     * `orphanedBefore`, made `abandoned`) are safety nets, not expected paths.
      */
     const markAbandoned = (now: Date, orphanedBefore: Date) =>
       Effect.gen(function*() {
@@ -268,7 +265,6 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
       endpoint,
       insertCall,
       pendingCallRow,
-      deleteCall,
       finishCall,
       finishCallStatement,
       listCalls,

@@ -10,6 +10,7 @@ import type {
   OverBudget,
   TrialLimit
 } from "../../Errors/ApiErrors.js"
+import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
 import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
 
 /**
@@ -75,6 +76,17 @@ export type SettleError = InvalidAmount | CaptureExceedsHold | NotAHold | Alread
 export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
   /** Reserves `amount` atomically against balance, budget, freeze and trial limits. */
   readonly hold: (request: HoldRequest) => Effect.Effect<Hold, HoldError>
+  /**
+   * A live `hold` made in one statement with the caller's own checks and record: `gate`'s
+   * steps run first and must pass (else its error, nothing held), then budget and balance;
+   * `record` is written exactly when the hold is. A refused hold undoes the gate's counts.
+   * The fence around that statement is HoldFence.ts.
+   */
+  readonly holdWith: <E>(
+    request: Omit<HoldRequest, "testMode">,
+    gate: HoldGate<E>,
+    record: (taken: HoldTaken) => HoldRecord
+  ) => Effect.Effect<Hold, HoldError | E>
   /** Charges `amount` (at most the hold) and releases the rest; a hold settles once. */
   readonly capture: (holdId: HoldId, amount: bigint) => Effect.Effect<Settlement, SettleError>
   /** Returns a hold's credits and budget untouched. */

@@ -16,7 +16,8 @@ import {
 } from "../../Errors/ApiErrors.js"
 import { Events } from "../Events/Events.js"
 import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
-import { type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
+import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
+import { type HoldInput, type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
 import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
 import { hourStartOf, monthOf } from "./Time.js"
 
@@ -69,41 +70,66 @@ export const makeLedger = Effect.gen(function*() {
    * amount, the `refused` hold the statement wrote is released at once (the sweeper
    * releases it if a crash comes between).
    */
+  const holdInput = (request: Omit<HoldRequest, "testMode">, ms: number): HoldInput & { readonly id: HoldId } => ({
+    id: HoldId.make(randomUUID()),
+    orgId: request.orgId,
+    agentId: request.agentId,
+    amount: request.amount,
+    purpose: request.purpose,
+    reference: request.reference,
+    budgetApproved: request.budgetApproved === true,
+    month: monthOf(ms),
+    hourStart: hourStartOf(ms),
+    trialLimit: trialTerms.hourly_spend_limit_credits,
+    createdAt: new Date(ms),
+    expiresAt: new Date(ms + (request.ttlMs ?? DEFAULT_HOLD_TTL_MS))
+  })
+
+  const heldFor = (request: Omit<HoldRequest, "testMode">, id: HoldId, testMode: boolean): Hold => ({
+    id,
+    orgId: request.orgId,
+    agentId: request.agentId,
+    amount: request.amount,
+    testMode
+  })
+
+  /** A live hold the balance or budget refused: its budget-only row is released at once. */
+  const refuseLive = (input: HoldInput, outcome: HoldOutcome) =>
+    Effect.zipRight(
+      outcome.budget_taken > 0 ? repo.settle(input.id, 0n, input.createdAt) : Effect.void,
+      Effect.fail(refusal(outcome, input.amount))
+    )
+
   const hold = (request: HoldRequest) =>
     Effect.gen(function*() {
       if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
-      const ms = yield* now
-      const at = new Date(ms)
-      const input = {
-        id: HoldId.make(randomUUID()),
-        orgId: request.orgId,
-        agentId: request.agentId,
-        amount: request.amount,
-        purpose: request.purpose,
-        reference: request.reference,
-        budgetApproved: request.budgetApproved === true,
-        month: monthOf(ms),
-        hourStart: hourStartOf(ms),
-        trialLimit: trialTerms.hourly_spend_limit_credits,
-        createdAt: at,
-        expiresAt: new Date(ms + (request.ttlMs ?? DEFAULT_HOLD_TTL_MS))
-      }
+      const input = holdInput(request, yield* now)
       if (request.testMode) {
         if (!(yield* repo.holdTest(input))) return yield* overBudget(request.amount)
       } else {
         const outcome = yield* repo.holdLive(input)
-        if (outcome.held === 0) {
-          if (outcome.budget_taken > 0) yield* repo.settle(input.id, 0n, at)
-          return yield* Effect.fail(refusal(outcome, request.amount))
-        }
+        if (outcome.held === 0) return yield* refuseLive(input, outcome)
       }
-      return {
-        id: input.id,
-        orgId: request.orgId,
-        agentId: request.agentId,
-        amount: request.amount,
-        testMode: request.testMode
-      } satisfies Hold
+      return heldFor(request, input.id, request.testMode)
+    })
+
+  /**
+   * A live hold in one statement with the caller's gate and record (HoldFence.ts). A gate
+   * that refused fails with its own error (nothing was held); a hold refused after the
+   * gate passed undoes the gate's counts.
+   */
+  const holdWith = <E>(
+    request: Omit<HoldRequest, "testMode">,
+    gate: HoldGate<E>,
+    record: (taken: HoldTaken) => HoldRecord
+  ) =>
+    Effect.gen(function*() {
+      if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
+      const input = holdInput(request, yield* now)
+      const outcome = yield* repo.holdLiveGated(input, gate, record)
+      yield* gate.judge(outcome.gate)
+      if (outcome.held === 0) return yield* Effect.zipRight(gate.undo, refuseLive(input, outcome))
+      return heldFor(request, input.id, false)
     })
 
   /** Why a settlement was refused. */
@@ -301,6 +327,7 @@ export const makeLedger = Effect.gen(function*() {
 
   return Ledger.of({
     hold: (request) => hold(request),
+    holdWith,
     capture,
     release,
     refund,

@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HoldId } from "../../Domain/Ids.js"
 import { statementRows } from "../StatementRows.js"
+import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
 import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
 
 /**
@@ -100,6 +101,10 @@ export const HoldOutcome = Schema.Struct({
 })
 export type HoldOutcome = typeof HoldOutcome.Type
 
+/** A hold made with the caller's gate: the gate's own report besides (see HoldFence.ts). */
+export const GatedHoldOutcome = Schema.Struct({ ...HoldOutcome.fields, gate: Schema.Unknown })
+export type GatedHoldOutcome = typeof GatedHoldOutcome.Type
+
 export const SettleOutcome = Schema.Struct({
   org_id: Schema.String,
   agent_id: Schema.String,
@@ -135,6 +140,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const holdOutcomeRows = statementRows(HoldOutcome)
+    const gatedHoldOutcomeRows = statementRows(GatedHoldOutcome)
     const heldRows = statementRows(Schema.Struct({ held: Schema.Number }))
     const settleOutcomeRows = statementRows(SettleOutcome)
     const balanceRowRows = statementRows(BalanceRow)
@@ -161,13 +167,14 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      * The budget part of a hold: the agent's month row takes the amount (a conditional
      * upsert) if it stays within the monthly budget, or always when the budget was approved.
      */
-    const takeBudget = (hold: HoldInput) => {
+    const takeBudget = (hold: HoldInput, gatePassed: Statement.Fragment = sql`true`) => {
       const amount = hold.amount.toString()
       return sql`
           INSERT INTO agent_month_spend AS s (agent_id, month, org_id, spent, held)
           SELECT a.id, ${hold.month}, a.org_id, 0, ${amount}
           FROM agents a
           WHERE a.id = ${hold.agentId} AND (${hold.budgetApproved} OR ${amount}::bigint <= a.monthly_budget_credits)
+            AND ${gatePassed}
           ON CONFLICT (agent_id, month) DO UPDATE SET held = s.held + excluded.held
           WHERE ${hold.budgetApproved}
              OR s.spent + s.held + excluded.held <= (SELECT monthly_budget_credits FROM agents WHERE id = excluded.agent_id)
@@ -186,10 +193,26 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      */
     const holdLive = (hold: HoldInput) => holdOutcomeRows.single(holdLiveStatement(hold)).pipe(Effect.orDie)
 
-    const holdLiveStatement = (hold: HoldInput) => {
+    /**
+     * A live hold with the caller's gate and record in the same statement (HoldFence.ts):
+     * the gate's steps run first and the budget is taken only when they passed; the record
+     * is written only when the hold took the credits.
+     */
+    const holdLiveGated = (
+      hold: HoldInput,
+      gate: HoldGate<unknown>,
+      record: (taken: HoldTaken) => HoldRecord
+    ) => gatedHoldOutcomeRows.single(holdLiveStatement(hold, { gate, record })).pipe(Effect.orDie)
+
+    const holdLiveStatement = (
+      hold: HoldInput,
+      caller?: { readonly gate: HoldGate<unknown>; readonly record: (taken: HoldTaken) => HoldRecord }
+    ) => {
       const amount = hold.amount.toString()
+      const gatePassed = caller === undefined ? sql`true` : sql`EXISTS (SELECT 1 FROM ${caller.gate.passed})`
       return sql`
-        WITH s AS (${takeBudget(hold)}),
+        WITH ${caller === undefined ? sql`` : sql`${caller.gate.steps},`}
+        s AS (${takeBudget(hold, gatePassed)}),
         d AS (
           UPDATE org_balances SET
             balance = balance - ${amount}::bigint,
@@ -220,8 +243,12 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
                  ${hold.purpose}, ${hold.createdAt}
           FROM h WHERE NOT h.refused
           RETURNING 1
-        )
-        SELECT
+        )${
+        caller === undefined
+          ? sql``
+          : sql`, recorded AS (${caller.record(holdTaken(sql`(SELECT id FROM h WHERE NOT h.refused)`))})`
+      }
+        SELECT${caller === undefined ? sql`` : sql` ${caller.gate.report} AS gate,`}
           (SELECT count(*) FROM e)::int AS held,
           (SELECT count(*) FROM h)::int AS budget_taken,
           (SELECT count(*) FROM org_balances WHERE org_id = ${hold.orgId})::int AS has_balance,
@@ -264,6 +291,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      * hottest row of a busy org alone. The statement's snapshot can miss a crossing made by
      * a hold committed just after it began: that hold's own settlement sees it.
      */
+    /** The relation the caller's record selects from: only the hold statement builds it. */
+    const holdTaken = (relation: Statement.Fragment) => relation as HoldTaken
+
     /** The condition the caller's write gets: only this statement settles holds. */
     const settledCondition = (condition: Statement.Fragment) => condition as HoldSettled
 
@@ -577,6 +607,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
 
     return {
       holdLive,
+      holdLiveGated,
       holdTest,
       settle,
       settleStatement,

@@ -4,7 +4,7 @@ import type { Brand } from "effect"
 /**
  * The fence around the one-statement settlement (`LedgerRepo.settleStatement`). A caller
  * may add one write of its own that commits in the same statement as the settlement (the
- * gateway finishes its call row there: four round trips a call, not six). The two sides
+ * gateway finishes its call row there, so a call has one statement to settle). The two sides
  * meet only through these types:
  *
  * - `HoldSettled`: the SQL condition "this statement settled the hold". Only the ledger

@@ -1,9 +1,9 @@
-import { SqlClient, type Statement } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { commonLimits } from "../../Domain/Plans.js"
 import { AupLimit, ProviderQuota } from "../../Errors/ApiErrors.js"
+import { holdGate } from "../Ledger/HoldFence.js"
 import { statementRows } from "../StatementRows.js"
-import type { AfterQuota, QuotaPassed } from "./QuotaFence.js"
 
 /**
  * Daily limits on gateway purchases, counted per calendar day in UTC (reset 00:00 UTC):
@@ -11,11 +11,11 @@ import type { AfterQuota, QuotaPassed } from "./QuotaFence.js"
  * - at most 500 people lookups per company domain per org (429 `aup_limit`).
  *
  * Counters are rows changed with one conditional upsert each, so they hold across
- * replicas. `consume` is one statement of its own, before the purchase's hold (a
- * provider's counter is one hot row per org: it must not stay locked through the hold);
- * a purchase the ledger then refuses gives its count back with `giveBack`. A crash
- * between the two can leave one call counted that was never made: a daily limit, not
- * money, errs by one toward caution.
+ * replicas. `gate` counts a call in the same statement as its hold (the counter rows are
+ * locked first, then the agent's month and the org's balance, as in every hold, and only
+ * while that one statement runs); a call the ledger then refuses gives its counts back
+ * with `giveBack`. A crash between the two can leave one call counted that was never
+ * made: a daily limit, not money, errs by one toward caution.
  */
 export interface QuotaRequest {
   readonly orgId: string
@@ -29,8 +29,9 @@ export interface QuotaRequest {
 
 export const PEOPLE_LOOKUPS_PER_DOMAIN_PER_DAY = commonLimits.people_lookups_per_domain_per_day
 
-/** What one count took: the provider's call, the people lookup, and whether both passed. */
-const Counted = Schema.Struct({ calls: Schema.Number, lookups: Schema.Number, passed: Schema.Number })
+/** What one count took: the provider's call, and whether the people lookup passed too. */
+const Counted = Schema.Struct({ calls: Schema.Number, passed: Schema.Number })
+const decodeCounted = Schema.decodeUnknown(Counted)
 const Counts = Schema.Struct({ calls: Schema.NullOr(Schema.Number), lookups: Schema.NullOr(Schema.Number) })
 
 /**
@@ -63,20 +64,18 @@ const aupLimit = (domain: string) =>
 export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const countedRows = statementRows(Counted)
     const countsRows = statementRows(Counts)
 
     /**
-     * Counts one call against the limits in one statement, or fails without counting.
-     * `andThen`, when given, is a statement that runs in the same statement only when
-     * every count passed: it selects from the relation it is given (the purchase's own
-     * row, e.g. the gateway's call log entry), so the count and that row are written
-     * together. The fence around it is QuotaFence.ts.
+     * The counting of one call against the limits, as the gate of the call's hold (one
+     * statement with the hold: HoldFence.ts). The provider's count is taken first, then the
+     * people lookup's; `passed` has a row only when both passed. A refused lookup gives the
+     * provider's count back (`judge`); a hold the ledger refused gives both back (`undo`).
      */
-    const consume = (request: QuotaRequest, andThen?: (passed: QuotaPassed) => AfterQuota) =>
-      Effect.gen(function*() {
-        const statement = sql`
-          WITH q AS (
+    const gate = (request: QuotaRequest) =>
+      holdGate({
+        steps: sql`
+          q AS (
             INSERT INTO provider_daily_calls AS q (org_id, provider_id, day, calls)
             SELECT ${request.orgId}, ${request.providerId}, ${request.day}, 1 WHERE ${request.dailyCap} >= 1
             ON CONFLICT (org_id, provider_id, day) DO UPDATE SET calls = q.calls + 1 WHERE q.calls < ${request.dailyCap}
@@ -92,20 +91,20 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
           ),
           passed AS (
             SELECT 1 AS one FROM q WHERE ${request.peopleDomain === null} OR EXISTS (SELECT 1 FROM l)
-          )${
-          andThen === undefined
-            ? sql``
-            : sql`, recorded AS (${andThen(sql`passed` as Statement.Fragment as QuotaPassed)})`
-        }
-          SELECT (SELECT count(*) FROM q)::int AS calls, (SELECT count(*) FROM l)::int AS lookups,
-                 (SELECT count(*) FROM passed)::int AS passed`
-        const row = yield* countedRows.single(statement).pipe(Effect.orDie)
-        if (row.calls === 0) return yield* providerQuota(request)
-        if (row.passed === 0) {
-          // The provider's count was taken but the people lookup refused: give it back.
-          yield* giveBackCall(request)
-          return yield* aupLimit(request.peopleDomain ?? "")
-        }
+          )`,
+        passed: sql`passed`,
+        report: sql`json_build_object('calls', (SELECT count(*) FROM q), 'passed', (SELECT count(*) FROM passed))`,
+        judge: (report) =>
+          Effect.gen(function*() {
+            const counted = yield* decodeCounted(report).pipe(Effect.orDie)
+            if (counted.calls === 0) return yield* providerQuota(request)
+            if (counted.passed === 0) {
+              // The provider's count was taken but the people lookup refused: give it back.
+              yield* giveBackCall(request)
+              return yield* aupLimit(request.peopleDomain ?? "")
+            }
+          }),
+        undo: Effect.suspend(() => giveBack(request))
       })
 
     const giveBackCall = (request: QuotaRequest) =>
@@ -145,6 +144,6 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
         }
       })
 
-    return { consume, giveBack, check } as const
+    return { gate, giveBack, check } as const
   })
 }) {}

@@ -1,0 +1,48 @@
+import type { Statement } from "@effect/sql"
+import type { Brand, Effect } from "effect"
+
+/**
+ * The fence around a live hold made in one statement with the caller's own work
+ * (`Ledger.holdWith`): the gateway counts a call against its daily limits, takes budget and
+ * balance, and writes its pending call row in one round trip. The two sides meet only
+ * through these types:
+ *
+ * - `HoldGate`: the caller's checks that must pass before anything is held. `steps` are
+ *   CTE definitions (`name AS (...)`, comma-separated) placed first in the statement;
+ *   `passed` is a relation of those steps with one row when every check passed (the budget
+ *   is taken only then); `report` is one JSON value saying what the steps did, handed back
+ *   to `judge`, which fails with the caller's error when a check refused (having undone
+ *   whatever part of its own counting went through). `undo` takes back what the steps
+ *   counted when the ledger then refused the hold. Built by the caller's repository with
+ *   `holdGate`; the hold's own names (the CTEs `s`, `d`, `h`, `e` and `recorded`) stay the
+ *   ledger's.
+ * - `HoldTaken`: the relation "the hold this statement took", one row with its `id` when
+ *   the budget and the balance gave the amount. Only the ledger builds it.
+ * - `HoldRecord`: the caller's one INSERT selecting from `HoldTaken`, so its row exists
+ *   exactly when the hold does (built with `holdRecord`).
+ */
+export type HoldGateFragment = Statement.Fragment & Brand.Brand<"Ledger/HoldGateFragment">
+
+export interface HoldGate<E> {
+  readonly steps: HoldGateFragment
+  readonly passed: HoldGateFragment
+  readonly report: HoldGateFragment
+  readonly judge: (report: unknown) => Effect.Effect<void, E>
+  readonly undo: Effect.Effect<void>
+}
+
+export type HoldTaken = Statement.Fragment & Brand.Brand<"Ledger/HoldTaken">
+
+export type HoldRecord = Statement.Fragment & Brand.Brand<"Ledger/HoldRecord">
+
+/** Marks a repository's CTEs, relation and report as a hold's gate (see the rules above). */
+export const holdGate = <E>(gate: {
+  readonly steps: Statement.Fragment
+  readonly passed: Statement.Fragment
+  readonly report: Statement.Fragment
+  readonly judge: (report: unknown) => Effect.Effect<void, E>
+  readonly undo: Effect.Effect<void>
+}): HoldGate<E> => gate as HoldGate<E>
+
+/** Marks a repository's INSERT as the record written with a hold (see the rules above). */
+export const holdRecord = (statement: Statement.Fragment): HoldRecord => statement as HoldRecord
