@@ -135,14 +135,20 @@ describe("draining", () => {
   it.effect("past the grace, what still runs is stopped with service_unavailable", () =>
     Effect.gen(function*() {
       const admission = yield* Lifecycle
-      const inFlight = yield* Effect.fork(Effect.exit(admission.admit(Effect.never)))
+      // Run as the platform runs a request: uninterruptibly, the answer written inside.
+      const answer = yield* Deferred.make<Exit.Exit<never, unknown>>()
+      yield* Effect.fork(
+        Effect.uninterruptible(
+          Effect.flatMap(Effect.exit(admission.admit(Effect.never)), (exit) => Deferred.succeed(answer, exit))
+        )
+      )
       yield* settled(admission, 1, 0)
       yield* admission.markDraining
       const drained = yield* Effect.fork(admission.drain("30 seconds"))
       yield* TestClock.adjust("30 seconds")
       yield* TestClock.adjust("20 millis")
       expect(yield* Fiber.join(drained)).toEqual({ stopped: true })
-      const exit = yield* Fiber.join(inFlight)
+      const exit = yield* Deferred.await(answer)
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("shut down before this request finished")
       expect((yield* admission.state).running).toBe(0)
     }).pipe(Effect.provide(limits)))
