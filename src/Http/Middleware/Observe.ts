@@ -1,5 +1,5 @@
 import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect, Option, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import { recordRequest } from "../../Services/Observability/HttpMetrics.js"
 import { presentedCredential } from "../PresentedCredential.js"
@@ -29,7 +29,13 @@ export const observeRequest = <R>(
   Effect.gen(function*() {
     const requestId = `req_${randomUUID().replace(/-/g, "")}`
     const startedNanos = yield* Clock.currentTimeNanos
-    yield* Effect.annotateCurrentSpan({ "http.route": route, "request.id": requestId })
+    // Read the span from the context rather than with `annotateCurrentSpan`: with tracing
+    // off there is none, and that helper then builds an exception (a stack trace) per request.
+    const span = Context.getOption(yield* Effect.context<never>(), Tracer.ParentSpan)
+    if (Option.isSome(span) && span.value._tag === "Span") {
+      span.value.attribute("http.route", route)
+      span.value.attribute("request.id", requestId)
+    }
     const response = yield* Effect.annotateLogs(handled, "request_id", requestId)
     const seconds = Number((yield* Clock.currentTimeNanos) - startedNanos) / 1e9
     yield* recordRequest(request.method, route, response.status, seconds)
