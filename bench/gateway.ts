@@ -19,7 +19,7 @@ import {
  * 1. closed loop, three rounds, medians: calls a second, and per call the CPU of the
  *    gateway's process and of PostgreSQL (from /proc); then, once per gateway, the
  *    transactions PostgreSQL commits and the rows it writes per call (from its statistics,
- *    read after they have settled);
+ *    read after they have settled, less the background workers' own in an idle window);
  * 2. at 20 and 100 calls a second: the latency each gateway adds to the provider's.
  * A second service with DATABASE_PREPARED_STATEMENTS=false runs the closed loop too, so the
  * effect of prepared statements is read in the same run.
@@ -116,16 +116,34 @@ export const run = async () => {
         postgresMsPerCall: postgresCpuMsBetween(before.pg, postgresTicks()) / calls
       }
     }
-    /** Commits and rows written per call: one short run between two settled readings. */
-    const databaseWorkPerCall = async (target: (typeof targets)[number]) => {
-      const settle = () => new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS))
+    /**
+     * Commits and rows written per call: one short run between two settled readings, less
+     * what the services' background workers (polling their queues) did in as long a window
+     * without calls, measured the same way just before.
+     */
+    const settle = () => new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS))
+    const settledWindow = async (during: () => Promise<number>) => {
       await settle()
       const before = await databaseWork(pool)
-      const load = await runLoad({ ...target, durationMs: 2_000, connections: CONNECTIONS })
+      const started = performance.now()
+      const calls = await during()
       await settle()
       const after = await databaseWork(pool)
-      const calls = Math.max(1, load.requests)
-      return { commits: (after.commits - before.commits) / calls, rows: (after.rows - before.rows) / calls }
+      const ms = performance.now() - started
+      return { calls, commits: after.commits - before.commits, rows: after.rows - before.rows, ms }
+    }
+    const databaseWorkPerCall = async (target: (typeof targets)[number]) => {
+      const idle = await settledWindow(() => new Promise((resolve) => setTimeout(() => resolve(0), 2_000)))
+      const busy = await settledWindow(async () =>
+        (await runLoad({ ...target, durationMs: 2_000, connections: CONNECTIONS })).requests
+      )
+      const calls = Math.max(1, busy.calls)
+      const scale = busy.ms / idle.ms
+      return {
+        commits: (busy.commits - idle.commits * scale) / calls,
+        rows: (busy.rows - idle.rows * scale) / calls,
+        background: idle.commits / (idle.ms / 1000)
+      }
     }
 
     for (const target of targets) await runLoad({ ...target, durationMs: 2_000, connections: 16 })
@@ -135,7 +153,7 @@ export const run = async () => {
     }
 
     console.log(`\nClosed loop, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_MS / 1000} s, medians`)
-    const work = new Map<string, { commits: number; rows: number }>()
+    const work = new Map<string, { commits: number; rows: number; background: number }>()
     for (const target of targets.slice(1)) work.set(target.label, await databaseWorkPerCall(target))
     const medians = new Map<string, { rps: number; cpu: number; pgCpu: number }>()
     for (const [label, measured] of rounds) {
@@ -156,7 +174,8 @@ export const run = async () => {
       if (w !== undefined) {
         console.log(
           `    per call: CPU ${m.cpu.toFixed(2)} ms in the gateway, ${m.pgCpu.toFixed(2)} ms in PostgreSQL; ` +
-            `${w.commits.toFixed(1)} commits, ${w.rows.toFixed(1)} rows written`
+            `${w.commits.toFixed(1)} commits, ${w.rows.toFixed(1)} rows written ` +
+            `(background of ${w.background.toFixed(1)} commits/s taken out)`
         )
       }
     }
