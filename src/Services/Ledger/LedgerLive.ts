@@ -15,8 +15,8 @@ import {
   TrialLimit
 } from "../../Errors/ApiErrors.js"
 import { Events } from "../Events/Events.js"
-import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
 import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
+import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
 import { type HoldInput, type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
 import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
 import { hourStartOf, monthOf } from "./Time.js"
