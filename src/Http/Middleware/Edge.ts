@@ -85,6 +85,5 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
         const route = match._tag === "Found" ? match.route : "unmatched"
         return yield* observeRequest(request, route, observability.accessLog, checked)
       }).pipe(Effect.locally(currentDocsBaseUrl, baseUrl))
-  }),
-  { withContext: true }
+  })
 )
