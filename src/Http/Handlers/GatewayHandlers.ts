@@ -1,18 +1,31 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { Credentials } from "../../Services/Auth/Credentials.js"
 import { CurrentActor, CurrentAgent } from "../../Services/Auth/Current.js"
 import { AgentBalance } from "../../Services/Gateway/AgentBalance.js"
 import { CallLog } from "../../Services/Gateway/CallLog.js"
 import { Gateway } from "../../Services/Gateway/Gateway.js"
 import { Api } from "../Api.js"
+import { ClientAddress } from "../ClientAddress.js"
 
 /** `POST /v1/call` and `GET /v1/balance` for agent keys. */
 export const GatewayHandlers = HttpApiBuilder.group(Api, "gateway", (handlers) =>
   Effect.gen(function*() {
     const gateway = yield* Gateway
     const balance = yield* AgentBalance
+    const credentials = yield* Credentials
+    const addresses = yield* ClientAddress
     return handlers
-      .handle("call", ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => gateway.call(agent, payload)))
+      .handle("call", ({ payload }) =>
+        Effect.flatMap(CurrentAgent, (agent) =>
+          gateway.call(
+            agent,
+            payload,
+            Effect.flatMap(addresses.current, (address) =>
+              agent.cached === undefined
+                ? Effect.succeed(agent)
+                : credentials.recheckAgentKey(agent.cached, address))
+          )))
       .handle("balance", () => Effect.flatMap(CurrentAgent, balance.of))
   }))
 

@@ -17,6 +17,13 @@ import { enforceRateLimit } from "./RateLimits.js"
 const noCredential = new Unauthenticated({ message: "Send an API key or session: Authorization: Bearer <credential>" })
 
 /**
+ * The one endpoint whose handler checks a cached agent key again in its first write (a
+ * gateway call's hold, see Credentials.ts), so its key may come from the cache.
+ */
+const checksCredentialAgain = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" && request.url.split("?", 1)[0] === "/v1/call"
+
+/**
  * The agent of the current request: its agent key checked (known, active, allowlist) and
  * the request counted against the agent endpoints' limit. Shared by the agent endpoints'
  * middleware and `/mcp`; `missingKey` is the message when no agent key is sent.
@@ -27,9 +34,12 @@ export const makeAgentRequestAuthentication = Effect.gen(function*() {
   const addresses = yield* ClientAddress
   return (missingKey: string) =>
     Effect.gen(function*() {
-      const { header } = presentedCredential(yield* HttpServerRequest.HttpServerRequest)
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const { header } = presentedCredential(request)
       if (header?.kind !== "agent_key") return yield* new Unauthenticated({ message: missingKey })
-      const agent = yield* credentials.authenticateAgentKey(header.token, yield* addresses.current)
+      const agent = yield* credentials.authenticateAgentKey(header.token, yield* addresses.current, {
+        cached: checksCredentialAgain(request)
+      })
       yield* enforceRateLimit(limiter, policies.agentEndpoints, `agent:${agent.id}`)
       return agent
     })

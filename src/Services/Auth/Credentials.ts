@@ -1,10 +1,10 @@
-import { Clock, Effect, FiberSet, Option } from "effect"
+import { Clock, Config, Effect, FiberSet, Option } from "effect"
 import { isUuid } from "../../Domain/Ids.js"
 import { inAnyRange, type IpRange, parseRange } from "../../Domain/IpRanges.js"
 import { sha256Hex } from "../../Domain/Secrets.js"
 import { EmailUnverified, Forbidden, IpNotAllowed, NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
-import { CredentialsRepo } from "./CredentialsRepo.js"
-import type { AuthenticatedAgent, OrgActor, SessionUser } from "./Current.js"
+import { type AgentKeyRow, CredentialsRepo } from "./CredentialsRepo.js"
+import type { AuthenticatedAgent, CachedCredential, OrgActor, SessionUser } from "./Current.js"
 
 const USAGE_STAMP_MS = 60_000
 
@@ -16,6 +16,7 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
   dependencies: [CredentialsRepo.Default],
   scoped: Effect.gen(function*() {
     const repo = yield* CredentialsRepo
+    const agentKeyCacheMs = yield* Config.integer("AGENT_KEY_CACHE_MS").pipe(Config.withDefault(30_000))
     const background = yield* FiberSet.make()
     // Usage stamps are best-effort and off the request path; this memo spares the database
     // a write per request (the SQL itself also keeps them to once a minute across replicas).
@@ -34,12 +35,38 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
 
     const invalidAgentKey = new Unauthenticated({ message: "Invalid or revoked API key" })
 
-    /** An agent key: known, agent active, caller address on its allowlist. */
-    const authenticateAgentKey = (token: string, address: string) =>
+    // Live agents' key rows, for the endpoints whose first write checks them again (a
+    // gateway call's hold: `stillValid`), so such a call reads no key row at all. A
+    // revoked, rotated or disabled key, a changed allowlist, mode or plan is caught by
+    // that check in every replica at once; the cache only spares the read.
+    const agentKeys = new Map<string, { readonly row: AgentKeyRow; readonly until: number }>()
+
+    const agentKeyRow = (hash: string, now: number, cached: boolean) =>
       Effect.gen(function*() {
-        const row = yield* repo.agentByKeyHash(sha256Hex(token))
-        if (Option.isNone(row) || row.value.status !== "active") return yield* invalidAgentKey
-        const agent = row.value
+        if (cached) {
+          const entry = agentKeys.get(hash)
+          if (entry !== undefined && entry.until > now) return Option.some({ row: entry.row, fromCache: true })
+        }
+        const row = yield* repo.agentByKeyHash(hash)
+        if (cached && agentKeyCacheMs > 0 && Option.isSome(row) && row.value.mode === "live") {
+          if (agentKeys.size >= 10_000) agentKeys.clear()
+          agentKeys.set(hash, { row: row.value, until: now + agentKeyCacheMs })
+        }
+        return Option.map(row, (found) => ({ row: found, fromCache: false }))
+      })
+
+    const agentOf = (
+      hash: string,
+      address: string,
+      now: number,
+      found: Option.Option<{
+        readonly row: AgentKeyRow
+        readonly fromCache: boolean
+      }>
+    ) =>
+      Effect.gen(function*() {
+        if (Option.isNone(found) || found.value.row.status !== "active") return yield* invalidAgentKey
+        const { fromCache, row: agent } = found.value
         if (agent.ip_allowlist.length > 0) {
           const ranges = agent.ip_allowlist.flatMap((entry): Array<IpRange> => {
             const range = parseRange(entry)
@@ -49,7 +76,6 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
             return yield* new IpNotAllowed({ message: `Address ${address} is not on this agent's allowlist` })
           }
         }
-        const now = yield* Clock.currentTimeMillis
         yield* stampOnce(`agent:${agent.id}:${address}`, now, repo.touchAgentKey(agent.id, address, new Date(now)))
         return {
           id: agent.id,
@@ -59,9 +85,37 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
           mode: agent.mode,
           monthly_budget_credits: agent.monthly_budget_credits,
           approval_threshold_credits: agent.approval_threshold_credits,
-          key_prefix: agent.key_prefix
+          key_prefix: agent.key_prefix,
+          ...(fromCache ? { cached: { key_hash: hash, ip_allowlist: agent.ip_allowlist } } : {})
         } satisfies AuthenticatedAgent
       })
+
+    /**
+     * An agent key: known, agent active, caller address on its allowlist. With `cached`,
+     * a live agent's key row may come from this replica's cache (AGENT_KEY_CACHE_MS); the
+     * answer then carries `cached` and the caller must check it with `stillValid`.
+     */
+    const authenticateAgentKey = (token: string, address: string, options?: { readonly cached?: boolean }) =>
+      Effect.gen(function*() {
+        const hash = sha256Hex(token)
+        const now = yield* Clock.currentTimeMillis
+        return yield* agentOf(hash, address, now, yield* agentKeyRow(hash, now, options?.cached === true))
+      })
+
+    /** The agent of a cached credential read again from the database (its check found it changed). */
+    const recheckAgentKey = (cached: CachedCredential, address: string) =>
+      Effect.gen(function*() {
+        agentKeys.delete(cached.key_hash)
+        const now = yield* Clock.currentTimeMillis
+        return yield* agentOf(cached.key_hash, address, now, yield* agentKeyRow(cached.key_hash, now, false))
+      })
+
+    /**
+     * The check of a cached credential inside a hold's statement (HoldFence.ts): the key
+     * is still the agent's, the agent active, its mode, allowlist and org plan the ones
+     * the cache held. Refused, the hold takes nothing and fails with `StaleCredential`.
+     */
+    const stillValid = (agent: AuthenticatedAgent, cached: CachedCredential) => repo.credentialGate(agent, cached)
 
     /** A live session token (header or cookie). */
     const authenticateSession = (token: string) =>
@@ -136,6 +190,14 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
         } satisfies OrgActor
       })
 
-    return { authenticateAgentKey, authenticateSession, sessionActor, orgKeyActor, knownOrgKey } as const
+    return {
+      authenticateAgentKey,
+      recheckAgentKey,
+      stillValid,
+      authenticateSession,
+      sessionActor,
+      orgKeyActor,
+      knownOrgKey
+    } as const
   })
 }) {}

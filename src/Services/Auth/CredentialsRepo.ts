@@ -1,8 +1,13 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Data, Effect, Schema } from "effect"
 import { AgentRecord } from "../../Domain/Agent.js"
 import { OrgId, UserId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
+import { holdGate } from "../Ledger/HoldFence.js"
+import type { AuthenticatedAgent, CachedCredential } from "./Current.js"
+
+/** A cached credential that changed since it was cached: read it again and retry. */
+export class StaleCredential extends Data.TaggedError("StaleCredential")<{}> {}
 
 /** Lookups of credentials by the hash of their secret; rows decoded (credits as bigint). */
 const OrgRole = Schema.Literal("owner", "member")
@@ -107,6 +112,34 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
           Effect.orDie
         )
 
-    return { agentByKeyHash, sessionByTokenHash, orgKeyByHash, membership, touchAgentKey, touchOrgKey } as const
+    /**
+     * A cached agent key checked again as the gate of a hold (HoldFence.ts): the step `k`
+     * has a row only when the key is still the agent's, the agent active, and its mode,
+     * allowlist and org plan are the ones the cache held.
+     */
+    const credentialGate = (agent: AuthenticatedAgent, cached: CachedCredential) =>
+      holdGate({
+        steps: sql`
+          k AS (
+            SELECT 1 AS one FROM agents a JOIN orgs o ON o.id = a.org_id
+            WHERE a.id = ${agent.id} AND a.key_hash = ${cached.key_hash} AND a.status = 'active'
+              AND a.mode = ${agent.mode} AND o.plan = ${agent.org_plan}
+              AND a.ip_allowlist = ${JSON.stringify(cached.ip_allowlist)}::jsonb
+          )`,
+        passed: sql`k`,
+        report: sql`(SELECT count(*) FROM k)`,
+        judge: (report) => Number(report) > 0 ? Effect.void : Effect.fail(new StaleCredential()),
+        undo: Effect.void
+      })
+
+    return {
+      agentByKeyHash,
+      sessionByTokenHash,
+      orgKeyByHash,
+      membership,
+      touchAgentKey,
+      touchOrgKey,
+      credentialGate
+    } as const
   })
 }) {}

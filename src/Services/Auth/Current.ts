@@ -13,6 +13,17 @@ export interface AuthenticatedAgent {
   readonly monthly_budget_credits: bigint
   readonly approval_threshold_credits: bigint | null
   readonly key_prefix: string
+  /**
+   * Set when the agent was read from this replica's credential cache in this request
+   * rather than from the database: what the cache held, for the request's first write to
+   * check again (a gateway call's hold does, see Credentials.ts).
+   */
+  readonly cached?: CachedCredential
+}
+
+export interface CachedCredential {
+  readonly key_hash: string
+  readonly ip_allowlist: ReadonlyArray<string>
 }
 
 /** An agent key holder on an agent endpoint. */

@@ -12,9 +12,11 @@ import {
   PriceAboveMax,
   UnknownEndpoint
 } from "../../Errors/ApiErrors.js"
+import { Credentials } from "../Auth/Credentials.js"
 import type { AuthenticatedAgent } from "../Auth/Current.js"
 import { EndpointOpenings } from "../Gateway/EndpointOpenings.js"
 import { GatewaySettings } from "../Gateway/GatewaySettings.js"
+import { gateThen } from "../Ledger/HoldFence.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { dayOf } from "../Ledger/Time.js"
 import { Providers } from "../Providers/Providers.js"
@@ -80,7 +82,8 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
     Providers.Default,
     Quotas.Default,
     GatewaySettings.Default,
-    EndpointOpenings.Default
+    EndpointOpenings.Default,
+    Credentials.Default
   ],
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -90,6 +93,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
     const ledger = yield* Ledger
     const settings = yield* GatewaySettings
     const openings = yield* EndpointOpenings
+    const credentials = yield* Credentials
     const inFlight = yield* FiberSet.make<unknown, never>()
 
     // Endpoint records change rarely (a price or availability edit); a short cache spares
@@ -283,7 +287,10 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             reference: callId,
             ttlMs: holdTtlMs(providers.timeoutMs)
           },
-          quotas.gate(quota),
+          // A credential from the cache is checked again first (Credentials.ts).
+          agent.cached === undefined
+            ? quotas.gate(quota)
+            : gateThen(sql, credentials.stillValid(agent, agent.cached), (after) => quotas.gate(quota, after)),
           repo.pendingCallRow({
             id: callId,
             orgId: agent.org_id,
@@ -386,14 +393,29 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         return yield* Fiber.join(fiber)
       })
 
-    /** Makes one gateway call for `agent`. */
-    const call = (agent: AuthenticatedAgent, input: CallRequest) =>
+    const attempt = (agent: AuthenticatedAgent, input: CallRequest) =>
       Effect.flatMap(
         prepare(agent, input),
         (prepared) => agent.mode === "test" ? testCall(agent, prepared) : liveCall(agent, prepared)
       ).pipe(
         // Prices are at least 1 credit, so a hold's amount is always valid.
         Effect.catchTag("invalid_amount", Effect.die)
+      )
+
+    /**
+     * Makes one gateway call for `agent`. An agent from the credential cache whose check
+     * in the hold found it changed (nothing was held) is read again with `recheck` and the
+     * call made once more for what it is now.
+     */
+    const call = <E = never, R = never>(
+      agent: AuthenticatedAgent,
+      input: CallRequest,
+      recheck: Effect.Effect<AuthenticatedAgent, E, R> = Effect.dieMessage("an uncached agent has nothing to recheck")
+    ) =>
+      attempt(agent, input).pipe(
+        Effect.catchTag("StaleCredential", () =>
+          Effect.flatMap(recheck, (fresh) =>
+            attempt({ ...fresh, cached: undefined }, input).pipe(Effect.catchTag("StaleCredential", Effect.die))))
       )
 
     return { call } as const

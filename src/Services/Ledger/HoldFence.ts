@@ -1,5 +1,5 @@
-import type { Statement } from "@effect/sql"
-import type { Brand, Effect } from "effect"
+import type { SqlClient, Statement } from "@effect/sql"
+import { type Brand, Effect } from "effect"
 
 /**
  * The fence around a live hold made in one statement with the caller's own work
@@ -46,3 +46,26 @@ export const holdGate = <E>(gate: {
 
 /** Marks a repository's INSERT as the record written with a hold (see the rules above). */
 export const holdRecord = (statement: Statement.Fragment): HoldRecord => statement as HoldRecord
+
+/**
+ * Two gates in one: `second`'s steps run only when `first` passed (it gets `first.passed`
+ * to select from), and `first` is judged first, so a refusal of `first` is never taken
+ * for one of `second`'s. Undoing undoes both.
+ */
+export const gateThen = <E1, E2>(
+  sql: SqlClient.SqlClient,
+  first: HoldGate<E1>,
+  second: (after: HoldGateFragment) => HoldGate<E2>
+): HoldGate<E1 | E2> => {
+  const next = second(first.passed)
+  return holdGate({
+    steps: sql`${first.steps}, ${next.steps}`,
+    passed: next.passed,
+    report: sql`json_build_array(${first.report}, ${next.report})`,
+    judge: (report) => {
+      const [a, b] = report as [unknown, unknown]
+      return Effect.zipRight(first.judge(a), next.judge(b))
+    },
+    undo: Effect.zipRight(next.undo, first.undo)
+  })
+}

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { commonLimits } from "../../Domain/Plans.js"
 import { AupLimit, ProviderQuota } from "../../Errors/ApiErrors.js"
-import { holdGate } from "../Ledger/HoldFence.js"
+import { holdGate, type HoldGateFragment } from "../Ledger/HoldFence.js"
 import { statementRows } from "../StatementRows.js"
 
 /**
@@ -71,13 +71,16 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas/Quotas", {
      * statement with the hold: HoldFence.ts). The provider's count is taken first, then the
      * people lookup's; `passed` has a row only when both passed. A refused lookup gives the
      * provider's count back (`judge`); a hold the ledger refused gives both back (`undo`).
+     * With `after` (an earlier gate's relation, see `gateThen`), nothing is counted
+     * unless that gate passed.
      */
-    const gate = (request: QuotaRequest) =>
+    const gate = (request: QuotaRequest, after?: HoldGateFragment) =>
       holdGate({
         steps: sql`
           q AS (
             INSERT INTO provider_daily_calls AS q (org_id, provider_id, day, calls)
-            SELECT ${request.orgId}, ${request.providerId}, ${request.day}, 1 WHERE ${request.dailyCap} >= 1
+            SELECT ${request.orgId}, ${request.providerId}, ${request.day}, 1
+            WHERE ${request.dailyCap} >= 1${after === undefined ? sql`` : sql` AND EXISTS (SELECT 1 FROM ${after})`}
             ON CONFLICT (org_id, provider_id, day) DO UPDATE SET calls = q.calls + 1 WHERE q.calls < ${request.dailyCap}
             RETURNING 1
           ),
