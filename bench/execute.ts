@@ -1,8 +1,9 @@
+import * as os from "node:os"
 import pg from "pg"
 import type { TestDatabase } from "../test/support/database.js"
 import { seedAgent, seedOrg } from "../test/support/fixtures.js"
 import { formatRow, runLoad } from "./support/load.js"
-import { createBenchDatabase, startService } from "./support/service.js"
+import { createBenchDatabase, startBenchProvider, startService } from "./support/service.js"
 
 /**
  * `POST /v1/execute` throughput with test agents (mock tools answering at once, so what is
@@ -11,6 +12,9 @@ import { createBenchDatabase, startService } from "./support/service.js"
  * - single inputs, closed loop, each request under its own idempotency key, spread over
  *   several agents so the per-key rate limit (600 a minute) is never reached;
  * - one 1,000-input job: time to accept it (every item held) and to finish it, in items/s.
+ * A bare node:http server answering JSON runs the same closed loop first: the machine's
+ * yardstick, so figures from machines of different speed (or one machine on a slow day)
+ * compare as ratios.
  */
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000)
 const CONNECTIONS = 16
@@ -56,6 +60,9 @@ export const run = async () => {
       connections: CONNECTIONS,
       request: (i) => request(i + 10_000_000)
     })
+    const bare = await startBenchProvider({ ok: true })
+    const yardstick = await runLoad({ url: `${bare.url}/`, durationMs: 5_000, connections: CONNECTIONS })
+    bare.close()
     const single = await runLoad({
       url: `${service.url}/v1/execute`,
       durationMs: DURATION_MS,
@@ -65,6 +72,11 @@ export const run = async () => {
     console.log(`\nExecute, single input (${CONNECTIONS} connections, ${DURATION_MS / 1000} s)`)
     console.log(formatRow("POST /v1/execute, 1 input", single))
     console.log(`statuses ${JSON.stringify(single.statuses)}`)
+    console.log(
+      `machine yardstick: bare node:http ${yardstick.rps.toFixed(0)} req/s; purchases per 1,000 of its requests: ${
+        (1000 * single.rps / yardstick.rps).toFixed(1)
+      }; load average (1 min) ${os.loadavg()[0]!.toFixed(2)}`
+    )
 
     const jobAgent = agents[0]!
     const inputs = Array.from({ length: 1000 }, (_, i) => ({ url: `https://news.example.com/job/${i}` }))
@@ -94,6 +106,9 @@ export const run = async () => {
     console.log(
       `finished in ${seconds.toFixed(2)} s: ${(1000 / seconds).toFixed(0)} items/s end to end (${items} passed), ` +
         `${(1000 / ((finishedAt - acceptedAt) / 1000)).toFixed(0)} items/s after acceptance`
+    )
+    console.log(
+      `job items end to end per 1,000 yardstick requests: ${(1000 * (1000 / seconds) / yardstick.rps).toFixed(1)}`
     )
   } finally {
     await pool.end()
