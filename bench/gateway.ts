@@ -4,9 +4,9 @@ import pg from "pg"
 import { postgresCpuMsBetween, postgresTicks, processCpuMs } from "./support/cpu.js"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
 import {
+  benchPersonAnswer,
   createBenchDatabase,
-  seedBenchEndpoint,
-  seedLiveAgentKeys,
+  seedGatewayCalls,
   startBenchProvider,
   startReadyChild,
   startService
@@ -59,7 +59,7 @@ const STATS_SETTLE_MS = 11_000
 export const run = async () => {
   const loadBefore = os.loadavg()[0]!
   const db = await createBenchDatabase()
-  const provider = await startBenchProvider({ ok: true, person: { name: "Ada Lovelace", email: "ada@example.com" } })
+  const provider = await startBenchProvider(benchPersonAnswer)
   const service = await startService({ DATABASE_URL: db.url, PROVIDERS_UPSTREAM: provider.url, ACCESS_LOG: "false" })
     .catch(async (error) => {
       provider.close()
@@ -76,13 +76,7 @@ export const run = async () => {
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
   let reference: { url: string; child: ChildProcess } | undefined
   try {
-    await seedBenchEndpoint(pool, { id: "benchprov/person", name: "Person", category: "people", path: "/v1/person" })
-    const keys = await seedLiveAgentKeys(db.url, ORGS, AGENTS_PER_ORG)
-    const call = (i: number) => ({
-      method: "POST",
-      headers: { authorization: `Bearer ${keys[i % keys.length]}`, "content-type": "application/json" },
-      body: JSON.stringify({ endpoint: "benchprov/person", query: { email: `user${i}@example.com` } })
-    })
+    const { call } = await seedGatewayCalls(pool, db.url, ORGS, AGENTS_PER_ORG)
     // The reference charges what the service charges for this endpoint.
     const probe = await fetch(`${service.url}/v1/call`, call(0))
     const price = ((await probe.json()) as { charged: { credits: string } }).charged.credits

@@ -5,9 +5,9 @@ import pg from "pg"
 import { processCpuMs } from "./support/cpu.js"
 import { runLoad } from "./support/load.js"
 import {
+  benchPersonAnswer,
   createBenchDatabase,
-  seedBenchEndpoint,
-  seedLiveAgentKeys,
+  seedGatewayCalls,
   startBenchProvider,
   startService
 } from "./support/service.js"
@@ -67,7 +67,7 @@ const packageOf = (url: string, fn: string) => {
 const profileDir = mkdtempSync(join(tmpdir(), "profile-"))
 process.env.BENCH_NODE_ARGS = `--cpu-prof --cpu-prof-dir=${profileDir}`
 const db = await createBenchDatabase()
-const provider = await startBenchProvider({ ok: true, person: { name: "Ada Lovelace", email: "ada@example.com" } })
+const provider = await startBenchProvider(benchPersonAnswer)
 const service = await startService({
   DATABASE_URL: db.url,
   PROVIDERS_UPSTREAM: provider.url,
@@ -78,18 +78,8 @@ const pool = new pg.Pool({ connectionString: db.url, max: 2 })
 try {
   let load: Parameters<typeof runLoad>[0]
   if (target === "gateway") {
-    await seedBenchEndpoint(pool, { id: "benchprov/person", name: "Person", category: "people", path: "/v1/person" })
-    const keys = await seedLiveAgentKeys(db.url, 8, 8)
-    load = {
-      url: `${service.url}/v1/call`,
-      durationMs: seconds * 1000,
-      connections: 32,
-      request: (i) => ({
-        method: "POST",
-        headers: { authorization: `Bearer ${keys[i % keys.length]}`, "content-type": "application/json" },
-        body: JSON.stringify({ endpoint: "benchprov/person", query: { email: `user${i}@example.com` } })
-      })
-    }
+    const { call } = await seedGatewayCalls(pool, db.url, 8, 8)
+    load = { url: `${service.url}/v1/call`, durationMs: seconds * 1000, connections: 32, request: call }
   } else {
     // Each request from its own forwarded address, so the public limit is not what is measured.
     load = {

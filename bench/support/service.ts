@@ -94,6 +94,25 @@ export const seedBenchEndpoint = async (
   )
 }
 
+/** What the gateway benchmarks' provider answers. */
+export const benchPersonAnswer = { ok: true, person: { name: "Ada Lovelace", email: "ada@example.com" } }
+
+/**
+ * The gateway benchmarks' endpoint (`benchprov/person`, 10 credits a call) and live agents
+ * (`orgs` x `agentsPerOrg`, funded); `call(i)` is the i-th `POST /v1/call` request, spread
+ * over their keys so the per-key limit is never what is measured.
+ */
+export const seedGatewayCalls = async (pool: pg.Pool, databaseUrl: string, orgs: number, agentsPerOrg: number) => {
+  await seedBenchEndpoint(pool, { id: "benchprov/person", name: "Person", category: "people", path: "/v1/person" })
+  const keys = await seedLiveAgentKeys(databaseUrl, orgs, agentsPerOrg)
+  const call = (i: number) => ({
+    method: "POST",
+    headers: { authorization: `Bearer ${keys[i % keys.length]}`, "content-type": "application/json" },
+    body: JSON.stringify({ endpoint: "benchprov/person", query: { email: `user${i}@example.com` } })
+  })
+  return { keys, call }
+}
+
 /** The benchmarks' stand-in provider on loopback: answers every request 200 with `answer`. */
 export const startBenchProvider = async (answer: unknown) => {
   const body = JSON.stringify(answer)
