@@ -64,12 +64,7 @@ export const makeLedger = Effect.gen(function*() {
     return new InsufficientCredits({ message: `The org's balance cannot cover ${amount} credits` })
   }
 
-  /**
-   * One statement, atomic on its own or inside the caller's transaction (so a purchase can
-   * write its own rows with it). When the balance refuses after the budget took the
-   * amount, the `refused` hold the statement wrote is released at once (the sweeper
-   * releases it if a crash comes between).
-   */
+  /** The row a hold writes, from the request and the time it is made. */
   const holdInput = (request: Omit<HoldRequest, "testMode">, ms: number): HoldInput & { readonly id: HoldId } => ({
     id: HoldId.make(randomUUID()),
     orgId: request.orgId,
@@ -100,6 +95,12 @@ export const makeLedger = Effect.gen(function*() {
       Effect.fail(refusal(outcome, input.amount))
     )
 
+  /**
+   * One statement, atomic on its own or inside the caller's transaction (so a purchase can
+   * write its own rows with it). When the balance refuses after the budget took the
+   * amount, the `refused` hold the statement wrote is released at once (the sweeper
+   * releases it if a crash comes between).
+   */
   const hold = (request: HoldRequest) =>
     Effect.gen(function*() {
       if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
