@@ -21,10 +21,7 @@ export const GatewayHandlers = HttpApiBuilder.group(Api, "gateway", (handlers) =
           gateway.call(
             agent,
             payload,
-            Effect.flatMap(addresses.current, (address) =>
-              agent.cached === undefined
-                ? Effect.succeed(agent)
-                : credentials.recheckAgentKey(agent.cached, address))
+            (cached) => Effect.flatMap(addresses.current, (address) => credentials.recheckAgentKey(cached, address))
           )))
       .handle("balance", () => Effect.flatMap(CurrentAgent, balance.of))
   }))

@@ -13,7 +13,7 @@ import {
   UnknownEndpoint
 } from "../../Errors/ApiErrors.js"
 import { Credentials } from "../Auth/Credentials.js"
-import type { AuthenticatedAgent } from "../Auth/Current.js"
+import type { AuthenticatedAgent, CachedCredential } from "../Auth/Current.js"
 import { EndpointOpenings } from "../Gateway/EndpointOpenings.js"
 import { GatewaySettings } from "../Gateway/GatewaySettings.js"
 import { gateThen } from "../Ledger/HoldFence.js"
@@ -410,12 +410,17 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
     const call = <E = never, R = never>(
       agent: AuthenticatedAgent,
       input: CallRequest,
-      recheck: Effect.Effect<AuthenticatedAgent, E, R> = Effect.dieMessage("an uncached agent has nothing to recheck")
+      recheck?: (cached: CachedCredential) => Effect.Effect<AuthenticatedAgent, E, R>
     ) =>
       attempt(agent, input).pipe(
-        Effect.catchTag("StaleCredential", () =>
-          Effect.flatMap(recheck, (fresh) =>
-            attempt({ ...fresh, cached: undefined }, input).pipe(Effect.catchTag("StaleCredential", Effect.die))))
+        Effect.catchTag("StaleCredential", (stale) =>
+          agent.cached === undefined || recheck === undefined
+            ? Effect.die(stale)
+            : Effect.flatMap(
+              recheck(agent.cached),
+              (fresh) =>
+                attempt({ ...fresh, cached: undefined }, input).pipe(Effect.catchTag("StaleCredential", Effect.die))
+            ))
       )
 
     return { call } as const
