@@ -96,7 +96,10 @@ describe("POST /v1/call (live)", () => {
   it.each([
     ["fakeprov/fail", "failed", "provider_error", 500],
     ["fakeprov/refuse", "refused", "provider_refused", 404],
-    ["fakeprov/hang", "timed_out", "timeout", null]
+    ["fakeprov/hang", "timed_out", "timeout", null],
+    // Headers at once, the body never finished: the deadline covers the whole answer.
+    ["fakeprov/trickle", "timed_out", "timeout", null],
+    ["fakeprov/drop", "failed", "provider_error", null]
   ])("releases the hold when the provider %s: status %s", async (endpoint, status, reason, providerStatus) => {
     const { agent, org } = await liveSetup()
     const { json } = await call(agent.key, { endpoint })

@@ -7,7 +7,9 @@ import type { TestDatabase } from "./database.js"
  * `/v1/ok`, `/v1/fail` (500), `/v1/refuse` (404), `/v1/hang` (never answers), `/v1/empty`
  * (204), `/v1/cost` (reports $0.004 in `x-cost-usd`), `/v1/bodycost` (reports 3 credits
  * in the body at `meta.cost`), `/v1/echo` and `/v1/items/<id>` (echo the request),
- * `/v1/slow` (answers after 100 ms), `/v1/late` (after 1.5 s). It records every request it gets;
+ * `/v1/slow` (answers after 100 ms), `/v1/late` (after 1.5 s), `/v1/trickle` (answers 200 at
+ * once, then a byte of its body every 200 ms, never ending), `/v1/drop` (closes the connection
+ * without an answer). It records every request it gets;
  * `setDown(provider)` makes one provider answer 503 to everything.
  */
 export interface SeenRequest {
@@ -62,6 +64,18 @@ export const startFakeProvider = async (): Promise<FakeProvider> => {
           hanging.add(res)
           res.on("close", () => hanging.delete(res))
           return
+        case "trickle": {
+          hanging.add(res)
+          res.writeHead(200, { "content-type": "application/json" })
+          const drip = setInterval(() => res.write(" "), 200)
+          res.on("close", () => {
+            clearInterval(drip)
+            hanging.delete(res)
+          })
+          return res.write("{")
+        }
+        case "drop":
+          return req.socket.destroy()
         case "empty":
           res.writeHead(204)
           return res.end()
@@ -133,6 +147,8 @@ export const seedTestCatalogue = async (db: TestDatabase) => {
     ["fakeprov/fail", "fakeprov", "GET", "/v1/fail", [], 10, "live", null, "utilities"],
     ["fakeprov/refuse", "fakeprov", "GET", "/v1/refuse", [], 10, "live", null, "utilities"],
     ["fakeprov/hang", "fakeprov", "GET", "/v1/hang", [], 10, "live", null, "utilities"],
+    ["fakeprov/trickle", "fakeprov", "GET", "/v1/trickle", [], 10, "live", null, "utilities"],
+    ["fakeprov/drop", "fakeprov", "GET", "/v1/drop", [], 10, "live", null, "utilities"],
     ["fakeprov/empty", "fakeprov", "GET", "/v1/empty", [], 10, "live", null, "utilities"],
     ["fakeprov/cost", "fakeprov", "GET", "/v1/cost", [], 10, "live", null, "utilities"],
     ["fakeprov/slow", "fakeprov", "GET", "/v1/slow", [], 10, "live", null, "utilities"],

@@ -1,7 +1,7 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Config, Duration, Effect, Option, Redacted } from "effect"
+import { Config, Effect, Option, Redacted } from "effect"
 import { readReportedCost } from "./CostReader.js"
+import { exchange } from "./ProviderExchange.js"
 import type {
   CallParams,
   EndpointRecord,
@@ -115,9 +115,9 @@ export const judge = (provider: ProviderRecord, answer: ProviderAnswer): Provide
 export class Providers extends Effect.Service<Providers>()("Providers/Providers", {
   // undici: pooled keep-alive connections per origin, and about half the CPU per call of the
   // node:http client here; its `request` never follows redirects.
-  dependencies: [NodeHttpClient.layerUndici],
+  dependencies: [NodeHttpClient.dispatcherLayer],
   effect: Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
+    const dispatcher = yield* NodeHttpClient.Dispatcher
     const upstream = yield* Config.option(Config.string("PROVIDERS_UPSTREAM"))
     const hasDatabase = Option.isSome(yield* Config.option(Config.string("DATABASE_URL")))
     const sandbox = yield* Config.boolean("PROVIDERS_SANDBOX").pipe(Config.withDefault(!hasDatabase))
@@ -146,44 +146,22 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
         return key
       })
 
-    const sendHttp = (request: ProviderRequest) =>
-      client.execute(
-        HttpClientRequest.make(request.method)(request.url).pipe(
-          HttpClientRequest.setHeaders(request.headers),
-          request.body === undefined ? (r) => r : HttpClientRequest.bodyText(request.body, "application/json")
-        )
-      ).pipe(
-        Effect.flatMap((response) =>
-          Effect.map(
-            response.text,
-            (body): ProviderAnswer => ({ status: response.status, headers: response.headers, body })
-          )
-        ),
-        Effect.scoped
-      )
-
     /** Makes the call; never fails: every ending is an outcome. */
     const send = (endpoint: EndpointRecord, params: CallParams): Effect.Effect<ProviderOutcome> =>
       Effect.gen(function*() {
         if (route._tag === "sandbox") return judge(endpoint.provider, sandboxAnswer(endpoint, params))
         const key = yield* apiKeyOf(endpoint.provider.id)
         const request = buildRequest(endpoint, params, route, Option.getOrUndefined(Option.map(key, Redacted.value)))
-        return yield* sendHttp(request).pipe(
-          Effect.map((answer) => judge(endpoint.provider, answer)),
-          Effect.timeoutTo({
-            duration: Duration.millis(timeoutMs),
-            onSuccess: (outcome): ProviderOutcome => outcome,
-            onTimeout: (): ProviderOutcome => ({ _tag: "timed_out" })
-          }),
-          Effect.catchAll((error) =>
-            Effect.succeed<ProviderOutcome>({
-              _tag: "failed",
-              status: null,
-              data: null,
-              reason: `network error: ${error._tag}`
-            })
-          )
-        )
+        return yield* Effect.map(exchange(dispatcher, request, timeoutMs), (ended): ProviderOutcome => {
+          switch (ended._tag) {
+            case "answer":
+              return judge(endpoint.provider, ended.answer)
+            case "timed_out":
+              return { _tag: "timed_out" }
+            case "unreachable":
+              return { _tag: "failed", status: null, data: null, reason: `network error: ${ended.reason}` }
+          }
+        })
       })
 
     /**
@@ -200,25 +178,19 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
         const base = route._tag === "upstream"
           ? joinUrl(route.base, `${encodeURIComponent(endpoint.provider.id)}/`)
           : endpoint.baseUrl ?? endpoint.provider.baseUrl
-        return yield* sendHttp({ method: "GET", url: base, headers: { accept: "application/json" }, body: undefined })
-          .pipe(
-            Effect.map((answer): AdapterHealth =>
-              answer.status >= 500
-                ? { ok: false, problem: `${endpoint.provider.id} answered HTTP ${answer.status}` }
+        const probe: ProviderRequest = { method: "GET", url: base, headers: { accept: "application/json" }, body: undefined }
+        return yield* Effect.map(exchange(dispatcher, probe, 10_000), (ended): AdapterHealth => {
+          switch (ended._tag) {
+            case "answer":
+              return ended.answer.status >= 500
+                ? { ok: false, problem: `${endpoint.provider.id} answered HTTP ${ended.answer.status}` }
                 : { ok: true, problem: null }
-            ),
-            Effect.timeoutTo({
-              duration: Duration.seconds(10),
-              onSuccess: (health) => health,
-              onTimeout: (): AdapterHealth => ({ ok: false, problem: `${endpoint.provider.id} did not answer in 10 s` })
-            }),
-            Effect.catchAll((error) =>
-              Effect.succeed<AdapterHealth>({
-                ok: false,
-                problem: `${endpoint.provider.id} could not be reached (${error._tag})`
-              })
-            )
-          )
+            case "timed_out":
+              return { ok: false, problem: `${endpoint.provider.id} did not answer in 10 s` }
+            case "unreachable":
+              return { ok: false, problem: `${endpoint.provider.id} could not be reached (${ended.reason})` }
+          }
+        })
       })
 
     return { send, health, route, timeoutMs } as const
