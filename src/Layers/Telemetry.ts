@@ -1,5 +1,5 @@
 import { Otlp } from "@effect/opentelemetry"
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient, HttpMiddleware } from "@effect/platform"
 import { Config, Duration, Effect, Layer, Option } from "effect"
 import { SERVICE_VERSION } from "../Domain/ServiceVersion.js"
 
@@ -20,12 +20,18 @@ const parseHeaders = (raw: string): Record<string, string> =>
  * OTEL_METRIC_EXPORT_INTERVAL (ms, default 60000).
  *
  * Unset, tracing is switched off altogether: spans (one per request, one per SQL
- * statement) become no-ops, so the hot path pays nothing for them.
+ * statement) become no-ops, and the server's tracing middleware is skipped (it would still
+ * parse each request's URL and copy its headers for a span nobody keeps).
  */
 export const TelemetryLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const endpoint = yield* Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT"))
-    if (Option.isNone(endpoint)) return Layer.setTracerEnabled(false)
+    if (Option.isNone(endpoint)) {
+      return Layer.merge(
+        Layer.setTracerEnabled(false),
+        Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true)
+      )
+    }
     const serviceName = yield* Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("agent-purchasing-gateway"))
     const headers = yield* Config.string("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.withDefault(""))
     const spanDelayMs = yield* Config.integer("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5000))
