@@ -43,7 +43,7 @@ import { McpRouteLive } from "../Http/Mcp/McpRoute.js"
 import { ProtectedResourceLive } from "../Http/Mcp/ProtectedResource.js"
 import { AgentAuthLive, OrgAuthLive, SessionAuthLive, SessionOnlyLive } from "../Http/Middleware/Authentication.js"
 import { AdminAuthLive } from "../Http/Middleware/Authentication.js"
-import { EdgeMiddleware } from "../Http/Middleware/Edge.js"
+import { EdgeDefaults, EdgeMiddleware } from "../Http/Middleware/Edge.js"
 import { PublicRateLimitLive, WaitlistRateLimitLive } from "../Http/Middleware/RateLimits.js"
 import { Agents } from "../Services/Agents/Agents.js"
 import { AppConfig } from "../Services/AppConfig.js"
@@ -251,6 +251,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers))
 export const HttpLive = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
   Layer.provide(EdgeMiddleware),
+  Layer.provide(EdgeDefaults),
   Layer.provide(ApiLive),
   Layer.provide(Workers),
   Layer.provideMerge(PublicUrlLive),

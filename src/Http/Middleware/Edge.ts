@@ -1,5 +1,5 @@
-import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { FileSystem, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer, Option } from "effect"
 import { currentDocsBaseUrl } from "../../Errors/Wire.js"
 import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
 import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
@@ -18,6 +18,16 @@ const probePaths = new Set(["/healthz", "/readyz"])
 
 /** Largest request body accepted: 1 MB. */
 export const MAX_BODY_BYTES = 1024 * 1024
+
+/**
+ * What every request starts with, set once for the server instead of on each request: the
+ * body limit the platform applies while it reads a body (see below), and the base address
+ * of `doc_url` in error bodies. Provided to the server, so its request fibers inherit both.
+ */
+export const EdgeDefaults = Layer.merge(
+  Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(MAX_BODY_BYTES))),
+  Layer.scopedDiscard(Effect.flatMap(PublicUrl, (baseUrl) => Effect.locallyScoped(currentDocsBaseUrl, baseUrl)))
+)
 
 /**
  * The outermost middleware of every request: malformed targets, unknown paths and methods,
@@ -73,7 +83,6 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
           }
           return yield* (probePaths.has(pathname) ? app : lifecycle.admit(app))
         }).pipe(
-          HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
           Effect.catchAllCause((cause) => responseForCause(baseUrl, cause)),
           Effect.flatMap((response) =>
             Effect.map(lifecycle.state, (state) =>
@@ -84,6 +93,6 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
         // Unknown paths share one label, so a scan cannot grow the metrics without bound.
         const route = match._tag === "Found" ? match.route : "unmatched"
         return yield* observeRequest(request, route, observability.accessLog, checked)
-      }).pipe(Effect.locally(currentDocsBaseUrl, baseUrl))
+      })
   })
 )
