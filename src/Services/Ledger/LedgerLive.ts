@@ -200,9 +200,9 @@ export const makeLedger = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const inTransaction = Effect.serviceOption(SqlClient.TransactionConnection)
-      const withEvents = sql.withTransaction(settle(holdId, captured, alongside, false))
-      if (Option.isSome(yield* inTransaction)) return yield* withEvents
-      return yield* settle(holdId, captured, alongside, true).pipe(Effect.catchIf(isEventDueSignal, () => withEvents))
+      const withEvents = () => sql.withTransaction(settle(holdId, captured, alongside, false))
+      if (Option.isSome(yield* inTransaction)) return yield* withEvents()
+      return yield* settle(holdId, captured, alongside, true).pipe(Effect.catchIf(isEventDueSignal, withEvents))
     }).pipe(Effect.catchTag("SqlError", Effect.die))
 
   const capture = (holdId: string, amount: bigint) =>
