@@ -100,6 +100,7 @@ import { DatabaseLive } from "./Database.js"
 import { DrainingIncomingMessage } from "./DrainingIncomingMessage.js"
 import { LoggingLive } from "./Logging.js"
 import { MigrationsLive } from "./Migrations.js"
+import { ServeApiLive } from "./ServeApi.js"
 import { ShutdownLive } from "./Shutdown.js"
 import { TelemetryLive } from "./Telemetry.js"
 
@@ -248,7 +249,7 @@ const Workers = Layer.mergeAll(
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers))
 
-export const HttpLive = HttpApiBuilder.serve().pipe(
+export const HttpLive = ServeApiLive.pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
   Layer.provide(EdgeMiddleware),
   Layer.provide(EdgeDefaults),
