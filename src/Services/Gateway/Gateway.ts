@@ -19,6 +19,7 @@ import { GatewaySettings } from "../Gateway/GatewaySettings.js"
 import { gateThen } from "../Ledger/HoldFence.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { dayOf } from "../Ledger/Time.js"
+import { withSpanWhenTracing } from "../Observability/Spans.js"
 import { Providers } from "../Providers/Providers.js"
 import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"
 import { sandboxSample } from "../Providers/Sandbox.js"
@@ -373,7 +374,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         const work = Effect.gen(function*() {
           const sentMs = yield* Clock.currentTimeMillis
           const outcome = yield* providers.send(endpoint, params).pipe(
-            Effect.withSpan("gateway.provider_call", {
+            withSpanWhenTracing("gateway.provider_call", {
               captureStackTrace: false,
               kind: "client",
               attributes: { "gateway.endpoint": endpoint.id }
