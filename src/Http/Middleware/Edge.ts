@@ -1,4 +1,10 @@
-import { FileSystem, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import {
+  FileSystem,
+  HttpApiBuilder,
+  HttpIncomingMessage,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { currentDocsBaseUrl } from "../../Errors/Wire.js"
 import { AuthConfig } from "../../Services/Auth/AuthConfig.js"

@@ -178,7 +178,12 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
         const base = route._tag === "upstream"
           ? joinUrl(route.base, `${encodeURIComponent(endpoint.provider.id)}/`)
           : endpoint.baseUrl ?? endpoint.provider.baseUrl
-        const probe: ProviderRequest = { method: "GET", url: base, headers: { accept: "application/json" }, body: undefined }
+        const probe: ProviderRequest = {
+          method: "GET",
+          url: base,
+          headers: { accept: "application/json" },
+          body: undefined
+        }
         return yield* Effect.map(exchange(dispatcher, probe, 10_000), (ended): AdapterHealth => {
           switch (ended._tag) {
             case "answer":
