@@ -10,6 +10,8 @@ export const useApiQuery = <A, E>(
   options: {
     readonly refetchInterval?: number | false | ((data: A | undefined) => number | false)
     readonly enabled?: boolean
+    /** Run `call` once per key and keep its answer (a one-time step a page takes on arrival). */
+    readonly once?: boolean
   } = {}
 ) =>
   useQuery({
@@ -18,7 +20,17 @@ export const useApiQuery = <A, E>(
     enabled: options.enabled ?? true,
     refetchInterval: typeof options.refetchInterval === "function"
       ? (query) => (options.refetchInterval as (data: A | undefined) => number | false)(query.state.data)
-      : options.refetchInterval ?? false
+      : options.refetchInterval ?? false,
+    ...(options.once === true
+      ? {
+        staleTime: Infinity,
+        gcTime: Infinity,
+        retry: false,
+        refetchOnMount: false,
+        refetchOnWindowFocus: false,
+        refetchOnReconnect: false
+      }
+      : {})
   })
 
 /** A change through the typed client; the reads under `invalidates` are fetched again after it. */

@@ -1,7 +1,7 @@
-import { useQuery, useQueryClient } from "@tanstack/react-query"
+import { useQueryClient } from "@tanstack/react-query"
 import { useEffect } from "react"
 import { Link, useSearchParams } from "react-router"
-import { api } from "../api/client.js"
+import { useApiQuery } from "../api/hooks.js"
 import { ErrorNotice, Spinner } from "../components/ui.js"
 
 /**
@@ -13,17 +13,11 @@ export const InviteAcceptPage = () => {
   const [search] = useSearchParams()
   const token = search.get("token") ?? ""
   const queryClient = useQueryClient()
-  const accept = useQuery({
-    queryKey: ["invite-accept", token],
-    queryFn: () => api((c) => c.authSession.acceptInvite({ payload: { token } })),
-    enabled: token !== "",
-    staleTime: Infinity,
-    gcTime: Infinity,
-    retry: false,
-    refetchOnMount: false,
-    refetchOnWindowFocus: false,
-    refetchOnReconnect: false
-  })
+  const accept = useApiQuery(
+    ["invite-accept", token],
+    (c) => c.authSession.acceptInvite({ payload: { token } }),
+    { enabled: token !== "", once: true }
+  )
   const joined = accept.data !== undefined
   useEffect(() => {
     // The new membership shows in the account's org list.
