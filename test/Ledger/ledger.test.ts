@@ -158,6 +158,73 @@ describe("Ledger", () => {
       yield* checkInvariants(orgId)
     })))
 
+  it.effect("holds several together, all or none, the checks on their sum", () =>
+    run(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const { agentId, orgId } = yield* setup({ credits: 1_000n, budget: 700n })
+      const many = (count: number, amount: bigint, testMode = false) =>
+        ledger.holdMany(
+          { orgId, agentId, amount, purpose: "test", testMode },
+          Array.from({ length: count }, () => randomUUID())
+        )
+      const openHolds = () =>
+        Effect.map(
+          promise(() =>
+            db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND status = 'held'`, [orgId])
+          ),
+          (rows) => rows[0].n as number
+        )
+      // Over the budget by their sum (each alone would fit): none is held.
+      expect(yield* errorCode(many(8, 100n))).toBe("over_budget")
+      expect(yield* openHolds()).toBe(0)
+      const references = Array.from({ length: 5 }, () => randomUUID())
+      const holds = yield* ledger.holdMany(
+        { orgId, agentId, amount: 100n, purpose: "test", testMode: false },
+        references
+      )
+      expect(holds.map((hold) => hold.amount)).toEqual([100n, 100n, 100n, 100n, 100n])
+      expect(new Set(holds.map((hold) => hold.id)).size).toBe(5)
+      const rows = yield* promise(() =>
+        db.query(`SELECT id, reference FROM ledger_holds WHERE org_id = $1 AND status = 'held'`, [orgId])
+      )
+      expect(new Map(rows.map((row: any) => [row.id, row.reference]))).toEqual(
+        new Map(holds.map((hold, i) => [hold.id, references[i]]))
+      )
+      expect((yield* ledger.orgCredits(orgId)).balance).toBe(500n)
+      expect(yield* ledger.agentMonthSpend(agentId)).toBe(500n)
+      // The balance cannot cover their sum (an approved purchase skips the budget): none held.
+      const approved = (count: number, amount: bigint) =>
+        ledger.holdMany(
+          { orgId, agentId, amount, purpose: "test", testMode: false, budgetApproved: true },
+          Array.from({ length: count }, () => randomUUID())
+        )
+      expect(yield* errorCode(approved(2, 251n))).toBe("insufficient_credits")
+      expect(yield* openHolds()).toBe(5)
+      expect(yield* ledger.agentMonthSpend(agentId)).toBe(500n)
+      expect((yield* ledger.orgCredits(orgId)).balance).toBe(500n)
+      // Each hold settles on its own.
+      expect(yield* ledger.capture(holds[0]!.id, 100n)).toEqual({ captured: 100n, released: 0n })
+      expect(yield* ledger.release(holds[1]!.id)).toEqual({ captured: 0n, released: 100n })
+      expect((yield* ledger.orgCredits(orgId)).balance).toBe(600n)
+      expect(yield* errorCode(many(0, 100n))).toBe("ok")
+      expect(yield* errorCode(many(2, 0n))).toBe("invalid_amount")
+      yield* ledger.setFrozen(orgId, true)
+      expect(yield* errorCode(many(2, 1n))).toBe("credits_frozen")
+      yield* ledger.setFrozen(orgId, false)
+      yield* checkInvariants(orgId)
+      // A test agent's holds count toward its budget only, together.
+      const tester = yield* promise(() => seedAgent(db, orgId, { mode: "test", monthlyBudgetCredits: 300n }))
+      const testMany = (count: number) =>
+        ledger.holdMany(
+          { orgId, agentId: tester.agentId, amount: 100n, purpose: "test", testMode: true },
+          Array.from({ length: count }, () => randomUUID())
+        )
+      expect(yield* errorCode(testMany(4))).toBe("over_budget")
+      expect(yield* Effect.map(testMany(3), (held) => held.length)).toBe(3)
+      expect(yield* ledger.agentMonthSpend(tester.agentId)).toBe(300n)
+      expect((yield* ledger.orgCredits(orgId)).balance).toBe(600n)
+    })))
+
   it.effect("test mode counts toward the budget and never moves credits", () =>
     run(Effect.gen(function*() {
       const ledger = yield* Ledger

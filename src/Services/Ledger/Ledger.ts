@@ -77,6 +77,14 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
   /** Reserves `amount` atomically against balance, budget, freeze and trial limits. */
   readonly hold: (request: HoldRequest) => Effect.Effect<Hold, HoldError>
   /**
+   * One hold of `amount` per reference, all or none, in one statement: the checks apply to
+   * their sum (a purchase's items are held together). In `references`' order.
+   */
+  readonly holdMany: (
+    request: Omit<HoldRequest, "reference">,
+    references: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<Hold>, HoldError>
+  /**
    * A live `hold` made in one statement with the caller's own checks and record: `gate`'s
    * steps run first and must pass (else its error, nothing held), then budget and balance;
    * `record` is written exactly when the hold is. A refused hold undoes the gate's counts.

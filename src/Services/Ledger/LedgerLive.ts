@@ -33,9 +33,10 @@ const isEventDueSignal = (error: { readonly _tag: string }): error is SqlError.S
   ((error as SqlError.SqlError).cause as { readonly code?: unknown } | undefined)?.code === "LE001"
 
 /**
- * The ledger on PostgreSQL. Each operation is one transaction (a savepoint when the
- * caller already runs one, so a purchase can write its own rows atomically with it) and
- * writes the entries, the balance and the budget together, with the events it causes.
+ * The ledger on PostgreSQL. Each operation is one transaction, or part of the caller's
+ * when it runs one (a savepoint where a refusal could leave a partial write), so a
+ * purchase can write its own rows atomically with it; it writes the entries, the balance
+ * and the budget together, with the events it causes.
  */
 export const makeLedger = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -64,14 +65,19 @@ export const makeLedger = Effect.gen(function*() {
     return new InsufficientCredits({ message: `The org's balance cannot cover ${amount} credits` })
   }
 
-  /** The row a hold writes, from the request and the time it is made. */
-  const holdInput = (request: Omit<HoldRequest, "testMode">, ms: number): HoldInput & { readonly id: HoldId } => ({
-    id: HoldId.make(randomUUID()),
+  /** The rows holds write, from the request, one per reference, and the time they are made. */
+  const holdInput = (
+    request: Omit<HoldRequest, "testMode" | "reference">,
+    references: ReadonlyArray<string>,
+    ms: number
+  ): Omit<HoldInput, "holds"> & {
+    readonly holds: ReadonlyArray<{ readonly id: HoldId; readonly reference: string }>
+  } => ({
+    holds: references.map((reference) => ({ id: HoldId.make(randomUUID()), reference })),
     orgId: request.orgId,
     agentId: request.agentId,
     amount: request.amount,
     purpose: request.purpose,
-    reference: request.reference,
     budgetApproved: request.budgetApproved === true,
     month: monthOf(ms),
     hourStart: hourStartOf(ms),
@@ -80,7 +86,7 @@ export const makeLedger = Effect.gen(function*() {
     expiresAt: new Date(ms + (request.ttlMs ?? DEFAULT_HOLD_TTL_MS))
   })
 
-  const heldFor = (request: Omit<HoldRequest, "testMode">, id: HoldId, testMode: boolean): Hold => ({
+  const heldFor = (request: Omit<HoldRequest, "testMode" | "reference">, id: HoldId, testMode: boolean): Hold => ({
     id,
     orgId: request.orgId,
     agentId: request.agentId,
@@ -88,31 +94,36 @@ export const makeLedger = Effect.gen(function*() {
     testMode
   })
 
-  /** A live hold the balance or budget refused: its budget-only row is released at once. */
+  /** Live holds the balance or budget refused: their budget-only rows are released at once. */
   const refuseLive = (input: HoldInput, outcome: HoldOutcome) =>
     Effect.zipRight(
-      outcome.budget_taken > 0 ? repo.settle(input.id, 0n, input.createdAt) : Effect.void,
-      Effect.fail(refusal(outcome, input.amount))
+      outcome.budget_taken > 0
+        ? Effect.forEach(input.holds, (held) => repo.settle(held.id, 0n, input.createdAt), { discard: true })
+        : Effect.void,
+      Effect.fail(refusal(outcome, input.amount * BigInt(input.holds.length)))
     )
 
   /**
-   * One statement, atomic on its own or inside the caller's transaction (so a purchase can
-   * write its own rows with it). When the balance refuses after the budget took the
-   * amount, the `refused` hold the statement wrote is released at once (the sweeper
-   * releases it if a crash comes between).
+   * One statement for all the holds, atomic on its own or inside the caller's transaction
+   * (so a purchase can write its own rows with it). When the balance refuses after the
+   * budget took the amount, the `refused` holds the statement wrote are released at once
+   * (the sweeper releases them if a crash comes between).
    */
-  const hold = (request: HoldRequest) =>
+  const holdMany = (request: Omit<HoldRequest, "reference">, references: ReadonlyArray<string>) =>
     Effect.gen(function*() {
       if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
-      const input = holdInput(request, yield* now)
+      if (references.length === 0) return []
+      const input = holdInput(request, references, yield* now)
       if (request.testMode) {
-        if (!(yield* repo.holdTest(input))) return yield* overBudget(request.amount)
+        if (!(yield* repo.holdTest(input))) return yield* overBudget(request.amount * BigInt(references.length))
       } else {
         const outcome = yield* repo.holdLive(input)
         if (outcome.held === 0) return yield* refuseLive(input, outcome)
       }
-      return heldFor(request, input.id, request.testMode)
+      return input.holds.map((held) => heldFor(request, held.id, request.testMode))
     })
+
+  const hold = (request: HoldRequest) => Effect.map(holdMany(request, [request.reference]), (holds) => holds[0]!)
 
   /**
    * A live hold in one statement with the caller's gate and record (HoldFence.ts). A gate
@@ -126,11 +137,11 @@ export const makeLedger = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
-      const input = holdInput(request, yield* now)
+      const input = holdInput(request, [request.reference], yield* now)
       const outcome = yield* repo.holdLiveGated(input, gate, record)
       yield* gate.judge(outcome.gate)
       if (outcome.held === 0) return yield* Effect.zipRight(gate.undo, refuseLive(input, outcome))
-      return heldFor(request, input.id, false)
+      return heldFor(request, input.holds[0]!.id, false)
     })
 
   /** Why a settlement was refused. */
@@ -188,10 +199,12 @@ export const makeLedger = Effect.gen(function*() {
     })
 
   /**
-   * A settlement in its own transaction. Outside any transaction it is first tried as one
-   * statement (no BEGIN or COMMIT round trips, so the agent's row is locked only while the
-   * statement runs); a settlement that causes an event is refused by that statement and
-   * made again in a transaction with its events.
+   * A settlement, atomic with its events. Inside the caller's transaction it is part of it
+   * (no savepoint: a settlement that cannot be made writes nothing, so there is nothing to
+   * roll back to, and a failure of the rest aborts the caller's transaction). Outside any
+   * transaction it is first tried as one statement (no BEGIN or COMMIT round trips, so the
+   * agent's row is locked only while the statement runs); a settlement that causes an
+   * event is refused by that statement and made again in a transaction with its events.
    */
   const settleAtomically = (
     holdId: string,
@@ -200,8 +213,8 @@ export const makeLedger = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const inTransaction = Effect.serviceOption(SqlClient.TransactionConnection)
+      if (Option.isSome(yield* inTransaction)) return yield* settle(holdId, captured, alongside, false)
       const withEvents = () => sql.withTransaction(settle(holdId, captured, alongside, false))
-      if (Option.isSome(yield* inTransaction)) return yield* withEvents()
       return yield* settle(holdId, captured, alongside, true).pipe(Effect.catchIf(isEventDueSignal, withEvents))
     }).pipe(Effect.catchTag("SqlError", Effect.die))
 
@@ -328,6 +341,7 @@ export const makeLedger = Effect.gen(function*() {
 
   return Ledger.of({
     hold: (request) => hold(request),
+    holdMany,
     holdWith,
     capture,
     release,

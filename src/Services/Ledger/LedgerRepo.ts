@@ -76,13 +76,16 @@ export const TrialGrantRow = Schema.Struct({
 })
 export type TrialGrantRow = typeof TrialGrantRow.Type
 
+/**
+ * One or more holds of one agent, made together (all or none): `amount` each, one per
+ * entry of `holds`. The checks apply to their sum.
+ */
 export interface HoldInput {
-  readonly id: string
+  readonly holds: ReadonlyArray<{ readonly id: string; readonly reference: string }>
   readonly orgId: string
   readonly agentId: string
   readonly amount: bigint
   readonly purpose: string
-  readonly reference: string
   readonly budgetApproved: boolean
   readonly month: string
   readonly hourStart: Date
@@ -147,6 +150,16 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
     const balanceRows = statementRows(Balance)
     const holdCols = sql.unsafe(holdColumns)
 
+    /** What holds made together take from the budget and the balance: their sum. */
+    const totalOf = (hold: HoldInput) => (hold.amount * BigInt(hold.holds.length)).toString()
+
+    /** The ids and references of holds made together, as a relation `u (id, reference)`. */
+    const holdRowsOf = (hold: HoldInput) =>
+      hold.holds.length === 1
+        ? sql`(VALUES (${hold.holds[0]!.id}::uuid, ${hold.holds[0]!.reference}::text)) AS u (id, reference)`
+        : sql`unnest(${hold.holds.map((h) => h.id)}::uuid[], ${hold.holds.map((h) => h.reference)}::text[])
+                AS u (id, reference)`
+
     const insertEntries = (entries: ReadonlyArray<EntryInput>) =>
       entries.length === 0 ? Effect.void : sql`
         INSERT INTO ledger_entries ${
@@ -168,7 +181,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      * upsert) if it stays within the monthly budget, or always when the budget was approved.
      */
     const takeBudget = (hold: HoldInput, gatePassed: Statement.Fragment = sql`true`) => {
-      const amount = hold.amount.toString()
+      const amount = totalOf(hold)
       return sql`
           INSERT INTO agent_month_spend AS s (agent_id, month, org_id, spent, held)
           SELECT a.id, ${hold.month}, a.org_id, 0, ${amount}
@@ -208,7 +221,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       hold: HoldInput,
       caller?: { readonly gate: HoldGate<unknown>; readonly record: (taken: HoldTaken) => HoldRecord }
     ) => {
-      const amount = hold.amount.toString()
+      const each = hold.amount.toString()
+      const amount = totalOf(hold)
       const gatePassed = caller === undefined ? sql`true` : sql`EXISTS (SELECT 1 FROM ${caller.gate.passed})`
       return sql`
         WITH ${caller === undefined ? sql`` : sql`${caller.gate.steps},`}
@@ -231,15 +245,15 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         h AS (
           INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, refused, budget_approved,
                                     month, status, created_at, expires_at)
-          SELECT ${hold.id}, ${hold.orgId}, ${hold.agentId}, ${amount}, ${hold.purpose}, ${hold.reference}, false,
+          SELECT u.id, ${hold.orgId}, ${hold.agentId}, ${each}, ${hold.purpose}, u.reference, false,
                  NOT EXISTS (SELECT 1 FROM d), ${hold.budgetApproved}, ${hold.month}, 'held', ${hold.createdAt},
                  ${hold.expiresAt}
-          FROM s
+          FROM s, ${holdRowsOf(hold)}
           RETURNING id, refused
         ),
         e AS (
           INSERT INTO ledger_entries (id, org_id, kind, amount, credits, hold_id, agent_id, note, created_at)
-          SELECT ${randomUUID()}, ${hold.orgId}, 'hold', -${amount}::bigint, ${amount}, h.id, ${hold.agentId},
+          SELECT gen_random_uuid(), ${hold.orgId}, 'hold', -${each}::bigint, ${each}, h.id, ${hold.agentId},
                  ${hold.purpose}, ${hold.createdAt}
           FROM h WHERE NOT h.refused
           RETURNING 1
@@ -264,15 +278,15 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       heldRows.single(holdTestStatement(hold)).pipe(Effect.map((row) => row.held > 0), Effect.orDie)
 
     const holdTestStatement = (hold: HoldInput) => {
-      const amount = hold.amount.toString()
+      const each = hold.amount.toString()
       return sql`
         WITH s AS (${takeBudget(hold)}),
         h AS (
           INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, budget_approved,
                                     month, status, created_at, expires_at)
-          SELECT ${hold.id}, ${hold.orgId}, ${hold.agentId}, ${amount}, ${hold.purpose}, ${hold.reference}, true,
+          SELECT u.id, ${hold.orgId}, ${hold.agentId}, ${each}, ${hold.purpose}, u.reference, true,
                  ${hold.budgetApproved}, ${hold.month}, 'held', ${hold.createdAt}, ${hold.expiresAt}
-          FROM s
+          FROM s, ${holdRowsOf(hold)}
           RETURNING 1
         )
         SELECT (SELECT count(*) FROM h)::int AS held`

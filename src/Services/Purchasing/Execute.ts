@@ -289,20 +289,17 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           idempotency_key: key?.value ?? null,
           created_at: at
         })
-        const held: Array<NewItem> = []
-        for (const item of newItems) {
-          const hold = yield* ledger.hold({
-            orgId: agent.org_id,
-            agentId: agent.id,
-            amount: terms.price,
-            purpose: "purchase_item",
-            reference: item.id,
-            testMode: agent.mode === "test",
-            budgetApproved: approval.budgetApproved,
-            ttlMs: job === null ? purchasingRules.directHoldTtlMs : undefined
-          })
-          held.push({ ...item, hold_id: hold.id })
-        }
+        // Every item's hold in one statement: all of them or none.
+        const holds = yield* ledger.holdMany({
+          orgId: agent.org_id,
+          agentId: agent.id,
+          amount: terms.price,
+          purpose: "purchase_item",
+          testMode: agent.mode === "test",
+          budgetApproved: approval.budgetApproved,
+          ttlMs: job === null ? purchasingRules.directHoldTtlMs : undefined
+        }, newItems.map((item) => item.id))
+        const held: Array<NewItem> = newItems.map((item, i) => ({ ...item, hold_id: holds[i]!.id }))
         yield* itemRows.insertItems(held)
         if (approval.id !== null) yield* approvals.consume(approval.id, purchase.receiptId, at)
         if (job !== null) {
