@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto"
+import { hash } from "node:crypto"
 
 /**
  * Canonical JSON: object keys sorted (by UTF-16 code unit, recursively), arrays kept in
@@ -19,5 +19,4 @@ export const canonicalJson = (value: unknown): string => {
   return `{${entries.join(",")}}`
 }
 
-export const sha256OfCanonical = (value: unknown): string =>
-  createHash("sha256").update(canonicalJson(value), "utf8").digest("hex")
+export const sha256OfCanonical = (value: unknown): string => hash("sha256", canonicalJson(value), "hex")

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto"
+import { hash } from "node:crypto"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 import { canonicalJson } from "./Canonical.js"
 import type { ItemInput } from "./Checks.js"
@@ -33,11 +33,20 @@ type Mode = "pass" | "fail" | "partial"
 const markersOf = (input: ItemInput): string =>
   Object.values(input).filter((value): value is string => typeof value === "string").join(" ").toLowerCase()
 
-/** A number in [0, modulo) fixed by the tool and the input. */
-const seeded = (tool: MockTool, input: ItemInput, salt: string, modulo: number): number => {
-  const digest = createHash("sha256").update(`${tool.slug}|${salt}|${canonicalJson(input)}`).digest()
-  return digest.readUInt32BE(0) % modulo
+/** An input's canonical text, made once per input however many numbers are drawn from it. */
+const canonicalInputs = new WeakMap<ItemInput, string>()
+const canonicalInput = (input: ItemInput): string => {
+  let text = canonicalInputs.get(input)
+  if (text === undefined) {
+    text = canonicalJson(input)
+    canonicalInputs.set(input, text)
+  }
+  return text
 }
+
+/** A number in [0, modulo) fixed by the tool and the input. */
+const seeded = (tool: MockTool, input: ItemInput, salt: string, modulo: number): number =>
+  hash("sha256", `${tool.slug}|${salt}|${canonicalInput(input)}`, "buffer").readUInt32BE(0) % modulo
 
 const pick = <A>(tool: MockTool, input: ItemInput, salt: string, options: ReadonlyArray<A>): A =>
   options[seeded(tool, input, salt, options.length)]!
