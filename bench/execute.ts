@@ -1,16 +1,16 @@
 import * as os from "node:os"
 import pg from "pg"
-import type { TestDatabase } from "../test/support/database.js"
-import { seedAgent, seedOrg } from "../test/support/fixtures.js"
+import { postgresCpuMsBetween, postgresTicks, processCpuMs } from "./support/cpu.js"
 import { formatRow, runLoad } from "./support/load.js"
-import { createBenchDatabase, startBenchProvider, startService } from "./support/service.js"
+import { createBenchDatabase, seedPurchases, startBenchProvider, startService } from "./support/service.js"
 
 /**
  * `POST /v1/execute` throughput with test agents (mock tools answering at once, so what is
  * measured is the service: credentials, idempotency key, receipt, a ledger hold and
  * settlement per item, the published check, the answer):
  * - single inputs, closed loop, each request under its own idempotency key, spread over
- *   several agents so the per-key rate limit (600 a minute) is never reached;
+ *   several agents so the per-key rate limit (600 a minute) is never reached, with the CPU
+ *   a purchase takes in the service's process and in PostgreSQL (from /proc);
  * - one 1,000-input job: time to accept it (every item held) and to finish it, in items/s.
  * A bare node:http server answering JSON runs the same closed loop first: the machine's
  * yardstick, so figures from machines of different speed (or one machine on a slow day)
@@ -20,39 +20,12 @@ const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000)
 const CONNECTIONS = 16
 const AGENTS = 32
 
-const asTestDatabase = (pool: pg.Pool): TestDatabase =>
-  ({
-    name: "bench",
-    url: "",
-    query: async (text: string, values?: ReadonlyArray<unknown>) =>
-      (await pool.query(text, values as Array<unknown>)).rows,
-    drop: async () => undefined
-  }) as TestDatabase
-
 export const run = async () => {
   const db = await createBenchDatabase()
   const service = await startService({ DATABASE_URL: db.url, JOB_POLL_INTERVAL_MS: "100" })
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
   try {
-    const fixtures = asTestDatabase(pool)
-    const org = await seedOrg(fixtures)
-    const agents = await Promise.all(
-      Array.from(
-        { length: AGENTS },
-        () => seedAgent(fixtures, org.orgId, { approvalThresholdCredits: null, monthlyBudgetCredits: 1_000_000_000n })
-      )
-    )
-    const body = (i: number) =>
-      JSON.stringify({
-        tool: "jina-reader",
-        inputs: [{ url: `https://news.example.com/${i}` }],
-        idempotency_key: `bench-${i}`
-      })
-    const request = (i: number) => ({
-      method: "POST",
-      headers: { authorization: `Bearer ${agents[i % AGENTS]!.key}` },
-      body: body(i)
-    })
+    const { buyers: agents, purchase: request } = await seedPurchases(pool, AGENTS)
     // Warm up.
     await runLoad({
       url: `${service.url}/v1/execute`,
@@ -63,15 +36,23 @@ export const run = async () => {
     const bare = await startBenchProvider({ ok: true })
     const yardstick = await runLoad({ url: `${bare.url}/`, durationMs: 5_000, connections: CONNECTIONS })
     bare.close()
+    const serviceCpuBefore = processCpuMs(service.process.pid!)
+    const postgresBefore = postgresTicks()
     const single = await runLoad({
       url: `${service.url}/v1/execute`,
       durationMs: DURATION_MS,
       connections: CONNECTIONS,
       request
     })
+    const purchases = Math.max(1, single.requests)
+    const serviceCpu = (processCpuMs(service.process.pid!) - serviceCpuBefore) / purchases
+    const postgresCpu = postgresCpuMsBetween(postgresBefore, postgresTicks()) / purchases
     console.log(`\nExecute, single input (${CONNECTIONS} connections, ${DURATION_MS / 1000} s)`)
     console.log(formatRow("POST /v1/execute, 1 input", single))
     console.log(`statuses ${JSON.stringify(single.statuses)}`)
+    console.log(
+      `per purchase: CPU ${serviceCpu.toFixed(2)} ms in the service, ${postgresCpu.toFixed(2)} ms in PostgreSQL`
+    )
     console.log(
       `machine yardstick: bare node:http ${yardstick.rps.toFixed(0)} req/s; purchases per 1,000 of its requests: ${
         (1000 * single.rps / yardstick.rps).toFixed(1)

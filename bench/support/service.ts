@@ -113,6 +113,40 @@ export const seedGatewayCalls = async (pool: pg.Pool, databaseUrl: string, orgs:
   return { keys, call }
 }
 
+/** A pool of the service's database as the test fixtures take it. */
+const fixturesOf = (pool: pg.Pool) =>
+  ({
+    query: async (text: string, values?: ReadonlyArray<unknown>) =>
+      (await pool.query(text, values as Array<unknown>)).rows
+  }) as unknown as TestDatabase
+
+/**
+ * The purchase benchmarks' buyers: one org with `agents` test agents (no approval threshold,
+ * a budget no run reaches); `purchase(i)` is the i-th single-input `POST /v1/execute` of
+ * `jina-reader` (a mock tool answering at once), under its own idempotency key and spread
+ * over the agents so the per-key limit is never what is measured.
+ */
+export const seedPurchases = async (pool: pg.Pool, agents: number) => {
+  const fixtures = fixturesOf(pool)
+  const org = await seedOrg(fixtures)
+  const buyers = await Promise.all(
+    Array.from(
+      { length: agents },
+      () => seedAgent(fixtures, org.orgId, { approvalThresholdCredits: null, monthlyBudgetCredits: 1_000_000_000n })
+    )
+  )
+  const purchase = (i: number) => ({
+    method: "POST",
+    headers: { authorization: `Bearer ${buyers[i % agents]!.key}` },
+    body: JSON.stringify({
+      tool: "jina-reader",
+      inputs: [{ url: `https://news.example.com/${i}` }],
+      idempotency_key: `bench-${i}`
+    })
+  })
+  return { buyers, purchase }
+}
+
 /** The benchmarks' stand-in provider on loopback: answers every request 200 with `answer`. */
 export const startBenchProvider = async (answer: unknown) => {
   const body = JSON.stringify(answer)
@@ -135,10 +169,7 @@ export const startBenchProvider = async (answer: unknown) => {
  */
 export const seedLiveAgentKeys = async (databaseUrl: string, orgs: number, agentsPerOrg: number) => {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
-  const database = {
-    query: async (text: string, values?: ReadonlyArray<unknown>) =>
-      (await pool.query(text, values as Array<unknown>)).rows
-  } as unknown as TestDatabase
+  const database = fixturesOf(pool)
   const ledger = ManagedRuntime.make(
     LedgerStandaloneLive.pipe(
       Layer.provideMerge(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 2 })),
