@@ -200,6 +200,10 @@ describe("Ledger", () => {
         )
       expect(yield* errorCode(approved(2, 251n))).toBe("insufficient_credits")
       expect(yield* openHolds()).toBe(5)
+      const refused = yield* promise(() =>
+        db.query(`SELECT status, captured FROM ledger_holds WHERE org_id = $1 AND refused`, [orgId])
+      )
+      expect(refused).toEqual([{ status: "released", captured: "0" }, { status: "released", captured: "0" }])
       expect(yield* ledger.agentMonthSpend(agentId)).toBe(500n)
       expect((yield* ledger.orgCredits(orgId)).balance).toBe(500n)
       // Each hold settles on its own.

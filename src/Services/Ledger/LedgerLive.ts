@@ -97,9 +97,7 @@ export const makeLedger = Effect.gen(function*() {
   /** Live holds the balance or budget refused: their budget-only rows are released at once. */
   const refuseLive = (input: HoldInput, outcome: HoldOutcome) =>
     Effect.zipRight(
-      outcome.budget_taken > 0
-        ? Effect.forEach(input.holds, (held) => repo.settle(held.id, 0n, input.createdAt), { discard: true })
-        : Effect.void,
+      outcome.budget_taken > 0 ? repo.releaseRefused(input.holds.map((held) => held.id), input.createdAt) : Effect.void,
       Effect.fail(refusal(outcome, input.amount * BigInt(input.holds.length)))
     )
 

@@ -385,12 +385,21 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         LEFT JOIN s ON true`).pipe(Effect.catchTag("ParseError", Effect.die))
     }
 
-    const settle = (
-      holdId: string,
-      captured: bigint,
-      now: Date,
-      alongside?: (settled: HoldSettled) => SettlementWrite
-    ) => settleStatement(holdId, captured, now, alongside).pipe(Effect.orDie)
+    /**
+     * Releases holds a hold statement wrote as `refused` (the budget took their amount, the
+     * balance did not): their budget goes back in one statement, however many there are. They
+     * moved no credits, so there is no entry and no balance to write.
+     */
+    const releaseRefused = (holdIds: ReadonlyArray<string>, now: Date) =>
+      sql`
+        WITH h AS (
+          UPDATE ledger_holds SET status = 'released', captured = 0, settled_at = ${now}
+          WHERE id = ANY(${holdIds as Array<string>}::uuid[]) AND status = 'held' AND refused
+          RETURNING agent_id, month, amount
+        )
+        UPDATE agent_month_spend s SET held = s.held - t.amount
+        FROM (SELECT agent_id, month, sum(amount) AS amount FROM h GROUP BY agent_id, month) t
+        WHERE s.agent_id = t.agent_id AND s.month = t.month`.pipe(Effect.asVoid, Effect.orDie)
 
     /** Gives back spend of a refunded purchase. */
     const unspendBudget = (agentId: string, month: string, amount: bigint) =>
@@ -623,7 +632,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       holdLive,
       holdLiveGated,
       holdTest,
-      settle,
+      releaseRefused,
       settleStatement,
       insertEntries,
       unspendBudget,
