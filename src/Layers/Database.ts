@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import pg from "pg"
 import { holdEmbeddedLock } from "./EmbeddedLock.js"
-import { PreparingClient } from "./PreparedStatements.js"
+import { CountingClient, PreparingClient } from "./PreparedStatements.js"
 
 /**
  * The SQL client: PostgreSQL at DATABASE_URL, or, when it is unset, embedded PGlite kept
@@ -33,9 +33,9 @@ const embeddedPostgres = (dataDir: string) =>
   )
 
 /**
- * The pool for DATABASE_URL, its connections sending prepared statements unless
- * DATABASE_PREPARED_STATEMENTS is false (PreparedStatements.ts); checked with one query at
- * start, closed with the scope.
+ * The pool for DATABASE_URL, its connections counting the statements they send and sending
+ * them prepared unless DATABASE_PREPARED_STATEMENTS is false (PreparedStatements.ts); checked
+ * with one query at start, closed with the scope.
  */
 const preparingPool = (
   url: Redacted.Redacted<string>,
@@ -50,7 +50,7 @@ const preparingPool = (
         max,
         connectionTimeoutMillis: Duration.toMillis(acquireTimeout),
         application_name: "agent-gateway",
-        ...(prepared ? { Client: PreparingClient } : {})
+        Client: prepared ? PreparingClient : CountingClient
       })
       // A connection that fails while idle is dropped by the pool; the next query reconnects.
       pool.on("error", () => {})

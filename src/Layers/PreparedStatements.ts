@@ -1,5 +1,15 @@
 import { createHash } from "node:crypto"
 import pg from "pg"
+import { countStatement } from "../Services/Observability/DatabaseMetrics.js"
+
+/** A `pg` client that counts every statement it sends (`db_statements_total`). */
+export class CountingClient extends pg.Client {
+  // One signature is enough here: the SQL client calls query(text, values, callback).
+  override query(config: unknown, values?: unknown, callback?: unknown): any {
+    countStatement()
+    return (super.query as Function)(config, values, callback)
+  }
+}
 
 /**
  * A `pg` client that sends each parameterised statement as a named (prepared) one, so
@@ -11,10 +21,9 @@ import pg from "pg"
  */
 const MAX_NAMED_PER_CONNECTION = 512
 
-export class PreparingClient extends pg.Client {
+export class PreparingClient extends CountingClient {
   readonly #names = new Map<string, string>()
 
-  // One signature is enough here: the SQL client calls query(text, values, callback).
   override query(config: unknown, values?: unknown, callback?: unknown): any {
     if (typeof config === "string" && Array.isArray(values) && values.length > 0 && typeof callback === "function") {
       let name = this.#names.get(config)

@@ -1,9 +1,14 @@
+import { Effect, Metric } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { PreparingClient } from "../../src/Layers/PreparedStatements.js"
+import { CountingClient, PreparingClient } from "../../src/Layers/PreparedStatements.js"
+import { statementsSent } from "../../src/Services/Observability/DatabaseMetrics.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 
-/** The pg client under the SQL client prepares each parameterised statement once per connection. */
+/**
+ * The pg client under the SQL client prepares each parameterised statement once per
+ * connection, and counts every statement it sends.
+ */
 let db: TestDatabase
 let pool: pg.Pool
 
@@ -47,6 +52,24 @@ describe("prepared statements", () => {
       expect(await preparedOn(client)).toHaveLength(1)
     } finally {
       client.release()
+    }
+  })
+
+  it("counts every statement it sends, prepared or not, with or without parameters", async () => {
+    const sent = () => Effect.runSync(Metric.value(statementsSent)).count
+    const client = await pool.connect()
+    const unnamed = new pg.Pool({ connectionString: db.url, max: 1, Client: CountingClient })
+    try {
+      const before = sent()
+      await run(client, "SELECT $1::int AS n", [1])
+      await run(client, "SELECT $1::int AS n", [2])
+      await run(client, "SELECT 1", [])
+      expect(sent() - before).toBe(3)
+      await unnamed.query("SELECT $1::int AS n", [3])
+      expect(sent() - before).toBe(4)
+    } finally {
+      client.release()
+      await unnamed.end()
     }
   })
 

@@ -60,6 +60,8 @@ describe("request ids and metrics", () => {
     expect(delta("http_requests_total", { method: "GET", route: "/v1/orgs/:orgId/agents", status: "401" })).toBe(1)
     expect(delta("http_requests_total", { method: "GET", route: "unmatched", status: "404" })).toBe(1)
     expect(after.text).not.toContain(org.orgId)
+    // Statements sent to PostgreSQL: the members' list and its session, at the least.
+    expect(delta("db_statements_total", {})).toBeGreaterThanOrEqual(2)
 
     const count = delta("http_request_duration_seconds_count", { method: "GET", route: "/v1/task-types" })
     expect(count).toBe(3)
