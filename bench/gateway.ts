@@ -18,8 +18,10 @@ import {
  * and the provider alone, side by side in one run:
  * 1. closed loop, three rounds, medians: calls a second, and per call the CPU of the
  *    gateway's process and of PostgreSQL (from /proc); then, once per gateway, the
- *    transactions PostgreSQL commits and the rows it writes per call (from its statistics,
- *    read after they have settled, less the background workers' own in an idle window);
+ *    statements it sends (as it counts them: the service's `db_statements_total`, the
+ *    reference's own count), the transactions PostgreSQL commits and the rows it writes per
+ *    call (from its statistics, read after they have settled), each less the background
+ *    workers' own in an idle window;
  * 2. at 20 and 100 calls a second: the latency each gateway adds to the provider's.
  * A second service with DATABASE_PREPARED_STATEMENTS=false runs the closed loop too, so the
  * effect of prepared statements is read in the same run.
@@ -47,6 +49,21 @@ const databaseWork = async (pool: pg.Pool) => {
   return { commits: Number(row.commits), rows: Number(row.rows) }
 }
 
+/** Opens the services' `/metrics`, where their statement counts are read. */
+const METRICS_TOKEN = "bench-metrics"
+
+/** The statements a service has sent so far (its `db_statements_total`). */
+const serviceStatements = (url: string) => async () => {
+  const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text()
+  const line = /^db_statements_total (\d+)/m.exec(text)
+  if (line === null) throw new Error("the service's /metrics has no db_statements_total")
+  return Number(line[1])
+}
+
+/** The statements the reference gateway has sent so far. */
+const referenceStatements = (url: string) => async () =>
+  ((await (await fetch(`${url}/statements`)).json()) as { statements: number }).statements
+
 interface Measured {
   readonly load: LoadResult
   readonly cpuMsPerCall: number
@@ -60,7 +77,12 @@ export const run = async () => {
   const loadBefore = os.loadavg()[0]!
   const db = await createBenchDatabase()
   const provider = await startBenchProvider(benchPersonAnswer)
-  const service = await startService({ DATABASE_URL: db.url, PROVIDERS_UPSTREAM: provider.url, ACCESS_LOG: "false" })
+  const service = await startService({
+    DATABASE_URL: db.url,
+    PROVIDERS_UPSTREAM: provider.url,
+    ACCESS_LOG: "false",
+    METRICS_TOKEN
+  })
     .catch(async (error) => {
       provider.close()
       await db.drop()
@@ -71,7 +93,8 @@ export const run = async () => {
     DATABASE_URL: db.url,
     PROVIDERS_UPSTREAM: provider.url,
     ACCESS_LOG: "false",
-    DATABASE_PREPARED_STATEMENTS: "false"
+    DATABASE_PREPARED_STATEMENTS: "false",
+    METRICS_TOKEN
   })
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
   let reference: { url: string; child: ChildProcess } | undefined
@@ -90,13 +113,26 @@ export const run = async () => {
     if (!refProbe.ok) throw new Error(`the reference gateway answered ${refProbe.status}: ${await refProbe.text()}`)
     const targets = [
       { label: "provider alone", url: `${provider.url}/benchprov/v1/person`, pid: undefined },
-      { label: "reference gateway", url: `${reference.url}/v1/call`, pid: reference.child.pid!, request: call },
-      { label: "service POST /v1/call", url: `${service.url}/v1/call`, pid: service.process.pid!, request: call },
+      {
+        label: "reference gateway",
+        url: `${reference.url}/v1/call`,
+        pid: reference.child.pid!,
+        request: call,
+        statements: referenceStatements(reference.url)
+      },
+      {
+        label: "service POST /v1/call",
+        url: `${service.url}/v1/call`,
+        pid: service.process.pid!,
+        request: call,
+        statements: serviceStatements(service.url)
+      },
       {
         label: "service, statements unnamed",
         url: `${unnamed.url}/v1/call`,
         pid: unnamed.process.pid!,
         request: call,
+        statements: serviceStatements(unnamed.url),
         closedLoopOnly: true
       }
     ]
@@ -111,29 +147,41 @@ export const run = async () => {
       }
     }
     /**
-     * Commits and rows written per call: one short run between two settled readings, less
-     * what the services' background workers (polling their queues) did in as long a window
-     * without calls, measured the same way just before.
+     * Statements, commits and rows written per call: one short run between two settled
+     * readings (statements as the gateway counts them, commits and rows from PostgreSQL's
+     * statistics), less what the services' background workers (polling their queues) did in
+     * as long a window without calls, measured the same way just before.
      */
     const settle = () => new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS))
-    const settledWindow = async (during: () => Promise<number>) => {
+    const settledWindow = async (statements: () => Promise<number>, during: () => Promise<number>) => {
       await settle()
-      const before = await databaseWork(pool)
+      const before = { ...(await databaseWork(pool)), statements: await statements() }
       const started = performance.now()
       const calls = await during()
       await settle()
-      const after = await databaseWork(pool)
+      const after = { ...(await databaseWork(pool)), statements: await statements() }
       const ms = performance.now() - started
-      return { calls, commits: after.commits - before.commits, rows: after.rows - before.rows, ms }
+      return {
+        calls,
+        statements: after.statements - before.statements,
+        commits: after.commits - before.commits,
+        rows: after.rows - before.rows,
+        ms
+      }
     }
-    const databaseWorkPerCall = async (target: (typeof targets)[number]) => {
-      const idle = await settledWindow(() => new Promise((resolve) => setTimeout(() => resolve(0), 2_000)))
-      const busy = await settledWindow(async () =>
-        (await runLoad({ ...target, durationMs: 2_000, connections: CONNECTIONS })).requests
+    const databaseWorkPerCall = async (target: (typeof targets)[number], statements: () => Promise<number>) => {
+      const idle = await settledWindow(
+        statements,
+        () => new Promise((resolve) => setTimeout(() => resolve(0), 2_000))
+      )
+      const busy = await settledWindow(
+        statements,
+        async () => (await runLoad({ ...target, durationMs: 2_000, connections: CONNECTIONS })).requests
       )
       const calls = Math.max(1, busy.calls)
       const scale = busy.ms / idle.ms
       return {
+        statements: (busy.statements - idle.statements * scale) / calls,
         commits: (busy.commits - idle.commits * scale) / calls,
         rows: (busy.rows - idle.rows * scale) / calls,
         background: idle.commits / (idle.ms / 1000)
@@ -147,8 +195,10 @@ export const run = async () => {
     }
 
     console.log(`\nClosed loop, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_MS / 1000} s, medians`)
-    const work = new Map<string, { commits: number; rows: number; background: number }>()
-    for (const target of targets.slice(1)) work.set(target.label, await databaseWorkPerCall(target))
+    const work = new Map<string, { statements: number; commits: number; rows: number; background: number }>()
+    for (const target of targets) {
+      if (target.statements !== undefined) work.set(target.label, await databaseWorkPerCall(target, target.statements))
+    }
     const medians = new Map<string, { rps: number; cpu: number; pgCpu: number }>()
     for (const [label, measured] of rounds) {
       const m = {
@@ -168,7 +218,9 @@ export const run = async () => {
       if (w !== undefined) {
         console.log(
           `    per call: CPU ${m.cpu.toFixed(2)} ms in the gateway, ${m.pgCpu.toFixed(2)} ms in PostgreSQL; ` +
-            `${w.commits.toFixed(1)} commits, ${w.rows.toFixed(1)} rows written ` +
+            `${w.statements.toFixed(1)} statements, ${w.commits.toFixed(1)} commits, ${
+              w.rows.toFixed(1)
+            } rows written ` +
             `(background of ${w.background.toFixed(1)} commits/s taken out)`
         )
       }

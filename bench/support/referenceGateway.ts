@@ -13,9 +13,15 @@ import pg from "pg"
  * 4. one settlement: the hold captured, the month's held moved to spent, the capture entry.
  * Not done here, and done by the service: rate limits, quotas, the call log, refunds,
  * alerts, events, request ids, metrics and logs. Run as its own process; prints `ready <port>`.
+ * `GET /statements` answers how many statements it has sent (the benchmark's statements per call).
  * Settings: DATABASE_URL, PROVIDERS_UPSTREAM, REFERENCE_ENDPOINT (id), REFERENCE_PRICE (credits).
  */
 const pool = new pg.Pool({ connectionString: process.env["DATABASE_URL"], max: 20 })
+let statements = 0
+const send = (config: pg.QueryConfig) => {
+  statements++
+  return pool.query(config)
+}
 const upstream = process.env["PROVIDERS_UPSTREAM"]!
 const endpointId = process.env["REFERENCE_ENDPOINT"] ?? "benchprov/person"
 const price = process.env["REFERENCE_PRICE"] ?? "10"
@@ -82,14 +88,14 @@ const answer = (res: http.ServerResponse, status: number, body: unknown) => {
 const handle = async (req: http.IncomingMessage, body: string, res: http.ServerResponse) => {
   const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1]
   if (token === undefined) return answer(res, 401, { error: { code: "unauthenticated" } })
-  const agent = (await pool.query({ ...keyLookup, values: [createHash("sha256").update(token).digest("hex")] }))
+  const agent = (await send({ ...keyLookup, values: [createHash("sha256").update(token).digest("hex")] }))
     .rows[0] as { id: string; org_id: string } | undefined
   if (agent === undefined) return answer(res, 401, { error: { code: "unauthenticated" } })
   const request = JSON.parse(body) as { endpoint: string; query?: Record<string, string> }
   if (request.endpoint !== endpointId) return answer(res, 404, { error: { code: "unknown_endpoint" } })
   const holdId = randomUUID()
   const month = new Date().toISOString().slice(0, 8) + "01"
-  const held = await pool.query({
+  const held = await send({
     ...hold,
     values: [holdId, agent.id, month, price, agent.org_id, randomUUID(), holdId]
   })
@@ -97,11 +103,12 @@ const handle = async (req: http.IncomingMessage, body: string, res: http.ServerR
   const query = new URLSearchParams(request.query ?? {}).toString()
   const provider = await fetch(`${upstream}/${providerId}${providerPath}${query === "" ? "" : `?${query}`}`)
   const data = await provider.json()
-  await pool.query({ ...settle, values: [holdId, randomUUID()] })
+  await send({ ...settle, values: [holdId, randomUUID()] })
   answer(res, 200, { call_id: holdId, endpoint: endpointId, status: "succeeded", charged: price, data })
 }
 
 const server = http.createServer((req, res) => {
+  if (req.method === "GET" && req.url === "/statements") return answer(res, 200, { statements })
   const chunks: Array<Buffer> = []
   req.on("data", (chunk: Buffer) => chunks.push(chunk))
   req.on("end", () => {
