@@ -153,7 +153,10 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
     /** What holds made together take from the budget and the balance: their sum. */
     const totalOf = (hold: HoldInput) => (hold.amount * BigInt(hold.holds.length)).toString()
 
-    /** The ids and references of holds made together, as a relation `u (id, reference)`. */
+    /**
+     * The ids and references of holds made together, as a relation `u (id, reference)`: one
+     * hold (every gateway call) as plain parameters, several as two arrays.
+     */
     const holdRowsOf = (hold: HoldInput) =>
       hold.holds.length === 1
         ? sql`(VALUES (${hold.holds[0]!.id}::uuid, ${hold.holds[0]!.reference}::text)) AS u (id, reference)`
