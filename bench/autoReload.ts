@@ -1,9 +1,14 @@
 import { loadavg } from "node:os"
 import pg from "pg"
-import type { TestDatabase } from "../test/support/database.js"
 import { seedAgent, seedOrg } from "../test/support/fixtures.js"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
-import { createBenchDatabase, seedBenchEndpoint, startBenchProvider, startService } from "./support/service.js"
+import {
+  createBenchDatabase,
+  fixturesOf,
+  seedBenchEndpoint,
+  startBenchProvider,
+  startService
+} from "./support/service.js"
 
 /**
  * Does auto-reload slow a gateway call? The same closed loop of live `POST /v1/call`s, in
@@ -33,10 +38,7 @@ export const run = async () => {
     BILLING_WORKER_INTERVAL_MS: "1000"
   })
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
-  const database = {
-    query: async (text: string, values?: ReadonlyArray<unknown>) =>
-      (await pool.query(text, values as Array<unknown>)).rows
-  } as unknown as TestDatabase
+  const database = fixturesOf(pool)
   try {
     await seedBenchEndpoint(pool, { id: "benchprov/ok", name: "Ok", category: "utilities", path: "/v1/ok" })
     const orgIds: Array<string> = []

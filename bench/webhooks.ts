@@ -1,10 +1,9 @@
 import { createHmac } from "node:crypto"
 import * as http from "node:http"
 import pg from "pg"
-import type { TestDatabase } from "../test/support/database.js"
 import { eventEmitter } from "../test/support/eventEmitter.js"
 import { seedOrg } from "../test/support/fixtures.js"
-import { createBenchDatabase, startService } from "./support/service.js"
+import { createBenchDatabase, fixturesOf, startService } from "./support/service.js"
 
 /**
  * Webhook deliveries per second to a loopback receiver, measured from outside the service
@@ -82,11 +81,7 @@ const emitMany = async (emit: (i: number) => Promise<unknown>, count: number) =>
 export const run = async () => {
   const db = await createBenchDatabase()
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
-  const testDb = {
-    url: db.url,
-    query: async (text: string, values?: ReadonlyArray<unknown>) =>
-      (await pool.query(text, values as Array<unknown>)).rows
-  } as TestDatabase
+  const testDb = fixturesOf(pool, db.url)
   const receiver = await startReceiver()
   let service = await startService({ DATABASE_URL: db.url })
   const emitter = eventEmitter(testDb, {}, undefined, EMIT_CONCURRENCY)

@@ -113,9 +113,10 @@ export const seedGatewayCalls = async (pool: pg.Pool, databaseUrl: string, orgs:
   return { keys, call }
 }
 
-/** A pool of the service's database as the test fixtures take it. */
-const fixturesOf = (pool: pg.Pool) =>
+/** A pool of the service's database (at `url`) as the test fixtures take it. */
+export const fixturesOf = (pool: pg.Pool, url = "") =>
   ({
+    url,
     query: async (text: string, values?: ReadonlyArray<unknown>) =>
       (await pool.query(text, values as Array<unknown>)).rows
   }) as unknown as TestDatabase
