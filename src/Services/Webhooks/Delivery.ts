@@ -8,6 +8,7 @@ import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
 import { statementRows } from "../StatementRows.js"
 import { policyFor } from "./AddressPolicy.js"
+import { deliveryClaimStatement } from "./DeliveryClaim.js"
 import { deliveryHeaders } from "./Signature.js"
 import { postWebhook } from "./WebhookHttp.js"
 import { ClaimedDelivery, type DeliveryRow, WebhooksRepo } from "./WebhooksRepo.js"
@@ -63,52 +64,18 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
     const config = yield* AppConfig
     const policy = policyFor(config.isProduction)
 
-    /**
-     * Takes up to `limit` due deliveries for one try each, oldest first, but no endpoint more
-     * than its room: `perEndpoint` minus its tries already in flight (`busy`). Candidates
-     * are ranked per endpoint among the oldest due rows of endpoints with room (no lock), then
-     * the chosen ones are locked with SKIP LOCKED and checked again, so replicas never take
-     * the same row.
-     */
+    /** Takes up to `limit` due deliveries for one try each (`deliveryClaimStatement`). */
     const claim = (limit: number, busy: ReadonlyArray<readonly [string, number]> = [], perEndpoint = limit) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const at = new Date(now)
-        const due =
-          sql`d.status = 'pending' AND d.next_attempt_at <= ${at} AND (d.lease_until IS NULL OR d.lease_until <= ${at})`
-        // Endpoints without room are left out of the scan, so a long backlog of one endpoint
-        // cannot fill the candidates and hide the others' rows.
-        const full = busy.filter(([, count]) => count >= perEndpoint).map(([key]) => key)
-        const statement = sql`
-          WITH candidates AS (
-            SELECT d.id, d.endpoint_id, d.next_attempt_at,
-                   row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.seq) AS endpoint_rank
-            FROM (
-              SELECT d.id, d.endpoint_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
-              WHERE ${due} AND d.endpoint_id <> ALL (${full}::uuid[])
-              ORDER BY d.next_attempt_at
-              LIMIT ${limit * 8}
-            ) d
-          ),
-          busy AS (
-            SELECT * FROM unnest(${busy.map(([key]) => key)}::uuid[], ${busy.map(([, count]) => count)}::int[])
-              AS b (endpoint_id, in_flight)
-          ),
-          chosen AS (
-            SELECT d.id FROM webhook_deliveries d
-            JOIN candidates c ON c.id = d.id
-            LEFT JOIN busy b ON b.endpoint_id = c.endpoint_id
-            WHERE c.endpoint_rank <= ${perEndpoint} - COALESCE(b.in_flight, 0) AND ${due}
-            ORDER BY c.next_attempt_at
-            LIMIT ${limit}
-            FOR UPDATE OF d SKIP LOCKED
-          )
-          UPDATE webhook_deliveries d
-          SET lease_until = ${new Date(now + Duration.toMillis(LEASE))}, lease_token = ${randomUUID()}
-          FROM chosen, events e, webhook_endpoints w
-          WHERE d.id = chosen.id AND e.id = d.event_id AND w.id = d.endpoint_id
-          RETURNING d.id, d.endpoint_id, d.attempts, d.lease_token, d.event_id, e.type AS event_type, e.data AS event_data,
-                    e.created_at AS event_created_at, w.url, w.secret_enc`
+        const statement = deliveryClaimStatement(sql, {
+          at: new Date(now),
+          limit,
+          busy,
+          perEndpoint,
+          leaseUntil: new Date(now + Duration.toMillis(LEASE)),
+          leaseToken: randomUUID()
+        })
         return yield* claimedRows.all(statement)
       }).pipe(Effect.orDie)
 
