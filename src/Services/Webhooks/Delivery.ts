@@ -9,6 +9,7 @@ import { SecretBox } from "../SecretBox/SecretBox.js"
 import { statementRows } from "../StatementRows.js"
 import { policyFor } from "./AddressPolicy.js"
 import { deliveryClaimStatement } from "./DeliveryClaim.js"
+import { deliveryOutcomeWriter } from "./DeliveryOutcomes.js"
 import { deliveryHeaders } from "./Signature.js"
 import { postWebhook } from "./WebhookHttp.js"
 import { ClaimedDelivery, type DeliveryRow, WebhooksRepo } from "./WebhooksRepo.js"
@@ -56,7 +57,7 @@ export const deliveryRecord = (row: DeliveryRow) => ({
 
 export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks/WebhookDelivery", {
   dependencies: [SecretBox.Default, WebhooksRepo.Default],
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const claimedRows = statementRows(ClaimedDelivery)
     const repo = yield* WebhooksRepo
@@ -79,6 +80,8 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
         return yield* claimedRows.all(statement)
       }).pipe(Effect.orDie)
 
+    const writeOutcome = yield* deliveryOutcomeWriter(sql)
+
     /** Records the outcome of a try, guarded by the lease token (a stale worker changes nothing). */
     const record = (
       delivery: ClaimedDelivery,
@@ -88,26 +91,33 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const tries = delivery.attempts + 1
+        const tried = {
+          id: delivery.id,
+          leaseToken: delivery.lease_token,
+          attempts: tries,
+          lastAttemptAt: new Date(startedAt),
+          lastStatusCode: outcome.statusCode
+        }
         if (outcome.delivered) {
-          yield* sql`
-            UPDATE webhook_deliveries
-            SET status = 'delivered', attempts = ${tries}, last_attempt_at = ${new Date(startedAt)},
-                last_status_code = ${outcome.statusCode}, last_error = NULL, delivered_at = ${new Date(now)},
-                next_attempt_at = NULL, lease_until = NULL, lease_token = NULL
-            WHERE id = ${delivery.id} AND lease_token = ${delivery.lease_token}`
-          return
+          return yield* writeOutcome({
+            ...tried,
+            status: "delivered",
+            lastError: null,
+            deliveredAt: new Date(now),
+            nextAttemptAt: null
+          })
         }
         const wait = yield* delayAfterTries(webhookRetrySchedule, tries, now)
         const next = Option.map(wait, (delay) => now + Duration.toMillis(delay))
         const deadline = delivery.event_created_at.getTime() + Duration.toMillis(DELIVERY_WINDOW)
         const giveUp = Option.isNone(next) || next.value > deadline
-        yield* sql`
-          UPDATE webhook_deliveries
-          SET status = ${giveUp ? "failed" : "pending"}, attempts = ${tries}, last_attempt_at = ${new Date(startedAt)},
-              last_status_code = ${outcome.statusCode}, last_error = ${outcome.error},
-              next_attempt_at = ${giveUp ? null : new Date(Option.getOrThrow(next))},
-              lease_until = NULL, lease_token = NULL
-          WHERE id = ${delivery.id} AND lease_token = ${delivery.lease_token}`
+        yield* writeOutcome({
+          ...tried,
+          status: giveUp ? "failed" : "pending",
+          lastError: outcome.error,
+          deliveredAt: null,
+          nextAttemptAt: giveUp ? null : new Date(Option.getOrThrow(next))
+        })
       }).pipe(Effect.orDie)
 
     /** One try of a claimed delivery: sign, POST, record. */

@@ -6,14 +6,20 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MigrationsLive } from "../../src/Layers/Migrations.js"
 import { deliveryClaimStatement } from "../../src/Services/Webhooks/DeliveryClaim.js"
+import { type DeliveryOutcome, deliveryOutcomeWriter } from "../../src/Services/Webhooks/DeliveryOutcomes.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedOrg } from "../support/fixtures.js"
 
 /**
- * The delivery claim's plan: after an outage the backlog is written while the table's
+ * The delivery worker's two statements on real PostgreSQL.
+ *
+ * The claim's plan: after an outage the backlog is written while the table's
  * statistics still describe it nearly empty. The claim must then still look each chosen row
  * up by its primary key, not read the backlog once per candidate (it did: a claim took 100 ms
  * for 4,000 due rows and the drain fell to 200 deliveries a second).
+ *
+ * The outcome writer: tries finishing at once are written together, each row with its own
+ * outcome, and an outcome under a lease the row no longer has changes nothing.
  */
 const BACKLOG = 4_000
 const LIMIT = 64
@@ -103,4 +109,76 @@ describe("the webhook delivery claim", () => {
       expect(deliveryRowsRead(plan)).toBeLessThanOrEqual(BACKLOG + LIMIT * 8 + 2 * LIMIT)
     }
   )
+})
+
+describe("the webhook delivery outcome writer", () => {
+  it("writes tries that finish together, each row its own outcome, and ignores a stale lease", async () => {
+    const claimed = await runtime.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const now = Date.now()
+      return yield* sql<{ id: string; lease_token: string }>`${
+        deliveryClaimStatement(sql, {
+          at: new Date(now),
+          limit: 40,
+          busy: [],
+          perEndpoint: 40,
+          leaseUntil: new Date(now + 60_000),
+          leaseToken: randomUUID()
+        })
+      }`
+    }))
+    expect(claimed).toHaveLength(40)
+    const at = new Date("2026-11-26T12:00:00Z")
+    const outcomes: Array<DeliveryOutcome> = claimed.map((row, i) => ({
+      id: row.id,
+      leaseToken: i === 39 ? randomUUID() : row.lease_token,
+      status: i % 2 === 0 ? "delivered" : "pending",
+      attempts: i + 1,
+      lastAttemptAt: at,
+      lastStatusCode: i % 2 === 0 ? 200 : 500 + (i % 4),
+      lastError: i % 2 === 0 ? null : `HTTP ${500 + (i % 4)}`,
+      deliveredAt: i % 2 === 0 ? at : null,
+      nextAttemptAt: i % 2 === 0 ? null : new Date(at.getTime() + i * 60_000)
+    }))
+    await runtime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const write = yield* deliveryOutcomeWriter(yield* SqlClient.SqlClient)
+      yield* Effect.forEach(outcomes, write, { concurrency: "unbounded", discard: true })
+    })))
+    const rows = await db.query<{
+      id: string
+      status: string
+      attempts: number
+      last_status_code: number | null
+      last_error: string | null
+      delivered_at: Date | null
+      next_attempt_at: Date | null
+      lease_token: string | null
+    }>(
+      `SELECT id, status, attempts, last_status_code, last_error, delivered_at, next_attempt_at, lease_token
+       FROM webhook_deliveries WHERE id = ANY ($1)`,
+      [claimed.map((row) => row.id)]
+    )
+    const byId = new Map(rows.map((row) => [row.id, row]))
+    outcomes.forEach((outcome, i) => {
+      const row = byId.get(outcome.id)!
+      if (i === 39) {
+        expect(row).toMatchObject({
+          status: "pending",
+          attempts: 0,
+          last_status_code: null,
+          lease_token: claimed[i]!.lease_token
+        })
+        return
+      }
+      expect(row).toMatchObject({
+        status: outcome.status,
+        attempts: outcome.attempts,
+        last_status_code: outcome.lastStatusCode,
+        last_error: outcome.lastError,
+        delivered_at: outcome.deliveredAt,
+        next_attempt_at: outcome.nextAttemptAt,
+        lease_token: null
+      })
+    })
+  })
 })
