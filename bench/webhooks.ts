@@ -1,21 +1,28 @@
 import { createHmac } from "node:crypto"
 import * as http from "node:http"
+import * as os from "node:os"
 import pg from "pg"
 import { eventEmitter } from "../test/support/eventEmitter.js"
 import { seedOrg } from "../test/support/fixtures.js"
-import { createBenchDatabase, fixturesOf, startService } from "./support/service.js"
+import { processCpuMs } from "./support/cpu.js"
+import { runLoad } from "./support/load.js"
+import { createBenchDatabase, fixturesOf, startBenchProvider, startService } from "./support/service.js"
 
 /**
  * Webhook deliveries per second to a loopback receiver, measured from outside the service
  * (a child process, as `npm start` runs it, on a fresh PostgreSQL database):
- * 1. backlog: N events are written while the service is down, then it starts and drains
- *    them (deliveries per second, first to last receipt);
+ * 1. backlog, three rounds, median and range: N events are written while the service is
+ *    down, then it starts and drains them (deliveries per second, first to last receipt, and
+ *    the service's CPU per delivery over that window, from /proc);
  * 2. steady: the service runs while N events are emitted as fast as transactions commit
  *    (deliveries per second, and the time from the event's creation to its receipt).
- * The receiver checks every signature (HMAC-SHA256) and counts each event once.
+ * The receiver checks every signature (HMAC-SHA256) and counts each event once. A bare
+ * node:http server under a closed loop is the machine's yardstick, so figures from machines
+ * of different speed compare as deliveries per 1,000 of its requests.
  */
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 3_000)
 const EMIT_CONCURRENCY = 8
+const ROUNDS = 3
 
 const percentile = (values: Array<number>, p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -30,6 +37,7 @@ const startReceiver = async () => {
   let last = 0
   let badSignatures = 0
   let waiter: { count: number; resolve: () => void } | undefined
+  let onFirst: (() => void) | undefined
   const server = http.createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
@@ -42,7 +50,10 @@ const startReceiver = async () => {
       if (!seen.has(event.id)) {
         seen.add(event.id)
         latencies.push(now - Date.parse(event.created_at))
-        if (first === 0) first = now
+        if (first === 0) {
+          first = now
+          onFirst?.()
+        }
         last = now
       }
       res.writeHead(200).end()
@@ -54,6 +65,10 @@ const startReceiver = async () => {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
     setSecret: (value: string) => {
       secret = value
+    },
+    /** Runs `hook` at the next first receipt (after a reset). */
+    atFirst: (hook: () => void) => {
+      onFirst = hook
     },
     reset: () => {
       seen.clear()
@@ -99,29 +114,57 @@ export const run = async () => {
         data: { job_id: `job-${i}`, status: "done", receipt_id: `receipt-${i}`, item_count: 30, passed: 30, expired: 0 }
       })
 
-    // 1. Backlog drained by a freshly started service.
-    await service.stop()
-    await emitMany(emit, EVENTS)
-    const restarted = Date.now()
-    service = await startService({ DATABASE_URL: db.url })
-    await receiver.waitFor(EVENTS)
-    const backlog = receiver.stats()
-    const drainSeconds = (backlog.last - backlog.first) / 1000
+    // 1. Backlogs drained by a freshly started service.
+    const drains: Array<{ rate: number; withStart: number; cpuMs: number }> = []
+    for (let round = 0; round < ROUNDS; round++) {
+      await service.stop()
+      receiver.reset()
+      await emitMany((i) => emit(round * EVENTS + i), EVENTS)
+      const restarted = Date.now()
+      service = await startService({ DATABASE_URL: db.url })
+      const pid = service.process.pid!
+      let cpuAtFirst = processCpuMs(pid)
+      receiver.atFirst(() => {
+        cpuAtFirst = processCpuMs(pid)
+      })
+      await receiver.waitFor(EVENTS)
+      const cpuMs = (processCpuMs(pid) - cpuAtFirst) / EVENTS
+      const backlog = receiver.stats()
+      drains.push({
+        rate: EVENTS / ((backlog.last - backlog.first) / 1000),
+        withStart: (backlog.last - restarted) / 1000,
+        cpuMs
+      })
+    }
+    const bare = await startBenchProvider({ ok: true })
+    const yardstick = await runLoad({ url: `${bare.url}/`, durationMs: 5_000, connections: 16 })
+    bare.close()
+    const rates = drains.map((drain) => drain.rate).sort((a, b) => a - b)
+    const middle = drains.find((drain) => drain.rate === rates[Math.floor(ROUNDS / 2)])!
     console.log(
       `\nWebhook deliveries to a loopback receiver (${EVENTS} events, one endpoint, worker concurrency ${
         process.env.WEBHOOK_WORKER_CONCURRENCY ?? 64
       })`
     )
     console.log(
-      `backlog drain        ${(EVENTS / drainSeconds).toFixed(0).padStart(7)} deliveries/s   (${
-        drainSeconds.toFixed(2)
-      } s first to last; ${((backlog.last - restarted) / 1000).toFixed(2)} s including start-up)`
+      `backlog drain        ${middle.rate.toFixed(0).padStart(7)} deliveries/s   (median of ${ROUNDS}, range ${
+        rates[0]!.toFixed(0)
+      }–${rates[ROUNDS - 1]!.toFixed(0)}; ${middle.withStart.toFixed(2)} s including start-up; service CPU ${
+        middle.cpuMs.toFixed(2)
+      } ms a delivery)`
+    )
+    console.log(
+      `machine yardstick: bare node:http ${
+        yardstick.rps.toFixed(0)
+      } req/s; backlog deliveries per 1,000 of its requests: ${
+        (1000 * middle.rate / yardstick.rps).toFixed(1)
+      }; load average (1 min) ${os.loadavg()[0]!.toFixed(2)}`
     )
 
     // 2. Steady state: events emitted while the service runs.
     receiver.reset()
     const started = Date.now()
-    await emitMany((i) => emit(EVENTS + i), EVENTS)
+    await emitMany((i) => emit(ROUNDS * EVENTS + i), EVENTS)
     const emitSeconds = (Date.now() - started) / 1000
     await receiver.waitFor(EVENTS)
     const steady = receiver.stats()
