@@ -335,12 +335,14 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             ? held.map((item) => rowOf(item, settled.get(item.id)!))
             : yield* itemRows.items(purchase.receiptId)
           const answer = yield* Effect.either(directAnswer(purchase, finished))
-          yield* receiptRows.completeReceipt(purchase.receiptId, done)
-          if (key !== null && answer._tag === "Right") {
-            yield* keyRows.storeAnswer(agent.id, key, yield* storedAnswerOf(answer.right).pipe(Effect.orDie))
-          }
-          // A provider_error keeps nothing, so a retry under the same key runs again.
-          if (key !== null && answer._tag === "Left") yield* keyRows.deleteKey(agent.id, key)
+          // The receipt finished and, under a key, the answer kept in one statement; a
+          // provider_error keeps nothing, so a retry under the same key runs again.
+          const keyWrite = key === null
+            ? undefined
+            : answer._tag === "Right"
+            ? keyRows.storeAnswerStatement(agent.id, key, yield* storedAnswerOf(answer.right).pipe(Effect.orDie))
+            : keyRows.deleteKeyStatement(agent.id, key)
+          yield* receiptRows.completeReceipt(purchase.receiptId, done, keyWrite)
           return answer
         })
       return holdingLease(

@@ -70,17 +70,20 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
     const lockLapsedKey = (agentId: string, key: string, now: Date) =>
       lockLapsedKeyRow({ agentId, key, now }).pipe(Effect.orDie)
 
-    /** Keeps the answer (the JSON of a `PurchaseAnswer`) the key replays from now on. */
-    const storeAnswer = (agentId: string, key: string, answer: string) =>
+    /**
+     * Keeps the answer (the JSON of a `PurchaseAnswer`) the key replays from now on. The
+     * statement alone may join the one that finishes the purchase's receipt.
+     */
+    const storeAnswerStatement = (agentId: string, key: string, answer: string) =>
       sql`
         UPDATE idempotency_keys SET status = 'done', answer = ${answer}
-        WHERE agent_id = ${agentId} AND key = ${key}`.pipe(Effect.asVoid, Effect.orDie)
+        WHERE agent_id = ${agentId} AND key = ${key}`
+    const storeAnswer = (agentId: string, key: string, answer: string) =>
+      storeAnswerStatement(agentId, key, answer).pipe(Effect.asVoid, Effect.orDie)
 
-    const deleteKey = (agentId: string, key: string) =>
-      sql`DELETE FROM idempotency_keys WHERE agent_id = ${agentId} AND key = ${key} AND status = 'in_progress'`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+    /** Lets a key go whose purchase ended without an answer to keep (a retry runs again). */
+    const deleteKeyStatement = (agentId: string, key: string) =>
+      sql`DELETE FROM idempotency_keys WHERE agent_id = ${agentId} AND key = ${key} AND status = 'in_progress'`
 
     const purgeKeys = (now: Date) =>
       sql`DELETE FROM idempotency_keys WHERE expires_at < ${now} AND status = 'done'`.pipe(Effect.asVoid, Effect.orDie)
@@ -99,7 +102,8 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
       claimKey,
       lockLapsedKey,
       storeAnswer,
-      deleteKey,
+      storeAnswerStatement,
+      deleteKeyStatement,
       purgeKeys,
       renewLease
     } as const

@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { TaskTypeId } from "../../Domain/TaskType.js"
 
@@ -113,9 +113,16 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
     /** The receipt with the agent that bought it. */
     const receiptBuyer = (orgId: string, id: string) => findBuyer({ orgId, id }).pipe(Effect.orDie)
 
-    const completeReceipt = (receiptId: string, now: Date) =>
-      sql`UPDATE receipts SET status = 'done', completed_at = ${now} WHERE id = ${receiptId} AND status = 'running'`
+    /**
+     * Marks a running receipt done; with `alongside` (a write of another record, such as the
+     * answer kept under the purchase's key), in the same statement: one round trip.
+     */
+    const completeReceipt = (receiptId: string, now: Date, alongside?: Statement.Statement<unknown>) => {
+      const complete =
+        sql`UPDATE receipts SET status = 'done', completed_at = ${now} WHERE id = ${receiptId} AND status = 'running'`
+      return (alongside === undefined ? complete : sql`WITH receipt AS (${complete}) ${alongside}`)
         .pipe(Effect.asVoid, Effect.orDie)
+    }
 
     const findStale = SqlSchema.findAll({
       Request: Schema.Struct({ before: Schema.DateFromSelf, now: Schema.DateFromSelf, limit: Schema.Number }),
