@@ -25,11 +25,11 @@ export const deliveryClaimStatement = (sql: SqlClient.SqlClient, claim: Delivery
   // Endpoints without room are left out of the scan, so a long backlog of one endpoint
   // cannot fill the candidates and hide the others' rows.
   const full = busy.filter(([, count]) => count >= perEndpoint).map(([key]) => key)
-  // The check after the lock names the status as "neither delivered nor failed" on purpose:
-  // `status = 'pending'` would let the planner look each chosen row up through the partial
-  // index of due rows instead of the primary key, reading the whole backlog once per
-  // candidate whenever the table's statistics predate the backlog (after an outage, or on a
-  // prepared statement's generic plan): 100 ms a claim for a backlog of a few thousand.
+  // The check after the lock compares the status as an expression (`d.status || ''`) on
+  // purpose: a plain `d.status = 'pending'` lets the planner look each chosen row up through
+  // the partial index of due rows instead of the primary key, reading the whole backlog once
+  // per candidate whenever the table's statistics predate the backlog (after an outage, or on
+  // a prepared statement's generic plan): 100 ms a claim for a backlog of a few thousand.
   return sql`
     WITH candidates AS (
       SELECT d.id, d.endpoint_id, d.next_attempt_at,
@@ -51,7 +51,7 @@ export const deliveryClaimStatement = (sql: SqlClient.SqlClient, claim: Delivery
       JOIN candidates c ON c.id = d.id
       LEFT JOIN busy b ON b.endpoint_id = c.endpoint_id
       WHERE c.endpoint_rank <= ${perEndpoint} - COALESCE(b.in_flight, 0)
-        AND d.status NOT IN ('delivered', 'failed') AND d.next_attempt_at <= ${at} AND ${notLeased}
+        AND (d.status || '') = 'pending' AND d.next_attempt_at <= ${at} AND ${notLeased}
       ORDER BY c.next_attempt_at
       LIMIT ${limit}
       FOR UPDATE OF d SKIP LOCKED
