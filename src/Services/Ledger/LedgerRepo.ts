@@ -314,7 +314,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
     /** The condition the caller's write gets: only this statement settles holds. */
     const settledCondition = (condition: Statement.Fragment) => condition as HoldSettled
 
-    const settleStatement = (
+    const settleSql = (
       holdId: string,
       captured: bigint,
       now: Date,
@@ -331,12 +331,16 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       const eventDue = signalEventDue
         ? sql`, CASE WHEN ${lowAlertFired} OR ${budgetAlertDue} THEN ledger_event_due() END AS event_due`
         : sql``
-      return settleOutcomeRows.one(sql`
+      // The hold is found by its key alone: its status is compared as an expression
+      // (`status || ''`), which the partial index of open holds cannot serve. On statistics
+      // taken before many holds were open, `status = 'held'` made the planner read every
+      // open hold to find this one.
+      return sql`
         WITH h AS (
           UPDATE ledger_holds SET status = ${
         captured > 0n ? "captured" : "released"
       }, captured = ${c}, settled_at = ${now}
-          WHERE id = ${holdId} AND status = 'held' AND amount >= ${c}::bigint
+          WHERE id = ${holdId} AND (status || '') = 'held' AND amount >= ${c}::bigint
           RETURNING id, org_id, agent_id, amount, purpose, test_mode OR refused AS no_credits, month, created_at
         ),
         s AS (
@@ -385,8 +389,10 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
                (SELECT balance::text FROM o) AS balance, ${lowAlertFired} AS low_alert_fired,
                ${budgetAlertDue} AS budget_alert_due, (SELECT count(*) FROM e)::int AS entries${eventDue}
         FROM h
-        LEFT JOIN s ON true`).pipe(Effect.catchTag("ParseError", Effect.die))
+        LEFT JOIN s ON true`
     }
+    const settleStatement = (...args: Parameters<typeof settleSql>) =>
+      settleOutcomeRows.one(settleSql(...args)).pipe(Effect.catchTag("ParseError", Effect.die))
 
     /**
      * Releases holds a hold statement wrote as `refused` (the budget took their amount, the
@@ -637,6 +643,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       holdTest,
       releaseRefused,
       settleStatement,
+      settleSql,
       insertEntries,
       unspendBudget,
       markBudgetAlerted,
