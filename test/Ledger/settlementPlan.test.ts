@@ -11,6 +11,7 @@ import { LedgerRepo } from "../../src/Services/Ledger/LedgerRepo.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
+import { explainRolledBack, type PlanCacheMode, rowsRead } from "../support/queryPlan.js"
 
 /**
  * The settlement's plan when many holds are open and the table's statistics were taken
@@ -58,35 +59,11 @@ afterAll(async () => {
   await db?.drop()
 })
 
-interface PlanNode {
-  readonly "Relation Name"?: string
-  readonly "Actual Rows": number
-  readonly "Actual Loops": number
-  readonly "Rows Removed by Filter"?: number
-  readonly Plans?: ReadonlyArray<PlanNode>
-}
-
-/** Rows the plan's scans of ledger_holds read, over all their loops (kept and filtered out). */
-const holdRowsRead = (node: PlanNode): number =>
-  (node["Relation Name"] === "ledger_holds"
-    ? (node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0)) * node["Actual Loops"]
-    : 0) +
-  (node.Plans ?? []).reduce((sum, child) => sum + holdRowsRead(child), 0)
-
 /** Runs a capture's statement under EXPLAIN ANALYZE in a transaction it rolls back. */
-const explainCapture = (planCacheMode: "auto" | "force_generic_plan") =>
+const explainCapture = (planCacheMode: PlanCacheMode) =>
   runtime.runPromise(
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const repo = yield* LedgerRepo
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT set_config('plan_cache_mode', ${planCacheMode}, true)`
-        const [row] = yield* sql<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>`EXPLAIN (ANALYZE, FORMAT JSON) ${
-          repo.settleSql(openHold, 10n, new Date())
-        }`
-        return yield* Effect.fail({ plan: row!["QUERY PLAN"][0]!.Plan })
-      })).pipe(Effect.flip, Effect.map((rolledBack) => (rolledBack as { plan: PlanNode }).plan))
-    })
+    Effect.flatMap(LedgerRepo, (repo) =>
+      explainRolledBack(planCacheMode, () => repo.settleSql(openHold, 10n, new Date())))
   )
 
 describe("the settlement of a hold", () => {
@@ -96,7 +73,7 @@ describe("the settlement of a hold", () => {
       const plan = await explainCapture(mode)
       expect(plan["Actual Rows"]).toBe(1)
       // The hold itself (its update reads it once more); reading the open holds reads 2,000.
-      expect(holdRowsRead(plan)).toBeLessThanOrEqual(4)
+      expect(rowsRead(plan, "ledger_holds")).toBeLessThanOrEqual(4)
     }
   )
 })

@@ -9,6 +9,7 @@ import { deliveryClaimStatement } from "../../src/Services/Webhooks/DeliveryClai
 import { type DeliveryOutcome, deliveryOutcomeWriter } from "../../src/Services/Webhooks/DeliveryOutcomes.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedOrg } from "../support/fixtures.js"
+import { explainRolledBack, type PlanCacheMode, rowsRead } from "../support/queryPlan.js"
 
 /**
  * The delivery worker's two statements on real PostgreSQL.
@@ -64,39 +65,19 @@ afterAll(async () => {
   await db?.drop()
 })
 
-interface PlanNode {
-  readonly "Relation Name"?: string
-  readonly "Actual Rows": number
-  readonly "Actual Loops": number
-  readonly Plans?: ReadonlyArray<PlanNode>
-}
-
-/** Rows the plan's scans of webhook_deliveries read, over all their loops. */
-const deliveryRowsRead = (node: PlanNode): number =>
-  (node["Relation Name"] === "webhook_deliveries" ? node["Actual Rows"] * node["Actual Loops"] : 0) +
-  (node.Plans ?? []).reduce((sum, child) => sum + deliveryRowsRead(child), 0)
-
 /** Runs the claim under EXPLAIN ANALYZE in a transaction it rolls back. */
-const explainClaim = (planCacheMode: "auto" | "force_generic_plan") =>
-  runtime.runPromise(
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT set_config('plan_cache_mode', ${planCacheMode}, true)`
-        const now = Date.now()
-        const claim = deliveryClaimStatement(sql, {
-          at: new Date(now),
-          limit: LIMIT,
-          busy: [],
-          perEndpoint: LIMIT,
-          leaseUntil: new Date(now + 60_000),
-          leaseToken: randomUUID()
-        })
-        const [row] = yield* sql<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>`EXPLAIN (ANALYZE, FORMAT JSON) ${claim}`
-        return yield* Effect.fail({ plan: row!["QUERY PLAN"][0]!.Plan })
-      })).pipe(Effect.flip, Effect.map((rolledBack) => (rolledBack as { plan: PlanNode }).plan))
+const explainClaim = (planCacheMode: PlanCacheMode) =>
+  runtime.runPromise(explainRolledBack(planCacheMode, (sql) => {
+    const now = Date.now()
+    return deliveryClaimStatement(sql, {
+      at: new Date(now),
+      limit: LIMIT,
+      busy: [],
+      perEndpoint: LIMIT,
+      leaseUntil: new Date(now + 60_000),
+      leaseToken: randomUUID()
     })
-  )
+  }))
 
 describe("the webhook delivery claim", () => {
   it.each(["auto", "force_generic_plan"] as const)(
@@ -106,7 +87,7 @@ describe("the webhook delivery claim", () => {
       expect(plan["Actual Rows"]).toBe(LIMIT)
       // The due rows at most once (for the candidates, 8 a claimed row), then each candidate
       // by its key, and the claimed rows written. Reading the backlog per candidate reads a million.
-      expect(deliveryRowsRead(plan)).toBeLessThanOrEqual(BACKLOG + LIMIT * 8 + 2 * LIMIT)
+      expect(rowsRead(plan, "webhook_deliveries")).toBeLessThanOrEqual(BACKLOG + LIMIT * 8 + 2 * LIMIT)
     }
   )
 })
