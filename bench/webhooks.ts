@@ -71,6 +71,7 @@ const startReceiver = async () => {
       onFirst = hook
     },
     reset: () => {
+      onFirst = undefined
       seen.clear()
       latencies.length = 0
       first = 0
@@ -123,12 +124,16 @@ export const run = async () => {
       const restarted = Date.now()
       service = await startService({ DATABASE_URL: db.url })
       const pid = service.process.pid!
-      let cpuAtFirst = processCpuMs(pid)
-      receiver.atFirst(() => {
-        cpuAtFirst = processCpuMs(pid)
-      })
+      // CPU per delivery from the first receipt on, or from now over the deliveries still to
+      // come when the drain began while the service was starting.
+      let measuredFrom = { cpuMs: processCpuMs(pid), received: receiver.stats().count }
+      if (measuredFrom.received === 0) {
+        receiver.atFirst(() => {
+          measuredFrom = { cpuMs: processCpuMs(pid), received: 0 }
+        })
+      }
       await receiver.waitFor(EVENTS)
-      const cpuMs = (processCpuMs(pid) - cpuAtFirst) / EVENTS
+      const cpuMs = (processCpuMs(pid) - measuredFrom.cpuMs) / (EVENTS - measuredFrom.received)
       const backlog = receiver.stats()
       drains.push({
         rate: EVENTS / ((backlog.last - backlog.first) / 1000),
