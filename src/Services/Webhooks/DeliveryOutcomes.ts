@@ -54,7 +54,9 @@ export const deliveryOutcomeWriter = (sql: SqlClient.SqlClient): Effect.Effect<
         writeAll(Array.from(batch, ([outcome]) => outcome)).pipe(
           Effect.asVoid,
           Effect.exit,
-          Effect.flatMap((written) => Effect.forEach(batch, ([, done]) => Deferred.done(done, written)))
+          Effect.flatMap((written) =>
+            Effect.forEach(batch, ([, done]) => Deferred.done(done, written), { discard: true })
+          )
         )
       ),
       Effect.forever,
