@@ -78,11 +78,14 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
   readonly hold: (request: HoldRequest) => Effect.Effect<Hold, HoldError>
   /**
    * One hold of `amount` per reference, all or none, in one statement: the checks apply to
-   * their sum (a purchase's items are held together). In `references`' order.
+   * their sum (a purchase's items are held together). In `references`' order. `ids`, when
+   * given (one per reference), are the holds' ids, so the caller can write rows naming its
+   * holds before holding (a purchase writes its items and holds them in two statements).
    */
   readonly holdMany: (
     request: Omit<HoldRequest, "reference">,
-    references: ReadonlyArray<string>
+    references: ReadonlyArray<string>,
+    ids?: ReadonlyArray<HoldId>
   ) => Effect.Effect<ReadonlyArray<Hold>, HoldError>
   /**
    * A live `hold` made in one statement with the caller's own checks and record: `gate`'s

@@ -69,11 +69,12 @@ export const makeLedger = Effect.gen(function*() {
   const holdInput = (
     request: Omit<HoldRequest, "testMode" | "reference">,
     references: ReadonlyArray<string>,
-    ms: number
+    ms: number,
+    ids?: ReadonlyArray<HoldId>
   ): Omit<HoldInput, "holds"> & {
     readonly holds: ReadonlyArray<{ readonly id: HoldId; readonly reference: string }>
   } => ({
-    holds: references.map((reference) => ({ id: HoldId.make(randomUUID()), reference })),
+    holds: references.map((reference, i) => ({ id: ids?.[i] ?? HoldId.make(randomUUID()), reference })),
     orgId: request.orgId,
     agentId: request.agentId,
     amount: request.amount,
@@ -107,11 +108,18 @@ export const makeLedger = Effect.gen(function*() {
    * budget took the amount, the `refused` holds the statement wrote are released at once
    * (the sweeper releases them if a crash comes between).
    */
-  const holdMany = (request: Omit<HoldRequest, "reference">, references: ReadonlyArray<string>) =>
+  const holdMany = (
+    request: Omit<HoldRequest, "reference">,
+    references: ReadonlyArray<string>,
+    ids?: ReadonlyArray<HoldId>
+  ) =>
     Effect.gen(function*() {
       if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
       if (references.length === 0) return []
-      const input = holdInput(request, references, yield* now)
+      if (ids !== undefined && ids.length !== references.length) {
+        return yield* Effect.dieMessage("holdMany: one id per reference")
+      }
+      const input = holdInput(request, references, yield* now, ids)
       if (request.testMode) {
         if (!(yield* repo.holdTest(input))) return yield* overBudget(request.amount * BigInt(references.length))
       } else {

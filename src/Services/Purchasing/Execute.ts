@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
+import { HoldId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { ExecuteRequest, ExecuteResult, JobAccepted } from "../../Domain/Purchasing.js"
 import {
@@ -243,36 +244,34 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
 
     /**
      * One transaction: takes the key (a direct purchase keeps its answer when it finishes,
-     * a job's is kept at once), writes the receipt and its items, holds every item through
-     * the ledger, uses up the approval and queues the job. Any refusal keeps nothing.
+     * a job's is kept at once), writes the receipt and its items (one statement), holds
+     * every item through the ledger (one statement; the items name their holds' ids), uses
+     * up the approval and queues the job. Any refusal keeps nothing.
      */
     const writePurchase = (
       agent: AuthenticatedAgent,
       purchase: PurchaseContext,
       terms: PurchaseTerms,
       approval: { readonly id: string | null; readonly budgetApproved: boolean },
-      newItems: ReadonlyArray<Omit<NewItem, "hold_id">>,
+      newItems: ReadonlyArray<NewItem>,
       job: JobAccepted | null,
       key: { readonly value: string; readonly fingerprint: string } | null,
       at: Date
     ) =>
       sql.withTransaction(Effect.gen(function*() {
-        if (key !== null) {
-          // First: a concurrent request with this key is turned away at once (KeyTaken).
-          const claimed = yield* keyRows.claimKey({
-            agent_id: agent.id,
-            key: key.value,
-            fingerprint: key.fingerprint,
-            status: job === null ? "in_progress" : "done",
-            answer: job === null ? null : yield* storedAnswerOf(job).pipe(Effect.orDie),
-            receipt_id: purchase.receiptId,
-            created_at: at,
-            expires_at: new Date(at.getTime() + purchasingRules.idempotencyRetentionMs),
-            lease_until: job === null ? new Date(at.getTime() + config.leaseMs) : null
-          })
-          if (!claimed) return yield* new KeyTaken()
-        }
-        yield* receiptRows.insertReceipt({
+        // First in the statement: a concurrent request with this key is turned away at once (KeyTaken).
+        const claimKey = key === null ? undefined : keyRows.claimKeySteps({
+          agent_id: agent.id,
+          key: key.value,
+          fingerprint: key.fingerprint,
+          status: job === null ? "in_progress" : "done",
+          answer: job === null ? null : yield* storedAnswerOf(job).pipe(Effect.orDie),
+          receipt_id: purchase.receiptId,
+          created_at: at,
+          expires_at: new Date(at.getTime() + purchasingRules.idempotencyRetentionMs),
+          lease_until: job === null ? new Date(at.getTime() + config.leaseMs) : null
+        })
+        const claimed = yield* receiptRows.insertPurchase({
           id: purchase.receiptId,
           org_id: agent.org_id,
           agent_id: agent.id,
@@ -288,19 +287,22 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           approval_id: approval.id,
           idempotency_key: key?.value ?? null,
           created_at: at
-        })
+        }, itemRows.insertItemsStatement(newItems), claimKey)
+        if (!claimed) return yield* new KeyTaken()
         // Every item's hold in one statement: all of them or none.
-        const holds = yield* ledger.holdMany({
-          orgId: agent.org_id,
-          agentId: agent.id,
-          amount: terms.price,
-          purpose: "purchase_item",
-          testMode: agent.mode === "test",
-          budgetApproved: approval.budgetApproved,
-          ttlMs: job === null ? purchasingRules.directHoldTtlMs : undefined
-        }, newItems.map((item) => item.id))
-        const held: Array<NewItem> = newItems.map((item, i) => ({ ...item, hold_id: holds[i]!.id }))
-        yield* itemRows.insertItems(held)
+        yield* ledger.holdMany(
+          {
+            orgId: agent.org_id,
+            agentId: agent.id,
+            amount: terms.price,
+            purpose: "purchase_item",
+            testMode: agent.mode === "test",
+            budgetApproved: approval.budgetApproved,
+            ttlMs: job === null ? purchasingRules.directHoldTtlMs : undefined
+          },
+          newItems.map((item) => item.id),
+          newItems.map((item) => item.hold_id)
+        )
         if (approval.id !== null) yield* approvals.consume(approval.id, purchase.receiptId, at)
         if (job !== null) {
           yield* jobRows.insertJob({
@@ -313,7 +315,6 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             created_at: at
           })
         }
-        return held
       })).pipe(Effect.catchTags({ SqlError: Effect.die, invalid_amount: Effect.die }))
 
     /**
@@ -389,8 +390,9 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             deadline_at: new Date(at.getTime() + purchasingRules.jobRunTimeMs).toISOString()
           }
           : null
-        const newItems: Array<Omit<NewItem, "hold_id">> = request.inputs.map((input, idx) => ({
+        const newItems: Array<NewItem> = request.inputs.map((input, idx) => ({
           id: randomUUID(),
+          hold_id: HoldId.make(randomUUID()),
           receipt_id: context.receiptId,
           idx,
           input: { ...input },
@@ -402,12 +404,12 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           runs: isJob ? 0 : 1
         }))
 
-        const held = yield* writePurchase(agent, context, terms, approval, newItems, job, key, at)
+        yield* writePurchase(agent, context, terms, approval, newItems, job, key, at)
         if (job !== null) {
           yield* signal.notify
           return job
         }
-        const fiber = yield* FiberSet.run(running, runDirect(agent, context, held, owner, key?.value ?? null))
+        const fiber = yield* FiberSet.run(running, runDirect(agent, context, newItems, owner, key?.value ?? null))
         return yield* Fiber.join(fiber)
       })
 

@@ -35,23 +35,27 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
      * Takes a key for the purchase being written, first thing in its transaction: a new key,
      * or one past its retention. A transaction-scoped advisory lock on the key, tried without
      * waiting in the same statement, turns a concurrent twin away at once instead of
-     * queueing it behind this transaction. Answers whether the key was taken.
+     * queueing it behind this transaction. CTE steps (`lock`, then `claim`) for the statement
+     * that writes the purchase (ReceiptsRepo.insertPurchase): `claim` holds one row when the
+     * key was taken.
      */
-    const claimKey = (row: IdempotencyRow) =>
+    const claimKeySteps = (row: IdempotencyRow) =>
       sql`
-        WITH lock AS (
+        lock AS (
           SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${row.agent_id}:${row.key}`}, 0)) AS locked
-        )
-        INSERT INTO idempotency_keys
-          (agent_id, key, fingerprint, status, answer, receipt_id, created_at, expires_at, lease_until)
-        SELECT ${row.agent_id}, ${row.key}, ${row.fingerprint}, ${row.status}, ${row.answer}, ${row.receipt_id},
-               ${row.created_at}, ${row.expires_at}, ${row.lease_until}
-        FROM lock WHERE locked
-        ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-          answer = excluded.answer, receipt_id = excluded.receipt_id, created_at = excluded.created_at,
-          expires_at = excluded.expires_at, lease_until = excluded.lease_until
-        WHERE idempotency_keys.expires_at < excluded.created_at
-        RETURNING key`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+        ),
+        claim AS (
+          INSERT INTO idempotency_keys
+            (agent_id, key, fingerprint, status, answer, receipt_id, created_at, expires_at, lease_until)
+          SELECT ${row.agent_id}, ${row.key}, ${row.fingerprint}, ${row.status}, ${row.answer}, ${row.receipt_id},
+                 ${row.created_at}, ${row.expires_at}, ${row.lease_until}
+          FROM lock WHERE locked
+          ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+            answer = excluded.answer, receipt_id = excluded.receipt_id, created_at = excluded.created_at,
+            expires_at = excluded.expires_at, lease_until = excluded.lease_until
+          WHERE idempotency_keys.expires_at < excluded.created_at
+          RETURNING key
+        )`
 
     const lockLapsedKeyRow = SqlSchema.findOne({
       Request: Schema.Struct({ agentId: Schema.String, key: Schema.String, now: Schema.DateFromSelf }),
@@ -99,7 +103,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
 
     return {
       findKey,
-      claimKey,
+      claimKeySteps,
       lockLapsedKey,
       storeAnswer,
       storeAnswerStatement,

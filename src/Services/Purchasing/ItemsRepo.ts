@@ -67,15 +67,9 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insertItems = (items: ReadonlyArray<NewItem>) =>
-      Effect.forEach(
-        chunk(items, 500),
-        (part) =>
-          sql`INSERT INTO receipt_items ${
-            sql.insert(part.map((item) => ({ ...item, input: JSON.stringify(item.input) })))
-          }`,
-        { discard: true }
-      ).pipe(Effect.orDie)
+    /** The INSERT of a purchase's items (written with its receipt: ReceiptsRepo.insertPurchase). */
+    const insertItemsStatement = (items: ReadonlyArray<NewItem>) =>
+      sql`INSERT INTO receipt_items ${sql.insert(items.map((item) => ({ ...item, input: JSON.stringify(item.input) })))}`
 
     const findItems = SqlSchema.findAll({
       Request: Schema.String,
@@ -250,7 +244,7 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
       )
 
     return {
-      insertItems,
+      insertItemsStatement,
       items,
       itemAt,
       lockClaimedItems,
@@ -269,9 +263,3 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
     } as const
   })
 }) {}
-
-const chunk = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
-  return out
-}

@@ -47,15 +47,34 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insertReceipt = (row: Omit<ReceiptRow, "completed_at">) =>
-      sql`INSERT INTO receipts ${
+    /**
+     * Writes a purchase's receipt and its items (`items`, ItemsRepo.insertItemsStatement) in
+     * one statement. With `claimKey` (IdempotencyRepo.claimKeySteps, run first) it answers
+     * whether the key was taken; the caller's transaction is rolled back when it was not,
+     * so the rows written alongside are not kept. Without a key it answers true.
+     */
+    const insertPurchase = (
+      row: Omit<ReceiptRow, "completed_at">,
+      items: Statement.Statement<unknown>,
+      claimKey?: Statement.Fragment
+    ) => {
+      const receipt = sql`INSERT INTO receipts ${
         sql.insert({
           ...row,
           price_credits: row.price_credits.toString(),
           held_credits: row.held_credits.toString(),
           completed_at: null
         })
-      }`.pipe(Effect.asVoid, Effect.orDie)
+      }`
+      return sql<{ readonly claimed: number }>`
+        WITH ${claimKey === undefined ? sql`` : sql`${claimKey},`}
+        receipt AS (${receipt}),
+        items AS (${items})
+        SELECT ${claimKey === undefined ? sql`1` : sql`(SELECT count(*) FROM claim)::int`} AS claimed`.pipe(
+        Effect.map((rows) => rows[0]!.claimed > 0),
+        Effect.orDie
+      )
+    }
 
     const totalsSelect = sql`
       SELECT r.*, t.slug AS tool_slug, t.name AS tool_name, t.provider AS tool_provider,
@@ -155,7 +174,7 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
     const lockReceipt = (receiptId: string) => findLocked(receiptId).pipe(Effect.orDie)
 
     return {
-      insertReceipt,
+      insertPurchase,
       receipt,
       receiptWithTotals,
       listReceipts,
