@@ -331,20 +331,25 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       const finish = (settled: ReadonlyMap<string, ItemOutcomeUpdate>) =>
         Effect.gen(function*() {
           const done = yield* now
-          // The rows as settled, from memory; from the database if a claim was lost meanwhile.
+          // The rows as settled, from memory; when a claim was lost meanwhile, the items
+          // another runner settled as the database holds them (this settlement's outcomes
+          // are recorded in the statement below).
           const finished = held.every((item) => settled.has(item.id))
             ? held.map((item) => rowOf(item, settled.get(item.id)!))
-            : yield* itemRows.items(purchase.receiptId)
+            : (yield* itemRows.items(purchase.receiptId)).map((row) => {
+              const outcome = settled.get(row.id)
+              return outcome === undefined ? row : { ...row, ...outcome, claimed_until: null }
+            })
           const answer = yield* Effect.either(directAnswer(purchase, finished))
-          // The receipt finished and, under a key, the answer kept in one statement; a
-          // provider_error keeps nothing, so a retry under the same key runs again.
+          // The items' outcomes, the receipt finished and, under a key, the answer kept in one
+          // statement; a provider_error keeps nothing, so a retry under the same key runs again.
+          const complete = receiptRows.completeReceiptStatement(purchase.receiptId, done)
           const keyWrite = key === null
             ? undefined
             : answer._tag === "Right"
             ? keyRows.storeAnswerStatement(agent.id, key, yield* storedAnswerOf(answer.right).pipe(Effect.orDie))
             : keyRows.deleteKeyStatement(agent.id, key)
-          yield* receiptRows.completeReceipt(purchase.receiptId, done, keyWrite)
-          return answer
+          return { value: answer, alongside: keyWrite === undefined ? [complete] : [complete, keyWrite] }
         })
       return holdingLease(
         owner,

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import type { HoldId } from "../../Domain/Ids.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
@@ -67,6 +67,15 @@ export const fallbackChain = (
     )
     .sort((a, b) => a.rank - b.rank)
     .map((s) => choiceOf(s.tool.row, s.tool.price!))
+
+/**
+ * What the caller of a settlement answers (`value`), and its own writes (`alongside`), made
+ * in the statement that records the items' outcomes, in the settlement's transaction.
+ */
+export interface SettlementFinish<A> {
+  readonly value: A
+  readonly alongside: ReadonlyArray<Statement.Statement<unknown>>
+}
 
 export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRunner", {
   dependencies: [ItemsRepo.Default, ToolRunner.Default],
@@ -158,12 +167,13 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
     /**
      * Settles a batch of items in one transaction: each item's own hold is captured or
      * released and its outcome recorded, but only for items whose claim `owner` still holds
-     * (a lapsed claim taken over by another runner is left to it). Answers how many settled.
+     * (a lapsed claim taken over by another runner is left to it). `andThen` sees the
+     * settled outcomes before they are recorded; its writes go in the recording statement.
      */
     const settle = <A>(
       owner: string,
       entries: ReadonlyArray<{ readonly item: RunnableItem; readonly outcome: ItemOutcomeUpdate }>,
-      andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<A>
+      andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<SettlementFinish<A>>
     ) =>
       sql.withTransaction(Effect.gen(function*() {
         const claimed = yield* itemRows.lockClaimedItems(entries.map((entry) => entry.item.id), owner)
@@ -172,8 +182,9 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
           if (!claimed.has(item.id) || item.hold_id === null) continue
           settled.push({ id: item.id, outcome: yield* settleOne(item.hold_id, outcome) })
         }
-        yield* itemRows.recordOutcomes(settled)
-        return yield* andThen(new Map(settled.map(({ id, outcome }) => [id, outcome])))
+        const finished = yield* andThen(new Map(settled.map(({ id, outcome }) => [id, outcome])))
+        yield* itemRows.recordOutcomes(settled, finished.alongside)
+        return finished.value
       })).pipe(
         Effect.catchTags({
           SqlError: Effect.die,
@@ -194,7 +205,7 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
       context: PurchaseContext,
       batch: ReadonlyArray<RunnableItem>,
       owner: string,
-      andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<A>
+      andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<SettlementFinish<A>>
     ) =>
       Effect.gen(function*() {
         const outcomes = yield* Effect.forEach(batch, (item) =>

@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { HoldId } from "../../Domain/Ids.js"
 
@@ -99,9 +99,25 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
     const lockClaimedItems = (itemIds: ReadonlyArray<string>, owner: string) =>
       lockClaimed({ itemIds, owner }).pipe(Effect.map((rows) => new Set(rows.map((row) => row.id))), Effect.orDie)
 
-    /** Records the outcomes of many items in one statement. */
-    const recordOutcomes = (outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>) =>
-      outcomes.length === 0 ? Effect.void : sql`
+    /**
+     * Records the outcomes of many items in one statement; with `alongside` (other writes of
+     * the same settlement, such as the receipt's finish and the answer kept under its key),
+     * those go in the same statement as CTEs: one round trip.
+     */
+    const recordOutcomes = (
+      outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>,
+      alongside: ReadonlyArray<Statement.Statement<unknown>> = []
+    ) => {
+      const writes = [...(outcomes.length === 0 ? [] : [outcomesStatement(outcomes)]), ...alongside]
+      if (writes.length === 0) return Effect.void
+      const statement = writes.length === 1
+        ? writes[0]!
+        : sql`WITH ${sql.csv(writes.map((write, i) => sql`${sql(`write_${i}`)} AS (${write})`))} SELECT 1`
+      return statement.pipe(Effect.asVoid, Effect.orDie)
+    }
+
+    const outcomesStatement = (outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>) =>
+      sql`
         UPDATE receipt_items i SET status = d.status, tool_id = d.tool_id, provider = d.provider,
           fallback_from = d.fallback_from, cost_credits = d.cost_credits, result = d.result, result_hash = d.result_hash,
           check_id = d.check_id, check_version = d.check_version, reason = d.reason, error_code = d.error_code,
@@ -116,7 +132,7 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
       }::jsonb) AS d(id uuid, status text, tool_id uuid, provider text, fallback_from uuid, cost_credits bigint,
           result jsonb, result_hash text, check_id text, check_version text, reason text, error_code text,
           finished_at timestamptz)
-        WHERE i.id = d.id`.pipe(Effect.asVoid, Effect.orDie)
+        WHERE i.id = d.id`
 
     const recordOutcome = (itemId: string, outcome: ItemOutcomeUpdate) =>
       sql`

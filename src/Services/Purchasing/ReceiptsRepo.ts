@@ -133,15 +133,13 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
     const receiptBuyer = (orgId: string, id: string) => findBuyer({ orgId, id }).pipe(Effect.orDie)
 
     /**
-     * Marks a running receipt done; with `alongside` (a write of another record, such as the
-     * answer kept under the purchase's key), in the same statement: one round trip.
+     * Marks a running receipt done. The statement alone may join others of the same
+     * settlement (ItemsRepo.recordOutcomes).
      */
-    const completeReceipt = (receiptId: string, now: Date, alongside?: Statement.Statement<unknown>) => {
-      const complete =
-        sql`UPDATE receipts SET status = 'done', completed_at = ${now} WHERE id = ${receiptId} AND status = 'running'`
-      return (alongside === undefined ? complete : sql`WITH receipt AS (${complete}) ${alongside}`)
-        .pipe(Effect.asVoid, Effect.orDie)
-    }
+    const completeReceiptStatement = (receiptId: string, now: Date) =>
+      sql`UPDATE receipts SET status = 'done', completed_at = ${now} WHERE id = ${receiptId} AND status = 'running'`
+    const completeReceipt = (receiptId: string, now: Date) =>
+      completeReceiptStatement(receiptId, now).pipe(Effect.asVoid, Effect.orDie)
 
     const findStale = SqlSchema.findAll({
       Request: Schema.Struct({ before: Schema.DateFromSelf, now: Schema.DateFromSelf, limit: Schema.Number }),
@@ -181,6 +179,7 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
       receiptCursor,
       receiptBuyer,
       completeReceipt,
+      completeReceiptStatement,
       staleDirectReceipts,
       lockReceipt
     } as const
