@@ -2,10 +2,11 @@ import type { SqlClient, Statement } from "@effect/sql"
 import { type Brand, Effect } from "effect"
 
 /**
- * The fence around a live hold made in one statement with the caller's own work
- * (`Ledger.holdWith`): the gateway counts a call against its daily limits, takes budget and
- * balance, and writes its pending call row in one round trip. The two sides meet only
- * through these types:
+ * The fence around a hold made in one statement with the caller's own work
+ * (`Ledger.holdWith`, `Ledger.holdManyWith`): the gateway counts a call against its daily
+ * limits, takes budget and balance, and writes its pending call row in one round trip; a
+ * purchase checks its idempotency key, holds its items, and writes the key, the receipt
+ * and the items in one. The two sides meet only through these types:
  *
  * - `HoldGate`: the caller's checks that must pass before anything is held. `steps` are
  *   CTE definitions (`name AS (...)`, comma-separated) placed first in the statement;
@@ -14,12 +15,12 @@ import { type Brand, Effect } from "effect"
  *   to `judge`, which fails with the caller's error when a check refused (having undone
  *   whatever part of its own counting went through). `undo` takes back what the steps
  *   counted when the ledger then refused the hold. Built by the caller's repository with
- *   `holdGate`; the hold's own names (the CTEs `s`, `d`, `h`, `e` and `recorded`) stay the
- *   ledger's.
- * - `HoldTaken`: the relation "the hold this statement took", one row with its `id` when
- *   the budget and the balance gave the amount. Only the ledger builds it.
- * - `HoldRecord`: the caller's one INSERT selecting from `HoldTaken`, so its row exists
- *   exactly when the hold does (built with `holdRecord`).
+ *   `holdGate`; the hold's own names (the CTEs `s`, `d`, `h`, `e` and `recorded_0`,
+ *   `recorded_1`, ...) stay the ledger's.
+ * - `HoldTaken`: the relation "the holds this statement took", one row with its `id` per
+ *   hold when the budget and the balance gave the amount. Only the ledger builds it.
+ * - `HoldRecord`: one of the caller's INSERTs selecting from `HoldTaken` (or conditional on
+ *   a row in it), so its rows exist exactly when the holds do (built with `holdRecord`).
  */
 export type HoldGateFragment = Statement.Fragment & Brand.Brand<"Ledger/HoldGateFragment">
 

@@ -78,15 +78,26 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
   readonly hold: (request: HoldRequest) => Effect.Effect<Hold, HoldError>
   /**
    * One hold of `amount` per reference, all or none, in one statement: the checks apply to
-   * their sum (a purchase's items are held together). In `references`' order. `ids`, when
-   * given (one per reference), are the holds' ids, so the caller can write rows naming its
-   * holds before holding (a purchase writes its items and holds them in two statements).
+   * their sum (a purchase's items are held together). In `references`' order.
    */
   readonly holdMany: (
     request: Omit<HoldRequest, "reference">,
-    references: ReadonlyArray<string>,
-    ids?: ReadonlyArray<HoldId>
+    references: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyArray<Hold>, HoldError>
+  /**
+   * `holdMany` (test or live) in one statement with the caller's gate and records:
+   * `gate`'s steps run first and must pass (else its error, nothing held), then budget and
+   * balance; each of `records` is written exactly when the holds are (a purchase's key,
+   * receipt and items). `ids`, when given, are the holds' ids (one per reference), so the
+   * records can name them. A refused hold undoes the gate's counts. The fence around that
+   * statement is HoldFence.ts.
+   */
+  readonly holdManyWith: <E>(
+    request: Omit<HoldRequest, "reference">,
+    holds: { readonly references: ReadonlyArray<string>; readonly ids?: ReadonlyArray<HoldId> | undefined },
+    gate: HoldGate<E> | undefined,
+    records: (taken: HoldTaken) => ReadonlyArray<HoldRecord>
+  ) => Effect.Effect<ReadonlyArray<Hold>, HoldError | E>
   /**
    * A live `hold` made in one statement with the caller's own checks and record: `gate`'s
    * steps run first and must pass (else its error, nothing held), then budget and balance;

@@ -108,18 +108,11 @@ export const makeLedger = Effect.gen(function*() {
    * budget took the amount, the `refused` holds the statement wrote are released at once
    * (the sweeper releases them if a crash comes between).
    */
-  const holdMany = (
-    request: Omit<HoldRequest, "reference">,
-    references: ReadonlyArray<string>,
-    ids?: ReadonlyArray<HoldId>
-  ) =>
+  const holdMany = (request: Omit<HoldRequest, "reference">, references: ReadonlyArray<string>) =>
     Effect.gen(function*() {
       if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
       if (references.length === 0) return []
-      if (ids !== undefined && ids.length !== references.length) {
-        return yield* Effect.dieMessage("holdMany: one id per reference")
-      }
-      const input = holdInput(request, references, yield* now, ids)
+      const input = holdInput(request, references, yield* now)
       if (request.testMode) {
         if (!(yield* repo.holdTest(input))) return yield* overBudget(request.amount * BigInt(references.length))
       } else {
@@ -132,23 +125,50 @@ export const makeLedger = Effect.gen(function*() {
   const hold = (request: HoldRequest) => Effect.map(holdMany(request, [request.reference]), (holds) => holds[0]!)
 
   /**
-   * A live hold in one statement with the caller's gate and record (HoldFence.ts). A gate
-   * that refused fails with its own error (nothing was held); a hold refused after the
-   * gate passed undoes the gate's counts.
+   * `holdMany` in one statement with the caller's gate and records (HoldFence.ts), test or
+   * live: a gate that refused fails with its own error (nothing was held); a hold refused
+   * after the gate passed undoes the gate's counts; the records are written exactly when
+   * the holds are.
    */
+  const holdManyWith = <E>(
+    request: Omit<HoldRequest, "reference">,
+    holds: { readonly references: ReadonlyArray<string>; readonly ids?: ReadonlyArray<HoldId> | undefined },
+    gate: HoldGate<E> | undefined,
+    records: (taken: HoldTaken) => ReadonlyArray<HoldRecord>
+  ) =>
+    Effect.gen(function*() {
+      if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
+      const { ids, references } = holds
+      if (references.length === 0 || (ids !== undefined && ids.length !== references.length)) {
+        return yield* Effect.dieMessage("holdManyWith: at least one reference, and one id per reference")
+      }
+      const input = holdInput(request, references, yield* now, ids)
+      const caller = { gate: gate as HoldGate<unknown> | undefined, records }
+      const undo = gate === undefined ? Effect.void : gate.undo
+      if (request.testMode) {
+        const outcome = yield* repo.holdTestGated(input, caller)
+        if (gate !== undefined) yield* gate.judge(outcome.gate)
+        if (outcome.held === 0) return yield* Effect.zipRight(undo, overBudget(request.amount * BigInt(references.length)))
+      } else {
+        const outcome = yield* repo.holdLiveGated(input, caller)
+        if (gate !== undefined) yield* gate.judge(outcome.gate)
+        if (outcome.held === 0) return yield* Effect.zipRight(undo, refuseLive(input, outcome))
+      }
+      return input.holds.map((held) => heldFor(request, held.id, request.testMode))
+    })
+
+  /** A live hold in one statement with the caller's gate and record (`holdManyWith` for one hold). */
   const holdWith = <E>(
     request: Omit<HoldRequest, "testMode">,
     gate: HoldGate<E>,
     record: (taken: HoldTaken) => HoldRecord
   ) =>
-    Effect.gen(function*() {
-      if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
-      const input = holdInput(request, [request.reference], yield* now)
-      const outcome = yield* repo.holdLiveGated(input, gate, record)
-      yield* gate.judge(outcome.gate)
-      if (outcome.held === 0) return yield* Effect.zipRight(gate.undo, refuseLive(input, outcome))
-      return heldFor(request, input.holds[0]!.id, false)
-    })
+    Effect.map(
+      holdManyWith({ ...request, testMode: false }, { references: [request.reference] }, gate, (taken) => [
+        record(taken)
+      ]),
+      (holds) => holds[0]!
+    )
 
   /** Why a settlement was refused. */
   const settleRefusal = (holdId: string, captured: bigint) =>
@@ -349,6 +369,7 @@ export const makeLedger = Effect.gen(function*() {
     hold: (request) => hold(request),
     holdMany,
     holdWith,
+    holdManyWith,
     capture,
     release,
     refund,

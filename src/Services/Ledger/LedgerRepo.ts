@@ -104,6 +104,12 @@ export const HoldOutcome = Schema.Struct({
 })
 export type HoldOutcome = typeof HoldOutcome.Type
 
+/** What a caller adds to a hold's statement (HoldFence.ts): its gate, if any, and its records. */
+export interface HoldCaller {
+  readonly gate?: HoldGate<unknown> | undefined
+  readonly records: (taken: HoldTaken) => ReadonlyArray<HoldRecord>
+}
+
 /** A hold made with the caller's gate: the gate's own report besides (see HoldFence.ts). */
 export const GatedHoldOutcome = Schema.Struct({ ...HoldOutcome.fields, gate: Schema.Unknown })
 export type GatedHoldOutcome = typeof GatedHoldOutcome.Type
@@ -145,6 +151,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
     const holdOutcomeRows = statementRows(HoldOutcome)
     const gatedHoldOutcomeRows = statementRows(GatedHoldOutcome)
     const heldRows = statementRows(Schema.Struct({ held: Schema.Number }))
+    const gatedHeldRows = statementRows(Schema.Struct({ held: Schema.Number, gate: Schema.Unknown }))
     const settleOutcomeRows = statementRows(SettleOutcome)
     const balanceRowRows = statementRows(BalanceRow)
     const balanceRows = statementRows(Balance)
@@ -210,26 +217,36 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
     const holdLive = (hold: HoldInput) => holdOutcomeRows.single(holdLiveStatement(hold)).pipe(Effect.orDie)
 
     /**
-     * A live hold with the caller's gate and record in the same statement (HoldFence.ts):
-     * the gate's steps run first and the budget is taken only when they passed; the record
-     * is written only when the hold took the credits.
+     * A live hold with the caller's gate and records in the same statement (HoldFence.ts):
+     * the gate's steps run first and the budget is taken only when they passed; the records
+     * are written only when the hold took the credits.
      */
-    const holdLiveGated = (
-      hold: HoldInput,
-      gate: HoldGate<unknown>,
-      record: (taken: HoldTaken) => HoldRecord
-    ) => gatedHoldOutcomeRows.single(holdLiveStatement(hold, { gate, record })).pipe(Effect.orDie)
+    const holdLiveGated = (hold: HoldInput, caller: HoldCaller) =>
+      gatedHoldOutcomeRows.single(holdLiveStatement(hold, caller)).pipe(Effect.orDie)
 
-    const holdLiveStatement = (
-      hold: HoldInput,
-      caller?: { readonly gate: HoldGate<unknown>; readonly record: (taken: HoldTaken) => HoldRecord }
-    ) => {
+    /** The caller's gate steps (first in the statement) and the condition they passed. */
+    const gateOf = (caller: HoldCaller | undefined) =>
+      caller?.gate === undefined
+        ? { steps: sql``, passed: sql`true`, report: sql`null` }
+        : {
+          steps: sql`${caller.gate.steps},`,
+          passed: sql`EXISTS (SELECT 1 FROM ${caller.gate.passed})`,
+          report: caller.gate.report
+        }
+
+    /** The caller's records as CTEs (`recorded_0`, ...), each selecting from `taken`. */
+    const recordsOf = (caller: HoldCaller | undefined, taken: Statement.Fragment) =>
+      caller === undefined
+        ? sql``
+        : sql.csv(",", caller.records(holdTaken(taken)).map((record, i) => sql`${sql(`recorded_${i}`)} AS (${record})`))
+
+    const holdLiveStatement = (hold: HoldInput, caller?: HoldCaller) => {
       const each = hold.amount.toString()
       const amount = totalOf(hold)
-      const gatePassed = caller === undefined ? sql`true` : sql`EXISTS (SELECT 1 FROM ${caller.gate.passed})`
+      const gate = gateOf(caller)
       return sql`
-        WITH ${caller === undefined ? sql`` : sql`${caller.gate.steps},`}
-        s AS (${takeBudget(hold, gatePassed)}),
+        WITH ${gate.steps}
+        s AS (${takeBudget(hold, gate.passed)}),
         d AS (
           UPDATE org_balances SET
             balance = balance - ${amount}::bigint,
@@ -260,12 +277,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
                  ${hold.purpose}, ${hold.createdAt}
           FROM h WHERE NOT h.refused
           RETURNING 1
-        )${
-        caller === undefined
-          ? sql``
-          : sql`, recorded AS (${caller.record(holdTaken(sql`(SELECT id FROM h WHERE NOT h.refused)`))})`
-      }
-        SELECT${caller === undefined ? sql`` : sql` ${caller.gate.report} AS gate,`}
+        )${recordsOf(caller, sql`(SELECT id FROM h WHERE NOT h.refused)`)}
+        SELECT${caller === undefined ? sql`` : sql` ${gate.report} AS gate,`}
           (SELECT count(*) FROM e)::int AS held,
           (SELECT count(*) FROM h)::int AS budget_taken,
           (SELECT count(*) FROM org_balances WHERE org_id = ${hold.orgId})::int AS has_balance,
@@ -280,19 +293,25 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
     const holdTest = (hold: HoldInput) =>
       heldRows.single(holdTestStatement(hold)).pipe(Effect.map((row) => row.held > 0), Effect.orDie)
 
-    const holdTestStatement = (hold: HoldInput) => {
+    /** A test-mode hold with the caller's gate and records (as `holdLiveGated`). */
+    const holdTestGated = (hold: HoldInput, caller: HoldCaller) =>
+      gatedHeldRows.single(holdTestStatement(hold, caller)).pipe(Effect.orDie)
+
+    const holdTestStatement = (hold: HoldInput, caller?: HoldCaller) => {
       const each = hold.amount.toString()
+      const gate = gateOf(caller)
       return sql`
-        WITH s AS (${takeBudget(hold)}),
+        WITH ${gate.steps}
+        s AS (${takeBudget(hold, gate.passed)}),
         h AS (
           INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, budget_approved,
                                     month, status, created_at, expires_at)
           SELECT u.id, ${hold.orgId}, ${hold.agentId}, ${each}, ${hold.purpose}, u.reference, true,
                  ${hold.budgetApproved}, ${hold.month}, 'held', ${hold.createdAt}, ${hold.expiresAt}
           FROM s, ${holdRowsOf(hold)}
-          RETURNING 1
-        )
-        SELECT (SELECT count(*) FROM h)::int AS held`
+          RETURNING id
+        )${recordsOf(caller, sql`(SELECT id FROM h)`)}
+        SELECT${caller === undefined ? sql`` : sql` ${gate.report} AS gate,`} (SELECT count(*) FROM h)::int AS held`
     }
 
     /**
@@ -641,6 +660,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       holdLive,
       holdLiveGated,
       holdTest,
+      holdTestGated,
       releaseRefused,
       settleStatement,
       settleSql,

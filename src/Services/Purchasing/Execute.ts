@@ -15,7 +15,7 @@ import {
 } from "../../Errors/ApiErrors.js"
 import { Approvals } from "../Approvals/Approvals.js"
 import type { AuthenticatedAgent } from "../Auth/Current.js"
-import { idempotent, KeyTaken, type UsedKey } from "../Idempotency/Idempotent.js"
+import { idempotent, type UsedKey } from "../Idempotency/Idempotent.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Tools } from "../Tools/Tools.js"
 import { type ToolRow, ToolsRepo } from "../Tools/ToolsRepo.js"
@@ -243,10 +243,12 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       })
 
     /**
-     * One transaction: takes the key (a direct purchase keeps its answer when it finishes,
-     * a job's is kept at once), writes the receipt and its items (one statement), holds
-     * every item through the ledger (one statement; the items name their holds' ids), uses
-     * up the approval and queues the job. Any refusal keeps nothing.
+     * Writes a purchase in one statement (Ledger.holdManyWith): the key is checked first (a
+     * concurrent twin is turned away at once, KeyTaken), then every item is held, and the
+     * key (a direct purchase keeps its answer when it finishes, a job's is kept at once),
+     * the receipt and its items are written exactly when the holds are. A purchase that
+     * uses up an approval or queues a job does so in the same transaction. Any refusal
+     * keeps nothing.
      */
     const writePurchase = (
       agent: AuthenticatedAgent,
@@ -258,20 +260,19 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       key: { readonly value: string; readonly fingerprint: string } | null,
       at: Date
     ) =>
-      sql.withTransaction(Effect.gen(function*() {
-        // First in the statement: a concurrent request with this key is turned away at once (KeyTaken).
-        const claimKey = key === null ? undefined : keyRows.claimKeySteps({
+      Effect.gen(function*() {
+        const keyRow = key === null ? null : {
           agent_id: agent.id,
           key: key.value,
           fingerprint: key.fingerprint,
-          status: job === null ? "in_progress" : "done",
+          status: job === null ? "in_progress" as const : "done" as const,
           answer: job === null ? null : yield* storedAnswerOf(job).pipe(Effect.orDie),
           receipt_id: purchase.receiptId,
           created_at: at,
           expires_at: new Date(at.getTime() + purchasingRules.idempotencyRetentionMs),
           lease_until: job === null ? new Date(at.getTime() + config.leaseMs) : null
-        })
-        const claimed = yield* receiptRows.insertPurchase({
+        }
+        const receipt = {
           id: purchase.receiptId,
           org_id: agent.org_id,
           agent_id: agent.id,
@@ -282,15 +283,14 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           item_count: terms.count,
           held_credits: terms.amount,
           fallback: purchase.fallback,
-          status: "running",
+          status: "running" as const,
           job_id: job?.job_id ?? null,
           approval_id: approval.id,
           idempotency_key: key?.value ?? null,
           created_at: at
-        }, itemRows.insertItemsStatement(newItems), claimKey)
-        if (!claimed) return yield* new KeyTaken()
-        // Every item's hold in one statement: all of them or none.
-        yield* ledger.holdMany(
+        }
+        // Every item's hold in the one statement: all of them or none.
+        const write = ledger.holdManyWith(
           {
             orgId: agent.org_id,
             agentId: agent.id,
@@ -300,22 +300,31 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             budgetApproved: approval.budgetApproved,
             ttlMs: job === null ? purchasingRules.directHoldTtlMs : undefined
           },
-          newItems.map((item) => item.id),
-          newItems.map((item) => item.hold_id)
+          { references: newItems.map((item) => item.id), ids: newItems.map((item) => item.hold_id) },
+          keyRow === null ? undefined : keyRows.claimGate(keyRow),
+          (taken) => [
+            ...(keyRow === null ? [] : [keyRows.claimRecord(keyRow, taken)]),
+            receiptRows.receiptRecord(receipt, taken),
+            itemRows.itemsRecord(newItems, taken)
+          ]
         )
-        if (approval.id !== null) yield* approvals.consume(approval.id, purchase.receiptId, at)
-        if (job !== null) {
-          yield* jobRows.insertJob({
-            id: job.job_id,
-            receipt_id: purchase.receiptId,
-            org_id: agent.org_id,
-            agent_id: agent.id,
-            status: "queued",
-            deadline_at: new Date(job.deadline_at),
-            created_at: at
-          })
-        }
-      })).pipe(Effect.catchTags({ SqlError: Effect.die, invalid_amount: Effect.die }))
+        if (approval.id === null && job === null) return yield* write
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* write
+          if (approval.id !== null) yield* approvals.consume(approval.id, purchase.receiptId, at)
+          if (job !== null) {
+            yield* jobRows.insertJob({
+              id: job.job_id,
+              receipt_id: purchase.receiptId,
+              org_id: agent.org_id,
+              agent_id: agent.id,
+              status: "queued",
+              deadline_at: new Date(job.deadline_at),
+              created_at: at
+            })
+          }
+        }))
+      }).pipe(Effect.asVoid, Effect.catchTags({ SqlError: Effect.die, invalid_amount: Effect.die }))
 
     /**
      * Runs a direct purchase's held items (up to 25 at once) under its lease; in the

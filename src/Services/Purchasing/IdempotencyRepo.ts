@@ -1,5 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { KeyTaken } from "../Idempotency/Idempotent.js"
+import { holdGate, holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 
 /**
  * Idempotency keys of purchases: the answer kept per agent and key (the JSON of a
@@ -31,31 +33,44 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
     })
     const findKey = (agentId: string, key: string) => findKeyRow({ agentId, key }).pipe(Effect.orDie)
 
+    const lockName = (row: IdempotencyRow) => `idempotency:${row.agent_id}:${row.key}`
+
     /**
-     * Takes a key for the purchase being written, first thing in its transaction: a new key,
-     * or one past its retention. A transaction-scoped advisory lock on the key, tried without
-     * waiting in the same statement, turns a concurrent twin away at once instead of
-     * queueing it behind this transaction. CTE steps (`lock`, then `claim`) for the statement
-     * that writes the purchase (ReceiptsRepo.insertPurchase): `claim` holds one row when the
-     * key was taken.
+     * The first step of the statement that writes a purchase (its hold's gate, HoldFence.ts):
+     * the key must be new, or past its retention. A transaction-scoped advisory lock on the
+     * key, tried without waiting, turns a concurrent twin away at once (KeyTaken) instead of
+     * queueing it behind this statement; under the lock no other request can take the key
+     * before `claimRecord` does. Nothing to undo: the gate writes nothing.
      */
-    const claimKeySteps = (row: IdempotencyRow) =>
-      sql`
-        lock AS (
-          SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${row.agent_id}:${row.key}`}, 0)) AS locked
-        ),
-        claim AS (
-          INSERT INTO idempotency_keys
-            (agent_id, key, fingerprint, status, answer, receipt_id, created_at, expires_at, lease_until)
-          SELECT ${row.agent_id}, ${row.key}, ${row.fingerprint}, ${row.status}, ${row.answer}, ${row.receipt_id},
-                 ${row.created_at}, ${row.expires_at}, ${row.lease_until}
-          FROM lock WHERE locked
-          ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-            answer = excluded.answer, receipt_id = excluded.receipt_id, created_at = excluded.created_at,
-            expires_at = excluded.expires_at, lease_until = excluded.lease_until
-          WHERE idempotency_keys.expires_at < excluded.created_at
-          RETURNING key
-        )`
+    const claimGate = (row: IdempotencyRow) =>
+      holdGate({
+        steps: sql`
+          key_lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended(${lockName(row)}, 0)) AS locked),
+          key_free AS (
+            SELECT 1 AS one FROM key_lock
+            WHERE locked AND NOT EXISTS (
+              SELECT 1 FROM idempotency_keys
+              WHERE agent_id = ${row.agent_id} AND key = ${row.key} AND expires_at >= ${row.created_at}
+            )
+          )`,
+        passed: sql`key_free`,
+        report: sql`(SELECT count(*) FROM key_free)`,
+        judge: (report) => Number(report) > 0 ? Effect.void : Effect.fail(new KeyTaken()),
+        undo: Effect.void
+      })
+
+    /** The key's row, written with the purchase's holds (one statement, HoldFence.ts). */
+    const claimRecord = (row: IdempotencyRow, taken: HoldTaken) =>
+      holdRecord(sql`
+        INSERT INTO idempotency_keys
+          (agent_id, key, fingerprint, status, answer, receipt_id, created_at, expires_at, lease_until)
+        SELECT ${row.agent_id}, ${row.key}, ${row.fingerprint}, ${row.status}, ${row.answer}, ${row.receipt_id},
+               ${row.created_at}, ${row.expires_at}, ${row.lease_until}
+        WHERE EXISTS (SELECT 1 FROM ${taken} AS taken)
+        ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+          answer = excluded.answer, receipt_id = excluded.receipt_id, created_at = excluded.created_at,
+          expires_at = excluded.expires_at, lease_until = excluded.lease_until
+        WHERE idempotency_keys.expires_at < excluded.created_at`)
 
     const lockLapsedKeyRow = SqlSchema.findOne({
       Request: Schema.Struct({ agentId: Schema.String, key: Schema.String, now: Schema.DateFromSelf }),
@@ -103,7 +118,8 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
 
     return {
       findKey,
-      claimKeySteps,
+      claimGate,
+      claimRecord,
       lockLapsedKey,
       storeAnswer,
       storeAnswerStatement,

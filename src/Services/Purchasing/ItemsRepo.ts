@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { HoldId } from "../../Domain/Ids.js"
+import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 
 /** Receipt items: one per input of a purchase, claimed by the process running it; rows decoded. */
 export const ItemStatus = Schema.Literal("pending", "running", "passed", "partial", "failed", "expired")
@@ -67,9 +68,15 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** The INSERT of a purchase's items (written with its receipt: ReceiptsRepo.insertPurchase). */
-    const insertItemsStatement = (items: ReadonlyArray<NewItem>) =>
-      sql`INSERT INTO receipt_items ${sql.insert(items.map((item) => ({ ...item, input: JSON.stringify(item.input) })))}`
+    /** A purchase's items, written with their holds (one statement, HoldFence.ts); one parameter for any number. */
+    const itemsRecord = (items: ReadonlyArray<NewItem>, taken: HoldTaken) =>
+      holdRecord(sql`
+        INSERT INTO receipt_items (id, receipt_id, idx, input, status, claimed_by, claimed_until, started_at, runs, hold_id)
+        SELECT i.id, i.receipt_id, i.idx, i.input, i.status, i.claimed_by, i.claimed_until, i.started_at, i.runs, i.hold_id
+        FROM jsonb_to_recordset(${JSON.stringify(items)}::jsonb)
+          AS i (id uuid, receipt_id uuid, idx int, input jsonb, status text, claimed_by text, claimed_until timestamptz,
+                started_at timestamptz, runs int, hold_id uuid)
+        WHERE EXISTS (SELECT 1 FROM ${taken} AS taken)`)
 
     const findItems = SqlSchema.findAll({
       Request: Schema.String,
@@ -260,7 +267,7 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
       )
 
     return {
-      insertItemsStatement,
+      itemsRecord,
       items,
       itemAt,
       lockClaimedItems,

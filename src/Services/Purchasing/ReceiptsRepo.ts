@@ -1,6 +1,7 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { TaskTypeId } from "../../Domain/TaskType.js"
+import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 
 /** Receipts: one per purchase, with its totals summed over its items; rows decoded. */
 export const ReceiptRow = Schema.Struct({
@@ -47,34 +48,15 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /**
-     * Writes a purchase's receipt and its items (`items`, ItemsRepo.insertItemsStatement) in
-     * one statement. With `claimKey` (IdempotencyRepo.claimKeySteps, run first) it answers
-     * whether the key was taken; the caller's transaction is rolled back when it was not,
-     * so the rows written alongside are not kept. Without a key it answers true.
-     */
-    const insertPurchase = (
-      row: Omit<ReceiptRow, "completed_at">,
-      items: Statement.Statement<unknown>,
-      claimKey?: Statement.Fragment
-    ) => {
-      const receipt = sql`INSERT INTO receipts ${
-        sql.insert({
-          ...row,
-          price_credits: row.price_credits.toString(),
-          held_credits: row.held_credits.toString(),
-          completed_at: null
-        })
-      }`
-      return sql<{ readonly claimed: number }>`
-        WITH ${claimKey === undefined ? sql`` : sql`${claimKey},`}
-        receipt AS (${receipt}),
-        items AS (${items})
-        SELECT ${claimKey === undefined ? sql`1` : sql`(SELECT count(*) FROM claim)::int`} AS claimed`.pipe(
-        Effect.map((rows) => rows[0]!.claimed > 0),
-        Effect.orDie
-      )
-    }
+    /** A purchase's receipt, written with its items' holds (one statement, HoldFence.ts). */
+    const receiptRecord = (row: Omit<ReceiptRow, "completed_at">, taken: HoldTaken) =>
+      holdRecord(sql`
+        INSERT INTO receipts (id, org_id, agent_id, mode, tool_id, task_type, price_credits, item_count, held_credits,
+                              fallback, status, job_id, approval_id, idempotency_key, created_at)
+        SELECT ${row.id}, ${row.org_id}, ${row.agent_id}, ${row.mode}, ${row.tool_id}, ${row.task_type},
+               ${row.price_credits.toString()}, ${row.item_count}, ${row.held_credits.toString()}, ${row.fallback},
+               ${row.status}, ${row.job_id}, ${row.approval_id}, ${row.idempotency_key}, ${row.created_at}
+        WHERE EXISTS (SELECT 1 FROM ${taken} AS taken)`)
 
     const totalsSelect = sql`
       SELECT r.*, t.slug AS tool_slug, t.name AS tool_name, t.provider AS tool_provider,
@@ -172,7 +154,7 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
     const lockReceipt = (receiptId: string) => findLocked(receiptId).pipe(Effect.orDie)
 
     return {
-      insertPurchase,
+      receiptRecord,
       receipt,
       receiptWithTotals,
       listReceipts,
