@@ -2,12 +2,13 @@ import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, TestClock } from "effect"
+import { ConfigProvider, Data, Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, TestClock } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll } from "vitest"
 import { type AgentId, HoldId, type OrgId } from "../../src/Domain/Ids.js"
 import { trialTerms } from "../../src/Domain/Plans.js"
 import { MigrationsLive } from "../../src/Layers/Migrations.js"
+import { holdGate, holdRecord } from "../../src/Services/Ledger/HoldFence.js"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerMaintenance } from "../../src/Services/Ledger/LedgerMaintenance.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
@@ -49,6 +50,8 @@ const run = <A, E>(effect: Effect.Effect<A, E, Ledger | LedgerMaintenance | SqlC
   Effect.provide(effect, LedgerTest())
 
 const promise = <A>(thunk: () => Promise<A>) => Effect.promise(thunk)
+
+class GateClosed extends Data.TaggedError("GateClosed") {}
 
 const setup = (options: { credits?: bigint; budget?: bigint; mode?: "test" | "live"; trial?: boolean } = {}) =>
   Effect.gen(function*() {
@@ -156,6 +159,80 @@ describe("Ledger", () => {
       yield* ledger.setFrozen(orgId, false)
       expect(yield* errorCode(holdFor(orgId, agentId, 1n))).toBe("ok")
       yield* checkInvariants(orgId)
+    })))
+
+  it.effect("holds several with the caller's gate and records: records exactly when the holds, in both modes", () =>
+    run(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const sql = yield* SqlClient.SqlClient
+      yield* promise(() => db.query(`CREATE TABLE IF NOT EXISTS hold_records (hold_id uuid, note text NOT NULL)`))
+      for (const mode of ["test", "live"] as const) {
+        const { agentId, orgId } = yield* setup({ credits: 1_000n, budget: 700n, mode })
+        const testMode = mode === "test"
+        const gate = (open: boolean) =>
+          holdGate({
+            steps: sql`g AS (SELECT 1 AS one WHERE ${open})`,
+            passed: sql`g`,
+            report: sql`(SELECT count(*) FROM g)`,
+            judge: (report) => Number(report) > 0 ? Effect.void : Effect.fail(new GateClosed()),
+            undo: Effect.void
+          })
+        const attempt = (
+          ids: ReadonlyArray<HoldId>,
+          options: { amount: bigint; open?: boolean; budgetApproved?: boolean; note: string }
+        ) =>
+          ledger.holdManyWith(
+            {
+              orgId,
+              agentId,
+              amount: options.amount,
+              purpose: "test",
+              testMode,
+              budgetApproved: options.budgetApproved
+            },
+            { references: ids.map(() => randomUUID()), ids },
+            gate(options.open ?? true),
+            (taken) => [
+              holdRecord(sql`INSERT INTO hold_records SELECT taken.id, ${options.note} FROM ${taken} AS taken`),
+              holdRecord(sql`INSERT INTO hold_records SELECT NULL, ${`${options.note}:once`}
+                              WHERE EXISTS (SELECT 1 FROM ${taken} AS taken)`)
+            ]
+          )
+        const newIds = (count: number) => Array.from({ length: count }, () => HoldId.make(randomUUID()))
+        const recordsOf = (note: string) =>
+          promise(() =>
+            db.query(`SELECT hold_id, note FROM hold_records WHERE note LIKE $1 ORDER BY note, hold_id`, [`${note}%`])
+          )
+        const openHolds = () =>
+          Effect.map(
+            promise(() =>
+              db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1 AND status = 'held'`, [orgId])
+            ),
+            (rows) => rows[0].n as number
+          )
+        // A closed gate: its own error, nothing held, nothing recorded.
+        expect(yield* errorCode(attempt(newIds(2), { amount: 100n, open: false, note: `${mode}-closed` })))
+          .toBe("GateClosed")
+        // Over the budget by their sum: nothing held, nothing recorded.
+        expect(yield* errorCode(attempt(newIds(8), { amount: 100n, note: `${mode}-over` }))).toBe("over_budget")
+        if (!testMode) {
+          // Past the balance (the budget approved): the refused holds released, nothing recorded.
+          expect(yield* errorCode(attempt(newIds(11), { amount: 100n, budgetApproved: true, note: "live-poor" })))
+            .toBe("insufficient_credits")
+        }
+        expect(yield* openHolds()).toBe(0)
+        // Taken: the holds have the caller's ids and each record is written once.
+        const ids = newIds(3)
+        const holds = yield* attempt(ids, { amount: 100n, note: `${mode}-taken` })
+        expect(holds.map((hold) => hold.id)).toEqual(ids)
+        expect(yield* openHolds()).toBe(3)
+        expect(yield* recordsOf(mode)).toEqual([
+          ...[...ids].sort().map((id) => ({ hold_id: id, note: `${mode}-taken` })),
+          { hold_id: null, note: `${mode}-taken:once` }
+        ])
+        expect(yield* ledger.agentMonthSpend(agentId)).toBe(300n)
+        expect((yield* ledger.orgCredits(orgId)).balance).toBe(testMode ? 1_000n : 700n)
+      }
     })))
 
   it.effect("holds several together, all or none, the checks on their sum", () =>

@@ -148,10 +148,14 @@ export const makeLedger = Effect.gen(function*() {
       if (request.testMode) {
         const outcome = yield* repo.holdTestGated(input, caller)
         if (gate !== undefined) yield* gate.judge(outcome.gate)
-        if (outcome.held === 0) return yield* Effect.zipRight(undo, overBudget(request.amount * BigInt(references.length)))
+        if (outcome.held === 0) {
+          return yield* Effect.zipRight(undo, overBudget(request.amount * BigInt(references.length)))
+        }
       } else {
         const outcome = yield* repo.holdLiveGated(input, caller)
-        if (gate !== undefined) yield* gate.judge(outcome.gate)
+        if (gate !== undefined) {
+          yield* gate.judge(outcome.gate)
+        }
         if (outcome.held === 0) return yield* Effect.zipRight(undo, refuseLive(input, outcome))
       }
       return input.holds.map((held) => heldFor(request, held.id, request.testMode))
