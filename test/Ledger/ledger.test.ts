@@ -12,7 +12,7 @@ import { holdGate, holdRecord } from "../../src/Services/Ledger/HoldFence.js"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerMaintenance } from "../../src/Services/Ledger/LedgerMaintenance.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
-import { settlementWrite } from "../../src/Services/Ledger/SettlementFence.js"
+import { settlementGate, settlementWrite } from "../../src/Services/Ledger/SettlementFence.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { invariants } from "../support/ledgerChecks.js"
@@ -490,6 +490,40 @@ describe("settleWith (the one-statement settlement)", () => {
       expect(yield* errorCode(settleWithProbe(hold.id, 60n, probeId))).toBe("already_settled")
       expect(yield* probe(probeId)).toBe(1)
       expect((yield* Ledger.pipe(Effect.flatMap((l) => l.orgCredits(orgId)))).balance).toBe(9_940n)
+      yield* checkInvariants(orgId)
+    })))
+
+  it.effect("settles only when the caller's gate passes, with several writes; a closed gate changes nothing", () =>
+    run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const ledger = yield* Ledger
+      const { agentId, orgId } = yield* setup({ credits: 10_000n, budget: 1_000n })
+      const [gateRow, first, second] = [yield* newProbe, yield* newProbe, yield* newProbe]
+      // The gate passes while the gate row has had fewer than `below` writes (its row locked first).
+      const settleGated = (holdId: HoldId, captured: bigint, below: number) =>
+        ledger.settleWith(
+          holdId,
+          captured,
+          (settled) =>
+            [first, second].map((id) =>
+              settlementWrite(sql`UPDATE settlement_probe SET writes = writes + 1 WHERE id = ${id} AND ${settled}`)
+            ),
+          settlementGate({
+            steps: sql`g AS (SELECT id FROM settlement_probe WHERE id = ${gateRow} AND writes < ${below} FOR UPDATE)`,
+            passed: sql`EXISTS (SELECT 1 FROM g)`
+          })
+        )
+      const hold = yield* holdFor(orgId, agentId, 800n)
+      expect(yield* errorCode(settleGated(hold.id, 800n, 0))).toBe("SettlementGateClosed")
+      expect([yield* probe(first), yield* probe(second)]).toEqual([0, 0])
+      expect(yield* ledger.agentMonthSpend(agentId)).toBe(800n)
+      expect((yield* ledger.orgCredits(orgId)).balance).toBe(9_200n)
+      // Open: settled once, both writes made, and the 80% alert it causes written with it.
+      expect(yield* settleGated(hold.id, 800n, 1)).toEqual({ captured: 800n, released: 0n })
+      expect([yield* probe(first), yield* probe(second)]).toEqual([1, 1])
+      expect(yield* eventsOf(orgId, "budget.80pct")).toHaveLength(1)
+      expect(yield* errorCode(settleGated(hold.id, 800n, 1))).toBe("already_settled")
+      expect([yield* probe(first), yield* probe(second)]).toEqual([1, 1])
       yield* checkInvariants(orgId)
     })))
 

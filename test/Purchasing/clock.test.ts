@@ -152,6 +152,55 @@ describe("on a test clock", () => {
     }).pipe(Effect.provide(servicesOn(world.db.url))), 60_000)
 
   it.effect(
+    "a direct purchase whose item's claim was taken over while it ran settles nothing of it",
+    () =>
+      Effect.gen(function*() {
+        const { agent, org } = yield* Effect.promise(() => seedBuyer(world))
+        const execute = yield* Execute
+        // The mock tool takes 10 minutes (on the test clock): the claim changes hands meanwhile.
+        const slow = yield* Effect.fork(execute.execute(testAgent(agent.agentId, org.orgId, agent.key), {
+          tool: "hunter-email-finder",
+          inputs: [{ first_name: "Jane", last_name: "Doe", domain: "acme.com" }]
+        }, ""))
+        yield* TestClock.adjust(Duration.millis(1))
+        const item = () =>
+          Effect.promise(async () => {
+            for (let i = 0; i < 100; i++) {
+              const rows = await world.db.query(
+                `SELECT i.status, i.claimed_by, h.status AS hold FROM receipt_items i
+                 JOIN receipts r ON r.id = i.receipt_id JOIN ledger_holds h ON h.id = i.hold_id
+                 WHERE r.agent_id = $1`,
+                [agent.agentId]
+              )
+              if (rows.length > 0) return rows[0]
+              await new Promise((resolve) => setTimeout(resolve, 20))
+            }
+            throw new Error("the purchase's item was never written")
+          })
+        expect(yield* item()).toMatchObject({ status: "running", hold: "held" })
+        // Another runner takes the claim over (as after a lapsed lease).
+        yield* Effect.promise(() =>
+          world.db.query(
+            `UPDATE receipt_items SET claimed_by = 'direct:another' WHERE receipt_id IN
+               (SELECT id FROM receipts WHERE agent_id = $1)`,
+            [agent.agentId]
+          )
+        )
+        yield* TestClock.adjust(Duration.minutes(11))
+        const exit = yield* Fiber.await(slow)
+        // It answers that nothing was charged, and leaves the item and its hold to the new owner.
+        expect(exit._tag === "Failure" && exit.cause._tag === "Fail" ? exit.cause.error._tag : exit._tag)
+          .toBe("provider_error")
+        expect(yield* item()).toEqual({ status: "running", claimed_by: "direct:another", hold: "held" })
+        const [spend] = yield* Effect.promise(() =>
+          world.db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [agent.agentId])
+        )
+        expect(spend.spent).toBe("0")
+      }).pipe(Effect.provide(servicesOn(world.db.url, { MOCK_TOOL_LATENCY_MS: "600000" }))),
+    60_000
+  )
+
+  it.effect(
     "a direct purchase that is still running keeps its lease: the sweeper leaves it alone however long it takes",
     () =>
       Effect.gen(function*() {

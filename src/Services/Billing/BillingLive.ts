@@ -61,8 +61,8 @@ export const LedgerWakingAutoReload = Layer.effect(
     return Ledger.of({
       ...ledger,
       capture: (holdId, amount) => Effect.tap(ledger.capture(holdId, amount), () => signal.wake),
-      settleWith: (holdId, captured, alongside) =>
-        Effect.tap(ledger.settleWith(holdId, captured, alongside), () => signal.wake)
+      settleWith: (holdId, captured, alongside, gate) =>
+        Effect.tap(ledger.settleWith(holdId, captured, alongside, gate), () => signal.wake)
     })
   })
 ).pipe(Layer.provide(LedgerLive), Layer.provide(AutoReloadSignal.Default))

@@ -367,7 +367,11 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
                     }
                   )
                 )),
-              Effect.catchTags({ capture_exceeds_hold: Effect.die, not_a_hold: Effect.die })
+              Effect.catchTags({
+                capture_exceeds_hold: Effect.die,
+                not_a_hold: Effect.die,
+                SettlementGateClosed: Effect.die
+              })
             )
           })
 

@@ -11,7 +11,7 @@ import type {
   TrialLimit
 } from "../../Errors/ApiErrors.js"
 import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
-import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
+import type { HoldSettled, SettlementGate, SettlementGateClosed, SettlementWrite } from "./SettlementFence.js"
 
 /**
  * The credit ledger: the contract every purchase path uses. Amounts are whole credits.
@@ -146,15 +146,18 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
   /** The org's trial grant, if any. */
   readonly trialGrant: (orgId: OrgId) => Effect.Effect<TrialGrant | null>
   /**
-   * `capture` (when `captured` > 0) or `release` (0), with the caller's own write done in
+   * `capture` (when `captured` > 0) or `release` (0), with the caller's own writes done in
    * the same statement: `alongside` gets the condition "the hold was settled" and answers
-   * a data-modifying statement (e.g. `UPDATE ... WHERE id = ... AND <condition>`), so a
-   * purchase's record and its settlement commit together in one round trip. The fence
-   * around that statement is SettlementFence.ts.
+   * data-modifying statements (e.g. `UPDATE ... WHERE id = ... AND <condition>`), so a
+   * call's or a purchase's records and its settlement commit together in one round trip.
+   * With `gate`, the settlement is made only when the gate passes (else
+   * `SettlementGateClosed`, nothing changed). The fence around that statement is
+   * SettlementFence.ts.
    */
   readonly settleWith: (
     holdId: HoldId,
     captured: bigint,
-    alongside: (settled: HoldSettled) => SettlementWrite
-  ) => Effect.Effect<Settlement, CaptureExceedsHold | NotAHold | AlreadySettled>
+    alongside: (settled: HoldSettled) => SettlementWrite | ReadonlyArray<SettlementWrite>,
+    gate?: SettlementGate
+  ) => Effect.Effect<Settlement, CaptureExceedsHold | NotAHold | AlreadySettled | SettlementGateClosed>
 }>() {}

@@ -18,8 +18,11 @@ import { Events } from "../Events/Events.js"
 import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
 import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
 import { type HoldInput, type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
-import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
+import { type HoldSettled, type SettlementGate, SettlementGateClosed, type SettlementWrite } from "./SettlementFence.js"
 import { hourStartOf, monthOf } from "./Time.js"
+
+/** The caller's writes alongside a settlement (SettlementFence.ts). */
+type SettlementWrites = (settled: HoldSettled) => SettlementWrite | ReadonlyArray<SettlementWrite>
 
 /** A hold not settled within this time is taken for left behind by a crash and released. */
 export const DEFAULT_HOLD_TTL_MS = 3 * 60 * 60 * 1000
@@ -174,14 +177,15 @@ export const makeLedger = Effect.gen(function*() {
       (holds) => holds[0]!
     )
 
-  /** Why a settlement was refused. */
-  const settleRefusal = (holdId: string, captured: bigint) =>
+  /** Why a settlement was refused (`gated`: the caller's gate may have been closed). */
+  const settleRefusal = (holdId: string, captured: bigint, gated: boolean) =>
     Effect.gen(function*() {
       const row = isUuid(holdId) ? yield* repo.findHold(holdId) : Option.none<HoldRow>()
       if (Option.isNone(row)) return new NotAHold({ message: `${holdId} is not a hold` })
       if (row.value.status !== "held") {
         return new AlreadySettled({ message: `Hold ${holdId} is already ${row.value.status}` })
       }
+      if (gated && row.value.amount >= captured) return new SettlementGateClosed()
       return new CaptureExceedsHold({
         message: `Capture of ${captured} credits exceeds the hold of ${row.value.amount} credits`
       })
@@ -195,15 +199,18 @@ export const makeLedger = Effect.gen(function*() {
   const settle = (
     holdId: string,
     captured: bigint,
-    alongside: ((settled: HoldSettled) => SettlementWrite) | undefined,
-    signalEventDue: boolean
+    alongside: SettlementWrites | undefined,
+    signalEventDue: boolean,
+    gate?: SettlementGate
   ) =>
     Effect.gen(function*() {
       const at = new Date(yield* now)
       const settled = isUuid(holdId)
-        ? yield* repo.settleStatement(holdId, captured, at, alongside, signalEventDue)
+        ? yield* repo.settleStatement(holdId, captured, at, alongside, signalEventDue, gate)
         : Option.none<SettleOutcome>()
-      if (Option.isNone(settled)) return yield* Effect.flatMap(settleRefusal(holdId, captured), Effect.fail)
+      if (Option.isNone(settled)) {
+        return yield* Effect.flatMap(settleRefusal(holdId, captured, gate !== undefined), Effect.fail)
+      }
       const held = settled.value
       const amount = held.amount
       // The agent's month row is locked by the settling statement: one emitter.
@@ -239,22 +246,26 @@ export const makeLedger = Effect.gen(function*() {
   const settleAtomically = (
     holdId: string,
     captured: bigint,
-    alongside?: (settled: HoldSettled) => SettlementWrite
+    alongside?: SettlementWrites,
+    gate?: SettlementGate
   ) =>
     Effect.gen(function*() {
       const inTransaction = Effect.serviceOption(SqlClient.TransactionConnection)
-      if (Option.isSome(yield* inTransaction)) return yield* settle(holdId, captured, alongside, false)
-      const withEvents = () => sql.withTransaction(settle(holdId, captured, alongside, false))
-      return yield* settle(holdId, captured, alongside, true).pipe(Effect.catchIf(isEventDueSignal, withEvents))
+      if (Option.isSome(yield* inTransaction)) return yield* settle(holdId, captured, alongside, false, gate)
+      const withEvents = () => sql.withTransaction(settle(holdId, captured, alongside, false, gate))
+      return yield* settle(holdId, captured, alongside, true, gate).pipe(Effect.catchIf(isEventDueSignal, withEvents))
     }).pipe(Effect.catchTag("SqlError", Effect.die))
 
+  // Without a gate, a settlement is never refused for one.
   const capture = (holdId: string, amount: bigint) =>
-    amount <= 0n ? Effect.fail(invalidAmount("A capture", amount)) : settleAtomically(holdId, amount)
+    amount <= 0n
+      ? Effect.fail(invalidAmount("A capture", amount))
+      : settleAtomically(holdId, amount).pipe(Effect.catchTag("SettlementGateClosed", Effect.die))
 
   const release = (holdId: string) =>
     settleAtomically(holdId, 0n).pipe(
       // Releasing captures nothing, so it can never exceed the hold.
-      Effect.catchTags({ capture_exceeds_hold: Effect.die })
+      Effect.catchTags({ capture_exceeds_hold: Effect.die, SettlementGateClosed: Effect.die })
     )
 
   const refund = (holdId: string, amount: bigint, note: string) =>
@@ -360,14 +371,10 @@ export const makeLedger = Effect.gen(function*() {
         })
       }))
 
-  const settleWith = (
-    holdId: string,
-    captured: bigint,
-    alongside: (settled: HoldSettled) => SettlementWrite
-  ) =>
+  const settleWith = (holdId: string, captured: bigint, alongside: SettlementWrites, gate?: SettlementGate) =>
     captured < 0n
       ? Effect.die(new Error("settleWith: a negative capture"))
-      : settleAtomically(holdId, captured, alongside)
+      : settleAtomically(holdId, captured, alongside, gate)
 
   return Ledger.of({
     hold: (request) => hold(request),

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto"
 import { HoldId } from "../../Domain/Ids.js"
 import { statementRows } from "../StatementRows.js"
 import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
-import type { HoldSettled, SettlementWrite } from "./SettlementFence.js"
+import type { HoldSettled, SettlementGate, SettlementWrite } from "./SettlementFence.js"
 
 /**
  * The ledger's SQL. Every statement that can refuse is one conditional write (`... WHERE
@@ -337,8 +337,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       holdId: string,
       captured: bigint,
       now: Date,
-      alongside?: (settled: HoldSettled) => SettlementWrite,
-      signalEventDue = false
+      alongside?: (settled: HoldSettled) => SettlementWrite | ReadonlyArray<SettlementWrite>,
+      signalEventDue = false,
+      gate?: SettlementGate
     ) => {
       const c = captured.toString()
       // A charge that takes a live agent's month to 80% of its budget, not yet alerted.
@@ -354,12 +355,16 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       // (`status || ''`), which the partial index of open holds cannot serve. On statistics
       // taken before many holds were open, `status = 'held'` made the planner read every
       // open hold to find this one.
+      const writes = alongside === undefined ? [] : [alongside(settledCondition(sql`EXISTS (SELECT 1 FROM h)`))].flat()
       return sql`
-        WITH h AS (
+        WITH ${gate === undefined ? sql`` : sql`${gate.steps},`}
+        h AS (
           UPDATE ledger_holds SET status = ${
         captured > 0n ? "captured" : "released"
       }, captured = ${c}, settled_at = ${now}
-          WHERE id = ${holdId} AND (status || '') = 'held' AND amount >= ${c}::bigint
+          WHERE id = ${holdId} AND (status || '') = 'held' AND amount >= ${c}::bigint${
+        gate === undefined ? sql`` : sql` AND ${gate.passed}`
+      }
           RETURNING id, org_id, agent_id, amount, purpose, test_mode OR refused AS no_credits, month, created_at
         ),
         s AS (
@@ -398,11 +403,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
                                   ('release', h.amount - ${c}::bigint, h.amount - ${c}::bigint)) AS x (kind, amount, credits)
           WHERE NOT h.no_credits AND x.credits > 0
           RETURNING 1
-        )${
-        alongside === undefined
-          ? sql``
-          : sql`, alongside AS (${alongside(settledCondition(sql`EXISTS (SELECT 1 FROM h)`))})`
-      }
+        )${sql.csv(",", writes.map((write, i) => sql`${sql(`alongside_${i}`)} AS (${write})`))}
         SELECT h.org_id, h.agent_id, h.amount::text AS amount, h.no_credits, to_char(h.month, 'YYYY-MM-DD') AS month,
                s.spent::text AS spent, s.alerted_80pct, s.budget::text AS budget, s.agent_name, s.agent_mode,
                (SELECT balance::text FROM o) AS balance, ${lowAlertFired} AS low_alert_fired,

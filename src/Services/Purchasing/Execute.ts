@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
@@ -352,13 +352,18 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           const answer = yield* Effect.either(directAnswer(purchase, finished))
           // The items' outcomes, the receipt finished and, under a key, the answer kept in one
           // statement; a provider_error keeps nothing, so a retry under the same key runs again.
-          const complete = receiptRows.completeReceiptStatement(purchase.receiptId, done)
-          const keyWrite = key === null
-            ? undefined
-            : answer._tag === "Right"
-            ? keyRows.storeAnswerStatement(agent.id, key, yield* storedAnswerOf(answer.right).pipe(Effect.orDie))
-            : keyRows.deleteKeyStatement(agent.id, key)
-          return { value: answer, alongside: keyWrite === undefined ? [complete] : [complete, keyWrite] }
+          const stored = key !== null && answer._tag === "Right"
+            ? yield* storedAnswerOf(answer.right).pipe(Effect.orDie)
+            : null
+          const alongside = (condition: Statement.Fragment) => [
+            receiptRows.completeReceiptStatement(purchase.receiptId, done, condition),
+            ...(key === null ? [] : [
+              stored === null
+                ? keyRows.deleteKeyStatement(agent.id, key, condition)
+                : keyRows.storeAnswerStatement(agent.id, key, stored, condition)
+            ])
+          ]
+          return { value: answer, alongside }
         })
       return holdingLease(
         owner,

@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { KeyTaken } from "../Idempotency/Idempotent.js"
 import { holdGate, holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
@@ -91,18 +91,26 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
 
     /**
      * Keeps the answer (the JSON of a `PurchaseAnswer`) the key replays from now on. The
-     * statement alone may join the one that finishes the purchase's receipt.
+     * statement alone may join the one that settles the purchase (made only when
+     * `condition` holds).
      */
-    const storeAnswerStatement = (agentId: string, key: string, answer: string) =>
+    const storeAnswerStatement = (
+      agentId: string,
+      key: string,
+      answer: string,
+      condition: Statement.Fragment = sql`true`
+    ) =>
       sql`
         UPDATE idempotency_keys SET status = 'done', answer = ${answer}
-        WHERE agent_id = ${agentId} AND key = ${key}`
+        WHERE agent_id = ${agentId} AND key = ${key} AND ${condition}`
     const storeAnswer = (agentId: string, key: string, answer: string) =>
       storeAnswerStatement(agentId, key, answer).pipe(Effect.asVoid, Effect.orDie)
 
     /** Lets a key go whose purchase ended without an answer to keep (a retry runs again). */
-    const deleteKeyStatement = (agentId: string, key: string) =>
-      sql`DELETE FROM idempotency_keys WHERE agent_id = ${agentId} AND key = ${key} AND status = 'in_progress'`
+    const deleteKeyStatement = (agentId: string, key: string, condition: Statement.Fragment = sql`true`) =>
+      sql`
+        DELETE FROM idempotency_keys
+        WHERE agent_id = ${agentId} AND key = ${key} AND status = 'in_progress' AND ${condition}`
 
     const purgeKeys = (now: Date) =>
       sql`DELETE FROM idempotency_keys WHERE expires_at < ${now} AND status = 'done'`.pipe(Effect.asVoid, Effect.orDie)

@@ -3,6 +3,7 @@ import { Clock, Effect } from "effect"
 import type { HoldId } from "../../Domain/Ids.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 import { Ledger } from "../Ledger/Ledger.js"
+import { settlementWrite } from "../Ledger/SettlementFence.js"
 import type { ScoredTool } from "../Tools/Tools.js"
 import type { ToolRow } from "../Tools/ToolsRepo.js"
 import { sha256OfCanonical } from "./Canonical.js"
@@ -69,12 +70,13 @@ export const fallbackChain = (
     .map((s) => choiceOf(s.tool.row, s.tool.price!))
 
 /**
- * What the caller of a settlement answers (`value`), and its own writes (`alongside`), made
- * in the statement that records the items' outcomes, in the settlement's transaction.
+ * What the caller of a settlement answers (`value`), and its own writes (`alongside`, each
+ * made only when the condition it is given holds), made in the statement that records the
+ * items' outcomes.
  */
 export interface SettlementFinish<A> {
   readonly value: A
-  readonly alongside: ReadonlyArray<Statement.Statement<unknown>>
+  readonly alongside: (condition: Statement.Fragment) => ReadonlyArray<Statement.Fragment>
 }
 
 export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRunner", {
@@ -170,7 +172,7 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
      * (a lapsed claim taken over by another runner is left to it). `andThen` sees the
      * settled outcomes before they are recorded; its writes go in the recording statement.
      */
-    const settle = <A>(
+    const settleTogether = <A>(
       owner: string,
       entries: ReadonlyArray<{ readonly item: RunnableItem; readonly outcome: ItemOutcomeUpdate }>,
       andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<SettlementFinish<A>>
@@ -183,7 +185,7 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
           settled.push({ id: item.id, outcome: yield* settleOne(item.hold_id, outcome) })
         }
         const finished = yield* andThen(new Map(settled.map(({ id, outcome }) => [id, outcome])))
-        yield* itemRows.recordOutcomes(settled, finished.alongside)
+        yield* itemRows.recordOutcomes(settled, finished.alongside(sql`true`))
         return finished.value
       })).pipe(
         Effect.catchTags({
@@ -191,9 +193,54 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
           not_a_hold: Effect.die,
           capture_exceeds_hold: Effect.die,
           invalid_amount: Effect.die
-        }),
-        Effect.uninterruptible
+        })
       )
+
+    /**
+     * One item settled in one statement (a single-input purchase's common case): the claim
+     * checked and its row locked first (the gate), the hold captured or released, and the
+     * outcome and `andThen`'s writes made exactly when it settled. When it did not (the claim
+     * was lost, or the sweeper released the hold first) nothing was written, and the
+     * batch's own way settles it and says so.
+     */
+    const settleAlone = <A>(
+      owner: string,
+      entry: { readonly item: RunnableItem; readonly holdId: HoldId; readonly outcome: ItemOutcomeUpdate },
+      andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<SettlementFinish<A>>
+    ) =>
+      Effect.gen(function*() {
+        const { holdId, item, outcome } = entry
+        const finished = yield* andThen(new Map([[item.id, outcome]]))
+        yield* ledger.settleWith(
+          holdId,
+          outcome.cost_credits,
+          (settled) =>
+            [itemRows.outcomesStatement([{ id: item.id, outcome }], settled), ...finished.alongside(settled)].map(
+              settlementWrite
+            ),
+          itemRows.claimedGate(item.id, owner)
+        )
+        return finished.value
+      }).pipe(
+        Effect.catchTags({
+          SettlementGateClosed: () => settleTogether(owner, [entry], andThen),
+          already_settled: () => settleTogether(owner, [entry], andThen),
+          not_a_hold: Effect.die,
+          capture_exceeds_hold: Effect.die
+        })
+      )
+
+    const settle = <A>(
+      owner: string,
+      entries: ReadonlyArray<{ readonly item: RunnableItem; readonly outcome: ItemOutcomeUpdate }>,
+      andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<SettlementFinish<A>>
+    ) => {
+      const alone = entries.length === 1 && entries[0]!.item.hold_id !== null
+        ? { ...entries[0]!, holdId: entries[0]!.item.hold_id }
+        : undefined
+      return (alone === undefined ? settleTogether(owner, entries, andThen) : settleAlone(owner, alone, andThen))
+        .pipe(Effect.uninterruptible)
+    }
 
     /**
      * Runs claimed items: the tools concurrently (one try and a retry each, fallbacks when

@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { HoldId } from "../../Domain/Ids.js"
 import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
+import { settlementGate } from "../Ledger/SettlementFence.js"
 
 /** Receipt items: one per input of a purchase, claimed by the process running it; rows decoded. */
 export const ItemStatus = Schema.Literal("pending", "running", "passed", "partial", "failed", "expired")
@@ -113,17 +114,21 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
      */
     const recordOutcomes = (
       outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>,
-      alongside: ReadonlyArray<Statement.Statement<unknown>> = []
+      alongside: ReadonlyArray<Statement.Fragment> = []
     ) => {
       const writes = [...(outcomes.length === 0 ? [] : [outcomesStatement(outcomes)]), ...alongside]
       if (writes.length === 0) return Effect.void
       const statement = writes.length === 1
-        ? writes[0]!
+        ? sql`${writes[0]!}`
         : sql`WITH ${sql.csv(writes.map((write, i) => sql`${sql(`write_${i}`)} AS (${write})`))} SELECT 1`
       return statement.pipe(Effect.asVoid, Effect.orDie)
     }
 
-    const outcomesStatement = (outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>) =>
+    /** The outcomes' UPDATE; with `condition`, made only when it holds (e.g. the settlement's). */
+    const outcomesStatement = (
+      outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>,
+      condition: Statement.Fragment = sql`true`
+    ) =>
       sql`
         UPDATE receipt_items i SET status = d.status, tool_id = d.tool_id, provider = d.provider,
           fallback_from = d.fallback_from, cost_credits = d.cost_credits, result = d.result, result_hash = d.result_hash,
@@ -139,7 +144,23 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
       }::jsonb) AS d(id uuid, status text, tool_id uuid, provider text, fallback_from uuid, cost_credits bigint,
           result jsonb, result_hash text, check_id text, check_version text, reason text, error_code text,
           finished_at timestamptz)
-        WHERE i.id = d.id`
+        WHERE i.id = d.id AND ${condition}`
+
+    /**
+     * A settlement's gate (SettlementFence.ts): the item is still running under `owner`'s
+     * claim, its row locked first. The status is compared as an expression, so the lookup
+     * goes by primary key whatever the statistics say of the open items' partial index.
+     */
+    const claimedGate = (itemId: string, owner: string) =>
+      settlementGate({
+        steps: sql`
+          claimed AS (
+            SELECT id FROM receipt_items
+            WHERE id = ${itemId} AND (status || '') = 'running' AND claimed_by = ${owner}
+            FOR UPDATE
+          )`,
+        passed: sql`EXISTS (SELECT 1 FROM claimed)`
+      })
 
     const recordOutcome = (itemId: string, outcome: ItemOutcomeUpdate) =>
       sql`
@@ -272,6 +293,8 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
       itemAt,
       lockClaimedItems,
       recordOutcomes,
+      outcomesStatement,
+      claimedGate,
       recordOutcome,
       claimItems,
       reclaimLapsed,

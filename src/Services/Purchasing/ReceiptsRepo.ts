@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { TaskTypeId } from "../../Domain/TaskType.js"
 import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
@@ -116,10 +116,12 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
 
     /**
      * Marks a running receipt done. The statement alone may join others of the same
-     * settlement (ItemsRepo.recordOutcomes).
+     * settlement (made only when `condition` holds, e.g. the settlement's own).
      */
-    const completeReceiptStatement = (receiptId: string, now: Date) =>
-      sql`UPDATE receipts SET status = 'done', completed_at = ${now} WHERE id = ${receiptId} AND status = 'running'`
+    const completeReceiptStatement = (receiptId: string, now: Date, condition: Statement.Fragment = sql`true`) =>
+      sql`
+        UPDATE receipts SET status = 'done', completed_at = ${now}
+        WHERE id = ${receiptId} AND status = 'running' AND ${condition}`
     const completeReceipt = (receiptId: string, now: Date) =>
       completeReceiptStatement(receiptId, now).pipe(Effect.asVoid, Effect.orDie)
 
