@@ -283,6 +283,23 @@ describe("approvals", () => {
     expect((await execute(open.agent.key, body)).status).toBe(200)
   })
 
+  it("asks with reason over_budget when the month's spend so far leaves too little, writing nothing", async () => {
+    const o = await seedApprovalOrg({ approvalThresholdCredits: null, monthlyBudgetCredits: 150n })
+    const body = { tool: "hunter-email-finder", inputs: threeInputs }
+    expect((await execute(o.agent.key, body)).status).toBe(200)
+    // 120 spent of 150: another 120 fits no more (each alone would), so the owners are asked.
+    const asked = await execute(o.agent.key, { ...body, idempotency_key: "second-batch" })
+    expect(asked.status).toBe(202)
+    expect(asked.json.approval).toMatchObject({ reason: "over_budget", amount: { credits: "120" } })
+    expect(await world.db.query(`SELECT 1 FROM receipts WHERE agent_id = $1`, [o.agent.agentId])).toHaveLength(1)
+    expect(await world.db.query(`SELECT 1 FROM idempotency_keys WHERE agent_id = $1`, [o.agent.agentId]))
+      .toHaveLength(0)
+    const [spend] = await world.db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [
+      o.agent.agentId
+    ])
+    expect(spend).toEqual({ spent: "120", held: "0" })
+  })
+
   it("answers 402 over_budget when an approval for the threshold meets a budget that no longer covers it", async () => {
     const o = await seedApprovalOrg({ monthlyBudgetCredits: 1_000n })
     const body = { tool: "hunter-email-finder", inputs: threeInputs }

@@ -141,6 +141,18 @@ describe("live purchases (LIVE_EXECUTE_ENABLED=true)", () => {
     const frozen = await execute(agent.key, { tool: "hunter-email-finder", inputs: [emailFindInput(1)] })
     expect(frozen.status).toBe(403)
     expect(frozen.json.error.code).toBe("credits_frozen")
+    // The approval rule comes first: past the month's budget (40 credits on 20 spent of 50), a
+    // frozen org's agent asks its owners.
+    await world.db.query(`UPDATE agents SET monthly_budget_credits = 50 WHERE id = $1`, [agent.agentId])
+    await world.db.query(
+      `INSERT INTO agent_month_spend (agent_id, month, org_id, spent, held)
+       VALUES ($1, date_trunc('month', now())::date, $2, 0, 0) ON CONFLICT DO NOTHING`,
+      [agent.agentId, org.orgId]
+    )
+    await world.db.query(`UPDATE agent_month_spend SET spent = 20 WHERE agent_id = $1`, [agent.agentId])
+    const pastBudget = await execute(agent.key, { tool: "hunter-email-finder", inputs: [emailFindInput(1)] })
+    expect(pastBudget.status).toBe(202)
+    expect(pastBudget.json.approval.reason).toBe("over_budget")
     expect(fake.seen.length).toBe(before)
     expect(await world.db.query(`SELECT 1 FROM receipts WHERE org_id = $1`, [org.orgId])).toHaveLength(0)
     expect(await money(org.orgId)).toEqual({ balance: 50n, openHolds: 0 })

@@ -2,6 +2,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
+import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
 import { HoldId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { ExecuteRequest, ExecuteResult, JobAccepted } from "../../Domain/Purchasing.js"
@@ -221,25 +222,45 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             Effect.catchTag("approval_required", (answer) => Effect.succeed({ _tag: "Required" as const, answer }))
           )
         }
+        // The month's spend is read only when the amount alone may need an approval (to name
+        // the reason that comes first); otherwise the hold checks the budget itself, and a
+        // hold the budget refuses asks for the approval then (see `purchase`).
+        const threshold = agent.approval_threshold_credits
+        if ((threshold === null || terms.amount <= threshold) && terms.amount <= agent.monthly_budget_credits) {
+          return { _tag: "Approved" as const, id: null, budgetApproved: false }
+        }
         const reason = approvalNeeded({
           amount: terms.amount,
           spentThisMonth: yield* ledger.agentMonthSpend(agent.id),
           monthlyBudget: agent.monthly_budget_credits,
-          threshold: agent.approval_threshold_credits
+          threshold
         })
         if (reason === null) return { _tag: "Approved" as const, id: null, budgetApproved: false }
-        const required = yield* approvals.request({
-          orgId: agent.org_id,
-          agentId: agent.id,
-          agentName: agent.name,
-          tool: { id: tool.id, slug: tool.slug, name: tool.name },
-          inputsHash,
-          itemCount: terms.count,
-          amount: terms.amount,
-          reason,
-          baseUrl
-        })
-        return { _tag: "Required" as const, answer: required }
+        return {
+          _tag: "Required" as const,
+          answer: yield* askApproval(agent, tool, terms, inputsHash, baseUrl, reason)
+        }
+      })
+
+    /** Asks the agent's owners to approve this purchase; answers `approval_required` (202). */
+    const askApproval = (
+      agent: AuthenticatedAgent,
+      tool: ToolRow,
+      terms: PurchaseTerms,
+      inputsHash: string,
+      baseUrl: string,
+      reason: ApprovalReason
+    ) =>
+      approvals.request({
+        orgId: agent.org_id,
+        agentId: agent.id,
+        agentName: agent.name,
+        tool: { id: tool.id, slug: tool.slug, name: tool.name },
+        inputsHash,
+        itemCount: terms.count,
+        amount: terms.amount,
+        reason,
+        baseUrl
       })
 
     /**
@@ -384,7 +405,8 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           ? null
           : yield* approvals.lockedPrice(agent.id, request.approval_id, tool.id)
         const terms = yield* purchaseTerms(tool, request, { now: yield* now, lockedPrice })
-        const approval = yield* approvalFor(agent, request, tool, terms, sha256OfCanonical(request.inputs), baseUrl)
+        const inputsHash = sha256OfCanonical(request.inputs)
+        const approval = yield* approvalFor(agent, request, tool, terms, inputsHash, baseUrl)
         if (approval._tag === "Required") return approval.answer as ExecuteAnswer
 
         const context: PurchaseContext = {
@@ -423,7 +445,24 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           runs: isJob ? 0 : 1
         }))
 
-        yield* writePurchase(agent, context, terms, approval, newItems, job, key, at)
+        // Past the monthly budget without an approval: the owners are asked for one (the
+        // approval rule comes before the ledger's, so a frozen org's purchase past the budget
+        // asks too).
+        const askForBudget = askApproval(agent, tool, terms, inputsHash, baseUrl, "over_budget")
+        const refused = yield* writePurchase(agent, context, terms, approval, newItems, job, key, at).pipe(
+          Effect.as(null),
+          Effect.catchTags({
+            over_budget: (overBudget) => approval.id === null ? askForBudget : Effect.fail(overBudget),
+            credits_frozen: (frozen) =>
+              approval.id === null
+                ? Effect.flatMap(
+                  ledger.agentMonthSpend(agent.id),
+                  (spent) => spent + terms.amount > agent.monthly_budget_credits ? askForBudget : Effect.fail(frozen)
+                )
+                : Effect.fail(frozen)
+          })
+        )
+        if (refused !== null) return refused as ExecuteAnswer
         if (job !== null) {
           yield* signal.notify
           return job
