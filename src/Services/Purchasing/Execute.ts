@@ -74,16 +74,17 @@ const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): ItemRow => ({
  *    LIVE_EXECUTE_ENABLED.
  * 2. The idempotency key (Stripe's model): a key already answered with the same request
  *    replays that answer; with another request `idempotency_conflict`; still running
- *    `request_in_progress`. The key is taken in the transaction that writes the receipt
+ *    `request_in_progress`. The key is taken in the statement that writes the receipt
  *    and holds the items, so refusals before that keep nothing under the key.
  * 3. The tool (`unknown_tool`, `tool_paused`, `not_purchasable`), the inputs against its
  *    fields (`invalid_input`), the price cap (`price_above_max`).
  * 4. The approval: with `approval_id` it must match (Approvals.forPurchase); without,
  *    a purchase over the monthly budget or above the threshold answers
- *    `approval_required` (202).
- * 5. One transaction writes the receipt and its items and holds every item through the
- *    ledger (balance, budget, freeze and trial limits answer their own errors, and then
- *    nothing at all is kept).
+ *    `approval_required` (202); the budget is checked by the hold itself unless the
+ *    amount alone may need an approval.
+ * 5. One statement holds every item through the ledger and writes the key, the receipt
+ *    and its items with the holds (balance, budget, freeze and trial limits answer their
+ *    own errors, and then nothing at all is kept).
  * 6. Up to 25 inputs run at once and answer directly; more run as a job (202 with its id).
  *
  * What is kept under an idempotency key: the 200 result, the 200 `check_failed` and the
