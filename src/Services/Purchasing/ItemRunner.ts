@@ -17,7 +17,8 @@ import { type RunnableTool, type ToolAnswer, ToolRunner } from "./ToolRunner.js"
  * check of the tool that answered, then capture the item's own hold (passed or partial) or
  * release it (failed) and record the outcome. A batch (up to 25 items, run concurrently)
  * settles in one transaction, which first re-checks that this runner still holds each
- * item's claim, so an item is settled exactly once even if a lapsed claim was taken over.
+ * item's claim, so an item is settled exactly once even if a lapsed claim was taken over; a
+ * single item settles in one statement that checks its claim the same way first.
  */
 export interface ToolChoice extends RunnableTool {
   readonly name: string
@@ -244,9 +245,9 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
 
     /**
      * Runs claimed items: the tools concurrently (one try and a retry each, fallbacks when
-     * asked), then the settlement of all of them in one transaction, which also runs
-     * `andThen` with the settled outcomes (a direct purchase finishes its receipt and keeps
-     * its answer there).
+     * asked), then the settlement of all of them in one transaction (one statement for a
+     * single item), which also makes `andThen`'s writes, given the settled outcomes (a
+     * direct purchase finishes its receipt and keeps its answer there).
      */
     const run = <A>(
       context: PurchaseContext,
