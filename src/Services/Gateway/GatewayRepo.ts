@@ -162,13 +162,16 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
         FROM ${taken} AS taken
         RETURNING 1`)
 
+    // The row is found by its key alone: its status is compared as an expression, which the
+    // partial index of pending calls cannot serve (on statistics taken before many calls were
+    // in flight, `status = 'pending'` made the planner read every pending call to find it).
     const finishCallWhere = (id: string, finish: CallFinish, condition: Statement.Fragment) =>
       sql`
         UPDATE gateway_calls SET status = ${finish.status}, charged_credits = ${finish.chargedCredits.toString()},
           refunded_credits = ${finish.refundedCredits.toString()}, refund_reason = ${finish.refundReason},
           provider_status = ${finish.providerStatus}, latency_ms = ${finish.latencyMs}, finished_at = ${finish.finishedAt},
           hold_id = ${finish.holdId}
-        WHERE id = ${id} AND status = 'pending' AND ${condition}`
+        WHERE id = ${id} AND (status || '') = 'pending' AND ${condition}`
 
     const finishCall = (id: string, finish: CallFinish) =>
       finishCallWhere(id, finish, sql`true`).pipe(Effect.asVoid, Effect.orDie)
