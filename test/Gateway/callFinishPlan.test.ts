@@ -1,14 +1,10 @@
-import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, type ManagedRuntime } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { MigrationsLive } from "../../src/Layers/Migrations.js"
 import { GatewayRepo } from "../../src/Services/Gateway/GatewayRepo.js"
 import type { HoldSettled } from "../../src/Services/Ledger/SettlementFence.js"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
-import { explainRolledBack, type PlanCacheMode, rowsRead } from "../support/queryPlan.js"
+import { explainRolledBack, type PlanCacheMode, planTestDatabase, rowsRead } from "../support/queryPlan.js"
 
 /**
  * A gateway call row's completion (written in its settlement's statement) when many calls
@@ -18,22 +14,14 @@ import { explainRolledBack, type PlanCacheMode, rowsRead } from "../support/quer
  */
 const PENDING = 2_000
 
-let db: TestDatabase
+let close: () => Promise<void>
 let runtime: ManagedRuntime.ManagedRuntime<GatewayRepo | SqlClient.SqlClient, unknown>
 let lastPending: string
 
 beforeAll(async () => {
-  db = await createTestDatabase("call_finish_plan")
-  const pg = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 })
-  const migrate = ManagedRuntime.make(MigrationsLive.pipe(Layer.provide(pg), Layer.provide(NodeContext.layer)))
-  await migrate.runPromise(Effect.void)
-  await migrate.dispose()
-  runtime = ManagedRuntime.make(
-    GatewayRepo.Default.pipe(
-      Layer.provideMerge(pg),
-      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
-    )
-  )
+  const planned = await planTestDatabase("call_finish_plan", GatewayRepo.Default)
+  runtime = planned.runtime
+  close = planned.close
   lastPending = await runtime.runPromise(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const calls = (count: number, status: string) =>
@@ -53,8 +41,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  await runtime?.dispose()
-  await db?.drop()
+  await close?.()
 })
 
 /** Runs the call row's completion under EXPLAIN ANALYZE in a transaction it rolls back. */

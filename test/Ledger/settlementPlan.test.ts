@@ -1,17 +1,14 @@
-import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { HoldId } from "../../src/Domain/Ids.js"
-import { MigrationsLive } from "../../src/Layers/Migrations.js"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerRepo } from "../../src/Services/Ledger/LedgerRepo.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import type { TestDatabase } from "../support/database.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
-import { explainRolledBack, type PlanCacheMode, rowsRead } from "../support/queryPlan.js"
+import { explainRolledBack, type PlanCacheMode, planTestDatabase, rowsRead } from "../support/queryPlan.js"
 
 /**
  * The settlement's plan when many holds are open and the table's statistics were taken
@@ -21,21 +18,15 @@ import { explainRolledBack, type PlanCacheMode, rowsRead } from "../support/quer
 const OPEN_HOLDS = 2_000
 
 let db: TestDatabase
+let close: () => Promise<void>
 let runtime: ManagedRuntime.ManagedRuntime<Ledger | LedgerRepo | SqlClient.SqlClient, unknown>
 let openHold: HoldId
 
 beforeAll(async () => {
-  db = await createTestDatabase("settlement_plan")
-  const pg = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 })
-  const migrate = ManagedRuntime.make(MigrationsLive.pipe(Layer.provide(pg), Layer.provide(NodeContext.layer)))
-  await migrate.runPromise(Effect.void)
-  await migrate.dispose()
-  runtime = ManagedRuntime.make(
-    Layer.mergeAll(LedgerStandaloneLive, LedgerRepo.Default).pipe(
-      Layer.provideMerge(pg),
-      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
-    )
-  )
+  const planned = await planTestDatabase("settlement_plan", Layer.mergeAll(LedgerStandaloneLive, LedgerRepo.Default))
+  db = planned.db
+  runtime = planned.runtime
+  close = planned.close
   const org = await seedOrg(db)
   const agent = await seedAgent(db, org.orgId, { mode: "live", monthlyBudgetCredits: 1_000_000_000n })
   openHold = await runtime.runPromise(Effect.gen(function*() {
@@ -55,8 +46,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  await runtime?.dispose()
-  await db?.drop()
+  await close?.()
 })
 
 /** Runs a capture's statement under EXPLAIN ANALYZE in a transaction it rolls back. */

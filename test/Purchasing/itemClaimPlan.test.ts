@@ -1,13 +1,9 @@
-import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, type ManagedRuntime } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { MigrationsLive } from "../../src/Layers/Migrations.js"
 import { ItemsRepo } from "../../src/Services/Purchasing/ItemsRepo.js"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
-import { explainRolledBack, type PlanCacheMode, rowsRead } from "../support/queryPlan.js"
+import { explainRolledBack, type PlanCacheMode, planTestDatabase, rowsRead } from "../support/queryPlan.js"
 
 /**
  * The check that a runner still holds a single item's claim (the gate of its one-statement
@@ -18,22 +14,14 @@ import { explainRolledBack, type PlanCacheMode, rowsRead } from "../support/quer
 const OPEN = 2_000
 const OWNER = "worker:plan"
 
-let db: TestDatabase
+let close: () => Promise<void>
 let runtime: ManagedRuntime.ManagedRuntime<ItemsRepo | SqlClient.SqlClient, unknown>
 let claimed: ReadonlyArray<string>
 
 beforeAll(async () => {
-  db = await createTestDatabase("item_claim_plan")
-  const pg = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 })
-  const migrate = ManagedRuntime.make(MigrationsLive.pipe(Layer.provide(pg), Layer.provide(NodeContext.layer)))
-  await migrate.runPromise(Effect.void)
-  await migrate.dispose()
-  runtime = ManagedRuntime.make(
-    ItemsRepo.Default.pipe(
-      Layer.provideMerge(pg),
-      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
-    )
-  )
+  const planned = await planTestDatabase("item_claim_plan", ItemsRepo.Default)
+  runtime = planned.runtime
+  close = planned.close
   claimed = await runtime.runPromise(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const receipt = (count: number) =>
@@ -65,8 +53,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  await runtime?.dispose()
-  await db?.drop()
+  await close?.()
 })
 
 /** The single item's settlement gate (ItemsRepo.claimedGate) under EXPLAIN ANALYZE, rolled back. */

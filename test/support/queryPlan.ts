@@ -1,5 +1,9 @@
+import { NodeContext } from "@effect/platform-node"
 import { SqlClient, type Statement } from "@effect/sql"
-import { Effect } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { MigrationsLive } from "../../src/Layers/Migrations.js"
+import { createTestDatabase } from "./database.js"
 
 /** A node of PostgreSQL's `EXPLAIN (ANALYZE, FORMAT JSON)` plan: the fields the plan tests read. */
 export interface PlanNode {
@@ -39,3 +43,27 @@ export const rowsRead = (node: PlanNode, relation: string): number =>
     ? (node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0)) * node["Actual Loops"]
     : 0) +
   (node.Plans ?? []).reduce((sum, child) => sum + rowsRead(child, relation), 0)
+
+/**
+ * A migrated database of its own for a plan test (so the statistics it takes are its own), and
+ * a runtime of `layer` on it: one connection, the SQL client kept in the context, an empty
+ * configuration. `close` disposes of both.
+ */
+export const planTestDatabase = async <A>(label: string, layer: Layer.Layer<A, unknown, SqlClient.SqlClient>) => {
+  const db = await createTestDatabase(label)
+  const pg = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 })
+  const migrate = ManagedRuntime.make(MigrationsLive.pipe(Layer.provide(pg), Layer.provide(NodeContext.layer)))
+  await migrate.runPromise(Effect.void)
+  await migrate.dispose()
+  const runtime = ManagedRuntime.make(
+    layer.pipe(
+      Layer.provideMerge(pg),
+      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
+    )
+  )
+  const close = async () => {
+    await runtime.dispose()
+    await db.drop()
+  }
+  return { db, runtime, close }
+}
