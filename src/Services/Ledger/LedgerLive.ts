@@ -112,18 +112,9 @@ export const makeLedger = Effect.gen(function*() {
    * (the sweeper releases them if a crash comes between).
    */
   const holdMany = (request: Omit<HoldRequest, "reference">, references: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
-      if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
-      if (references.length === 0) return []
-      const input = holdInput(request, references, yield* now)
-      if (request.testMode) {
-        if (!(yield* repo.holdTest(input))) return yield* overBudget(request.amount * BigInt(references.length))
-      } else {
-        const outcome = yield* repo.holdLive(input)
-        if (outcome.held === 0) return yield* refuseLive(input, outcome)
-      }
-      return input.holds.map((held) => heldFor(request, held.id, request.testMode))
-    })
+    references.length === 0 && request.amount > 0n
+      ? Effect.succeed<ReadonlyArray<Hold>>([])
+      : holdManyWith<never>(request, { references }, undefined, () => [])
 
   const hold = (request: HoldRequest) => Effect.map(holdMany(request, [request.reference]), (holds) => holds[0]!)
 
@@ -149,13 +140,13 @@ export const makeLedger = Effect.gen(function*() {
       const caller = { gate: gate as HoldGate<unknown> | undefined, records }
       const undo = gate === undefined ? Effect.void : gate.undo
       if (request.testMode) {
-        const outcome = yield* repo.holdTestGated(input, caller)
+        const outcome = yield* repo.holdTest(input, caller)
         if (gate !== undefined) yield* gate.judge(outcome.gate)
         if (outcome.held === 0) {
           return yield* Effect.zipRight(undo, overBudget(request.amount * BigInt(references.length)))
         }
       } else {
-        const outcome = yield* repo.holdLiveGated(input, caller)
+        const outcome = yield* repo.holdLive(input, caller)
         if (gate !== undefined) {
           yield* gate.judge(outcome.gate)
         }

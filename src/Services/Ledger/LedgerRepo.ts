@@ -148,9 +148,7 @@ const holdColumns = `id, org_id, agent_id, amount, purpose, reference, test_mode
 export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const holdOutcomeRows = statementRows(HoldOutcome)
     const gatedHoldOutcomeRows = statementRows(GatedHoldOutcome)
-    const heldRows = statementRows(Schema.Struct({ held: Schema.Number }))
     const gatedHeldRows = statementRows(Schema.Struct({ held: Schema.Number, gate: Schema.Unknown }))
     const settleOutcomeRows = statementRows(SettleOutcome)
     const balanceRowRows = statementRows(BalanceRow)
@@ -214,19 +212,17 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      * the caller releases at once. The flags after the outcome are a plain read, used only
      * to say which check refused.
      */
-    const holdLive = (hold: HoldInput) => holdOutcomeRows.single(holdLiveStatement(hold)).pipe(Effect.orDie)
-
     /**
-     * A live hold with the caller's gate and records in the same statement (HoldFence.ts):
-     * the gate's steps run first and the budget is taken only when they passed; the records
-     * are written only when the hold took the credits.
+     * With the caller's gate and records in the same statement (HoldFence.ts): the gate's
+     * steps run first and the budget is taken only when they passed; the records are written
+     * only when the hold took the credits.
      */
-    const holdLiveGated = (hold: HoldInput, caller: HoldCaller) =>
+    const holdLive = (hold: HoldInput, caller: HoldCaller) =>
       gatedHoldOutcomeRows.single(holdLiveStatement(hold, caller)).pipe(Effect.orDie)
 
     /** The caller's gate steps (first in the statement) and the condition they passed. */
-    const gateOf = (caller: HoldCaller | undefined) =>
-      caller?.gate === undefined
+    const gateOf = (caller: HoldCaller) =>
+      caller.gate === undefined
         ? { steps: sql``, passed: sql`true`, report: sql`null` }
         : {
           steps: sql`${caller.gate.steps},`,
@@ -235,12 +231,10 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         }
 
     /** The caller's records as CTEs (`recorded_0`, ...), each selecting from `taken`. */
-    const recordsOf = (caller: HoldCaller | undefined, taken: Statement.Fragment) =>
-      caller === undefined
-        ? sql``
-        : sql.csv(",", caller.records(holdTaken(taken)).map((record, i) => sql`${sql(`recorded_${i}`)} AS (${record})`))
+    const recordsOf = (caller: HoldCaller, taken: Statement.Fragment) =>
+      sql.csv(",", caller.records(holdTaken(taken)).map((record, i) => sql`${sql(`recorded_${i}`)} AS (${record})`))
 
-    const holdLiveStatement = (hold: HoldInput, caller?: HoldCaller) => {
+    const holdLiveStatement = (hold: HoldInput, caller: HoldCaller) => {
       const each = hold.amount.toString()
       const amount = totalOf(hold)
       const gate = gateOf(caller)
@@ -278,7 +272,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
           FROM h WHERE NOT h.refused
           RETURNING 1
         )${recordsOf(caller, sql`(SELECT id FROM h WHERE NOT h.refused)`)}
-        SELECT${caller === undefined ? sql`` : sql` ${gate.report} AS gate,`}
+        SELECT ${gate.report} AS gate,
           (SELECT count(*) FROM e)::int AS held,
           (SELECT count(*) FROM h)::int AS budget_taken,
           (SELECT count(*) FROM org_balances WHERE org_id = ${hold.orgId})::int AS has_balance,
@@ -289,15 +283,11 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
                     FROM org_balances WHERE org_id = ${hold.orgId}), true) AS trial_ok`
     }
 
-    /** A test-mode hold: the budget only, in one statement. */
-    const holdTest = (hold: HoldInput) =>
-      heldRows.single(holdTestStatement(hold)).pipe(Effect.map((row) => row.held > 0), Effect.orDie)
-
-    /** A test-mode hold with the caller's gate and records (as `holdLiveGated`). */
-    const holdTestGated = (hold: HoldInput, caller: HoldCaller) =>
+    /** A test-mode hold: the budget only, in one statement, with the caller's gate and records (as `holdLive`). */
+    const holdTest = (hold: HoldInput, caller: HoldCaller) =>
       gatedHeldRows.single(holdTestStatement(hold, caller)).pipe(Effect.orDie)
 
-    const holdTestStatement = (hold: HoldInput, caller?: HoldCaller) => {
+    const holdTestStatement = (hold: HoldInput, caller: HoldCaller) => {
       const each = hold.amount.toString()
       const gate = gateOf(caller)
       return sql`
@@ -311,7 +301,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
           FROM s, ${holdRowsOf(hold)}
           RETURNING id
         )${recordsOf(caller, sql`(SELECT id FROM h)`)}
-        SELECT${caller === undefined ? sql`` : sql` ${gate.report} AS gate,`} (SELECT count(*) FROM h)::int AS held`
+        SELECT ${gate.report} AS gate, (SELECT count(*) FROM h)::int AS held`
     }
 
     /**
@@ -659,9 +649,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
 
     return {
       holdLive,
-      holdLiveGated,
       holdTest,
-      holdTestGated,
       releaseRefused,
       settleStatement,
       settleSql,
