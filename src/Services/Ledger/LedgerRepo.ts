@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HoldId } from "../../Domain/Ids.js"
 import { statementRows } from "../StatementRows.js"
+import { namedSteps } from "../StatementSteps.js"
 import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
 import type { HoldSettled, SettlementGate, SettlementWrite } from "./SettlementFence.js"
 
@@ -232,7 +233,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
 
     /** The caller's records as CTEs (`recorded_0`, ...), each selecting from `taken`. */
     const recordsOf = (caller: HoldCaller, taken: Statement.Fragment) =>
-      sql.csv(",", caller.records(holdTaken(taken)).map((record, i) => sql`${sql(`recorded_${i}`)} AS (${record})`))
+      namedSteps(sql, ",", "recorded", caller.records(holdTaken(taken)))
 
     const holdLiveStatement = (hold: HoldInput, caller: HoldCaller) => {
       const each = hold.amount.toString()
@@ -393,7 +394,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
                                   ('release', h.amount - ${c}::bigint, h.amount - ${c}::bigint)) AS x (kind, amount, credits)
           WHERE NOT h.no_credits AND x.credits > 0
           RETURNING 1
-        )${sql.csv(",", writes.map((write, i) => sql`${sql(`alongside_${i}`)} AS (${write})`))}
+        )${namedSteps(sql, ",", "alongside", writes)}
         SELECT h.org_id, h.agent_id, h.amount::text AS amount, h.no_credits, to_char(h.month, 'YYYY-MM-DD') AS month,
                s.spent::text AS spent, s.alerted_80pct, s.budget::text AS budget, s.agent_name, s.agent_mode,
                (SELECT balance::text FROM o) AS balance, ${lowAlertFired} AS low_alert_fired,

@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { HoldId } from "../../Domain/Ids.js"
 import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 import { settlementGate } from "../Ledger/SettlementFence.js"
+import { namedSteps } from "../StatementSteps.js"
 
 /** Receipt items: one per input of a purchase, claimed by the process running it; rows decoded. */
 export const ItemStatus = Schema.Literal("pending", "running", "passed", "partial", "failed", "expired")
@@ -120,7 +121,7 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
       if (writes.length === 0) return Effect.void
       const statement = writes.length === 1
         ? sql`${writes[0]!}`
-        : sql`WITH ${sql.csv(writes.map((write, i) => sql`${sql(`write_${i}`)} AS (${write})`))} SELECT 1`
+        : sql`${namedSteps(sql, "WITH", "write", writes)} SELECT 1`
       return statement.pipe(Effect.asVoid, Effect.orDie)
     }
 
