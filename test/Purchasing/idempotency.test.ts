@@ -131,6 +131,29 @@ describe("idempotency keys", () => {
     expect(await spentOf(agent.agentId)).toBe(40n)
   })
 
+  it("replays a used key even when the request would now be refused or need an approval, asking nothing", async () => {
+    // The key is not read before the purchase is checked (Execute.ts): these prove the
+    // checks that refuse or ask before the write look at the key first.
+    const { agent } = await seedBuyer(world)
+    const body = { tool: "hunter-email-finder", inputs: [emailFindInput(1)], idempotency_key: "before-rules" }
+    const first = await execute(agent.key, body)
+    expect(first.status).toBe(200)
+    // approval_id is not part of the request's fingerprint: an unknown one refuses only a new key.
+    const unknownApproval = { ...body, approval_id: "7d7a4a52-4f7e-4b59-9d3a-2a8f3c1f0e11" }
+    expect((await execute(agent.key, unknownApproval)).text).toBe(first.text)
+    expect((await execute(agent.key, { ...unknownApproval, idempotency_key: "fresh-1" })).status).toBe(404)
+    // Every purchase now needs an approval: the used key still replays, and none is asked for.
+    await world.db.query(`UPDATE agents SET approval_threshold_credits = 1 WHERE id = $1`, [agent.agentId])
+    const replayed = await execute(agent.key, body)
+    expect(replayed.status).toBe(200)
+    expect(replayed.text).toBe(first.text)
+    const approvalsOf = () => world.db.query(`SELECT id FROM purchase_approvals WHERE agent_id = $1`, [agent.agentId])
+    expect(await approvalsOf()).toHaveLength(0)
+    expect((await execute(agent.key, { ...body, idempotency_key: "fresh-2" })).status).toBe(202)
+    expect(await approvalsOf()).toHaveLength(1)
+    expect(await receiptsOf(agent.agentId)).toHaveLength(1)
+  })
+
   it("keeps keys at least 24 hours", async () => {
     const { agent } = await seedBuyer(world)
     await execute(agent.key, { tool: "hunter-email-finder", inputs: [emailFindInput(1)], idempotency_key: "kept" })

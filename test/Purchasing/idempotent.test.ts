@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option, Ref } from "effect"
-import { idempotent, KeyTaken, type UsedKey } from "../../src/Services/Idempotency/Idempotent.js"
+import { Data, Effect, Either, Option, Ref } from "effect"
+import { idempotent, KeyTaken, refusalAsKeySays, type UsedKey } from "../../src/Services/Idempotency/Idempotent.js"
 
 /**
  * The idempotency wrapper on its own, with the keys kept in memory: when a request runs,
@@ -8,28 +8,46 @@ import { idempotent, KeyTaken, type UsedKey } from "../../src/Services/Idempoten
  */
 type Kept = ReadonlyMap<string, UsedKey<string, never, never>>
 
-const harness = (kept: Kept, options: { readonly takenBy?: UsedKey<string, never, never> } = {}) =>
+class Refused extends Data.TaggedError("refused") {}
+
+const harness = (
+  kept: Kept,
+  options: {
+    readonly takenBy?: UsedKey<string, never, never>
+    /** Run before the lookup; the request refuses (Refused) before taking its key. */
+    readonly lookupFirst?: false
+    readonly refuses?: boolean
+  } = {}
+) =>
   Effect.gen(function*() {
     const runs = yield* Ref.make<Array<string | null>>([])
+    const lookups = yield* Ref.make(0)
     const store = new Map(kept)
     const call = (key: string | null, fingerprint: string) =>
       idempotent({
         key,
         fingerprint,
         noun: "purchase",
-        lookup: (k) => Effect.sync(() => Option.fromNullable(store.get(k))),
-        run: (k) =>
+        lookup: (k) =>
+          Effect.zipRight(Ref.update(lookups, (n) => n + 1), Effect.sync(() => Option.fromNullable(store.get(k)))),
+        ...(options.lookupFirst === false ? { lookupFirst: false } : {}),
+        run: (k, keyFree) =>
           Effect.gen(function*() {
             yield* Ref.update(runs, (all) => [...all, k])
+            if (options.refuses === true) {
+              return yield* Effect.fail(new Refused()).pipe(refusalAsKeySays(keyFree))
+            }
             if (k !== null && options.takenBy !== undefined) {
               // A concurrent twin took the key between the lookup and this transaction.
               store.set(k, options.takenBy)
               return yield* new KeyTaken()
             }
+            // Taking the key finds it used (as the purchase's first write does).
+            if (k !== null && store.has(k)) return yield* new KeyTaken()
             return `ran:${fingerprint}`
           })
       })
-    return { call, runs: Ref.get(runs) }
+    return { call, runs: Ref.get(runs), lookups: Ref.get(lookups) }
   })
 
 const answered = (fingerprint: string, answer: string): UsedKey<string, never, never> => ({
@@ -100,5 +118,34 @@ describe("idempotent", () => {
       expect(Either.isLeft(stillRunning) && stillRunning.left._tag).toBe("request_in_progress")
       const twinOther = yield* harness(new Map(), { takenBy: answered("b", "other") })
       expect((yield* Effect.flip(twinOther.call("k", "a")))._tag).toBe("idempotency_conflict")
+    }))
+
+  it.effect("run before the lookup, a new key runs without reading the key at all", () =>
+    Effect.gen(function*() {
+      const { call, lookups, runs } = yield* harness(new Map(), { lookupFirst: false })
+      expect(yield* call("k", "a")).toBe("ran:a")
+      expect(yield* runs).toEqual(["k"])
+      expect(yield* lookups).toBe(0)
+    }))
+
+  it.effect("run before the lookup, a used key answers as it says when taking it", () =>
+    Effect.gen(function*() {
+      const { call, lookups } = yield* harness(new Map([["k", answered("a", "first")]]), { lookupFirst: false })
+      expect(yield* call("k", "a")).toBe("first")
+      expect(yield* lookups).toBe(1)
+      const other = yield* harness(new Map([["k", answered("a", "first")]]), { lookupFirst: false })
+      expect((yield* Effect.flip(other.call("k", "b")))._tag).toBe("idempotency_conflict")
+    }))
+
+  it.effect("run before the lookup, a refusal stands only when the key is free", () =>
+    Effect.gen(function*() {
+      const free = yield* harness(new Map(), { lookupFirst: false, refuses: true })
+      expect((yield* Effect.flip(free.call("k", "a")))._tag).toBe("refused")
+      const used = yield* harness(new Map([["k", answered("a", "first")]]), { lookupFirst: false, refuses: true })
+      expect(yield* used.call("k", "a")).toBe("first")
+      const inFlight = yield* harness(new Map([["k", running("a")]]), { lookupFirst: false, refuses: true })
+      expect((yield* Effect.flip(inFlight.call("k", "a")))._tag).toBe("request_in_progress")
+      const noKey = yield* harness(new Map(), { lookupFirst: false, refuses: true })
+      expect((yield* Effect.flip(noKey.call(null, "a")))._tag).toBe("refused")
     }))
 })

@@ -9,6 +9,12 @@ import { IdempotencyConflict, RequestInProgress } from "../../Errors/ApiErrors.j
  * holds (`lookup`) and takes the key in the transaction that writes the request's first
  * effect (`run`), failing with `KeyTaken` when a concurrent twin took it first. A refusal
  * before that transaction keeps nothing under the key.
+ *
+ * A request may also run before its key is looked up (`lookupFirst: false`), sparing that
+ * read when the key is new, the usual case: taking the key then finds a used one (KeyTaken,
+ * answered as the key says), and the request checks `keyFree` itself before any other
+ * effect and before answering a refusal made before it took the key (`refusalAsKeySays`),
+ * so a used key still replays whatever the request would answer now.
  */
 
 /** A key used before: the fingerprint of its request and how to get its answer. */
@@ -33,8 +39,17 @@ export interface IdempotentRequest<A, E, R, B, EL, RL> {
   readonly noun: string
   /** What the key holds now; none when it is free (new, or past its retention). */
   readonly lookup: (key: string) => Effect.Effect<Option.Option<UsedKey<B, EL, RL>>, EL, RL>
-  /** The request itself, taking the key (when there is one) as it writes its first effect. */
-  readonly run: (key: string | null) => Effect.Effect<A, E | KeyTaken, R>
+  /**
+   * The request itself, taking the key (when there is one) as it writes its first effect.
+   * `keyFree` fails with KeyTaken when the key holds a request already (a no-op when the
+   * key was looked up first).
+   */
+  readonly run: (
+    key: string | null,
+    keyFree: Effect.Effect<void, KeyTaken | EL, RL>
+  ) => Effect.Effect<A, E | KeyTaken, R>
+  /** False: run the request before looking its key up (see the module's comment). Default true. */
+  readonly lookupFirst?: boolean
 }
 
 const isKeyTaken = (error: unknown): error is KeyTaken => error instanceof KeyTaken
@@ -60,6 +75,19 @@ const replay = <A, E, R, B, EL, RL>(request: IdempotentRequest<A, E, R, B, EL, R
   })
 
 /**
+ * For a request run before its key is looked up: a refusal it makes before taking the key
+ * stands only when the key is free; with a used key the request answers as the key says.
+ */
+export const refusalAsKeySays =
+  <EK, RK>(keyFree: Effect.Effect<void, KeyTaken | EK, RK>) =>
+  <X, E, R>(effect: Effect.Effect<X, E, R>): Effect.Effect<X, E | KeyTaken | EK, R | RK> =>
+    Effect.catchAll(
+      effect,
+      (error): Effect.Effect<never, E | KeyTaken | EK, RK> =>
+        isKeyTaken(error) ? Effect.fail(error) : Effect.zipRight(keyFree, Effect.fail(error))
+    )
+
+/**
  * Runs a request under its idempotency key (see the module's comment). Answers the
  * request's own answer (A) or the one its key replays (B: what a key keeps, which may be
  * narrower, or wider, than what a request answers).
@@ -69,19 +97,30 @@ export const idempotent = <A, E, R, B, EL, RL>(
 ): Effect.Effect<A | B, Exclude<E, KeyTaken> | EL | IdempotencyConflict | RequestInProgress, R | RL> => {
   const key = request.key
   if (key === null) {
-    return request.run(null).pipe(Effect.catchIf(isKeyTaken, () => Effect.dieMessage("A key was taken without a key")))
+    return request.run(null, Effect.void).pipe(
+      Effect.catchIf(isKeyTaken, () => Effect.dieMessage("A key was taken without a key"))
+    )
   }
-  return Effect.flatMap(replay(request, key), (answered): Effect.Effect<
-    A | B,
-    Exclude<E, KeyTaken> | EL | IdempotencyConflict | RequestInProgress,
-    R | RL
-  > =>
-    Option.isSome(answered)
-      ? Effect.succeed(answered.value)
-      : request.run(key).pipe(
-        // The key went to a concurrent twin: answer as the key now says.
-        Effect.catchIf(isKeyTaken, () =>
-          Effect.flatMap(replay(request, key), (again) =>
-            Option.isSome(again) ? Effect.succeed(again.value) : Effect.fail(stillRunning())))
-      ))
+  // The key went to a concurrent twin (or, run before the lookup, was used already):
+  // answer as the key now says.
+  const answeredAsKeySays = (
+    run: Effect.Effect<A, E | KeyTaken, R>
+  ): Effect.Effect<A | B, Exclude<E, KeyTaken> | EL | IdempotencyConflict | RequestInProgress, R | RL> =>
+    run.pipe(
+      Effect.catchIf(isKeyTaken, () =>
+        Effect.flatMap(replay(request, key), (again) =>
+          Option.isSome(again) ? Effect.succeed(again.value) : Effect.fail(stillRunning())))
+    )
+  if (request.lookupFirst === false) {
+    const keyFree = Effect.flatMap(
+      request.lookup(key),
+      (used) => Option.isSome(used) ? Effect.fail(new KeyTaken()) : Effect.void
+    )
+    return answeredAsKeySays(request.run(key, keyFree))
+  }
+  return Effect.flatMap(
+    replay(request, key),
+    (answered) =>
+      Option.isSome(answered) ? Effect.succeed(answered.value) : answeredAsKeySays(request.run(key, Effect.void))
+  )
 }

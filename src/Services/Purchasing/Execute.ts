@@ -16,7 +16,7 @@ import {
 } from "../../Errors/ApiErrors.js"
 import { Approvals } from "../Approvals/Approvals.js"
 import type { AuthenticatedAgent } from "../Auth/Current.js"
-import { idempotent, type UsedKey } from "../Idempotency/Idempotent.js"
+import { idempotent, type KeyTaken, refusalAsKeySays, type UsedKey } from "../Idempotency/Idempotent.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Tools } from "../Tools/Tools.js"
 import { type ToolRow, ToolsRepo } from "../Tools/ToolsRepo.js"
@@ -75,7 +75,9 @@ const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): ItemRow => ({
  * 2. The idempotency key (Stripe's model): a key already answered with the same request
  *    replays that answer; with another request `idempotency_conflict`; still running
  *    `request_in_progress`. The key is taken in the statement that writes the receipt
- *    and holds the items, so refusals before that keep nothing under the key.
+ *    and holds the items, so refusals before that keep nothing under the key. It is not
+ *    read first: a used key is found by that statement, or, before a refusal or an
+ *    approval request, by reading it then (Idempotent.ts, `lookupFirst: false`).
  * 3. The tool (`unknown_tool`, `tool_paused`, `not_purchasable`), the inputs against its
  *    fields (`invalid_input`), the price cap (`price_above_max`).
  * 4. The approval: with `approval_id` it must match (Approvals.forPurchase); without,
@@ -205,7 +207,8 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       tool: ToolRow,
       terms: PurchaseTerms,
       inputsHash: string,
-      baseUrl: string
+      baseUrl: string,
+      keyFree: Effect.Effect<void, KeyTaken>
     ) =>
       Effect.gen(function*() {
         if (request.approval_id !== undefined) {
@@ -219,8 +222,8 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
               id: approval.id,
               budgetApproved: approval.reason === "over_budget"
             })),
-            // Still waiting for an owner: answered as when it was asked for.
-            Effect.catchTag("approval_required", (answer) => Effect.succeed({ _tag: "Required" as const, answer }))
+            // Still waiting for an owner: answered as when it was asked for (a used key replays instead).
+            Effect.catchTag("approval_required", (answer) => Effect.as(keyFree, { _tag: "Required" as const, answer }))
           )
         }
         // The month's spend is read only when the amount alone may need an approval (to name
@@ -237,6 +240,8 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           threshold
         })
         if (reason === null) return { _tag: "Approved" as const, id: null, budgetApproved: false }
+        // Nothing is asked under a used key: it replays instead.
+        yield* keyFree
         return {
           _tag: "Required" as const,
           answer: yield* askApproval(agent, tool, terms, inputsHash, baseUrl, reason)
@@ -398,16 +403,21 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       agent: AuthenticatedAgent,
       request: ExecuteRequest,
       baseUrl: string,
-      key: { readonly value: string; readonly fingerprint: string } | null
+      key: { readonly value: string; readonly fingerprint: string } | null,
+      keyFree: Effect.Effect<void, KeyTaken>
     ) =>
       Effect.gen(function*() {
-        const tool = yield* toolOf(request.tool)
-        const lockedPrice = request.approval_id === undefined
-          ? null
-          : yield* approvals.lockedPrice(agent.id, request.approval_id, tool.id)
-        const terms = yield* purchaseTerms(tool, request, { now: yield* now, lockedPrice })
-        const inputsHash = sha256OfCanonical(request.inputs)
-        const approval = yield* approvalFor(agent, request, tool, terms, inputsHash, baseUrl)
+        // What is checked before the purchase is written; a refusal stands only when the key is free.
+        const { approval, inputsHash, terms, tool } = yield* Effect.gen(function*() {
+          const tool = yield* toolOf(request.tool)
+          const lockedPrice = request.approval_id === undefined
+            ? null
+            : yield* approvals.lockedPrice(agent.id, request.approval_id, tool.id)
+          const terms = yield* purchaseTerms(tool, request, { now: yield* now, lockedPrice })
+          const inputsHash = sha256OfCanonical(request.inputs)
+          const approval = yield* approvalFor(agent, request, tool, terms, inputsHash, baseUrl, keyFree)
+          return { approval, inputsHash, terms, tool }
+        }).pipe(refusalAsKeySays(keyFree))
         if (approval._tag === "Required") return approval.answer as ExecuteAnswer
 
         const context: PurchaseContext = {
@@ -497,7 +507,9 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           fingerprint,
           noun: "purchase",
           lookup: (key) => usedKey(agent.id, key),
-          run: (key) => purchase(agent, request, baseUrl, key === null ? null : { value: key, fingerprint })
+          lookupFirst: false,
+          run: (key, keyFree) =>
+            purchase(agent, request, baseUrl, key === null ? null : { value: key, fingerprint }, keyFree)
         })
         // A kept provider_error (a purchase the sweeper finished) replays as the failure it was.
         if (answer instanceof ProviderError) return yield* answer
