@@ -1,28 +1,20 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Credentials } from "../../Services/Auth/Credentials.js"
 import { CurrentActor, CurrentAgent } from "../../Services/Auth/Current.js"
 import { AgentBalance } from "../../Services/Gateway/AgentBalance.js"
 import { CallLog } from "../../Services/Gateway/CallLog.js"
 import { Gateway } from "../../Services/Gateway/Gateway.js"
 import { Api } from "../Api.js"
-import { ClientAddress } from "../ClientAddress.js"
+import { makeAgentKeyRecheck } from "../Middleware/Authentication.js"
 
 /** `POST /v1/call` and `GET /v1/balance` for agent keys. */
 export const GatewayHandlers = HttpApiBuilder.group(Api, "gateway", (handlers) =>
   Effect.gen(function*() {
     const gateway = yield* Gateway
     const balance = yield* AgentBalance
-    const credentials = yield* Credentials
-    const addresses = yield* ClientAddress
+    const recheck = yield* makeAgentKeyRecheck
     return handlers
-      .handle("call", ({ payload }) =>
-        Effect.flatMap(CurrentAgent, (agent) =>
-          gateway.call(
-            agent,
-            payload,
-            (cached) => Effect.flatMap(addresses.current, (address) => credentials.recheckAgentKey(cached, address))
-          )))
+      .handle("call", ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => gateway.call(agent, payload, recheck)))
       .handle("balance", () => Effect.flatMap(CurrentAgent, balance.of))
   }))
 

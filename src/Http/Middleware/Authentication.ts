@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { Forbidden, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { Admins } from "../../Services/Auth/Admins.js"
 import { Credentials } from "../../Services/Auth/Credentials.js"
+import type { CachedCredential } from "../../Services/Auth/Current.js"
 import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import { ClientAddress } from "../ClientAddress.js"
 import { presentedCredential, sessionTokenOf } from "../PresentedCredential.js"
@@ -17,11 +18,17 @@ import { enforceRateLimit } from "./RateLimits.js"
 const noCredential = new Unauthenticated({ message: "Send an API key or session: Authorization: Bearer <credential>" })
 
 /**
- * The one endpoint whose handler checks a cached agent key again in its first write (a
- * gateway call's hold, see Credentials.ts), so its key may come from the cache.
+ * The endpoints whose handlers check a cached agent key again in their first write (see
+ * Credentials.ts), so their keys may come from the cache: a live gateway call's hold
+ * checks it (a test call reads its key), a purchase's write in either mode.
  */
-const checksCredentialAgain = (request: HttpServerRequest.HttpServerRequest) =>
-  request.method === "POST" && request.url.split("?", 1)[0] === "/v1/call"
+const liveOnly = ["live"] as const
+const bothModes = ["test", "live"] as const
+const modesCheckedAgain = (request: HttpServerRequest.HttpServerRequest) => {
+  if (request.method !== "POST") return undefined
+  const path = request.url.split("?", 1)[0]
+  return path === "/v1/call" ? liveOnly : path === "/v1/execute" ? bothModes : undefined
+}
 
 /**
  * The agent of the current request: its agent key checked (known, active, allowlist) and
@@ -38,11 +45,22 @@ export const makeAgentRequestAuthentication = Effect.gen(function*() {
       const { header } = presentedCredential(request)
       if (header?.kind !== "agent_key") return yield* new Unauthenticated({ message: missingKey })
       const agent = yield* credentials.authenticateAgentKey(header.token, yield* addresses.current, {
-        cached: checksCredentialAgain(request)
+        cachedModes: modesCheckedAgain(request)
       })
       yield* enforceRateLimit(limiter, policies.agentEndpoints, `agent:${agent.id}`)
       return agent
     })
+})
+
+/**
+ * For the handlers of those endpoints: reads a cached agent key whose check found it
+ * changed again, for the current request's address (see `readAgainWhenStale`).
+ */
+export const makeAgentKeyRecheck = Effect.gen(function*() {
+  const credentials = yield* Credentials
+  const addresses = yield* ClientAddress
+  return (cached: CachedCredential) =>
+    Effect.flatMap(addresses.current, (address) => credentials.recheckAgentKey(cached, address))
 })
 
 export const AgentAuthLive = Layer.effect(

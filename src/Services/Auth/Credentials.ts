@@ -3,10 +3,35 @@ import { isUuid } from "../../Domain/Ids.js"
 import { inAnyRange, type IpRange, parseRange } from "../../Domain/IpRanges.js"
 import { sha256Hex } from "../../Domain/Secrets.js"
 import { EmailUnverified, Forbidden, IpNotAllowed, NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
-import { type AgentKeyRow, CredentialsRepo } from "./CredentialsRepo.js"
+import { type AgentKeyRow, CredentialsRepo, StaleCredential } from "./CredentialsRepo.js"
 import type { AuthenticatedAgent, CachedCredential, OrgActor, SessionUser } from "./Current.js"
 
 const USAGE_STAMP_MS = 60_000
+
+const isStale = (error: unknown): error is StaleCredential => error instanceof StaleCredential
+
+/**
+ * Runs a request for `agent`. An agent from the credential cache whose check in the
+ * request's first write found it changed (StaleCredential: nothing was written) is read
+ * again with `recheck` and the request run once more for what the agent is now. An agent
+ * not from the cache is never stale.
+ */
+export const readAgainWhenStale = <A, E, R, E2 = never, R2 = never>(
+  agent: AuthenticatedAgent,
+  attempt: (agent: AuthenticatedAgent) => Effect.Effect<A, E, R>,
+  recheck?: (cached: CachedCredential) => Effect.Effect<AuthenticatedAgent, E2, R2>
+): Effect.Effect<A, Exclude<E, StaleCredential> | E2, R | R2> =>
+  Effect.catchIf(
+    attempt(agent),
+    isStale,
+    (stale) =>
+      agent.cached === undefined || recheck === undefined
+        ? Effect.die(stale)
+        : Effect.flatMap(
+          recheck(agent.cached),
+          (fresh) => Effect.catchIf(attempt({ ...fresh, cached: undefined }), isStale, Effect.die)
+        )
+  ) as Effect.Effect<A, Exclude<E, StaleCredential> | E2, R | R2>
 
 /**
  * Checks presented secrets against what is stored (their SHA-256 only) and says who the
@@ -35,20 +60,21 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
 
     const invalidAgentKey = new Unauthenticated({ message: "Invalid or revoked API key" })
 
-    // Live agents' key rows, for the endpoints whose first write checks them again (a
-    // gateway call's hold: `stillValid`), so such a call reads no key row at all. A
-    // revoked, rotated or disabled key, a changed allowlist, mode or plan is caught by
-    // that check in every replica at once; the cache only spares the read.
+    // Agents' key rows, for the endpoints whose first write checks them again (a gateway
+    // call's hold, a purchase's write: `stillValid`), so such a request reads no key row at
+    // all. A revoked, rotated or disabled key, a changed allowlist, mode, plan, budget or
+    // approval threshold is caught by that check in every replica at once; the cache only
+    // spares the read.
     const agentKeys = new Map<string, { readonly row: AgentKeyRow; readonly until: number }>()
 
-    const agentKeyRow = (hash: string, now: number, cached: boolean) =>
+    const agentKeyRow = (hash: string, now: number, cachedModes: ReadonlyArray<AgentKeyRow["mode"]>) =>
       Effect.gen(function*() {
-        if (cached) {
-          const entry = agentKeys.get(hash)
-          if (entry !== undefined && entry.until > now) return Option.some({ row: entry.row, fromCache: true })
+        const entry = cachedModes.length > 0 ? agentKeys.get(hash) : undefined
+        if (entry !== undefined && entry.until > now && cachedModes.includes(entry.row.mode)) {
+          return Option.some({ row: entry.row, fromCache: true })
         }
         const row = yield* repo.agentByKeyHash(hash)
-        if (cached && agentKeyCacheMs > 0 && Option.isSome(row) && row.value.mode === "live") {
+        if (agentKeyCacheMs > 0 && Option.isSome(row) && cachedModes.includes(row.value.mode)) {
           if (agentKeys.size >= 10_000) agentKeys.clear()
           agentKeys.set(hash, { row: row.value, until: now + agentKeyCacheMs })
         }
@@ -91,15 +117,20 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
       })
 
     /**
-     * An agent key: known, agent active, caller address on its allowlist. With `cached`,
-     * a live agent's key row may come from this replica's cache (AGENT_KEY_CACHE_MS); the
-     * answer then carries `cached` and the caller must check it with `stillValid`.
+     * An agent key: known, agent active, caller address on its allowlist. With
+     * `cachedModes`, the key row of an agent in one of those modes may come from this
+     * replica's cache (AGENT_KEY_CACHE_MS); the answer then carries `cached` and the caller
+     * must check it with `stillValid` (see `readAgainWhenStale`).
      */
-    const authenticateAgentKey = (token: string, address: string, options?: { readonly cached?: boolean }) =>
+    const authenticateAgentKey = (
+      token: string,
+      address: string,
+      options?: { readonly cachedModes?: ReadonlyArray<AgentKeyRow["mode"]> }
+    ) =>
       Effect.gen(function*() {
         const hash = sha256Hex(token)
         const now = yield* Clock.currentTimeMillis
-        return yield* agentOf(hash, address, now, yield* agentKeyRow(hash, now, options?.cached === true))
+        return yield* agentOf(hash, address, now, yield* agentKeyRow(hash, now, options?.cachedModes ?? []))
       })
 
     /** The agent of a cached credential read again from the database (its check found it changed). */
@@ -107,13 +138,14 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
       Effect.gen(function*() {
         agentKeys.delete(cached.key_hash)
         const now = yield* Clock.currentTimeMillis
-        return yield* agentOf(cached.key_hash, address, now, yield* agentKeyRow(cached.key_hash, now, false))
+        return yield* agentOf(cached.key_hash, address, now, yield* agentKeyRow(cached.key_hash, now, []))
       })
 
     /**
      * The check of a cached credential inside a hold's statement (HoldFence.ts): the key
-     * is still the agent's, the agent active, its mode, allowlist and org plan the ones
-     * the cache held. Refused, the hold takes nothing and fails with `StaleCredential`.
+     * is still the agent's, the agent active, its mode, allowlist, budget, approval
+     * threshold and org plan the ones the cache held. Refused, the hold takes nothing and
+     * fails with `StaleCredential`.
      */
     const stillValid = (agent: AuthenticatedAgent, cached: CachedCredential) => repo.credentialGate(agent, cached)
 

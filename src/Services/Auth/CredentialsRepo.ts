@@ -125,6 +125,8 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
             WHERE a.id = ${agent.id} AND a.key_hash = ${cached.key_hash} AND a.status = 'active'
               AND a.mode = ${agent.mode} AND o.plan = ${agent.org_plan}
               AND a.ip_allowlist = ${JSON.stringify(cached.ip_allowlist)}::jsonb
+              AND a.monthly_budget_credits = ${agent.monthly_budget_credits}
+              AND a.approval_threshold_credits IS NOT DISTINCT FROM ${agent.approval_threshold_credits}
           )`,
         passed: sql`k`,
         report: sql`(SELECT count(*) FROM k)`,

@@ -12,7 +12,7 @@ import {
   PriceAboveMax,
   UnknownEndpoint
 } from "../../Errors/ApiErrors.js"
-import { Credentials } from "../Auth/Credentials.js"
+import { Credentials, readAgainWhenStale } from "../Auth/Credentials.js"
 import type { AuthenticatedAgent, CachedCredential } from "../Auth/Current.js"
 import { EndpointOpenings } from "../Gateway/EndpointOpenings.js"
 import { GatewaySettings } from "../Gateway/GatewaySettings.js"
@@ -408,25 +408,14 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
       )
 
     /**
-     * Makes one gateway call for `agent`. An agent from the credential cache whose check
-     * in the hold found it changed (nothing was held) is read again with `recheck` and the
-     * call made once more for what it is now.
+     * Makes one gateway call for `agent`; a cached credential the hold found changed is
+     * read again with `recheck` and the call made for what it is now (readAgainWhenStale).
      */
     const call = <E = never, R = never>(
       agent: AuthenticatedAgent,
       input: CallRequest,
       recheck?: (cached: CachedCredential) => Effect.Effect<AuthenticatedAgent, E, R>
-    ) =>
-      attempt(agent, input).pipe(
-        Effect.catchTag("StaleCredential", (stale) =>
-          agent.cached === undefined || recheck === undefined
-            ? Effect.die(stale)
-            : Effect.flatMap(
-              recheck(agent.cached),
-              (fresh) =>
-                attempt({ ...fresh, cached: undefined }, input).pipe(Effect.catchTag("StaleCredential", Effect.die))
-            ))
-      )
+    ) => readAgainWhenStale(agent, (current) => attempt(current, input), recheck)
 
     return { call } as const
   })

@@ -15,8 +15,11 @@ import {
   UnknownTool
 } from "../../Errors/ApiErrors.js"
 import { Approvals } from "../Approvals/Approvals.js"
-import type { AuthenticatedAgent } from "../Auth/Current.js"
+import { Credentials, readAgainWhenStale } from "../Auth/Credentials.js"
+import { StaleCredential } from "../Auth/CredentialsRepo.js"
+import type { AuthenticatedAgent, CachedCredential } from "../Auth/Current.js"
 import { idempotent, type KeyTaken, refusalAsKeySays, type UsedKey } from "../Idempotency/Idempotent.js"
+import { gateThen } from "../Ledger/HoldFence.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Tools } from "../Tools/Tools.js"
 import { type ToolRow, ToolsRepo } from "../Tools/ToolsRepo.js"
@@ -104,7 +107,8 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     PurchasingConfig.Default,
     Approvals.Default,
     JobSignal.Default,
-    InterruptedPurchases.Default
+    InterruptedPurchases.Default,
+    Credentials.Default
   ],
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -120,6 +124,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     const interrupted = yield* InterruptedPurchases
     const ledger = yield* Ledger
     const tools = yield* Tools
+    const credentials = yield* Credentials
     // Direct purchases run here, not on the request's fiber: a client that hangs up does
     // not stop a purchase half-way; it finishes and its answer is kept under its key.
     const running = yield* FiberSet.make<DirectAnswer, ProviderError>()
@@ -208,7 +213,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       terms: PurchaseTerms,
       inputsHash: string,
       baseUrl: string,
-      keyFree: Effect.Effect<void, KeyTaken>
+      checkedFirst: Effect.Effect<void, KeyTaken | StaleCredential>
     ) =>
       Effect.gen(function*() {
         if (request.approval_id !== undefined) {
@@ -223,7 +228,10 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
               budgetApproved: approval.reason === "over_budget"
             })),
             // Still waiting for an owner: answered as when it was asked for (a used key replays instead).
-            Effect.catchTag("approval_required", (answer) => Effect.as(keyFree, { _tag: "Required" as const, answer }))
+            Effect.catchTag(
+              "approval_required",
+              (answer) => Effect.as(checkedFirst, { _tag: "Required" as const, answer })
+            )
           )
         }
         // The month's spend is read only when the amount alone may need an approval (to name
@@ -240,8 +248,8 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           threshold
         })
         if (reason === null) return { _tag: "Approved" as const, id: null, budgetApproved: false }
-        // Nothing is asked under a used key: it replays instead.
-        yield* keyFree
+        // Nothing is asked for a stale credential or under a used key.
+        yield* checkedFirst
         return {
           _tag: "Required" as const,
           answer: yield* askApproval(agent, tool, terms, inputsHash, baseUrl, reason)
@@ -328,7 +336,12 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             ttlMs: job === null ? purchasingRules.directHoldTtlMs : undefined
           },
           { references: newItems.map((item) => item.id), ids: newItems.map((item) => item.hold_id) },
-          keyRow === null ? undefined : keyRows.claimGate(keyRow),
+          // A credential from the cache is checked again first (Credentials.ts), then the key.
+          agent.cached === undefined
+            ? (keyRow === null ? undefined : keyRows.claimGate(keyRow))
+            : keyRow === null
+            ? credentials.stillValid(agent, agent.cached)
+            : gateThen(sql, credentials.stillValid(agent, agent.cached), (after) => keyRows.claimGate(keyRow, after)),
           (taken) => [
             ...(keyRow === null ? [] : [keyRows.claimRecord(keyRow, taken)]),
             receiptRows.receiptRecord(receipt, taken),
@@ -407,7 +420,13 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       keyFree: Effect.Effect<void, KeyTaken>
     ) =>
       Effect.gen(function*() {
-        // What is checked before the purchase is written; a refusal stands only when the key is free.
+        // Before any effect but the purchase's own statement (which checks both itself), and
+        // before a refusal: a credential from the cache is read again (the request runs once
+        // more for the agent as it is now), and a used key answers as it says.
+        const checkedFirst = Effect.zipRight(
+          agent.cached === undefined ? Effect.void : Effect.fail(new StaleCredential()),
+          keyFree
+        )
         const { approval, inputsHash, terms, tool } = yield* Effect.gen(function*() {
           const tool = yield* toolOf(request.tool)
           const lockedPrice = request.approval_id === undefined
@@ -415,9 +434,9 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             : yield* approvals.lockedPrice(agent.id, request.approval_id, tool.id)
           const terms = yield* purchaseTerms(tool, request, { now: yield* now, lockedPrice })
           const inputsHash = sha256OfCanonical(request.inputs)
-          const approval = yield* approvalFor(agent, request, tool, terms, inputsHash, baseUrl, keyFree)
+          const approval = yield* approvalFor(agent, request, tool, terms, inputsHash, baseUrl, checkedFirst)
           return { approval, inputsHash, terms, tool }
-        }).pipe(refusalAsKeySays(keyFree))
+        }).pipe(refusalAsKeySays(checkedFirst))
         if (approval._tag === "Required") return approval.answer as ExecuteAnswer
 
         const context: PurchaseContext = {
@@ -483,7 +502,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       })
 
     /** Runs a purchase request; answers what to send (and what the key keeps). */
-    const execute = (agent: AuthenticatedAgent, request: ExecuteRequest, baseUrl: string) =>
+    const executeFor = (agent: AuthenticatedAgent, request: ExecuteRequest, baseUrl: string) =>
       Effect.gen(function*() {
         const count = request.inputs.length
         if (count < 1 || count > purchasingRules.maxInputs) {
@@ -515,6 +534,18 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
         if (answer instanceof ProviderError) return yield* answer
         return answer
       })
+
+    /**
+     * Runs a purchase request for `agent`; a cached credential found changed before anything
+     * was written is read again with `recheck` and the request run for the agent as it is
+     * now (readAgainWhenStale).
+     */
+    const execute = <E = never, R = never>(
+      agent: AuthenticatedAgent,
+      request: ExecuteRequest,
+      baseUrl: string,
+      recheck?: (cached: CachedCredential) => Effect.Effect<AuthenticatedAgent, E, R>
+    ) => readAgainWhenStale(agent, (current) => executeFor(current, request, baseUrl), recheck)
 
     return { execute } as const
   })

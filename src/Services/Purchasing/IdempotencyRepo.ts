@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { KeyTaken } from "../Idempotency/Idempotent.js"
-import { holdGate, holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
+import { holdGate, type HoldGateFragment, holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 
 /**
  * Idempotency keys of purchases: the answer kept per agent and key (the JSON of a
@@ -40,15 +40,16 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
      * the key must be new, or past its retention. A transaction-scoped advisory lock on the
      * key, tried without waiting, turns a concurrent twin away at once (KeyTaken) instead of
      * queueing it behind this statement; under the lock no other request can take the key
-     * before `claimRecord` does. Nothing to undo: the gate writes nothing.
+     * before `claimRecord` does. Nothing to undo: the gate writes nothing. With `after` (an
+     * earlier gate's relation, see `gateThen`), the key is free only when that gate passed.
      */
-    const claimGate = (row: IdempotencyRow) =>
+    const claimGate = (row: IdempotencyRow, after?: HoldGateFragment) =>
       holdGate({
         steps: sql`
           key_lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended(${lockName(row)}, 0)) AS locked),
           key_free AS (
             SELECT 1 AS one FROM key_lock
-            WHERE locked AND NOT EXISTS (
+            WHERE locked${after === undefined ? sql`` : sql` AND EXISTS (SELECT 1 FROM ${after})`} AND NOT EXISTS (
               SELECT 1 FROM idempotency_keys
               WHERE agent_id = ${row.agent_id} AND key = ${row.key} AND expires_at >= ${row.created_at}
             )
