@@ -424,7 +424,8 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
         // before a refusal: a credential from the cache is read again (the request runs once
         // more for the agent as it is now), and a used key answers as it says.
         const checkedFirst = Effect.zipRight(
-          agent.cached === undefined ? Effect.void : Effect.fail(new StaleCredential()),
+          // Made only when failing: an error captures a stack trace when made.
+          agent.cached === undefined ? Effect.void : Effect.failSync(() => new StaleCredential()),
           keyFree
         )
         const { approval, inputsHash, terms, tool } = yield* Effect.gen(function*() {
