@@ -1,8 +1,15 @@
 import * as os from "node:os"
 import pg from "pg"
+import { alternate, type Side } from "./support/alternate.js"
 import { postgresCpuMsBetween, postgresTicks, processCpuMs } from "./support/cpu.js"
 import { formatRow, runLoad } from "./support/load.js"
-import { createBenchDatabase, seedPurchases, startBenchProvider, startService } from "./support/service.js"
+import {
+  createBenchDatabase,
+  type RunningService,
+  seedPurchases,
+  startBenchProvider,
+  startService
+} from "./support/service.js"
 
 /**
  * `POST /v1/execute` throughput with test agents (mock tools answering at once, so what is
@@ -15,12 +22,72 @@ import { createBenchDatabase, seedPurchases, startBenchProvider, startService } 
  * A bare node:http server answering JSON runs the same closed loop first: the machine's
  * yardstick, so figures from machines of different speed (or one machine on a slow day)
  * compare as ratios.
+ *
+ * With BENCH_COMPARE_DIR (another checkout of the project, e.g. `git worktree add
+ * ../before <commit>` with node_modules linked), the single-input loop instead runs this
+ * checkout's service and that one's side by side in alternating slices (support/alternate.ts)
+ * and prints the ratio between them; the job is not run.
  */
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000)
 const CONNECTIONS = 16
 const AGENTS = 32
 
+/** This checkout's service against another's, single-input purchases in alternating slices. */
+const runPaired = async (otherCheckout: string) => {
+  const slices = Number(process.env.BENCH_SLICES ?? 10)
+  const sliceMs = Number(process.env.BENCH_SLICE_MS ?? 3_000)
+  const started: Array<{ db: Awaited<ReturnType<typeof createBenchDatabase>>; service: RunningService }> = []
+  try {
+    const sides: Array<Side> = []
+    for (const [name, checkout] of [["this checkout", undefined], [otherCheckout, otherCheckout]] as const) {
+      const db = await createBenchDatabase()
+      const service = await startService({ DATABASE_URL: db.url, JOB_POLL_INTERVAL_MS: "100" }, checkout)
+      started.push({ db, service })
+      const pool = new pg.Pool({ connectionString: db.url, max: 4 })
+      const { purchase: request } = await seedPurchases(pool, AGENTS).finally(() => pool.end())
+      await runLoad({
+        url: `${service.url}/v1/execute`,
+        durationMs: 2000,
+        connections: CONNECTIONS,
+        request: (i) => request(i + 10_000_000)
+      })
+      sides.push({ name, url: `${service.url}/v1/execute`, pid: service.process.pid!, request })
+    }
+    const loadBefore = os.loadavg()[0]!
+    const { ratio, results } = await alternate([sides[0]!, sides[1]!], { slices, sliceMs, connections: CONNECTIONS })
+    console.log(
+      `\nExecute, single input, side by side (${CONNECTIONS} connections, ${slices} slices of ${sliceMs} ms each)`
+    )
+    for (const result of results) {
+      console.log(
+        `${result.name}: ${
+          result.rps.toFixed(1)
+        } purchases/s (${result.requests} answered, ${result.errors} errors); ` +
+          `CPU a purchase ${result.serviceCpuMs.toFixed(2)} ms in the service, ${
+            result.postgresCpuMs.toFixed(2)
+          } ms in PostgreSQL`
+      )
+    }
+    console.log(
+      `this checkout against the other, slice by slice: ${ratio.median.toFixed(2)}x (${ratio.min.toFixed(2)}–${
+        ratio.max.toFixed(2)
+      }); over all slices ${(results[0]!.rps / results[1]!.rps).toFixed(2)}x; CPU a purchase ${
+        ((results[0]!.serviceCpuMs + results[0]!.postgresCpuMs) /
+          (results[1]!.serviceCpuMs + results[1]!.postgresCpuMs))
+          .toFixed(2)
+      }x; load average (1 min) ${loadBefore.toFixed(2)} before, ${os.loadavg()[0]!.toFixed(2)} after`
+    )
+  } finally {
+    for (const { db, service } of started) {
+      await service.stop()
+      await db.drop()
+    }
+  }
+}
+
 export const run = async () => {
+  const compareWith = process.env.BENCH_COMPARE_DIR
+  if (compareWith !== undefined && compareWith.length > 0) return runPaired(compareWith)
   const db = await createBenchDatabase()
   const service = await startService({ DATABASE_URL: db.url, JOB_POLL_INTERVAL_MS: "100" })
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })

@@ -40,12 +40,16 @@ export interface RunningService {
   readonly stop: () => Promise<void>
 }
 
-/** Starts `src/main.ts`; resolves once it serves (and, with several processes, once all do). */
-export const startService = (env: Record<string, string>): Promise<RunningService> =>
+/**
+ * Starts `src/main.ts` of this checkout (or of the checkout at `checkout`, for a benchmark
+ * comparing two commits); resolves once it serves (and, with several processes, once all do).
+ */
+export const startService = (env: Record<string, string>, checkout?: string): Promise<RunningService> =>
   new Promise((resolve, reject) => {
     // BENCH_NODE_ARGS passes flags to the service's Node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
     const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg.length > 0)
     const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "src/main.ts"], {
+      ...(checkout === undefined ? {} : { cwd: checkout }),
       env: { ...process.env, PORT: "0", LOG_LEVEL: "Info", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
