@@ -568,3 +568,116 @@ describe("settleWith (the one-statement settlement)", () => {
       yield* checkInvariants(orgId)
     })))
 })
+
+describe("settleMany (a batch of one agent's holds in one statement)", () => {
+  const settleMany = (holds: ReadonlyArray<{ readonly holdId: HoldId; readonly captured: bigint }>) =>
+    Effect.flatMap(Ledger, (ledger) => ledger.settleMany(holds))
+
+  const entriesOf = (orgId: string) =>
+    promise(() =>
+      db.query(
+        `SELECT h.amount AS held, e.kind, e.amount, e.credits FROM ledger_entries e JOIN ledger_holds h ON h.id = e.hold_id
+         WHERE e.org_id = $1 AND e.kind IN ('capture', 'release') ORDER BY h.created_at, e.kind`,
+        [orgId]
+      )
+    )
+
+  it.effect("captures and releases several holds at once as one by one would, and each only once", () =>
+    run(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const { agentId, orgId } = yield* setup({ credits: 10_000n, budget: 100_000n })
+      const holds = [yield* holdFor(orgId, agentId, 100n), yield* holdFor(orgId, agentId, 100n)]
+      const released = yield* holdFor(orgId, agentId, 100n)
+      const settled = yield* settleMany([
+        { holdId: holds[0]!.id, captured: 100n },
+        { holdId: holds[1]!.id, captured: 60n },
+        { holdId: released.id, captured: 0n }
+      ])
+      expect([...settled].sort()).toEqual([holds[0]!.id, holds[1]!.id, released.id].sort())
+      expect((yield* ledger.orgCredits(orgId)).balance).toBe(10_000n - 160n)
+      expect(yield* ledger.agentMonthSpend(agentId)).toBe(160n)
+      const kinds = (yield* entriesOf(orgId)).map((e: any) => [e.kind, e.amount, e.credits]).sort()
+      expect(kinds).toEqual([
+        ["capture", "0", "100"],
+        ["capture", "0", "60"],
+        ["release", "100", "100"],
+        ["release", "40", "40"]
+      ])
+      // Settled already: nothing happens again, and the answer says none was settled now.
+      expect(
+        (yield* settleMany([{ holdId: holds[0]!.id, captured: 100n }, { holdId: released.id, captured: 0n }])).size
+      )
+        .toBe(0)
+      expect((yield* ledger.orgCredits(orgId)).balance).toBe(10_000n - 160n)
+      expect(yield* ledger.capture(holds[0]!.id, 1n).pipe(errorCode)).toBe("already_settled")
+      yield* checkInvariants(orgId)
+    })))
+
+  it.effect("settles nothing when a hold is another agent's or under its capture (a defect)", () =>
+    run(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const mine = yield* setup({ credits: 10_000n })
+      const other = yield* setup({ credits: 10_000n })
+      const hold = yield* holdFor(mine.orgId, mine.agentId, 100n)
+      const theirs = yield* holdFor(other.orgId, other.agentId, 100n)
+      const otherAgent = yield* Effect.exit(
+        settleMany([{ holdId: hold.id, captured: 100n }, { holdId: theirs.id, captured: 100n }])
+      )
+      expect(Exit.isFailure(otherAgent) && otherAgent.cause._tag).toBe("Die")
+      const over = yield* Effect.exit(settleMany([{ holdId: hold.id, captured: 101n }]))
+      expect(Exit.isFailure(over) && over.cause._tag).toBe("Die")
+      // Nothing of either batch stayed: both holds are still held.
+      expect((yield* ledger.orgCredits(mine.orgId)).balance).toBe(9_900n)
+      expect(yield* ledger.capture(hold.id, 100n)).toEqual({ captured: 100n, released: 0n })
+      expect(yield* ledger.release(theirs.id)).toEqual({ captured: 0n, released: 100n })
+      yield* checkInvariants(mine.orgId)
+      yield* checkInvariants(other.orgId)
+    })))
+
+  it.effect("raises budget.80pct and balance.low once for the batch that crosses them", () =>
+    run(Effect.gen(function*() {
+      const { agentId, orgId } = yield* setup({ credits: 5_300n, budget: 1_000n })
+      const holds = [
+        yield* holdFor(orgId, agentId, 300n),
+        yield* holdFor(orgId, agentId, 300n),
+        yield* holdFor(orgId, agentId, 300n)
+      ]
+      yield* settleMany([
+        { holdId: holds[0]!.id, captured: 300n },
+        { holdId: holds[1]!.id, captured: 300n },
+        { holdId: holds[2]!.id, captured: 250n }
+      ])
+      // 850 of 1,000 spent; 5,300 - 900 held + 50 released = 4,450, under the 5,000 alert.
+      expect((yield* eventsOf(orgId, "budget.80pct")).map((e: any) => e.data.spent_credits)).toEqual(["850"])
+      expect((yield* eventsOf(orgId, "balance.low")).map((e: any) => e.data.balance_credits)).toEqual(["4450"])
+      const more = yield* holdFor(orgId, agentId, 100n)
+      yield* settleMany([{ holdId: more.id, captured: 100n }])
+      expect(yield* eventsOf(orgId, "budget.80pct")).toHaveLength(1)
+      expect(yield* eventsOf(orgId, "balance.low")).toHaveLength(1)
+      yield* checkInvariants(orgId)
+    })))
+
+  it.effect("gives the trial's hourly window back what the batch released; test holds move no credits", () =>
+    run(Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-08-01T10:00:00.000Z"))
+      const ledger = yield* Ledger
+      const { agentId, orgId } = yield* setup({ trial: true })
+      const first = yield* holdFor(orgId, agentId, 20n)
+      const second = yield* holdFor(orgId, agentId, 20n)
+      yield* settleMany([{ holdId: first.id, captured: 10n }, { holdId: second.id, captured: 0n }])
+      // 10 spent this hour: 40 more fit, 41 do not.
+      expect(yield* errorCode(holdFor(orgId, agentId, 41n))).toBe("trial_limit")
+      yield* ledger.release((yield* holdFor(orgId, agentId, 40n)).id)
+      yield* checkInvariants(orgId)
+
+      const test = yield* setup({ credits: 1_000n, mode: "test" })
+      const testHolds = [
+        yield* holdFor(test.orgId, test.agentId, 30n, true),
+        yield* holdFor(test.orgId, test.agentId, 30n, true)
+      ]
+      yield* settleMany([{ holdId: testHolds[0]!.id, captured: 30n }, { holdId: testHolds[1]!.id, captured: 0n }])
+      expect(yield* ledger.agentMonthSpend(test.agentId)).toBe(30n)
+      expect((yield* ledger.orgCredits(test.orgId)).balance).toBe(1_000n)
+      expect(yield* entriesOf(test.orgId)).toHaveLength(0)
+    })))
+})

@@ -62,7 +62,8 @@ export const LedgerWakingAutoReload = Layer.effect(
       ...ledger,
       capture: (holdId, amount) => Effect.tap(ledger.capture(holdId, amount), () => signal.wake),
       settleWith: (holdId, captured, alongside, gate) =>
-        Effect.tap(ledger.settleWith(holdId, captured, alongside, gate), () => signal.wake)
+        Effect.tap(ledger.settleWith(holdId, captured, alongside, gate), () => signal.wake),
+      settleMany: (holds) => Effect.tap(ledger.settleMany(holds), () => signal.wake)
     })
   })
 ).pipe(Layer.provide(LedgerLive), Layer.provide(AutoReloadSignal.Default))

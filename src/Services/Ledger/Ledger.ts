@@ -160,4 +160,13 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
     alongside: (settled: HoldSettled) => SettlementWrite | ReadonlyArray<SettlementWrite>,
     gate?: SettlementGate
   ) => Effect.Effect<Settlement, CaptureExceedsHold | NotAHold | AlreadySettled | SettlementGateClosed>
+  /**
+   * Captures (`captured` > 0) or releases (0) several holds of one agent in one statement
+   * (a batch of a purchase's items), with the events it causes; in the caller's transaction
+   * when there is one. Answers the holds it settled: one missing was settled before (the
+   * sweeper released it). Holds of another agent, or a capture over a hold, are defects.
+   */
+  readonly settleMany: (
+    holds: ReadonlyArray<{ readonly holdId: HoldId; readonly captured: bigint }>
+  ) => Effect.Effect<ReadonlySet<string>>
 }>() {}

@@ -15,6 +15,8 @@ import {
   TrialLimit
 } from "../../Errors/ApiErrors.js"
 import { Events } from "../Events/Events.js"
+import { statementRows } from "../StatementRows.js"
+import { BatchSettled, batchSettlementSql } from "./BatchSettlement.js"
 import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
 import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
 import { type HoldInput, type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
@@ -367,6 +369,56 @@ export const makeLedger = Effect.gen(function*() {
       ? Effect.die(new Error("settleWith: a negative capture"))
       : settleAtomically(holdId, captured, alongside, gate)
 
+  const batchRows = statementRows(BatchSettled)
+
+  /** Several holds of one agent in one statement (BatchSettlement.ts), with their events. */
+  const settleBatch = (holds: ReadonlyArray<{ readonly holdId: HoldId; readonly captured: bigint }>) =>
+    Effect.gen(function*() {
+      if (holds.some((hold) => hold.captured < 0n)) return yield* Effect.dieMessage("settleMany: a negative capture")
+      const at = new Date(yield* now)
+      const row = yield* batchRows.single(batchSettlementSql(sql, holds, at))
+      const settled = new Set(row.settled)
+      for (const { holdId } of holds) {
+        if (settled.has(holdId)) continue
+        // Not settled here: fine when it was settled before; a hold still held was refused.
+        const found = yield* repo.findHold(holdId)
+        if (Option.isNone(found) || found.value.status === "held") {
+          return yield* Effect.dieMessage(`settleMany: hold ${holdId} is missing, another agent's or under its capture`)
+        }
+      }
+      for (const month of row.months) {
+        // The agent's month row is locked by the settling statement: one emitter.
+        if (
+          month.budget_alert_due && row.agent_id !== null && (yield* repo.markBudgetAlerted(row.agent_id, month.month))
+        ) {
+          yield* events.emit(row.org_id!, {
+            type: "budget.80pct",
+            data: {
+              agent_id: row.agent_id,
+              agent_name: month.agent_name,
+              spent_credits: month.spent.toString(),
+              budget_credits: month.budget.toString()
+            }
+          })
+        }
+      }
+      if (row.low_alert_fired && row.balance !== null && row.org_id !== null) {
+        yield* events.emit(row.org_id, {
+          type: "balance.low",
+          data: { balance_credits: row.balance.toString(), balance_usd: creditsToUsd(row.balance) }
+        })
+      }
+      return settled as ReadonlySet<string>
+    })
+
+  const settleMany = (holds: ReadonlyArray<{ readonly holdId: HoldId; readonly captured: bigint }>) =>
+    holds.length === 0
+      ? Effect.succeed<ReadonlySet<string>>(new Set())
+      : Effect.flatMap(
+        Effect.serviceOption(SqlClient.TransactionConnection),
+        (inTransaction) => Option.isSome(inTransaction) ? settleBatch(holds) : sql.withTransaction(settleBatch(holds))
+      ).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))
+
   return Ledger.of({
     hold: (request) => hold(request),
     holdMany,
@@ -382,7 +434,8 @@ export const makeLedger = Effect.gen(function*() {
     agentMonthSpend,
     setFrozen,
     trialGrant,
-    settleWith
+    settleWith,
+    settleMany
   })
 })
 

@@ -149,29 +149,26 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
         }
       })
 
-    /** Captures (charged outcome) or releases (otherwise) one item's hold; answers the final outcome. */
-    const settleOne = (holdId: HoldId, outcome: ItemOutcomeUpdate) =>
-      outcome.cost_credits > 0n
-        ? ledger.capture(holdId, outcome.cost_credits).pipe(
-          Effect.as(outcome),
-          Effect.catchTag("already_settled", () =>
-            // The ledger's sweeper released the hold first (it outlived its time): nothing is charged.
-            Effect.succeed<ItemOutcomeUpdate>({
-              ...outcome,
-              status: "failed",
-              cost_credits: 0n,
-              result: null,
-              reason: "The item's hold was released before its result could be charged",
-              error_code: "hold_expired"
-            }))
-        )
-        : ledger.release(holdId).pipe(Effect.catchTag("already_settled", () => Effect.void), Effect.as(outcome))
+    /**
+     * An item's final outcome once its hold's settlement was tried: a charge whose hold the
+     * ledger's sweeper released first (it outlived its time) charges nothing.
+     */
+    const finalOutcome = (outcome: ItemOutcomeUpdate, settled: boolean): ItemOutcomeUpdate =>
+      settled || outcome.cost_credits === 0n ? outcome : {
+        ...outcome,
+        status: "failed",
+        cost_credits: 0n,
+        result: null,
+        reason: "The item's hold was released before its result could be charged",
+        error_code: "hold_expired"
+      }
 
     /**
-     * Settles a batch of items in one transaction: each item's own hold is captured or
-     * released and its outcome recorded, but only for items whose claim `owner` still holds
-     * (a lapsed claim taken over by another runner is left to it). `andThen` sees the
-     * settled outcomes before they are recorded; its writes go in the recording statement.
+     * Settles a batch of items in one transaction: the items' holds are captured or
+     * released in one statement (Ledger.settleMany) and their outcomes recorded, but only
+     * for items whose claim `owner` still holds (a lapsed claim taken over by another
+     * runner is left to it). `andThen` sees the settled outcomes before they are recorded;
+     * its writes go in the recording statement.
      */
     const settleTogether = <A>(
       owner: string,
@@ -180,22 +177,20 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
     ) =>
       sql.withTransaction(Effect.gen(function*() {
         const claimed = yield* itemRows.lockClaimedItems(entries.map((entry) => entry.item.id), owner)
-        const settled: Array<{ id: string; outcome: ItemOutcomeUpdate }> = []
-        for (const { item, outcome } of entries) {
-          if (!claimed.has(item.id) || item.hold_id === null) continue
-          settled.push({ id: item.id, outcome: yield* settleOne(item.hold_id, outcome) })
-        }
+        const held = entries.flatMap(({ item, outcome }) =>
+          claimed.has(item.id) && item.hold_id !== null ? [{ id: item.id, holdId: item.hold_id, outcome }] : []
+        )
+        const settledHolds = yield* ledger.settleMany(
+          held.map(({ holdId, outcome }) => ({ holdId, captured: outcome.cost_credits }))
+        )
+        const settled = held.map(({ holdId, id, outcome }) => ({
+          id,
+          outcome: finalOutcome(outcome, settledHolds.has(holdId))
+        }))
         const finished = yield* andThen(new Map(settled.map(({ id, outcome }) => [id, outcome])))
         yield* itemRows.recordOutcomes(settled, finished.alongside(sql`true`))
         return finished.value
-      })).pipe(
-        Effect.catchTags({
-          SqlError: Effect.die,
-          not_a_hold: Effect.die,
-          capture_exceeds_hold: Effect.die,
-          invalid_amount: Effect.die
-        })
-      )
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
 
     /**
      * One item settled in one statement (a single-input purchase's common case): the claim
