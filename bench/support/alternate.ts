@@ -26,7 +26,7 @@ export interface SideResult {
   readonly postgresCpuMs: number
 }
 
-const median = (values: ReadonlyArray<number>) => {
+export const median = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
