@@ -104,7 +104,8 @@ describe("the credential cache", () => {
     try {
       const authenticate = (cached: boolean) =>
         runtime.runPromise(
-          Effect.flatMap(Credentials, (c) => c.authenticateAgentKey(agent.key, "127.0.0.1", { cachedModes: cached ? ["live"] : [] }))
+          Effect.flatMap(Credentials, (c) =>
+            c.authenticateAgentKey(agent.key, "127.0.0.1", { cachedModes: cached ? ["live"] : [] }))
         )
       const first = await authenticate(true)
       expect(first.name).toBe("Before")
