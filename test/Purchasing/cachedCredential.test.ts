@@ -22,9 +22,12 @@ const purchase = (i: number, extra: Record<string, unknown> = {}) => ({
 })
 
 /** A test agent whose key is now in this replica's cache (a purchase it was refused). */
-const cachedBuyer = async (options: { readonly approvalThresholdCredits?: bigint } = {}) => {
+const cachedBuyer = async (
+  options: { readonly approvalThresholdCredits?: bigint; readonly mode?: "test" | "live" } = {}
+) => {
   const buyer = await seedBuyer(world, options)
-  expect((await execute(buyer.agent.key, { ...purchase(0), tool: "no-such-tool" })).status).toBe(404)
+  const refused = await execute(buyer.agent.key, { ...purchase(0), tool: "no-such-tool" })
+  expect(refused.status).toBe(options.mode === "live" ? 501 : 404)
   return buyer
 }
 
@@ -74,6 +77,13 @@ describe("cached agent keys on POST /v1/execute", () => {
     await world.db.query(`UPDATE agents SET approval_threshold_credits = NULL WHERE id = $1`, [agent.agentId])
     expect((await execute(agent.key, purchase(5))).status).toBe(200)
     expect(await written(agent.agentId)).toMatchObject({ receipts: 1, approvals: 0 })
+  })
+
+  it("a live agent switched to test elsewhere buys as a test one at once", async () => {
+    // Live purchases are not open here (501): a stale live credential must not answer that.
+    const { agent } = await cachedBuyer({ mode: "live" })
+    await world.db.query(`UPDATE agents SET mode = 'test' WHERE id = $1`, [agent.agentId])
+    expect((await execute(agent.key, purchase(7))).status).toBe(200)
   })
 
   it("a test agent switched to live elsewhere is refused as a live one at once", async () => {

@@ -505,16 +505,21 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     /** Runs a purchase request; answers what to send (and what the key keeps). */
     const executeFor = (agent: AuthenticatedAgent, request: ExecuteRequest, baseUrl: string) =>
       Effect.gen(function*() {
+        // A refusal here, too, is answered only for a credential read from the database.
+        const refuse = <E>(error: () => E) =>
+          agent.cached === undefined ? Effect.failSync(error) : Effect.failSync(() => new StaleCredential())
         const count = request.inputs.length
         if (count < 1 || count > purchasingRules.maxInputs) {
-          return yield* new InvalidInput({
-            message: `inputs must hold 1 to ${purchasingRules.maxInputs} items (got ${count})`
-          })
+          return yield* refuse(() =>
+            new InvalidInput({ message: `inputs must hold 1 to ${purchasingRules.maxInputs} items (got ${count})` })
+          )
         }
         if (agent.mode === "live" && !config.liveExecuteEnabled) {
-          return yield* new LiveExecuteUnavailable({
-            message: "Live purchases are not open yet; use a test agent key (sk_test_...) to rehearse them"
-          })
+          return yield* refuse(() =>
+            new LiveExecuteUnavailable({
+              message: "Live purchases are not open yet; use a test agent key (sk_test_...) to rehearse them"
+            })
+          )
         }
         const fingerprint = sha256OfCanonical({
           tool: request.tool,
