@@ -63,6 +63,14 @@ describe("cached agent keys on POST /v1/execute", () => {
     expect((await execute(agent.key, body)).status).toBe(401)
   })
 
+  it("serves an agent enabled elsewhere at once: a refused key is never answered from the cache", async () => {
+    const { agent } = await seedBuyer(world)
+    await world.db.query(`UPDATE agents SET status = 'disabled' WHERE id = $1`, [agent.agentId])
+    expect((await execute(agent.key, purchase(8))).status).toBe(401)
+    await world.db.query(`UPDATE agents SET status = 'active' WHERE id = $1`, [agent.agentId])
+    expect((await execute(agent.key, purchase(9))).status).toBe(200)
+  })
+
   it("applies an approval threshold lowered elsewhere at once", async () => {
     const { agent } = await cachedBuyer()
     await world.db.query(`UPDATE agents SET approval_threshold_credits = 1 WHERE id = $1`, [agent.agentId])

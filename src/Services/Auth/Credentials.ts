@@ -74,7 +74,12 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
           return Option.some({ row: entry.row, fromCache: true })
         }
         const row = yield* repo.agentByKeyHash(hash)
-        if (agentKeyCacheMs > 0 && Option.isSome(row) && cachedModes.includes(row.value.mode)) {
+        // Only an active agent's row: a refusal read from the cache could not be undone by
+        // an enable elsewhere until the entry expired.
+        if (
+          agentKeyCacheMs > 0 && Option.isSome(row) && row.value.status === "active" &&
+          cachedModes.includes(row.value.mode)
+        ) {
           if (agentKeys.size >= 10_000) agentKeys.clear()
           agentKeys.set(hash, { row: row.value, until: now + agentKeyCacheMs })
         }
