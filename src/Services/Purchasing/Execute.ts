@@ -71,6 +71,15 @@ const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): ItemRow => ({
 })
 
 /**
+ * Fails with StaleCredential for a credential from the cache, so the request runs again for
+ * the agent as the database has it (readAgainWhenStale): called before any effect but the
+ * purchase's own statement (which checks the credential itself) and before any refusal. The
+ * error is made only when failing: an error captures a stack trace when made.
+ */
+const readFromDatabaseFirst = (agent: AuthenticatedAgent): Effect.Effect<void, StaleCredential> =>
+  agent.cached === undefined ? Effect.void : Effect.failSync(() => new StaleCredential())
+
+/**
  * `POST /v1/execute`. The order of the rules:
  *
  * 1. 1 to 1,000 inputs (`invalid_input`); live agents `live_execute_unavailable` unless
@@ -421,13 +430,8 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     ) =>
       Effect.gen(function*() {
         // Before any effect but the purchase's own statement (which checks both itself), and
-        // before a refusal: a credential from the cache is read again (the request runs once
-        // more for the agent as it is now), and a used key answers as it says.
-        const checkedFirst = Effect.zipRight(
-          // Made only when failing: an error captures a stack trace when made.
-          agent.cached === undefined ? Effect.void : Effect.failSync(() => new StaleCredential()),
-          keyFree
-        )
+        // before a refusal: a cached credential is read again, and a used key answers as it says.
+        const checkedFirst = Effect.zipRight(readFromDatabaseFirst(agent), keyFree)
         const { approval, inputsHash, terms, tool } = yield* Effect.gen(function*() {
           const tool = yield* toolOf(request.tool)
           const lockedPrice = request.approval_id === undefined
@@ -505,9 +509,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     /** Runs a purchase request; answers what to send (and what the key keeps). */
     const executeFor = (agent: AuthenticatedAgent, request: ExecuteRequest, baseUrl: string) =>
       Effect.gen(function*() {
-        // A refusal here, too, is answered only for a credential read from the database.
-        const refuse = <E>(error: () => E) =>
-          agent.cached === undefined ? Effect.failSync(error) : Effect.failSync(() => new StaleCredential())
+        const refuse = <E>(error: () => E) => Effect.zipRight(readFromDatabaseFirst(agent), Effect.failSync(error))
         const count = request.inputs.length
         if (count < 1 || count > purchasingRules.maxInputs) {
           return yield* refuse(() =>
