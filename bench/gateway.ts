@@ -1,11 +1,13 @@
 import type { ChildProcess } from "node:child_process"
 import * as os from "node:os"
 import pg from "pg"
+import { alternate, type Side } from "./support/alternate.js"
 import { postgresCpuMsBetween, postgresTicks, processCpuMs } from "./support/cpu.js"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
 import {
   benchPersonAnswer,
   createBenchDatabase,
+  type RunningService,
   seedGatewayCalls,
   startBenchProvider,
   startReadyChild,
@@ -29,6 +31,13 @@ import {
  * PostgreSQL) at most 1.5x the reference's; added latency at 20/s p50 <= 5 ms, p99 <= 15 ms.
  * Calls come from BENCH_ORGS orgs (default 8) with 8 live agents each, so the agent keys'
  * 600-a-minute limit is never what is measured.
+ *
+ * With BENCH_COMPARE_DIR (another checkout of the project, e.g. `git worktree add
+ * ../before <commit>` with node_modules linked), this checkout's service and that one's run
+ * the closed loop side by side in alternating slices instead (support/alternate.ts:
+ * BENCH_SLICES, default 10, of BENCH_SLICE_MS, default 3,000), each on its own database,
+ * and the ratio between them is printed: a lever worth 10% is lost in this machine's drift
+ * between separate runs.
  */
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5_000)
 const RATE_DURATION_MS = Number(process.env.BENCH_RATE_DURATION_MS ?? 8_000)
@@ -73,7 +82,66 @@ interface Measured {
 /** Idle backends hand in their statistics within PostgreSQL's 10 s idle interval. */
 const STATS_SETTLE_MS = 11_000
 
+/** This checkout's service against another's, closed loop in alternating slices. */
+const runPaired = async (otherCheckout: string) => {
+  const slices = Number(process.env.BENCH_SLICES ?? 10)
+  const sliceMs = Number(process.env.BENCH_SLICE_MS ?? 3_000)
+  const provider = await startBenchProvider(benchPersonAnswer)
+  const started: Array<
+    { db: Awaited<ReturnType<typeof createBenchDatabase>>; service: RunningService; pool: pg.Pool }
+  > = []
+  try {
+    const sides: Array<Side> = []
+    for (const [name, checkout] of [["this checkout", undefined], [otherCheckout, otherCheckout]] as const) {
+      const db = await createBenchDatabase()
+      const service = await startService({
+        DATABASE_URL: db.url,
+        PROVIDERS_UPSTREAM: provider.url,
+        ACCESS_LOG: "false"
+      }, checkout)
+      const pool = new pg.Pool({ connectionString: db.url, max: 4 })
+      started.push({ db, service, pool })
+      const { call } = await seedGatewayCalls(pool, db.url, ORGS, AGENTS_PER_ORG)
+      await runLoad({ url: `${service.url}/v1/call`, durationMs: 2_000, connections: 16, request: call })
+      sides.push({ name, url: `${service.url}/v1/call`, pid: service.process.pid!, request: call })
+    }
+    const loadBefore = os.loadavg()[0]!
+    const { ratio, results } = await alternate([sides[0]!, sides[1]!], { slices, sliceMs, connections: CONNECTIONS })
+    console.log(`\nPOST /v1/call side by side (${CONNECTIONS} connections, ${slices} slices of ${sliceMs} ms each)`)
+    for (const result of results) {
+      console.log(
+        `${result.name}: ${result.rps.toFixed(1)} calls/s (${result.requests} answered, ${result.errors} errors); ` +
+          `CPU a call ${result.serviceCpuMs.toFixed(2)} ms in the service, ${
+            result.postgresCpuMs.toFixed(2)
+          } ms in PostgreSQL`
+      )
+    }
+    console.log(
+      `this checkout against the other, slice by slice: ${ratio.median.toFixed(2)}x (${ratio.min.toFixed(2)}–${
+        ratio.max.toFixed(2)
+      }); over all slices ${(results[0]!.rps / results[1]!.rps).toFixed(2)}x; CPU a call ${
+        ((results[0]!.serviceCpuMs + results[0]!.postgresCpuMs) /
+          (results[1]!.serviceCpuMs + results[1]!.postgresCpuMs))
+          .toFixed(2)
+      }x; load average (1 min) ${loadBefore.toFixed(2)} before, ${os.loadavg()[0]!.toFixed(2)} after`
+    )
+    for (const { pool } of started) {
+      const [{ open }] = (await pool.query(`SELECT count(*)::int AS open FROM ledger_holds WHERE status = 'held'`)).rows
+      console.log(`Open holds after the run: ${open}`)
+    }
+  } finally {
+    for (const { db, pool, service } of started) {
+      await pool.end()
+      await service.stop()
+      await db.drop()
+    }
+    provider.close()
+  }
+}
+
 export const run = async () => {
+  const compareWith = process.env.BENCH_COMPARE_DIR
+  if (compareWith !== undefined && compareWith.length > 0) return runPaired(compareWith)
   const loadBefore = os.loadavg()[0]!
   const db = await createBenchDatabase()
   const provider = await startBenchProvider(benchPersonAnswer)
