@@ -3,6 +3,7 @@ import { Data, Effect, Schema } from "effect"
 import { AgentRecord } from "../../Domain/Agent.js"
 import { OrgId, UserId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
+import { directStatements } from "../../Layers/DirectStatements.js"
 import { holdGate } from "../Ledger/HoldFence.js"
 import type { AuthenticatedAgent, CachedCredential } from "./Current.js"
 
@@ -44,16 +45,18 @@ export type MembershipRow = typeof MembershipRow.Type
 export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/CredentialsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Read on every request that presents a credential: run on the pool directly.
+    const direct = yield* directStatements
 
     const findAgent = SqlSchema.findOne({
       Request: Schema.String,
       Result: AgentKeyRow,
       execute: (hash) =>
-        sql`
+        direct(sql`
           SELECT a.id, a.org_id, o.plan AS org_plan, a.name, a.mode, a.status, a.monthly_budget_credits,
                  a.approval_threshold_credits, a.ip_allowlist, a.key_prefix
           FROM agents a JOIN orgs o ON o.id = a.org_id
-          WHERE a.key_hash = ${hash}`
+          WHERE a.key_hash = ${hash}`)
     })
     const agentByKeyHash = (hash: string) => findAgent(hash).pipe(Effect.orDie)
 
@@ -61,10 +64,10 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
       Request: Schema.Struct({ hash: Schema.String, now: Schema.DateFromSelf }),
       Result: SessionRow,
       execute: ({ hash, now }) =>
-        sql`
+        direct(sql`
           SELECT s.id AS session_id, s.user_id, u.email, u.email_verified
           FROM sessions s JOIN users u ON u.id = s.user_id
-          WHERE s.token_hash = ${hash} AND s.revoked_at IS NULL AND s.expires_at > ${now}`
+          WHERE s.token_hash = ${hash} AND s.revoked_at IS NULL AND s.expires_at > ${now}`)
     })
     const sessionByTokenHash = (hash: string, now: Date) => findSession({ hash, now }).pipe(Effect.orDie)
 
@@ -72,13 +75,13 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
       Request: Schema.String,
       Result: OrgKeyRow,
       execute: (hash) =>
-        sql`
+        direct(sql`
           SELECT k.id, k.org_id, o.plan AS org_plan, k.scope, k.created_by AS user_id, u.email, m.role
           FROM org_keys k
           JOIN orgs o ON o.id = k.org_id
           JOIN users u ON u.id = k.created_by
           JOIN org_members m ON m.org_id = k.org_id AND m.user_id = k.created_by
-          WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`
+          WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`)
     })
     /** An unrevoked org key whose maker is still a member of its org, with the maker's current role. */
     const orgKeyByHash = (hash: string) => findOrgKey(hash).pipe(Effect.orDie)

@@ -14,6 +14,7 @@ import {
   OverBudget,
   TrialLimit
 } from "../../Errors/ApiErrors.js"
+import { directStatements } from "../../Layers/DirectStatements.js"
 import { Events } from "../Events/Events.js"
 import { statementRows } from "../StatementRows.js"
 import { BatchSettled, batchSettlementSql } from "./BatchSettlement.js"
@@ -369,7 +370,7 @@ export const makeLedger = Effect.gen(function*() {
       ? Effect.die(new Error("settleWith: a negative capture"))
       : settleAtomically(holdId, captured, alongside, gate)
 
-  const batchRows = statementRows(BatchSettled)
+  const batchRows = statementRows(BatchSettled, yield* directStatements)
 
   /** Several holds of one agent in one statement (BatchSettlement.ts), with their events. */
   const settleBatch = (holds: ReadonlyArray<{ readonly holdId: HoldId; readonly captured: bigint }>) =>

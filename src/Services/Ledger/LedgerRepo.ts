@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HoldId } from "../../Domain/Ids.js"
+import { directStatements } from "../../Layers/DirectStatements.js"
 import { statementRows } from "../StatementRows.js"
 import { namedSteps } from "../StatementSteps.js"
 import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
@@ -149,9 +150,11 @@ const holdColumns = `id, org_id, agent_id, amount, purpose, reference, test_mode
 export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const gatedHoldOutcomeRows = statementRows(GatedHoldOutcome)
-    const gatedHeldRows = statementRows(Schema.Struct({ held: Schema.Number, gate: Schema.Unknown }))
-    const settleOutcomeRows = statementRows(SettleOutcome)
+    // A hold and a settlement are the hot path's statements: run on the pool directly.
+    const direct = yield* directStatements
+    const gatedHoldOutcomeRows = statementRows(GatedHoldOutcome, direct)
+    const gatedHeldRows = statementRows(Schema.Struct({ held: Schema.Number, gate: Schema.Unknown }), direct)
+    const settleOutcomeRows = statementRows(SettleOutcome, direct)
     const balanceRowRows = statementRows(BalanceRow)
     const balanceRows = statementRows(Balance)
     const holdCols = sql.unsafe(holdColumns)
