@@ -1,6 +1,6 @@
 import * as os from "node:os"
 import pg from "pg"
-import { alternate, median, type Side } from "./support/alternate.js"
+import { alternate, median, printAlternation, type Side } from "./support/alternate.js"
 import { postgresCpuMsBetween, postgresTicks, processCpuMs } from "./support/cpu.js"
 import { formatRow, runLoad } from "./support/load.js"
 import {
@@ -83,29 +83,11 @@ const runPaired = async (otherCheckout: string) => {
       sides.push({ name, url: `${service.url}/v1/execute`, pid: service.process.pid!, request })
     }
     const loadBefore = os.loadavg()[0]!
-    const { ratio, results } = await alternate([sides[0]!, sides[1]!], { slices, sliceMs, connections: CONNECTIONS })
+    const outcome = await alternate([sides[0]!, sides[1]!], { slices, sliceMs, connections: CONNECTIONS })
     console.log(
       `\nExecute, single input, side by side (${CONNECTIONS} connections, ${slices} slices of ${sliceMs} ms each)`
     )
-    for (const result of results) {
-      console.log(
-        `${result.name}: ${
-          result.rps.toFixed(1)
-        } purchases/s (${result.requests} answered, ${result.errors} errors); ` +
-          `CPU a purchase ${result.serviceCpuMs.toFixed(2)} ms in the service, ${
-            result.postgresCpuMs.toFixed(2)
-          } ms in PostgreSQL`
-      )
-    }
-    console.log(
-      `this checkout against the other, slice by slice: ${ratio.median.toFixed(2)}x (${ratio.min.toFixed(2)}–${
-        ratio.max.toFixed(2)
-      }); over all slices ${(results[0]!.rps / results[1]!.rps).toFixed(2)}x; CPU a purchase ${
-        ((results[0]!.serviceCpuMs + results[0]!.postgresCpuMs) /
-          (results[1]!.serviceCpuMs + results[1]!.postgresCpuMs))
-          .toFixed(2)
-      }x; load average (1 min) ${loadBefore.toFixed(2)} before, ${os.loadavg()[0]!.toFixed(2)} after`
-    )
+    printAlternation(outcome, { rate: "purchases/s", each: "a purchase" }, loadBefore)
     // 1,000-input jobs, one side after the other, the order swapping every round.
     const rates: [Array<number>, Array<number>] = [[], []]
     for (let round = 0; round < jobRounds; round++) {

@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process"
 import * as os from "node:os"
 import pg from "pg"
-import { alternate, type Side } from "./support/alternate.js"
+import { alternate, printAlternation, type Side } from "./support/alternate.js"
 import { postgresCpuMsBetween, postgresTicks, processCpuMs } from "./support/cpu.js"
 import { formatRow, type LoadResult, runLoad } from "./support/load.js"
 import {
@@ -106,25 +106,9 @@ const runPaired = async (otherCheckout: string) => {
       sides.push({ name, url: `${service.url}/v1/call`, pid: service.process.pid!, request: call })
     }
     const loadBefore = os.loadavg()[0]!
-    const { ratio, results } = await alternate([sides[0]!, sides[1]!], { slices, sliceMs, connections: CONNECTIONS })
+    const outcome = await alternate([sides[0]!, sides[1]!], { slices, sliceMs, connections: CONNECTIONS })
     console.log(`\nPOST /v1/call side by side (${CONNECTIONS} connections, ${slices} slices of ${sliceMs} ms each)`)
-    for (const result of results) {
-      console.log(
-        `${result.name}: ${result.rps.toFixed(1)} calls/s (${result.requests} answered, ${result.errors} errors); ` +
-          `CPU a call ${result.serviceCpuMs.toFixed(2)} ms in the service, ${
-            result.postgresCpuMs.toFixed(2)
-          } ms in PostgreSQL`
-      )
-    }
-    console.log(
-      `this checkout against the other, slice by slice: ${ratio.median.toFixed(2)}x (${ratio.min.toFixed(2)}–${
-        ratio.max.toFixed(2)
-      }); over all slices ${(results[0]!.rps / results[1]!.rps).toFixed(2)}x; CPU a call ${
-        ((results[0]!.serviceCpuMs + results[0]!.postgresCpuMs) /
-          (results[1]!.serviceCpuMs + results[1]!.postgresCpuMs))
-          .toFixed(2)
-      }x; load average (1 min) ${loadBefore.toFixed(2)} before, ${os.loadavg()[0]!.toFixed(2)} after`
-    )
+    printAlternation(outcome, { rate: "calls/s", each: "a call" }, loadBefore)
     for (const { pool } of started) {
       const [{ open }] = (await pool.query(`SELECT count(*)::int AS open FROM ledger_holds WHERE status = 'held'`)).rows
       console.log(`Open holds after the run: ${open}`)

@@ -1,3 +1,4 @@
+import * as os from "node:os"
 import { postgresCpuMsBetween, postgresTicks, processCpuMs } from "./cpu.js"
 import { type LoadOptions, runLoad } from "./load.js"
 
@@ -82,4 +83,34 @@ export const alternate = async (
     results,
     ratio: { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) }
   }
+}
+
+/**
+ * Prints an alternation's outcome: each side's rate and CPU a request (in its process and in
+ * PostgreSQL), then the first side's ratio to the second and the load average around the run.
+ */
+export const printAlternation = (
+  outcome: Awaited<ReturnType<typeof alternate>>,
+  words: { readonly rate: string; readonly each: string },
+  loadBefore: number
+) => {
+  const { ratio, results } = outcome
+  for (const result of results) {
+    console.log(
+      `${result.name}: ${
+        result.rps.toFixed(1)
+      } ${words.rate} (${result.requests} answered, ${result.errors} errors); ` +
+        `CPU ${words.each} ${result.serviceCpuMs.toFixed(2)} ms in the service, ${
+          result.postgresCpuMs.toFixed(2)
+        } ms in PostgreSQL`
+    )
+  }
+  const cpu = (result: SideResult) => result.serviceCpuMs + result.postgresCpuMs
+  console.log(
+    `this checkout against the other, slice by slice: ${ratio.median.toFixed(2)}x (${ratio.min.toFixed(2)}–${
+      ratio.max.toFixed(2)
+    }); over all slices ${(results[0]!.rps / results[1]!.rps).toFixed(2)}x; CPU ${words.each} ${
+      (cpu(results[0]!) / cpu(results[1]!)).toFixed(2)
+    }x; load average (1 min) ${loadBefore.toFixed(2)} before, ${os.loadavg()[0]!.toFixed(2)} after`
+  )
 }
