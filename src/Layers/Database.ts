@@ -6,7 +6,7 @@ import { Config, Duration, Effect, Layer, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import pg from "pg"
-import { PgPool } from "./DirectStatements.js"
+import { PgPool } from "../Services/DirectStatements.js"
 import { holdEmbeddedLock } from "./EmbeddedLock.js"
 import { CountingClient, PreparingClient } from "./PreparedStatements.js"
 

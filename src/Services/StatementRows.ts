@@ -7,7 +7,7 @@ import { Effect, Schema } from "effect"
  * request schema): `const outcome = statementRows(HoldOutcome)` once, then
  * `outcome.single(sql\`...\`)`. The row decoders are made once, not on every call. `run`
  * runs the statement (default: the SQL client; a hot statement passes the runner of
- * `directStatements`, Layers/DirectStatements.ts).
+ * `directStatements`, DirectStatements.ts).
  */
 const AnyStatement = Schema.declare((value: unknown): value is Statement.Statement<unknown> => Effect.isEffect(value))
 

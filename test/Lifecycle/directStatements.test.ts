@@ -3,11 +3,11 @@ import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Fiber, Layer, Tracer } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { directStatements, PgPool } from "../../src/Layers/DirectStatements.js"
+import { directStatements, PgPool } from "../../src/Services/DirectStatements.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 
 /**
- * The hot statements' runner (Layers/DirectStatements.ts): on the pool directly outside a
+ * The hot statements' runner (Services/DirectStatements.ts): on the pool directly outside a
  * transaction with tracing off, through the SQL client otherwise, and in both cases the same
  * rows, the same errors, the transaction's connection inside a transaction, and a cancel
  * of a statement whose fiber is interrupted.

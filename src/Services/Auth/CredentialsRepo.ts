@@ -3,7 +3,7 @@ import { Data, Effect, Schema } from "effect"
 import { AgentRecord } from "../../Domain/Agent.js"
 import { OrgId, UserId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
-import { directStatements } from "../../Layers/DirectStatements.js"
+import { directStatements } from "../DirectStatements.js"
 import { holdGate } from "../Ledger/HoldFence.js"
 import type { AuthenticatedAgent, CachedCredential } from "./Current.js"
 

@@ -14,7 +14,7 @@ import {
   OverBudget,
   TrialLimit
 } from "../../Errors/ApiErrors.js"
-import { directStatements } from "../../Layers/DirectStatements.js"
+import { directStatements } from "../DirectStatements.js"
 import { Events } from "../Events/Events.js"
 import { statementRows } from "../StatementRows.js"
 import { BatchSettled, batchSettlementSql } from "./BatchSettlement.js"

@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema, Struct } from "effect"
 import { type Benchmark, ToolEntry, type ToolStatus } from "../../Domain/Tool.js"
-import { directStatements } from "../../Layers/DirectStatements.js"
+import { directStatements } from "../DirectStatements.js"
 
 /** SQL for tools and their benchmark reports; rows decoded (the price as bigint credits). */
 export const ToolRow = Schema.Struct({
