@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Fiber, Layer, Tracer } from "effect"
+import { Cause, Duration, Effect, Fiber, Layer, Tracer } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { responseForCause } from "../../src/Http/Middleware/ErrorResponses.js"
 import { directStatements, PgPool } from "../../src/Services/DirectStatements.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 
@@ -69,6 +70,27 @@ describe("direct statements", () => {
     }))
     expect(error._tag).toBe("SqlError")
     expect((error.cause as { code?: string }).code).toBe("23505")
+  })
+
+  it("fail with the pool's timeout when no connection comes free, which the edge answers 503", async () => {
+    const small = new pg.Pool({ connectionString: db.url, max: 1, connectionTimeoutMillis: 200 })
+    const held = await small.connect()
+    try {
+      const error = await run(
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const direct = yield* directStatements
+          return yield* Effect.flip(direct(sql`SELECT ${1}::int AS one`))
+        }),
+        Layer.merge(PgClient.layerFromPool({ acquire: Effect.sync(() => small) }), Layer.succeed(PgPool, small))
+      )
+      expect(error._tag).toBe("SqlError")
+      const response = await Effect.runPromise(responseForCause("http://127.0.0.1", Cause.die(error)))
+      expect(response.status).toBe(503)
+    } finally {
+      held.release()
+      await small.end()
+    }
   })
 
   it("inside a transaction run on the transaction's connection: a rollback undoes them", async () => {
