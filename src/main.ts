@@ -41,5 +41,9 @@ if (processes._tag === "Left") {
   process.on("SIGTERM", onSignal)
   // A worker's log lines name it, so a log shows which process answered.
   const server = Layer.launch(ServerLive)
-  NodeRuntime.runMain(cluster.isWorker ? Effect.annotateLogs(server, "worker", String(cluster.worker!.id)) : server)
+  // LOG_FORMAT picks the logger (Layers/Logging.ts); runMain's own pretty logger would
+  // write every line a second time.
+  NodeRuntime.runMain(cluster.isWorker ? Effect.annotateLogs(server, "worker", String(cluster.worker!.id)) : server, {
+    disablePrettyLogger: true
+  })
 }

@@ -1,15 +1,34 @@
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
+import { type LineWriter, makeLineWriter } from "./LogLines.js"
+
+let stdout: LineWriter | undefined
+
+/** The process's one writer of log lines to stdout; what is queued at exit is written before it. */
+const stdoutLines = () => {
+  if (stdout === undefined) {
+    const writer = makeLineWriter(1)
+    process.once("exit", writer.flushSync)
+    stdout = writer
+  }
+  return stdout
+}
 
 /**
  * Logging for the whole process:
  * - LOG_LEVEL: the lowest level written (default Info);
  * - LOG_FORMAT: `text` (default, `key=value` lines) or `json` (one JSON object per line,
  *   annotations such as `request_id` as fields), for log collectors.
+ * Lines are Effect's own formats, written to stdout without blocking the event loop
+ * (LogLines.ts); the layer's end waits until they are all out.
  */
-export const LoggingLive = Layer.unwrapEffect(
+export const LoggingLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const level = yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
     const format = yield* Config.literal("text", "json")("LOG_FORMAT").pipe(Config.withDefault("text" as const))
-    return Layer.merge(Logger.minimumLogLevel(level), format === "json" ? Logger.json : Layer.empty)
+    const lines = stdoutLines()
+    yield* Effect.addFinalizer(() => Effect.promise(lines.drained))
+    const formatted = format === "json" ? Logger.jsonLogger : Logger.stringLogger
+    const logger = Logger.make((options) => lines.write(formatted.log(options)))
+    return Layer.merge(Logger.minimumLogLevel(level), Logger.replace(Logger.defaultLogger, logger))
   })
 )

@@ -185,6 +185,10 @@ describe("logs", () => {
           annotations: { method: "POST", route: "/v1/me/phone", status: answer.status, credential: "session" }
         })
         expect(typeof access.annotations.duration_ms).toBe("number")
+        // Each line once, as JSON: no second, human-readable copy of it.
+        const mentions = child.output().split("\n").filter((line) => line.includes(requestId))
+        expect(mentions.length).toBeGreaterThan(0)
+        expect(mentions.filter((line) => !line.startsWith("{"))).toEqual([])
         expect(child.output()).not.toContain(user.sessionToken)
       } finally {
         await killChildService(child)
@@ -193,6 +197,28 @@ describe("logs", () => {
     },
     60_000
   )
+
+  it("writes one key=value line per log line by default, the access line included", async () => {
+    const db = await createTestDatabase("observability_text_logs")
+    const child = await startChildService({ DATABASE_URL: db.url, LOG_LEVEL: "Info" })
+    try {
+      const answer = await request(`${child.url}/v1/task-types`)
+      const requestId = answer.headers.get("request-id")!
+      let mentions: Array<string> = []
+      for (let tries = 0; tries < 50 && mentions.length === 0; tries++) {
+        mentions = child.output().split("\n").filter((line) => line.includes(requestId))
+        if (mentions.length === 0) await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      expect(mentions).toHaveLength(1)
+      expect(mentions[0]).toMatch(/^timestamp=\S+ level=INFO fiber=#\d+ message=request /)
+      expect(mentions[0]).toContain(`request_id=${requestId}`)
+      expect(mentions[0]).toContain("route=/v1/task-types")
+      expect(mentions[0]).toContain("status=200")
+    } finally {
+      await killChildService(child)
+      await db.drop()
+    }
+  }, 60_000)
 })
 
 describe("OpenTelemetry", () => {
