@@ -1,6 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { canonicalAddress, inAnyRange, type IpRange, parseRange } from "../Domain/IpRanges.js"
+import { type IpRange, parseAddress, parsedInAnyRange, parseRange } from "../Domain/IpRanges.js"
 import { AppConfig } from "../Services/AppConfig.js"
 
 /**
@@ -12,13 +12,22 @@ export const clientAddressOf = (
   forwardedFor: string | undefined,
   trusted: ReadonlyArray<IpRange>
 ): string => {
-  const socketPeer = canonicalAddress(peer ?? "unknown")
-  if (trusted.length === 0 || !inAnyRange(socketPeer, trusted) || !forwardedFor) return socketPeer
-  const hops = forwardedFor.split(",").map((hop) => canonicalAddress(hop.trim())).filter((hop) => hop.length > 0)
+  const socketPeer = addressOf(peer ?? "unknown")
+  if (trusted.length === 0 || !socketPeer.trusted(trusted) || !forwardedFor) return socketPeer.text
+  const hops = forwardedFor.split(",").map((hop) => hop.trim()).filter((hop) => hop.length > 0).map(addressOf)
   for (let index = hops.length - 1; index >= 0; index--) {
-    if (!inAnyRange(hops[index]!, trusted)) return hops[index]!
+    if (!hops[index]!.trusted(trusted)) return hops[index]!.text
   }
-  return hops[0] ?? socketPeer
+  return hops[0]?.text ?? socketPeer.text
+}
+
+/** An address parsed once: its canonical text (as given when it is not an address) and whether it is trusted. */
+const addressOf = (text: string) => {
+  const parsed = parseAddress(text)
+  return {
+    text: parsed?.toString() ?? text,
+    trusted: (ranges: ReadonlyArray<IpRange>) => parsed !== undefined && parsedInAnyRange(parsed, ranges)
+  }
 }
 
 export class ClientAddress extends Effect.Service<ClientAddress>()("Http/ClientAddress", {
