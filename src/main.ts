@@ -2,6 +2,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import cluster from "node:cluster"
 import { runPrimary, workerProcesses } from "./Layers/Cluster.js"
+import { LoggingLive } from "./Layers/Logging.js"
 import { ServerLive } from "./Layers/Server.js"
 
 // The first SIGTERM or SIGINT starts a clean shutdown (see Layers/Shutdown.ts); another
@@ -29,7 +30,7 @@ if (processes._tag === "Left") {
   console.error(`Not started: ${processes.left}`)
   process.exitCode = 1
 } else if (cluster.isPrimary && processes.right > 1) {
-  Effect.runPromise(Effect.either(runPrimary(processes.right))).then((outcome) => {
+  Effect.runPromise(Effect.either(runPrimary(processes.right)).pipe(Effect.provide(LoggingLive))).then((outcome) => {
     if (outcome._tag === "Left") {
       console.error(`Not started: ${outcome.left}`)
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill("SIGKILL")

@@ -11,7 +11,7 @@ import cluster, { type Worker } from "node:cluster"
  * Workers start one after another (each migrates and loads the catalogue before the next
  * begins). A worker that dies on its own is replaced after a second. SIGTERM or SIGINT goes
  * to every worker, which drains as a single process would; the primary exits when they
- * have all gone.
+ * have all gone. The primary's own lines are written like the workers' (LOG_FORMAT).
  */
 export const workerProcesses = Config.integer("WORKER_PROCESSES").pipe(
   Config.withDefault(1),
@@ -55,8 +55,7 @@ const startWorker = (stopping: () => boolean) =>
     const onMessage = (message: unknown) => {
       if (!isReady(message)) return
       worker.off("exit", onExit)
-      console.log(`worker ${worker.id} (pid ${worker.process.pid}) ready`)
-      resume(Effect.succeed(worker))
+      resume(Effect.as(Effect.logInfo(`worker ${worker.id} (pid ${worker.process.pid}) ready`), worker))
     }
     const onExit = (code: number | null) => {
       worker.off("message", onMessage)
@@ -80,8 +79,9 @@ export const runPrimary = (count: number) =>
     const doneIfAllGone = () => {
       if (live().length === 0) Runtime.runSync(runtime)(Deferred.succeed(allGone, undefined))
     }
+    const log = Runtime.runSync(runtime)
     const stop = (signal: NodeJS.Signals) => {
-      if (!stopping) console.log(`${signal}: stopping ${live().length} worker processes`)
+      if (!stopping) log(Effect.logInfo(`${signal}: stopping ${live().length} worker processes`))
       stopping = true
       for (const worker of live()) worker.process.kill(signal)
       doneIfAllGone()
@@ -91,16 +91,20 @@ export const runPrimary = (count: number) =>
 
     cluster.on("exit", (worker, code, signal) => {
       if (stopping) return doneIfAllGone()
-      console.error(`worker ${worker.id} (pid ${worker.process.pid}) exited (${code ?? signal}); starting another`)
+      log(
+        Effect.logWarning(
+          `worker ${worker.id} (pid ${worker.process.pid}) exited (${code ?? signal}); starting another`
+        )
+      )
       Runtime.runFork(runtime)(
         Effect.sleep(Duration.seconds(1)).pipe(
           Effect.zipRight(startWorker(() => stopping)),
-          Effect.catchAll((problem) => Effect.sync(() => console.error(problem)))
+          Effect.catchAll((problem) => Effect.logError(problem))
         )
       )
     })
 
     for (let i = 0; i < count && !stopping; i++) yield* startWorker(() => stopping)
-    if (!stopping) console.log(`All ${count} worker processes ready`)
+    if (!stopping) yield* Effect.logInfo(`All ${count} worker processes ready`)
     yield* Deferred.await(allGone)
   })

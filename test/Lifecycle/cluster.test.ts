@@ -81,6 +81,10 @@ describe("several worker processes (WORKER_PROCESSES)", () => {
       return seen.size === requestIds.length ? seen : false
     }, { what: "the access-log lines of every request" })
     expect(new Set(workers.values())).toEqual(new Set(["1", "2"]))
+    // The primary's own lines (workers ready) are JSON too, like the workers'.
+    const lines = service.output().split("\n").filter((line) => line.length > 0)
+    expect(lines.filter((line) => !line.startsWith("{"))).toEqual([])
+    expect(lines.filter((line) => line.includes("All 2 worker processes ready"))).toHaveLength(1)
   })
 
   it("replaces a worker that dies; the port keeps answering", async () => {
