@@ -37,7 +37,8 @@ import {
  * the closed loop side by side in alternating slices instead (support/alternate.ts:
  * BENCH_SLICES, default 10, of BENCH_SLICE_MS, default 3,000), each on its own database,
  * and the ratio between them is printed: a lever worth 10% is lost in this machine's drift
- * between separate runs.
+ * between separate runs. BENCH_SERVICE_ENV (JSON) adds settings to both services there, e.g.
+ * '{"ACCESS_LOG":"true"}' for the access log as shipped.
  */
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5_000)
 const RATE_DURATION_MS = Number(process.env.BENCH_RATE_DURATION_MS ?? 8_000)
@@ -97,7 +98,8 @@ const runPaired = async (otherCheckout: string) => {
       const service = await startService({
         DATABASE_URL: db.url,
         PROVIDERS_UPSTREAM: provider.url,
-        ACCESS_LOG: "false"
+        ACCESS_LOG: "false",
+        ...JSON.parse(process.env.BENCH_SERVICE_ENV ?? "{}")
       }, checkout)
       const pool = new pg.Pool({ connectionString: db.url, max: 4 })
       started.push({ db, service, pool })
