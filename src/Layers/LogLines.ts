@@ -1,3 +1,4 @@
+import { Context } from "effect"
 import * as fs from "node:fs"
 
 /** Lines waiting past this many characters are dropped (and counted) until the reader catches up. */
@@ -104,3 +105,11 @@ export const makeLineWriter = (fd: number, maxWaitingChars = MAX_WAITING_CHARS):
       })
   }
 }
+
+/**
+ * Where the service's log lines go instead of stdout, when provided: a test running the
+ * service in its own process reads them here (they no longer pass through `console.log`).
+ */
+export class LogLineSink extends Context.Tag("Layers/LogLineSink")<LogLineSink, {
+  readonly write: (line: string) => void
+}>() {}

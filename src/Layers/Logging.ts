@@ -1,5 +1,5 @@
-import { Config, Effect, Layer, Logger, LogLevel } from "effect"
-import { type LineWriter, makeLineWriter } from "./LogLines.js"
+import { Config, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { type LineWriter, LogLineSink, makeLineWriter } from "./LogLines.js"
 
 let stdout: LineWriter | undefined
 
@@ -19,14 +19,16 @@ const stdoutLines = () => {
  * - LOG_FORMAT: `text` (default, `key=value` lines) or `json` (one JSON object per line,
  *   annotations such as `request_id` as fields), for log collectors.
  * Lines are Effect's own formats, written to stdout without blocking the event loop
- * (LogLines.ts); the layer's end waits until they are all out.
+ * (LogLines.ts; to a `LogLineSink` instead when one is provided); the layer's end waits
+ * until they are all out.
  */
 export const LoggingLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const level = yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
     const format = yield* Config.literal("text", "json")("LOG_FORMAT").pipe(Config.withDefault("text" as const))
-    const lines = stdoutLines()
-    yield* Effect.addFinalizer(() => Effect.promise(lines.drained))
+    const sink = yield* Effect.serviceOption(LogLineSink)
+    const lines = Option.isSome(sink) ? sink.value : stdoutLines()
+    if (Option.isNone(sink)) yield* Effect.addFinalizer(() => Effect.promise(stdoutLines().drained))
     const formatted = format === "json" ? Logger.jsonLogger : Logger.stringLogger
     const logger = Logger.make((options) => lines.write(formatted.log(options)))
     return Layer.merge(Logger.minimumLogLevel(level), Logger.replace(Logger.defaultLogger, logger))

@@ -1,4 +1,6 @@
+import { Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { LogLineSink } from "../../src/Layers/LogLines.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { expectError } from "../support/people.js"
 import { request, startServer, type TestServer } from "../support/server.js"
@@ -22,16 +24,13 @@ const json = (url: string, method: string, body: unknown, headers: Record<string
 describe("development without SMTP_URL and TWILIO_*", () => {
   let server: TestServer
   const lines: Array<string> = []
-  let original: typeof console.log
   beforeAll(async () => {
-    original = console.log
-    console.log = (...args: Array<unknown>) => {
-      lines.push(args.map(String).join(" "))
-    }
-    server = await startServer({ DATABASE_URL: db.url, LOG_LEVEL: "Info" })
+    server = await startServer(
+      { DATABASE_URL: db.url, LOG_LEVEL: "Info" },
+      Layer.succeed(LogLineSink, { write: (line) => lines.push(line) })
+    )
   })
   afterAll(async () => {
-    console.log = original
     await server?.close()
   })
 

@@ -49,6 +49,8 @@ beforeAll(async () => {
   world = await startWorld("id_secrets", {
     smtp: true,
     twilio: true,
+    // The service's own lines (console and stdout writes of anything else are captured above).
+    logLines: (line) => logged.push(line),
     env: {
       LOG_LEVEL: "All",
       IDP_ISSUER: idp.issuer,

@@ -3,6 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Exit, Layer, ManagedRuntime, Redacted } from "effect"
 import type { OrgId } from "../../src/Domain/Ids.js"
 import { Api } from "../../src/Http/Api.js"
+import { LogLineSink } from "../../src/Layers/LogLines.js"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerMaintenance } from "../../src/Services/Ledger/LedgerMaintenance.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
@@ -46,6 +47,8 @@ export interface WorldOptions {
   readonly emitter?: boolean
   /** The time the service (and the emitter) reads, e.g. a shiftable clock's layer. */
   readonly clock?: Layer.Layer<never>
+  /** Receives each of the service's log lines (which then do not go to stdout). */
+  readonly logLines?: (line: string) => void
 }
 
 export type LedgerRuntime = ReturnType<typeof ledgerRuntime>
@@ -147,8 +150,11 @@ export const startWorld = async (label: string, options: WorldOptions = {}): Pro
       : undefined
     const fullEnv = { ...env, ...options.env }
     const clock = options.clock ?? Layer.empty
+    const extra = options.logLines === undefined
+      ? clock
+      : Layer.merge(clock, Layer.succeed(LogLineSink, { write: options.logLines }))
 
-    let server = await startServer(fullEnv, clock)
+    let server = await startServer(fullEnv, extra)
     stops.push(() => server.close())
     // After the server: its start runs the migrations that create the catalogue tables.
     if (fake) await seedTestCatalogue(db)
@@ -193,7 +199,7 @@ export const startWorld = async (label: string, options: WorldOptions = {}): Pro
       },
       restart: async (extraEnv = {}) => {
         await server.close()
-        server = await startServer({ ...fullEnv, ...extraEnv }, clock)
+        server = await startServer({ ...fullEnv, ...extraEnv }, extra)
       },
       close: stopAll
     }
