@@ -26,7 +26,9 @@ import {
  *    workers' own in an idle window;
  * 2. at 20 and 100 calls a second: the latency each gateway adds to the provider's.
  * A second service with DATABASE_PREPARED_STATEMENTS=false runs the closed loop too, so the
- * effect of prepared statements is read in the same run.
+ * effect of prepared statements is read in the same run; and the minimal Effect gateway
+ * (bench/support/minimalEffectGateway.ts: the reference's work on the service's stack, no
+ * more), so what the stack itself costs is read beside what the service adds to it.
  * Targets (issue 11): throughput at least 0.8x the reference; CPU per call (service +
  * PostgreSQL) at most 1.5x the reference's; added latency at 20/s p50 <= 5 ms, p99 <= 15 ms.
  * Calls come from BENCH_ORGS orgs (default 8) with 8 live agents each, so the agent keys'
@@ -152,6 +154,7 @@ export const run = async () => {
   })
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
   let reference: { url: string; child: ChildProcess } | undefined
+  let minimalEffect: { url: string; child: ChildProcess } | undefined
   try {
     const { call } = await seedGatewayCalls(pool, db.url, ORGS, AGENTS_PER_ORG)
     // The reference charges what the service charges for this endpoint.
@@ -165,6 +168,16 @@ export const run = async () => {
     })
     const refProbe = await fetch(`${reference.url}/v1/call`, call(1))
     if (!refProbe.ok) throw new Error(`the reference gateway answered ${refProbe.status}: ${await refProbe.text()}`)
+    minimalEffect = await startReadyChild(["--import", "tsx", "bench/support/minimalEffectGateway.ts"], {
+      DATABASE_URL: db.url,
+      PROVIDERS_UPSTREAM: provider.url,
+      REFERENCE_ENDPOINT: "benchprov/person",
+      REFERENCE_PRICE: price
+    })
+    const effectProbe = await fetch(`${minimalEffect.url}/v1/call`, call(2))
+    if (!effectProbe.ok) {
+      throw new Error(`the minimal Effect gateway answered ${effectProbe.status}: ${await effectProbe.text()}`)
+    }
     const targets = [
       { label: "provider alone", url: `${provider.url}/benchprov/v1/person`, pid: undefined },
       {
@@ -173,6 +186,12 @@ export const run = async () => {
         pid: reference.child.pid!,
         request: call,
         statements: referenceStatements(reference.url)
+      },
+      {
+        label: "minimal Effect gateway",
+        url: `${minimalEffect.url}/v1/call`,
+        pid: minimalEffect.child.pid!,
+        request: call
       },
       {
         label: "service POST /v1/call",
@@ -269,6 +288,9 @@ export const run = async () => {
         }`
       )
       const w = work.get(label)
+      if (w === undefined && m.cpu > 0) {
+        console.log(`    per call: CPU ${m.cpu.toFixed(2)} ms in the gateway, ${m.pgCpu.toFixed(2)} ms in PostgreSQL`)
+      }
       if (w !== undefined) {
         console.log(
           `    per call: CPU ${m.cpu.toFixed(2)} ms in the gateway, ${m.pgCpu.toFixed(2)} ms in PostgreSQL; ` +
@@ -286,6 +308,12 @@ export const run = async () => {
       `CPU per call service / reference (gateway + PostgreSQL): ${
         ((svc.cpu + svc.pgCpu) / (ref.cpu + ref.pgCpu)).toFixed(2)
       } (target <= 1.5)`
+    )
+    const eff = medians.get("minimal Effect gateway")!
+    console.log(
+      `minimal Effect gateway / reference: throughput ${(eff.rps / ref.rps).toFixed(2)}, CPU per call ${
+        ((eff.cpu + eff.pgCpu) / (ref.cpu + ref.pgCpu)).toFixed(2)
+      } (the stack's own share); service / minimal Effect gateway: throughput ${(svc.rps / eff.rps).toFixed(2)}`
     )
 
     for (const rate of [20, 100]) {
@@ -311,6 +339,7 @@ export const run = async () => {
     console.log(`load average (1 min) before: ${loadBefore.toFixed(2)}${loadBefore > 2 ? "  NOT COMPARABLE" : ""}`)
   } finally {
     reference?.child.kill("SIGTERM")
+    minimalEffect?.child.kill("SIGTERM")
     await pool.end()
     await service.stop()
     await unnamed.stop()
