@@ -213,8 +213,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
      * amount`, also checking frozen and the trial's hourly window, run only if the budget
      * took the amount). The hold row is written whenever the budget took the amount: with
      * its `hold` entry when the balance gave it, else as `refused` (budget only), which
-     * the caller releases at once. The flags after the outcome are a plain read, used only
-     * to say which check refused.
+     * the caller releases at once. The flags after the outcome are a plain read of the org's
+     * row as the statement began (one lookup), used only to say which check refused.
      */
     /**
      * With the caller's gate and records in the same statement (HoldFence.ts): the gate's
@@ -279,12 +279,13 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         SELECT ${gate.report} AS gate,
           (SELECT count(*) FROM e)::int AS held,
           (SELECT count(*) FROM h)::int AS budget_taken,
-          (SELECT count(*) FROM org_balances WHERE org_id = ${hold.orgId})::int AS has_balance,
-          COALESCE((SELECT NOT frozen FROM org_balances WHERE org_id = ${hold.orgId}), true) AS not_frozen,
-          COALESCE((SELECT balance >= ${amount}::bigint FROM org_balances WHERE org_id = ${hold.orgId}), false) AS covered,
-          COALESCE((SELECT funded OR (CASE WHEN trial_window_start = ${hold.hourStart}::timestamptz
-                                           THEN trial_window_spent ELSE 0 END) + ${amount}::bigint <= ${hold.trialLimit}::bigint
-                    FROM org_balances WHERE org_id = ${hold.orgId}), true) AS trial_ok`
+          (b.org_id IS NOT NULL)::int AS has_balance,
+          COALESCE(NOT b.frozen, true) AS not_frozen,
+          COALESCE(b.balance >= ${amount}::bigint, false) AS covered,
+          COALESCE(b.funded OR (CASE WHEN b.trial_window_start = ${hold.hourStart}::timestamptz
+                                     THEN b.trial_window_spent ELSE 0 END) + ${amount}::bigint <= ${hold.trialLimit}::bigint,
+                   true) AS trial_ok
+        FROM (SELECT 1) AS one LEFT JOIN org_balances b ON b.org_id = ${hold.orgId}`
     }
 
     /** A test-mode hold: the budget only, in one statement, with the caller's gate and records (as `holdLive`). */
