@@ -127,6 +127,17 @@ const runPaired = async (otherCheckout: string) => {
   }
 }
 
+/** Starts one of the reference gateways and checks that it answers a call. */
+const startReference = async (script: string, label: string, env: Record<string, string>, probe: RequestInit) => {
+  const started = await startReadyChild(["--import", "tsx", script], env)
+  const answer = await fetch(`${started.url}/v1/call`, probe)
+  if (!answer.ok) {
+    started.child.kill("SIGTERM")
+    throw new Error(`the ${label} answered ${answer.status}: ${await answer.text()}`)
+  }
+  return started
+}
+
 export const run = async () => {
   const compareWith = process.env.BENCH_COMPARE_DIR
   if (compareWith !== undefined && compareWith.length > 0) return runPaired(compareWith)
@@ -160,24 +171,19 @@ export const run = async () => {
     // The reference charges what the service charges for this endpoint.
     const probe = await fetch(`${service.url}/v1/call`, call(0))
     const price = ((await probe.json()) as { charged: { credits: string } }).charged.credits
-    reference = await startReadyChild(["--import", "tsx", "bench/support/referenceGateway.ts"], {
+    const referenceEnv = {
       DATABASE_URL: db.url,
       PROVIDERS_UPSTREAM: provider.url,
       REFERENCE_ENDPOINT: "benchprov/person",
       REFERENCE_PRICE: price
-    })
-    const refProbe = await fetch(`${reference.url}/v1/call`, call(1))
-    if (!refProbe.ok) throw new Error(`the reference gateway answered ${refProbe.status}: ${await refProbe.text()}`)
-    minimalEffect = await startReadyChild(["--import", "tsx", "bench/support/minimalEffectGateway.ts"], {
-      DATABASE_URL: db.url,
-      PROVIDERS_UPSTREAM: provider.url,
-      REFERENCE_ENDPOINT: "benchprov/person",
-      REFERENCE_PRICE: price
-    })
-    const effectProbe = await fetch(`${minimalEffect.url}/v1/call`, call(2))
-    if (!effectProbe.ok) {
-      throw new Error(`the minimal Effect gateway answered ${effectProbe.status}: ${await effectProbe.text()}`)
     }
+    reference = await startReference("bench/support/referenceGateway.ts", "reference gateway", referenceEnv, call(1))
+    minimalEffect = await startReference(
+      "bench/support/minimalEffectGateway.ts",
+      "minimal Effect gateway",
+      referenceEnv,
+      call(2)
+    )
     const targets = [
       { label: "provider alone", url: `${provider.url}/benchprov/v1/person`, pid: undefined },
       {
