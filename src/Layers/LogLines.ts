@@ -30,7 +30,15 @@ export interface LineWriter {
  * stops for long does not grow the process without bound: past 16 MB waiting, lines are
  * dropped and a line says how many.
  */
-export const makeLineWriter = (fd: number, maxWaitingChars = MAX_WAITING_CHARS): LineWriter => {
+export const makeLineWriter = (
+  fd: number,
+  options: {
+    /** The line saying how many were dropped, in the log's own format. */
+    readonly droppedLine: (count: number) => string
+    readonly maxWaitingChars?: number
+  }
+): LineWriter => {
+  const maxWaitingChars = options.maxWaitingChars ?? MAX_WAITING_CHARS
   let waiting = ""
   let dropped = 0
   let writing = false
@@ -39,7 +47,7 @@ export const makeLineWriter = (fd: number, maxWaitingChars = MAX_WAITING_CHARS):
 
   const take = () => {
     let text = waiting
-    if (dropped > 0) text += `level=WARN message="${dropped} log lines dropped: the log reader fell behind"\n`
+    if (dropped > 0) text += options.droppedLine(dropped) + "\n"
     waiting = ""
     dropped = 0
     return text

@@ -1,12 +1,23 @@
 import { Config, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { type LineWriter, LogLineSink, makeLineWriter } from "./LogLines.js"
 
+type LogFormat = "text" | "json"
+
+/** The line a writer adds when it had to drop lines, in the log's own format. */
+const droppedLine = (format: LogFormat) => (count: number) => {
+  const message = `${count} log lines dropped: the log reader fell behind`
+  const timestamp = new Date().toISOString()
+  return format === "json"
+    ? JSON.stringify({ message, logLevel: "WARN", timestamp, annotations: {}, spans: {} })
+    : `timestamp=${timestamp} level=WARN message="${message}"`
+}
+
 let stdout: LineWriter | undefined
 
 /** The process's one writer of log lines to stdout; what is queued at exit is written before it. */
-const stdoutLines = () => {
+const stdoutLines = (format: LogFormat) => {
   if (stdout === undefined) {
-    const writer = makeLineWriter(1)
+    const writer = makeLineWriter(1, { droppedLine: droppedLine(format) })
     process.once("exit", writer.flushSync)
     stdout = writer
   }
@@ -27,8 +38,8 @@ export const LoggingLive = Layer.unwrapScoped(
     const level = yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
     const format = yield* Config.literal("text", "json")("LOG_FORMAT").pipe(Config.withDefault("text" as const))
     const sink = yield* Effect.serviceOption(LogLineSink)
-    const lines = Option.isSome(sink) ? sink.value : stdoutLines()
-    if (Option.isNone(sink)) yield* Effect.addFinalizer(() => Effect.promise(stdoutLines().drained))
+    const lines = Option.isSome(sink) ? sink.value : stdoutLines(format)
+    if (Option.isNone(sink)) yield* Effect.addFinalizer(() => Effect.promise(stdoutLines(format).drained))
     const formatted = format === "json" ? Logger.jsonLogger : Logger.stringLogger
     const logger = Logger.make((options) => lines.write(formatted.log(options)))
     return Layer.merge(Logger.minimumLogLevel(level), Logger.replace(Logger.defaultLogger, logger))
