@@ -17,7 +17,7 @@ import { createHash, randomUUID } from "node:crypto"
 import { createServer } from "node:http"
 import pg from "pg"
 import { PreparingClient } from "../../src/Layers/PreparedStatements.js"
-import { hold, keyLookup, settle } from "./referenceStatements.js"
+import { endpointId, hold, holdParams, keyLookup, price, providerUrl, settle } from "./referenceStatements.js"
 
 /**
  * The second reference of `npm run bench -- gateway`: the reference gateway's work (the
@@ -29,11 +29,6 @@ import { hold, keyLookup, settle } from "./referenceStatements.js"
  * what the stack itself costs for this work. Run as its own process; prints `ready <port>`.
  * Settings: DATABASE_URL, PROVIDERS_UPSTREAM, REFERENCE_ENDPOINT (id), REFERENCE_PRICE (credits).
  */
-const upstream = process.env["PROVIDERS_UPSTREAM"]!
-const endpointId = process.env["REFERENCE_ENDPOINT"] ?? "benchprov/person"
-const price = process.env["REFERENCE_PRICE"] ?? "10"
-const [providerId, ...rest] = endpointId.split("/")
-const providerPath = `/v1/${rest.join("/")}`
 
 class Refused extends Schema.TaggedError<Refused>()(
   "Refused",
@@ -102,12 +97,10 @@ const GatewayHandlers = HttpApiBuilder.group(GatewayApi, "gateway", (handlers) =
         const agent = yield* CurrentAgent
         if (payload.endpoint !== endpointId) return yield* new UnknownEndpoint()
         const holdId = randomUUID()
-        const month = new Date().toISOString().slice(0, 8) + "01"
-        const held = yield* sql.unsafe(hold.text, [holdId, agent.id, month, price, agent.org_id, randomUUID(), holdId])
+        const held = yield* sql.unsafe(hold.text, holdParams(holdId, agent))
           .pipe(Effect.orDie)
         if (held.length === 0) return yield* new Refused({ code: "insufficient_credits" })
-        const query = new URLSearchParams(payload.query ?? {}).toString()
-        const data = yield* client.get(`${upstream}/${providerId}${providerPath}${query === "" ? "" : `?${query}`}`)
+        const data = yield* client.get(providerUrl(payload.query))
           .pipe(
             Effect.flatMap((response) => response.json),
             Effect.scoped,

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto"
 import * as http from "node:http"
 import pg from "pg"
-import { hold, keyLookup, settle } from "./referenceStatements.js"
+import { endpointId, hold, holdParams, keyLookup, price, providerUrl, settle } from "./referenceStatements.js"
 
 /**
  * The reference of `npm run bench -- gateway`: the least a gateway call must do, written
@@ -23,11 +23,6 @@ const send = (config: pg.QueryConfig) => {
   statements++
   return pool.query(config)
 }
-const upstream = process.env["PROVIDERS_UPSTREAM"]!
-const endpointId = process.env["REFERENCE_ENDPOINT"] ?? "benchprov/person"
-const price = process.env["REFERENCE_PRICE"] ?? "10"
-const [providerId, ...rest] = endpointId.split("/")
-const providerPath = `/v1/${rest.join("/")}`
 
 const answer = (res: http.ServerResponse, status: number, body: unknown) => {
   const text = JSON.stringify(body)
@@ -44,14 +39,9 @@ const handle = async (req: http.IncomingMessage, body: string, res: http.ServerR
   const request = JSON.parse(body) as { endpoint: string; query?: Record<string, string> }
   if (request.endpoint !== endpointId) return answer(res, 404, { error: { code: "unknown_endpoint" } })
   const holdId = randomUUID()
-  const month = new Date().toISOString().slice(0, 8) + "01"
-  const held = await send({
-    ...hold,
-    values: [holdId, agent.id, month, price, agent.org_id, randomUUID(), holdId]
-  })
+  const held = await send({ ...hold, values: holdParams(holdId, agent) })
   if (held.rowCount === 0) return answer(res, 402, { error: { code: "insufficient_credits" } })
-  const query = new URLSearchParams(request.query ?? {}).toString()
-  const provider = await fetch(`${upstream}/${providerId}${providerPath}${query === "" ? "" : `?${query}`}`)
+  const provider = await fetch(providerUrl(request.query))
   const data = await provider.json()
   await send({ ...settle, values: [holdId, randomUUID()] })
   answer(res, 200, { call_id: holdId, endpoint: endpointId, status: "succeeded", charged: price, data })

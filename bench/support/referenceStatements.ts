@@ -1,10 +1,34 @@
+import { randomUUID } from "node:crypto"
+
 /**
- * The three statements of the benchmarks' reference gateways (referenceGateway.ts in plain
- * Node, minimalEffectGateway.ts on the service's stack): the agent key, one conditional hold,
- * one settlement, on the service's own schema. Sent as named (prepared) statements.
- * Hold parameters: hold id, agent id, month, price, org id, entry id, reference.
- * Settlement parameters: hold id, entry id.
+ * What the benchmarks' two reference gateways share (referenceGateway.ts in plain Node,
+ * minimalEffectGateway.ts on the service's stack): their settings, the provider's address,
+ * and the three statements (the agent key, one conditional hold, one settlement, on the
+ * service's own schema; sent as named, prepared, statements).
+ * Settings: PROVIDERS_UPSTREAM, REFERENCE_ENDPOINT (id), REFERENCE_PRICE (credits).
  */
+const upstream = process.env["PROVIDERS_UPSTREAM"]!
+export const endpointId = process.env["REFERENCE_ENDPOINT"] ?? "benchprov/person"
+export const price = process.env["REFERENCE_PRICE"] ?? "10"
+const [providerId, ...rest] = endpointId.split("/")
+
+/** The provider's address for the endpoint, with the call's query. */
+export const providerUrl = (query: Readonly<Record<string, string>> | undefined) => {
+  const search = new URLSearchParams(query ?? {}).toString()
+  return `${upstream}/${providerId}/v1/${rest.join("/")}${search === "" ? "" : `?${search}`}`
+}
+
+/** The hold statement's parameters: hold id, agent id, month, price, org id, entry id, reference. */
+export const holdParams = (holdId: string, agent: { readonly id: string; readonly org_id: string }) => [
+  holdId,
+  agent.id,
+  new Date().toISOString().slice(0, 8) + "01",
+  price,
+  agent.org_id,
+  randomUUID(),
+  holdId
+]
+
 export const keyLookup = {
   name: "ref_key",
   text: `SELECT id, org_id FROM agents WHERE key_hash = $1 AND status = 'active' AND mode = 'live'`
@@ -38,6 +62,7 @@ export const hold = {
     RETURNING 1`
 }
 
+/** Settlement parameters: hold id, entry id. */
 export const settle = {
   name: "ref_settle",
   text: `
