@@ -107,6 +107,35 @@ describe("refunds and disputes of one payment add up", () => {
     expect(await frozenOf(world.db, org.orgId)).toBe(true)
     await expectLedgerInvariant(world.db)
   })
+  it("ends the same when every event arrives at once, each several times", async () => {
+    const org = await newOrg(world)
+    const before = await balanceOf(world.db, org.orgId)
+    const payment = (await paidTopUp(world, org, { credits: 20_000 })).payment
+    const piId = payment.provider_payment_id
+    const events = [
+      world.stripe.lastEvent("payment_intent.succeeded", piId),
+      world.stripe.refund(piId, 300),
+      world.stripe.refund(piId, 200),
+      world.stripe.dispute(piId, 1_000),
+      world.stripe.closeDispute(piId, "lost")
+    ]
+    const confirm = () =>
+      call(world, "POST", `/v1/orgs/${org.orgId}/billing/payments/${payment.id}/confirm`, {
+        token: org.owner.sessionToken
+      })
+    const answers = await Promise.all([
+      ...events.flatMap((event) => Array.from({ length: 4 }, () => world.stripe.deliver(webhookUrl(world), event))),
+      confirm(),
+      confirm()
+    ])
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200))
+    // $5 refunded and $10 lost of $20: 15,000 of the 20,000 credits back to the card holder.
+    expect(await balanceOf(world.db, org.orgId)).toBe(before + 5_000n)
+    expect((await paymentEntries(world.db, org.orgId, payment.id)).reduce((sum, e) => sum + BigInt(e.amount), 0n))
+      .toBe(5_000n)
+    expect(await frozenOf(world.db, org.orgId)).toBe(true)
+    await expectLedgerInvariant(world.db)
+  })
 })
 
 describe("a dispute's closing", () => {
