@@ -174,7 +174,7 @@ export const nextDisputeStatus = (current: DisputeStatus | null, seen: DisputeSt
 export const disputeHoldsMoney = (status: DisputeStatus | null): boolean => status === "open" || status === "lost"
 
 /** What a payment has become: paid or not, and what went back to the card holder so far. */
-export interface PaymentBalance {
+export interface PaymentFacts {
   readonly amountMinor: bigint
   /** Credits the payment bought. */
   readonly credits: bigint
@@ -190,7 +190,7 @@ export interface PaymentBalance {
  * Money the card holder has back: refunds plus a dispute that holds money. A refund and a
  * dispute never return the same money twice, so together they are at most the payment.
  */
-export const returnedMinor = (payment: PaymentBalance, withDispute = true): bigint => {
+export const returnedMinor = (payment: PaymentFacts, withDispute = true): bigint => {
   const disputed = withDispute && disputeHoldsMoney(payment.disputeStatus) ? payment.disputedMinor : 0n
   const returned = payment.refundedMinor + disputed
   return returned < payment.amountMinor ? returned : payment.amountMinor
@@ -201,11 +201,7 @@ export const returnedMinor = (payment: PaymentBalance, withDispute = true): bigi
  * rounded up (credits for money given back are never kept); none until it is paid.
  * `withDispute: false` counts the refunds alone.
  */
-export const creditsTakenBack = (payment: PaymentBalance, withDispute = true): bigint =>
+export const creditsTakenBack = (payment: PaymentFacts, withDispute = true): bigint =>
   !payment.paid || payment.amountMinor <= 0n
     ? 0n
     : (payment.credits * returnedMinor(payment, withDispute) + payment.amountMinor - 1n) / payment.amountMinor
-
-/** Credits the payment leaves the org: credits paid for less those given back. */
-export const creditsKept = (payment: PaymentBalance): bigint =>
-  payment.paid ? payment.credits - creditsTakenBack(payment) : 0n

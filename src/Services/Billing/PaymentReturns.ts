@@ -5,7 +5,7 @@ import {
   disputeHoldsMoney,
   type DisputeStatus,
   nextDisputeStatus,
-  type PaymentBalance
+  type PaymentFacts
 } from "../../Domain/Billing.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
@@ -36,7 +36,7 @@ export type ReturnChange =
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b)
 
-export const balanceOf = (row: PaymentRow): PaymentBalance => ({
+const factsOf = (row: PaymentRow): PaymentFacts => ({
   amountMinor: row.amount_minor,
   credits: row.credits,
   paid: row.credited_at !== null,
@@ -73,12 +73,12 @@ export class PaymentReturns extends Effect.Service<PaymentReturns>()("Billing/Pa
      */
     const settle = (row: PaymentRow, cause: "paid" | "refund" | "dispute", now: Date) =>
       Effect.gen(function*() {
-        const state = balanceOf(row)
+        const facts = factsOf(row)
         let reversed = row.reversed_credits
         if (cause === "paid") {
-          reversed = yield* takeBackTo(row, reversed, max(reversed, creditsTakenBack(state, false)), "refund")
+          reversed = yield* takeBackTo(row, reversed, max(reversed, creditsTakenBack(facts, false)), "refund")
         }
-        reversed = yield* takeBackTo(row, reversed, creditsTakenBack(state), cause === "refund" ? "refund" : "dispute")
+        reversed = yield* takeBackTo(row, reversed, creditsTakenBack(facts), cause === "refund" ? "refund" : "dispute")
         if (reversed !== row.reversed_credits) {
           yield* repo.updatePayment(row.id, { reversed_credits: reversed.toString(), updated_at: now })
         }
