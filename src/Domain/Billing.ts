@@ -158,3 +158,50 @@ export const minorToDecimal = (minor: bigint): string => {
   const abs = negative ? -minor : minor
   return `${negative ? "-" : ""}${abs / 100n}.${(abs % 100n).toString().padStart(2, "0")}`
 }
+
+// -- Money given back --------------------------------------------------------------------
+
+/**
+ * A payment's dispute: opened, then closed won or lost. Events come in any order, so the
+ * status only moves forward: a closed dispute stays closed, whatever arrives after.
+ */
+export type DisputeStatus = "open" | "won" | "lost"
+
+export const nextDisputeStatus = (current: DisputeStatus | null, seen: DisputeStatus): DisputeStatus =>
+  current === "won" || current === "lost" ? current : seen
+
+/** A dispute open or lost holds the payment's money (and freezes the org's credits); a won one gave it back. */
+export const disputeHoldsMoney = (status: DisputeStatus | null): boolean => status === "open" || status === "lost"
+
+/** What a payment has become: paid or not, and what went back to the card holder so far. */
+export interface PaymentFacts {
+  readonly amountMinor: bigint
+  /** Credits the payment bought. */
+  readonly credits: bigint
+  /** Whether it was paid (and credited). */
+  readonly paid: boolean
+  /** Refunded so far (Stripe's `amount_refunded`: cumulative). */
+  readonly refundedMinor: bigint
+  readonly disputedMinor: bigint
+  readonly disputeStatus: DisputeStatus | null
+}
+
+/**
+ * Money the card holder has back: refunds plus a dispute that holds money. A refund and a
+ * dispute never return the same money twice, so together they are at most the payment.
+ */
+export const returnedMinor = (payment: PaymentFacts, withDispute = true): bigint => {
+  const disputed = withDispute && disputeHoldsMoney(payment.disputeStatus) ? payment.disputedMinor : 0n
+  const returned = payment.refundedMinor + disputed
+  return returned < payment.amountMinor ? returned : payment.amountMinor
+}
+
+/**
+ * Credits taken back for the money returned, in proportion to the credits bought and
+ * rounded up (credits for money given back are never kept); none until it is paid.
+ * `withDispute: false` counts the refunds alone.
+ */
+export const creditsTakenBack = (payment: PaymentFacts, withDispute = true): bigint =>
+  !payment.paid || payment.amountMinor <= 0n
+    ? 0n
+    : (payment.credits * returnedMinor(payment, withDispute) + payment.amountMinor - 1n) / payment.amountMinor

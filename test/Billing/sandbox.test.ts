@@ -101,6 +101,34 @@ describe("the development sandbox", () => {
     await api(`/v1/orgs/${org.orgId}/billing/auto-reload`, { method: "PUT", body: { enabled: false } })
     await expectLedgerInvariant(dev.db)
   })
+  it("keeps a payment's latest failure reason: a decline, then insufficient funds on the same client secret", async () => {
+    const org = await seedOrg(dev.db)
+    const started = await request(`${dev.server.url}/v1/orgs/${org.orgId}/billing/top-ups`, {
+      method: "POST",
+      headers: bearer(org.owner.sessionToken),
+      body: { amount_usd: "20" }
+    })
+    expect(started.status).toBe(201)
+    const confirm = (cardNumber: string) =>
+      request(`${dev.server.url}/v1/billing/sandbox/confirm`, {
+        method: "POST",
+        body: { client_secret: started.json.client_secret, card_number: cardNumber }
+      })
+    expect((await confirm("4000 0000 0000 0002")).json.payment).toMatchObject({
+      status: "failed",
+      failure_message: "Your card was declined."
+    })
+    expect((await confirm("4000 0000 0000 9995")).json.payment).toMatchObject({
+      status: "failed",
+      failure_message: "Your card has insufficient funds."
+    })
+    const history = await request(`${dev.server.url}/v1/orgs/${org.orgId}/billing/payments`, {
+      headers: bearer(org.owner.sessionToken)
+    })
+    expect(history.json.payments).toEqual([
+      expect.objectContaining({ id: started.json.payment.id, failure_message: "Your card has insufficient funds." })
+    ])
+  })
 })
 
 describe("production without keys", () => {

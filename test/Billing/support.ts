@@ -52,3 +52,25 @@ export const errorBody = (world: World, code: string, retryable: boolean, messag
     retryable
   }
 })
+
+/** An org's top-up of `credits`, paid and credited through the `payment_intent.succeeded` webhook. */
+export const creditedTopUp = async (world: World, credits: number, org?: SeededOrg) => {
+  const owner = org ?? (await newOrg(world))
+  const started = await paidTopUp(world, owner, { credits })
+  const event = world.stripe.lastEvent("payment_intent.succeeded", started.payment.provider_payment_id)
+  expect((await world.stripe.deliver(webhookUrl(world), event)).status).toBe(200)
+  return { org: owner, payment: started.payment }
+}
+
+/** The ledger entries naming a payment (its top-up, take-backs and re-credits), in order. */
+export const paymentEntries = (db: TestDatabase, orgId: string, paymentId: string) =>
+  db.query<{ kind: string; amount: string; note: string }>(
+    `SELECT kind, amount::text, note FROM ledger_entries WHERE org_id = $1 AND note LIKE '%' || $2 || '%' ORDER BY seq`,
+    [orgId, paymentId]
+  )
+
+/** Whether the org's credits are frozen. */
+export const frozenOf = async (db: TestDatabase, orgId: string) => {
+  const [row] = await db.query(`SELECT frozen FROM org_balances WHERE org_id = $1`, [orgId])
+  return row?.frozen === true
+}

@@ -178,3 +178,27 @@ describe("refunds and chargebacks", () => {
     await expectLedgerInvariant(world.db)
   })
 })
+
+describe("failed payments", () => {
+  it("shows the latest failure reason: a second payment_intent.payment_failed replaces the first", async () => {
+    const org = await newOrg(world)
+    const started = await paidTopUp(world, org, { credits: 10_000 }, "pm_card_chargeDeclined")
+    const piId = started.payment.provider_payment_id
+    const declined = world.stripe.lastEvent("payment_intent.payment_failed", piId)
+    expect((await world.stripe.deliver(webhookUrl(world), declined)).status).toBe(200)
+    const history = async () =>
+      (await call(world, "GET", `/v1/orgs/${org.orgId}/billing/payments`, { token: org.owner.sessionToken })).json
+        .payments
+    expect(await history()).toEqual([
+      expect.objectContaining({ status: "failed", failure_message: "Your card was declined." })
+    ])
+    await world.stripe.browserConfirm(piId, started.client_secret, "pm_card_chargeDeclinedInsufficientFunds")
+      .catch(() => undefined)
+    const insufficient = world.stripe.lastEvent("payment_intent.payment_failed", piId)
+    expect(insufficient.id).not.toBe(declined.id)
+    expect((await world.stripe.deliver(webhookUrl(world), insufficient)).status).toBe(200)
+    expect(await history()).toEqual([
+      expect.objectContaining({ status: "failed", failure_message: "Your card has insufficient funds." })
+    ])
+  })
+})

@@ -8,7 +8,7 @@ import { STRIPE_API_VERSION } from "../../src/Services/Billing/StripeProvider.js
  * with Stripe's own object shapes (PaymentIntent, Charge, Customer, Dispute, Event), with
  * Stripe's idempotency keys (the same key answers the first response again) and Stripe's
  * test payment methods (`pm_card_visa`, `pm_card_chargeDeclined`,
- * `pm_card_authenticationRequired`). The service reaches it through the official library
+ * `pm_card_chargeDeclinedInsufficientFunds`, `pm_card_authenticationRequired`). The service reaches it through the official library
  * (STRIPE_API_BASE); tests play the browser with the same library and a publishable key.
  *
  * Events are kept, not pushed: a test delivers them (as often and as concurrently as it
@@ -18,7 +18,7 @@ export const FAKE_SECRET_KEY = "sk_test_fakestripe"
 export const FAKE_PUBLISHABLE_KEY = "pk_test_fakestripe"
 export const FAKE_WEBHOOK_SECRET = "whsec_fakestripe"
 
-type Behaviour = "succeeds" | "declined" | "authentication_required"
+type Behaviour = "succeeds" | "declined" | "insufficient_funds" | "authentication_required"
 
 interface PaymentMethod {
   id: string
@@ -80,6 +80,7 @@ const testMethods: Record<string, { behaviour: Behaviour; brand: string; last4: 
   pm_card_visa: { behaviour: "succeeds", brand: "visa", last4: "4242" },
   pm_card_mastercard: { behaviour: "succeeds", brand: "mastercard", last4: "4444" },
   pm_card_chargeDeclined: { behaviour: "declined", brand: "visa", last4: "0002" },
+  pm_card_chargeDeclinedInsufficientFunds: { behaviour: "insufficient_funds", brand: "visa", last4: "9995" },
   pm_card_authenticationRequired: { behaviour: "authentication_required", brand: "visa", last4: "3184" }
 }
 
@@ -133,6 +134,8 @@ export interface FakeStripe {
   readonly refund: (paymentIntentId: string, amount: number) => StoredEvent
   /** The card holder's bank disputes a payment; answers the `charge.dispute.created` event. */
   readonly dispute: (paymentIntentId: string, amount: number) => StoredEvent
+  /** The payment's dispute is decided; answers the `charge.dispute.closed` event. */
+  readonly closeDispute: (paymentIntentId: string, outcome: "won" | "lost") => StoredEvent
   readonly lastEvent: (type: string, paymentIntentId: string) => StoredEvent
   /** Posts an event to `url`, signed with the library's test-header helper; answers status and body. */
   readonly deliver: (url: string, event: StoredEvent, secret?: string) => Promise<{ status: number; body: any }>
@@ -144,6 +147,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
   const paymentIntents = new Map<string, PaymentIntent>()
   const paymentMethods = new Map<string, PaymentMethod>()
   const charges = new Map<string, Charge>()
+  const disputes = new Map<string, Record<string, unknown>>()
   const customers = new Set<string>()
   const events: Array<StoredEvent> = []
   const requests: Array<{ line: string; idempotencyKey: string | undefined }> = []
@@ -201,11 +205,14 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
   /** Charges a payment intent with a method; answers the error body when it is declined. */
   const attempt = (pi: PaymentIntent, pm: PaymentMethod, offSession: boolean) => {
     pi.payment_method = pm.id
-    const fails = pm.behaviour === "declined" || (pm.behaviour === "authentication_required" && offSession)
+    const fails = pm.behaviour === "declined" || pm.behaviour === "insufficient_funds" ||
+      (pm.behaviour === "authentication_required" && offSession)
     if (fails) {
-      const code = pm.behaviour === "declined" ? "card_declined" : "authentication_required"
+      const code = pm.behaviour === "authentication_required" ? "authentication_required" : "card_declined"
       const message = pm.behaviour === "declined"
         ? "Your card was declined."
+        : pm.behaviour === "insufficient_funds"
+        ? "Your card has insufficient funds."
         : "Your card was declined. This transaction requires authentication."
       pi.status = "requires_payment_method"
       pi.last_payment_error = { type: "card_error", code, message }
@@ -454,7 +461,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     dispute: (paymentIntentId, amount) => {
       const charge = chargeOf(paymentIntentId)
       charge.disputed = true
-      return emit("charge.dispute.created", {
+      const dispute = {
         id: id("dp"),
         object: "dispute",
         amount,
@@ -465,7 +472,15 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
         status: "needs_response",
         created: now(),
         livemode: false
-      })
+      }
+      disputes.set(paymentIntentId, dispute)
+      return emit("charge.dispute.created", { ...dispute })
+    },
+    closeDispute: (paymentIntentId, outcome) => {
+      const dispute = disputes.get(paymentIntentId)
+      if (dispute === undefined) throw new Error(`${paymentIntentId} has no dispute`)
+      dispute.status = outcome
+      return emit("charge.dispute.closed", { ...dispute })
     },
     lastEvent: (type, paymentIntentId) => {
       const found = [...events].reverse().find((e) => e.type === type && e.payload.includes(paymentIntentId))

@@ -8,6 +8,7 @@ import { BillingMail } from "./BillingMail.js"
 import { BillingRepo } from "./BillingRepo.js"
 import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
+import { PaymentReturns } from "./PaymentReturns.js"
 import { Payments } from "./Payments.js"
 import { PaymentStates } from "./PaymentStates.js"
 import { PaymentWebhooks } from "./PaymentWebhooks.js"
@@ -75,6 +76,7 @@ export const BillingLive = Layer.mergeAll(
   BillingMail.Default,
   Fx.Default,
   SandboxPayments.Default,
+  PaymentReturns.Default,
   PaymentStates.Default,
   Payments.Default,
   TopUps.Default,

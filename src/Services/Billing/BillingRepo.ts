@@ -39,6 +39,8 @@ export const PaymentRow = Schema.Struct({
   card_last4: Schema.NullOr(Schema.String),
   refunded_minor: Schema.BigInt,
   disputed_minor: Schema.BigInt,
+  dispute_status: Schema.NullOr(Schema.Literal("open", "won", "lost")),
+  /** Credits the ledger has taken back for money returned (less any given back again). */
   reversed_credits: Schema.BigInt,
   credited_at: Schema.NullOr(Schema.DateFromSelf),
   created_by: Schema.NullOr(Schema.String),
@@ -383,6 +385,30 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
         Effect.orDie
       )
 
+    // -- disputes ----------------------------------------------------------------------------
+
+    const liftable = SqlSchema.single({
+      Request: OrgIdText,
+      Result: Schema.Struct({ liftable: Schema.Boolean }),
+      execute: (orgId) =>
+        sql`
+          SELECT
+            NOT EXISTS (SELECT 1 FROM payments WHERE org_id = ${orgId} AND dispute_status IN ('open', 'lost'))
+            AND COALESCE((SELECT closed_at IS NULL FROM orgs WHERE id = ${orgId}), false)
+            AND COALESCE((
+              SELECT action = 'org.unfreeze_credits' FROM admin_audit
+              WHERE target_type = 'org' AND target_id = ${orgId}
+                AND action IN ('org.freeze_credits', 'org.unfreeze_credits')
+              ORDER BY created_at DESC, id DESC LIMIT 1), true) AS liftable`
+    })
+    /**
+     * Whether nothing but disputes holds the org's credits frozen: no dispute of the org is
+     * open or lost, the org is not closed, and an administrator's last word on its freeze
+     * (the audit log) was not a freeze.
+     */
+    const disputeFreezeLiftable = (orgId: string) =>
+      liftable(orgId).pipe(Effect.map((row) => row.liftable), Effect.orDie)
+
     // -- owners ------------------------------------------------------------------------------
 
     const findOrg = SqlSchema.findOne({
@@ -425,6 +451,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       updateProfile,
       recordEvent,
       eventSeen,
+      disputeFreezeLiftable,
       org
     } as const
   })

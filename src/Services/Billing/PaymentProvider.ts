@@ -1,4 +1,5 @@
 import { Context, type Effect, Schema } from "effect"
+import type { DisputeStatus } from "../../Domain/Billing.js"
 import type { InvalidSignature, NotConfigured, PaymentUnavailable } from "../../Errors/ApiErrors.js"
 
 /**
@@ -71,7 +72,13 @@ export type ProviderEvent =
   & (
     | { readonly kind: "payment_changed"; readonly payment: ProviderPayment }
     | { readonly kind: "refunded"; readonly paymentId: string; readonly amountRefundedMinor: bigint }
-    | { readonly kind: "disputed"; readonly paymentId: string; readonly amountMinor: bigint }
+    | {
+      readonly kind: "disputed"
+      readonly paymentId: string
+      readonly amountMinor: bigint
+      /** `open` when it was created; `won` or `lost` when it closed. */
+      readonly status: DisputeStatus
+    }
     | { readonly kind: "ignored" }
   )
 

@@ -1,4 +1,4 @@
-import { minorToDecimal } from "../../Domain/Billing.js"
+import { disputeHoldsMoney, minorToDecimal } from "../../Domain/Billing.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { PaymentRow } from "./BillingRepo.js"
 
@@ -6,7 +6,8 @@ import type { PaymentRow } from "./BillingRepo.js"
 export const paymentStatusOf = (row: PaymentRow) => {
   if (row.status === "creating") return "pending" as const
   if (row.status !== "succeeded") return row.status
-  if (row.disputed_minor > 0n) return "disputed" as const
+  // A won dispute gave the money back: the payment reads as its refunds say.
+  if (disputeHoldsMoney(row.dispute_status)) return "disputed" as const
   const refunded = row.refunded_minor
   if (refunded >= row.amount_minor) return "refunded" as const
   if (refunded > 0n) return "partially_refunded" as const

@@ -5,19 +5,19 @@ import { OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { BillingMail } from "./BillingMail.js"
 import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
 import { PaymentProvider, type ProviderPayment } from "./PaymentProvider.js"
+import { PaymentReturns } from "./PaymentReturns.js"
 
 /**
  * What the provider says about a payment, applied to ours exactly once. Every path that
  * learns a payment's state (the webhook, the client coming back, the auto-reload worker,
  * the expiry sweep) calls `apply`, which locks our payment row and moves it only forward:
  * the first caller to see `succeeded` credits the ledger (one `top_up` entry naming the
- * payment), saves the card, starts the plan period and queues the receipts, all in one
- * transaction; every later caller finds it credited and does nothing.
+ * payment), takes back at once what was refunded or disputed before (PaymentReturns.ts),
+ * saves the card, starts the plan period and queues the receipts, all in one transaction;
+ * every later caller finds it credited and does nothing. A payment that failed again keeps
+ * the latest reason.
  */
 export const AUTO_RELOAD_MAX_FAILURES = 3
-
-const max = (a: bigint, b: bigint) => (a > b ? a : b)
-const min = (a: bigint, b: bigint) => (a < b ? a : b)
 
 /** The same instant one calendar month later (UTC), the day clamped to the month's end. */
 export const addMonth = (from: Date): Date => {
@@ -43,10 +43,13 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
     const ledger = yield* Ledger
     const mail = yield* BillingMail
     const provider = yield* PaymentProvider
+    const returns = yield* PaymentReturns
     const sandbox = provider.kind === "sandbox"
 
     const succeed = (row: PaymentRow, payment: ProviderPayment, now: Date) =>
       Effect.gen(function*() {
+        // The profile's lock first: billing's lock order is payment, profile, balance.
+        yield* repo.lockProfile(row.org_id, now)
         const done: PaymentRow = {
           ...row,
           status: "succeeded",
@@ -73,7 +76,8 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
           // A top-up ends the trial's hourly limit and re-arms balance.low (the ledger's rules).
           yield* ledger.credit(row.org_id, credits, "top_up", `Payment ${row.id} (${payment.id})`)
         }
-        yield* repo.ensureProfile(row.org_id, now)
+        // Refunds and disputes may have come first (Stripe does not order its events).
+        yield* returns.settle(done, "paid", now)
         // Plan payments always keep the card: the fee renews on it.
         const keepCard = (row.save_card || row.purpose === "plan") && payment.paymentMethodId !== null &&
           payment.customerId !== null
@@ -180,52 +184,18 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
             (row.purpose !== "top_up" && row.purpose !== "plan" && payment.status === "requires_action"))
         ) {
           yield* fail(row, payment, now)
+        } else if (
+          row.status === "failed" && payment.failureMessage !== null && payment.failureMessage !== row.failure_message
+        ) {
+          // Another attempt failed: its reason is the one to show (counted once toward auto-reload's limit).
+          yield* repo.updatePayment(row.id, { failure_message: payment.failureMessage, updated_at: now })
         } else if (row.status === "creating") {
           yield* repo.setProviderId(row.id, payment.id, now)
         }
         return yield* repo.lockPayment(row.id, payment.id)
       })).pipe(Effect.orDie)
 
-    /**
-     * Takes back credits of a refunded or disputed payment: the provider's refunded (or
-     * disputed) amount so far, in proportion to the credits it bought, less what was taken
-     * back before, with one adjustment entry that may drive the balance negative. A dispute
-     * also freezes the org's credits until an administrator unfreezes them.
-     */
-    const reverse = (providerPaymentId: string, kind: "refund" | "dispute", amountMinor: bigint) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const locked = yield* repo.lockPayment(null, providerPaymentId)
-        if (Option.isNone(locked)) return Option.none<PaymentRow>()
-        const row = locked.value
-        const total = row.amount_minor
-        // Amounts only grow (events may come twice or out of order); a refund of disputed money is the same money.
-        const refunded = max(row.refunded_minor, kind === "refund" ? amountMinor : 0n)
-        const disputed = max(row.disputed_minor, kind === "dispute" ? amountMinor : 0n)
-        const reversedMinor = min(max(refunded, disputed), total)
-        const credits = row.credits
-        // Credits for the reversed share, rounded up: never keep credits for money given back.
-        const target = row.credited_at === null ? 0n : (credits * reversedMinor + total - 1n) / total
-        const already = row.reversed_credits
-        const take = target > already ? target - already : 0n
-        yield* repo.updatePayment(row.id, {
-          refunded_minor: refunded.toString(),
-          disputed_minor: disputed.toString(),
-          reversed_credits: (already + take).toString(),
-          updated_at: now
-        })
-        if (take > 0n) {
-          yield* ledger.takeBack(
-            row.org_id,
-            take,
-            `${kind === "refund" ? "Refund" : "Chargeback"} of payment ${row.id} (${providerPaymentId})`
-          )
-        }
-        if (kind === "dispute") yield* ledger.setFrozen(row.org_id, true)
-        return yield* repo.lockPayment(row.id, providerPaymentId)
-      })).pipe(Effect.orDie)
-
-    return { apply, reverse } as const
+    return { apply } as const
   }),
-  dependencies: [BillingRepo.Default, OrgsRepo.Default, BillingMail.Default]
+  dependencies: [BillingRepo.Default, OrgsRepo.Default, BillingMail.Default, PaymentReturns.Default]
 }) {}

@@ -3,6 +3,7 @@ import { Clock, Effect } from "effect"
 import { NotConfigured } from "../../Errors/ApiErrors.js"
 import { BillingRepo } from "./BillingRepo.js"
 import { PaymentProvider } from "./PaymentProvider.js"
+import { PaymentReturns } from "./PaymentReturns.js"
 import { PaymentStates } from "./PaymentStates.js"
 
 /**
@@ -17,7 +18,12 @@ import { PaymentStates } from "./PaymentStates.js"
  *   plan, receipts; a failed auto-reload counts toward switching it off);
  * - `charge.refunded`: the refunded share of the credits is taken back;
  * - `charge.dispute.created`: the disputed share is taken back and the org's credits are
- *   frozen until an administrator unfreezes them.
+ *   frozen;
+ * - `charge.dispute.closed`: won, the disputed share is given back and the freeze lifted
+ *   (when nothing else holds it); lost, the credits stay taken back and frozen.
+ *
+ * Refunds and disputes are accumulated on the payment whatever their order
+ * (PaymentReturns.ts).
  */
 export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/PaymentWebhooks", {
   effect: Effect.gen(function*() {
@@ -25,6 +31,7 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
     const repo = yield* BillingRepo
     const provider = yield* PaymentProvider
     const states = yield* PaymentStates
+    const returns = yield* PaymentReturns
 
     const receive = (rawBody: string, signature: string | undefined) =>
       Effect.gen(function*() {
@@ -43,8 +50,14 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
           if (!(yield* repo.recordEvent(event.eventId, event.type, now))) return false
           if (event.kind === "payment_changed") yield* states.apply(fresh!)
           else if (event.kind === "refunded") {
-            yield* states.reverse(event.paymentId, "refund", event.amountRefundedMinor)
-          } else yield* states.reverse(event.paymentId, "dispute", event.amountMinor)
+            yield* returns.record(event.paymentId, { kind: "refund", refundedMinor: event.amountRefundedMinor })
+          } else {
+            yield* returns.record(event.paymentId, {
+              kind: "dispute",
+              amountMinor: event.amountMinor,
+              status: event.status
+            })
+          }
           return true
         })).pipe(Effect.orDie)
         return { received: true, handled: true, duplicate: !first }
@@ -52,5 +65,5 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
 
     return { receive } as const
   }),
-  dependencies: [BillingRepo.Default, PaymentStates.Default]
+  dependencies: [BillingRepo.Default, PaymentStates.Default, PaymentReturns.Default]
 }) {}

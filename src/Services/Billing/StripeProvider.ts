@@ -1,5 +1,6 @@
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import Stripe from "stripe"
+import type { DisputeStatus } from "../../Domain/Billing.js"
 import { InvalidSignature, PaymentUnavailable } from "../../Errors/ApiErrors.js"
 import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import type { StripeSettings } from "./BillingConfig.js"
@@ -247,8 +248,13 @@ const ChargeShape = Schema.Struct({
 const DisputeShape = Schema.Struct({
   object: Schema.Literal("dispute"),
   payment_intent: Schema.NullOr(Schema.String),
-  amount: Schema.Number
+  amount: Schema.Number,
+  status: Schema.String
 })
+
+/** A closed dispute's outcome; an inquiry closed without a chargeback (`warning_closed`) took nothing. */
+const closedStatus = (status: string): DisputeStatus | undefined =>
+  status === "lost" ? "lost" : status === "won" || status === "warning_closed" ? "won" : undefined
 
 /** What a verified event means to billing; an event we do not handle is `ignored`. */
 const toProviderEvent = (
@@ -281,14 +287,27 @@ const toProviderEvent = (
             }
       )
     case "charge.dispute.created":
-      return Effect.map(
+    case "charge.dispute.closed":
+      return Effect.flatMap(
         Schema.decodeUnknown(DisputeShape)(object).pipe(
-          Effect.mapError(() => new PaymentUnavailable({ message: "A charge.dispute.created event without a dispute" }))
+          Effect.mapError(() => new PaymentUnavailable({ message: `A ${type} event without a dispute` }))
         ),
-        (dispute): ProviderEvent =>
-          dispute.payment_intent === null
-            ? { ...base, kind: "ignored" }
-            : { ...base, kind: "disputed", paymentId: dispute.payment_intent, amountMinor: BigInt(dispute.amount) }
+        (dispute): Effect.Effect<ProviderEvent, PaymentUnavailable> => {
+          if (dispute.payment_intent === null) return Effect.succeed({ ...base, kind: "ignored" })
+          const status = type === "charge.dispute.created" ? "open" : closedStatus(dispute.status)
+          if (status === undefined) {
+            return Effect.fail(
+              new PaymentUnavailable({ message: `A charge.dispute.closed event with status ${dispute.status}` })
+            )
+          }
+          return Effect.succeed({
+            ...base,
+            kind: "disputed",
+            paymentId: dispute.payment_intent,
+            amountMinor: BigInt(dispute.amount),
+            status
+          })
+        }
       )
     default:
       return Effect.succeed({ ...base, kind: "ignored" as const })
