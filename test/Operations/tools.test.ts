@@ -30,6 +30,8 @@ afterAll(async () => {
 const execute = (key: string, body: unknown) => call(world, "POST", "/v1/execute", { token: key, body })
 const publicTool = async (slug: string) =>
   (await call(world, "GET", "/v1/tools")).json.tools.find((tool: any) => tool.slug === slug)
+const scoredSlugs = async () =>
+  (await call(world, "GET", "/v1/scores?task_type=email_find")).json.scores.map((score: any) => score.slug)
 
 const newTool = {
   slug: "acme-email-finder",
@@ -51,6 +53,15 @@ describe("publishing gates", () => {
     const tool = created.json.tool
     expect(tool).toMatchObject({ status: "information_only", purchasable: false, latest_benchmark: null })
     const publish = () => adminCall(world, admin, "POST", `/admin/tools/${tool.slug}/publish`)
+    // Listed publicly at once, before any benchmark; scored and recommended only once it has one.
+    expect(await publicTool(tool.slug)).toMatchObject({
+      id: tool.id,
+      status: "information_only",
+      purchasable: false,
+      unavailable_reasons: ["information_only"],
+      latest_benchmark: null
+    })
+    expect(await scoredSlugs()).not.toContain(tool.slug)
 
     expectError(await publish(), 409, "resale_rights_missing")
     expect((await adminCall(world, admin, "PATCH", `/admin/tools/${tool.id}`, { resale_rights: true })).status)
@@ -80,6 +91,8 @@ describe("publishing gates", () => {
     await writeBenchmark(world.db, tool.id, 0.55)
     expectError(await publish(), 409, "below_accuracy_floor")
     await writeBenchmark(world.db, tool.id, 0.81)
+    expect((await publicTool(tool.slug)).latest_benchmark).toMatchObject({ accuracy: 0.81, sample_size: 200 })
+    expect(await scoredSlugs()).toContain(tool.slug)
 
     const live = await publish()
     expect(live.status).toBe(200)
