@@ -201,7 +201,7 @@ describe("carrying out a data-deletion request", () => {
       const orgB = secondOrg.json.org.id as string
       await call(world, "POST", "/v1/waitlist", { body: { email: pollux.email } })
       const browser = "PolluxBrowser/7.7"
-      const seenFrom = freshIp()
+      const seenFrom = "192.0.2.177"
       const sent = world.smtp.messages.length
       expect((await call(world, "POST", "/auth/email/start", { body: { email: pollux.email }, ip: seenFrom })).status)
         .toBe(202)
