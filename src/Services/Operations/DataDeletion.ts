@@ -153,7 +153,7 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
           sql`DELETE FROM mail_outbox WHERE status = 'pending' AND lower(to_address) IN ${inList(addresses)}`
         )
         yield* sql`
-          UPDATE mail_outbox SET to_address = 'erased', message_enc = NULL
+          UPDATE mail_outbox SET to_address = 'erased', message_enc = NULL, last_error = NULL
           WHERE lower(to_address) IN ${inList(addresses)}`
         yield* count(
           "people",
