@@ -61,6 +61,8 @@ export const Tool = Schema.Struct({
   paused_reason: Schema.NullOr(Schema.String),
   input: ToolInput,
   check: Check,
-  latest_benchmark: Benchmark
+  latest_benchmark: Schema.NullOr(Benchmark).annotations({
+    description: "The newest benchmark report; null until the tool is first benchmarked (it has no score until then)"
+  })
 }).annotations({ identifier: "Tool" })
 export type Tool = typeof Tool.Type

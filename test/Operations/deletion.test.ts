@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seedAdmin } from "../support/fixtures.js"
-import { expectError, joinAs, makeAgent, makeOrgKey, owner, signIn } from "../support/people.js"
+import { expectError, freshIp, joinAs, mailedToken, makeAgent, makeOrgKey, owner, signIn } from "../support/people.js"
 import { call, eventually, startWorld, type World } from "../support/world.js"
-import { adminCall, auditOf } from "./support.js"
+import { adminCall, auditOf, databaseDump, tablesHolding } from "./support.js"
 
 /**
  * Carrying out a data-deletion request: every personal value the org had is gone from the
- * whole database (searched table by table), while ledger entries, receipts and payments stay.
+ * whole database (a dump of it searched), while ledger entries, receipts and payments stay.
  */
 let world: World
 let admin: { adminId: string; token: string }
@@ -18,20 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await world?.close()
 })
-
-/** Every row of every table as text, with the table's name. */
-const wholeDatabase = async () => {
-  const tables = await world.db.query(
-    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`
-  )
-  const rows: Array<{ table: string; text: string }> = []
-  for (const { table_name } of tables) {
-    for (const row of await world.db.query(`SELECT t::text AS text FROM "${table_name}" t`)) {
-      rows.push({ table: table_name, text: String(row.text) })
-    }
-  }
-  return rows
-}
 
 describe("carrying out a data-deletion request", () => {
   it(
@@ -118,9 +104,9 @@ describe("carrying out a data-deletion request", () => {
       ]
       const [founderPhone] = await world.db.query(`SELECT phone FROM users WHERE id = $1`, [founder.userId])
       personal.push(founderPhone.phone)
-      const before = await wholeDatabase()
+      const before = await databaseDump(world.db)
       for (const value of personal) {
-        expect(before.some((row) => row.text.includes(value)), `seeded: ${value}`).toBe(true)
+        expect(tablesHolding(before, value), `seeded: ${value}`).not.toEqual([])
       }
       const [ledgerBefore] = await world.db.query(
         `SELECT count(*)::int AS entries FROM ledger_entries WHERE org_id = $1`,
@@ -166,10 +152,9 @@ describe("carrying out a data-deletion request", () => {
       }, { what: "the completion mail to be sent and its address forgotten" })
 
       // Nothing personal is left anywhere.
-      const after = await wholeDatabase()
+      const after = await databaseDump(world.db)
       for (const value of personal) {
-        const found = after.filter((row) => row.text.includes(value))
-        expect(found.map((row) => row.table), `still holds ${value}`).toEqual([])
+        expect(tablesHolding(after, value), `still holds ${value}`).toEqual([])
       }
       // The ledger, the receipt and its result hash stay.
       const [ledgerAfter] = await world.db.query(
@@ -199,6 +184,164 @@ describe("carrying out a data-deletion request", () => {
       const back = await signIn(world, founder.email)
       expect(back.userId).not.toBe(founder.userId)
       expect((await auditOf(world.db, orgId)).map((row: any) => row.action)).toEqual(["org.erase"])
+    },
+    120_000
+  )
+
+  it(
+    "erases a person whose last org goes after an earlier request: no copy of their address, phone or name is left",
+    async () => {
+      // Pollux owns two orgs, signs in from a known address and browser, and is on the waitlist.
+      const pollux = await owner(world, "Pollux First")
+      await world.db.query(`UPDATE users SET name = 'Perpetua Ossington' WHERE id = $1`, [pollux.userId])
+      const [{ phone }] = await world.db.query(`SELECT phone FROM users WHERE id = $1`, [pollux.userId])
+      const secondOrg = await call(world, "POST", "/v1/orgs", { token: pollux.token, body: { name: "Pollux Second" } })
+      expect(secondOrg.status).toBe(201)
+      const orgA = pollux.orgId
+      const orgB = secondOrg.json.org.id as string
+      await call(world, "POST", "/v1/waitlist", { body: { email: pollux.email } })
+      const browser = "PolluxBrowser/7.7"
+      const seenFrom = "192.0.2.177"
+      const sent = world.smtp.messages.length
+      expect((await call(world, "POST", "/auth/email/start", { body: { email: pollux.email }, ip: seenFrom })).status)
+        .toBe(202)
+      const linkToken = await mailedToken(world, pollux.email, "/auth/email/verify", sent)
+      expect(
+        (await call(world, "POST", "/auth/email/verify", {
+          body: { token: linkToken },
+          ip: seenFrom,
+          headers: { "user-agent": browser }
+        })).status
+      ).toBe(200)
+
+      // In a third org Pollux made a key, invited someone, decided an approval and asked for
+      // its deletion, then was removed; a fourth org invited Pollux, who never answered.
+      const quincy = await owner(world, "Quincy Org")
+      const orgC = quincy.orgId
+      const joined = world.smtp.messages.length
+      expect(
+        (await call(world, "POST", `/v1/orgs/${orgC}/invites`, {
+          token: quincy.token,
+          body: { email: pollux.email, role: "owner" }
+        })).status
+      ).toBe(201)
+      const inviteToken = await mailedToken(world, pollux.email, "/invites/accept", joined)
+      expect(
+        (await call(world, "POST", "/auth/invites/accept", { token: pollux.token, body: { token: inviteToken } }))
+          .status
+      ).toBe(200)
+      await makeOrgKey(world, pollux.token, orgC, "read")
+      expect(
+        (await call(world, "POST", `/v1/orgs/${orgC}/invites`, {
+          token: pollux.token,
+          body: { email: "invited-by-pollux@example.com", role: "member" }
+        })).status
+      ).toBe(201)
+      const agent = await makeAgent(world, quincy.token, orgC, { approval_threshold_credits: 10 })
+      const asked = await call(world, "POST", "/v1/execute", {
+        token: agent.key,
+        body: {
+          tool: "hunter-email-finder",
+          inputs: [{ first_name: "Ada", last_name: "Byron", domain: "example.org" }]
+        }
+      })
+      expect(asked.status).toBe(202)
+      expect(
+        (await call(world, "POST", `/v1/orgs/${orgC}/approvals/${asked.json.approval.id}/approve`, {
+          token: pollux.token,
+          body: {}
+        })).status
+      ).toBe(200)
+      const requestC = await call(world, "POST", `/v1/orgs/${orgC}/deletion-requests`, {
+        token: pollux.token,
+        body: { reason: "Pollux thinks Quincy Org should go" }
+      })
+      expect(requestC.status).toBe(201)
+      expect((await call(world, "DELETE", `/v1/orgs/${orgC}/members/${pollux.userId}`, { token: quincy.token })).status)
+        .toBe(200)
+      const rhea = await owner(world, "Rhea Org")
+      expect(
+        (await call(world, "POST", `/v1/orgs/${rhea.orgId}/invites`, {
+          token: rhea.token,
+          body: { email: pollux.email, role: "member" }
+        })).status
+      ).toBe(201)
+
+      // Quincy, who keeps an account, is invited into the second org and has a sign-in link waiting.
+      expect(
+        (await call(world, "POST", `/v1/orgs/${orgB}/invites`, {
+          token: pollux.token,
+          body: { email: quincy.email, role: "member" }
+        })).status
+      ).toBe(201)
+      const quincyMail = world.smtp.messages.length
+      expect((await call(world, "POST", "/auth/email/start", { body: { email: quincy.email }, ip: freshIp() })).status)
+        .toBe(202)
+      const quincyLink = await mailedToken(world, quincy.email, "/auth/email/verify", quincyMail)
+
+      // A mail to Pollux that failed, its error quoting the address as SMTP servers do.
+      await world.db.query(
+        `UPDATE mail_outbox SET status = 'failed', last_error = $2
+         WHERE id = (SELECT id FROM mail_outbox WHERE to_address = $1 AND status = 'sent' LIMIT 1)`,
+        [pollux.email, `550 5.1.1 <${pollux.email}>: Recipient address rejected`]
+      )
+      const personal = [pollux.email, phone, "Perpetua Ossington", browser, seenFrom, "Pollux thinks"]
+      const before = await databaseDump(world.db)
+      for (const value of personal) expect(tablesHolding(before, value), `seeded: ${value}`).not.toEqual([])
+
+      // The first org goes: Pollux still owns the second, so keeps the account.
+      const carryOut = async (orgId: string, reason: string) => {
+        const filed = await call(world, "POST", `/v1/orgs/${orgId}/deletion-requests`, {
+          token: pollux.token,
+          body: { reason }
+        })
+        expect(filed.status).toBe(201)
+        const id = filed.json.deletion_request.id as string
+        expect((await adminCall(world, admin, "POST", `/admin/deletion-requests/${id}/carry-out`)).status).toBe(200)
+        await eventually(async () => {
+          const [row] = await world.db.query(`SELECT status, to_address FROM mail_outbox WHERE dedupe_key = $1`, [
+            `deletion:${id}`
+          ])
+          return row?.status === "sent" && row.to_address === "erased"
+        }, { what: "the completion mail to be sent and its address forgotten" })
+      }
+      await carryOut(orgA, "Pollux closes the first one")
+      expect((await call(world, "GET", "/v1/me", { token: pollux.token })).status).toBe(200)
+      expect(tablesHolding(await databaseDump(world.db), pollux.email)).toContain("public.deletion_requests")
+
+      // Then the last one: Pollux is erased, and so is every copy of what identified them.
+      await carryOut(orgB, "Pollux closes the second one")
+      expect((await call(world, "GET", "/v1/me", { token: pollux.token })).status).toBe(401)
+      const after = await databaseDump(world.db)
+      for (const value of personal) expect(tablesHolding(after, value), `still holds ${value}`).toEqual([])
+
+      // Other orgs' records stay, naming the anonymised address; Quincy's link still signs in.
+      const [key] = await world.db.query(`SELECT created_by_email FROM org_keys WHERE org_id = $1`, [orgC])
+      expect(key.created_by_email).toBe(`erased-${pollux.userId}@erased.invalid`)
+      const invites = await world.db.query(`SELECT email, invited_by_email FROM org_invites WHERE org_id = $1`, [orgC])
+      expect(invites).toEqual([
+        { email: "invited-by-pollux@example.com", invited_by_email: `erased-${pollux.userId}@erased.invalid` }
+      ])
+      expect(await world.db.query(`SELECT id FROM org_invites WHERE org_id = $1`, [rhea.orgId])).toEqual([])
+      expect((await call(world, "POST", "/auth/email/verify", { body: { token: quincyLink } })).status).toBe(200)
+
+      // The request Pollux left behind in the third org is carried out without mailing anyone.
+      const mailed = world.smtp.messages.length
+      expect(
+        (await adminCall(
+          world,
+          admin,
+          "POST",
+          `/admin/deletion-requests/${requestC.json.deletion_request.id}/carry-out`
+        ))
+          .json.deletion_request
+      ).toMatchObject({ status: "completed", requested_by_email: `erased-${pollux.userId}@erased.invalid` })
+      expect(
+        await world.db.query(`SELECT id FROM mail_outbox WHERE dedupe_key = $1`, [
+          `deletion:${requestC.json.deletion_request.id}`
+        ])
+      ).toEqual([])
+      expect(world.smtp.messages.slice(mailed).filter((m) => m.to.some((to) => to.includes("erased")))).toEqual([])
     },
     120_000
   )

@@ -11,7 +11,16 @@ let world: World
 let admin: { adminId: string; token: string }
 
 beforeAll(async () => {
-  world = await startWorld("op_tools", { provider: true, smtp: true })
+  world = await startWorld("op_tools", {
+    provider: true,
+    smtp: true,
+    // fakebody's credential is left unset and firecrawl's blank, for the adapter gate's refusals.
+    env: {
+      PROVIDER_FAKEPROV_API_KEY: "fakeprov-secret-tools",
+      PROVIDER_HUNTER_API_KEY: "hunter-secret-tools",
+      PROVIDER_FIRECRAWL_API_KEY: "  "
+    }
+  })
   admin = await seedAdmin(world.db)
 })
 afterAll(async () => {
@@ -21,6 +30,8 @@ afterAll(async () => {
 const execute = (key: string, body: unknown) => call(world, "POST", "/v1/execute", { token: key, body })
 const publicTool = async (slug: string) =>
   (await call(world, "GET", "/v1/tools")).json.tools.find((tool: any) => tool.slug === slug)
+const scoredSlugs = async () =>
+  (await call(world, "GET", "/v1/scores?task_type=email_find")).json.scores.map((score: any) => score.slug)
 
 const newTool = {
   slug: "acme-email-finder",
@@ -42,6 +53,15 @@ describe("publishing gates", () => {
     const tool = created.json.tool
     expect(tool).toMatchObject({ status: "information_only", purchasable: false, latest_benchmark: null })
     const publish = () => adminCall(world, admin, "POST", `/admin/tools/${tool.slug}/publish`)
+    // Listed publicly at once, before any benchmark; scored and recommended only once it has one.
+    expect(await publicTool(tool.slug)).toMatchObject({
+      id: tool.id,
+      status: "information_only",
+      purchasable: false,
+      unavailable_reasons: ["information_only"],
+      latest_benchmark: null
+    })
+    expect(await scoredSlugs()).not.toContain(tool.slug)
 
     expectError(await publish(), 409, "resale_rights_missing")
     expect((await adminCall(world, admin, "PATCH", `/admin/tools/${tool.id}`, { resale_rights: true })).status)
@@ -71,6 +91,8 @@ describe("publishing gates", () => {
     await writeBenchmark(world.db, tool.id, 0.55)
     expectError(await publish(), 409, "below_accuracy_floor")
     await writeBenchmark(world.db, tool.id, 0.81)
+    expect((await publicTool(tool.slug)).latest_benchmark).toMatchObject({ accuracy: 0.81, sample_size: 200 })
+    expect(await scoredSlugs()).toContain(tool.slug)
 
     const live = await publish()
     expect(live.status).toBe(200)
@@ -113,6 +135,49 @@ describe("publishing gates", () => {
     world.fake.setDown("fakeprov", false)
     await adminCall(world, admin, "POST", "/admin/tools/acme-email-finder/check-adapter")
     expect((await execute(agent.key, { tool: "acme-email-finder", inputs: [emailFindInput(3)] })).status).toBe(200)
+  })
+
+  it("the adapter check needs the provider's credential: unset or blank, it fails naming the setting", async () => {
+    const created = await adminCall(world, admin, "POST", "/admin/tools", {
+      ...newTool,
+      slug: "body-company-lookup",
+      gateway_endpoint: "fakebody/lookup",
+      resale_rights: true
+    })
+    expect(created.status).toBe(201)
+    const tool = created.json.tool
+    await adminCall(world, admin, "POST", `/admin/tools/${tool.id}/price`, { price_per_success_credits: 30 })
+    await writeBenchmark(world.db, tool.id, 0.81)
+
+    // The provider answers (the 5xx half passes): the missing credential alone refuses.
+    const checked = await adminCall(world, admin, "POST", `/admin/tools/${tool.slug}/check-adapter`)
+    expect(checked.status).toBe(200)
+    expect(checked.json.adapter).toEqual({ ok: false, problem: "PROVIDER_FAKEBODY_API_KEY is not set" })
+    const refused = await adminCall(world, admin, "POST", `/admin/tools/${tool.slug}/publish`)
+    expectError(
+      refused,
+      409,
+      "adapter_not_ready",
+      "body-company-lookup cannot be sold: the tool's provider connection failed its health check: " +
+        "PROVIDER_FAKEBODY_API_KEY is not set"
+    )
+
+    // A live tool whose credential is blank stops being sold once checked.
+    const blank = await adminCall(world, admin, "POST", "/admin/tools/firecrawl-scrape/check-adapter")
+    expect(blank.json.adapter).toEqual({ ok: false, problem: "PROVIDER_FIRECRAWL_API_KEY is not set" })
+    expect(await publicTool("firecrawl-scrape")).toMatchObject({
+      purchasable: false,
+      unavailable_reasons: ["adapter_not_ready"]
+    })
+
+    // With the credential set the same check passes, and no answer carries its value.
+    const set = await adminCall(world, admin, "POST", "/admin/tools/hunter-email-verifier/check-adapter")
+    expect(set.json.adapter).toEqual({ ok: true, problem: null })
+    world.fake.setDown("hunter", true)
+    const down = await adminCall(world, admin, "POST", "/admin/tools/hunter-email-verifier/check-adapter")
+    world.fake.setDown("hunter", false)
+    expect(down.json.adapter).toEqual({ ok: false, problem: "hunter answered HTTP 503" })
+    for (const answer of [checked, refused, blank, set, down]) expect(answer.text).not.toContain("secret-tools")
   })
 
   it("refuses bad tool definitions and unknown tools", async () => {

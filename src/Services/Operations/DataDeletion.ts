@@ -23,9 +23,16 @@ import { type AuditActor, AuditLog } from "./AuditLog.js"
  *   a summary of what was removed, readable by its asker at GET /v1/me/deletion-requests,
  *   and the asker is mailed the summary (the outbox forgets the address once it is sent).
  *
- * People who also belong to another org keep their account; only this org's ties go.
+ * People who also belong to another org keep their account; only this org's ties go. Those
+ * who are erased leave no copy of their address behind in other orgs either: their earlier
+ * deletion requests, the org keys and invitations they made and the approvals they decided
+ * there name their anonymised address, and invitations addressed to them are withdrawn.
  */
 const ERASED_ORG_NAME = "Erased org"
+/** Where an erased person's address points. */
+const ERASED_DOMAIN = "@erased.invalid"
+/** An address erased earlier (`erased` is what rows carried before the anonymised address). */
+const isErasedAddress = (address: string) => address === "erased" || address.endsWith(ERASED_DOMAIN)
 
 export const DeletionQueueRow = Schema.Struct({
   ...DeletionRequestRow.fields,
@@ -66,10 +73,15 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
           FROM deletion_requests WHERE id::text = ${id} FOR UPDATE`
     })
 
+    /** The org's invitees, with the account that has the address if there is one. */
     const invitedAddresses = SqlSchema.findAll({
       Request: Schema.String,
-      Result: Schema.Struct({ email: Schema.String }),
-      execute: (orgId) => sql`SELECT lower(email) AS email FROM org_invites WHERE org_id = ${orgId}`
+      Result: Schema.Struct({ email: Schema.String, user_id: Schema.NullOr(Schema.String) }),
+      execute: (orgId) =>
+        sql`
+          SELECT lower(i.email) AS email, u.id AS user_id
+          FROM org_invites i LEFT JOIN users u ON lower(u.email) = lower(i.email)
+          WHERE i.org_id = ${orgId}`
     })
 
     const Person = Schema.Struct({ id: Schema.String, email: Schema.String, phone: Schema.NullOr(Schema.String) })
@@ -111,7 +123,10 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
         const people = yield* findPeople(orgId)
         const ids = people.map((p) => p.id)
         const emails = people.map((p) => p.email.toLowerCase())
-        const inviteEmails = (yield* invitedAddresses(orgId)).map((row) => row.email)
+        // An invitee who has an account kept elsewhere keeps their sign-in links, mail and waitlist entry.
+        const inviteEmails = (yield* invitedAddresses(orgId))
+          .filter((row) => row.user_id === null || ids.includes(row.user_id))
+          .map((row) => row.email)
         const addresses = [...new Set([...emails, ...inviteEmails])]
         const askerErased = ids.includes(request.requested_by)
         const agents = sql`SELECT id FROM agents WHERE org_id = ${orgId}`
@@ -138,14 +153,30 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
           sql`DELETE FROM mail_outbox WHERE status = 'pending' AND lower(to_address) IN ${inList(addresses)}`
         )
         yield* sql`
-          UPDATE mail_outbox SET to_address = 'erased', message_enc = NULL
+          UPDATE mail_outbox SET to_address = 'erased', message_enc = NULL, last_error = NULL
           WHERE lower(to_address) IN ${inList(addresses)}`
         yield* count(
           "people",
           sql`
-            UPDATE users SET email = 'erased-' || id || '@erased.invalid', name = NULL, phone = NULL,
+            UPDATE users SET email = 'erased-' || id || ${ERASED_DOMAIN}, name = NULL, phone = NULL,
               phone_verified = false, email_verified = false
             WHERE id IN ${inList(ids)}`
+        )
+        // Their address copied into other orgs' records: the anonymised one instead, wherever it was.
+        const erasedPerson = sql`SELECT id, email FROM users WHERE id IN ${inList(ids)}`
+        yield* sql`
+          UPDATE deletion_requests d SET requested_by_email = u.email, reason = NULL
+          FROM (${erasedPerson}) u WHERE d.requested_by = u.id`
+        yield* sql`
+          UPDATE org_keys k SET created_by_email = u.email FROM (${erasedPerson}) u WHERE k.created_by = u.id`
+        yield* sql`
+          UPDATE org_invites i SET invited_by_email = u.email FROM (${erasedPerson}) u WHERE i.invited_by = u.id`
+        yield* sql`
+          UPDATE purchase_approvals a SET decided_by_email = u.email FROM (${erasedPerson}) u
+          WHERE a.decided_by = u.id AND a.decided_by_email IS NOT NULL`
+        yield* count(
+          "invitations_elsewhere",
+          sql`DELETE FROM org_invites WHERE org_id <> ${orgId} AND lower(email) IN ${inList(emails)}`
         )
         yield* count("memberships", sql`DELETE FROM org_members WHERE org_id = ${orgId}`)
         yield* count("invitations", sql`DELETE FROM org_invites WHERE org_id = ${orgId}`)
@@ -171,7 +202,7 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
         yield* count(
           "receipt_items_cleared",
           sql`
-            UPDATE receipt_items SET input = '{}'::jsonb, result = NULL
+            UPDATE receipt_items SET input = '{}'::jsonb, result = NULL, reason = NULL
             WHERE receipt_id IN (SELECT id FROM receipts WHERE org_id = ${orgId})`
         )
         yield* count(
@@ -206,9 +237,6 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
         }::jsonb,
             reason = NULL
           WHERE id = ${request.id}`
-        yield* sql`
-          UPDATE deletion_requests SET requested_by_email = 'erased', reason = NULL
-          WHERE org_id = ${orgId} AND requested_by IN ${inList(ids)}`
         yield* audit.record(actor, {
           action: "org.erase",
           target_type: "org",
@@ -216,19 +244,22 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
           reason: `Data-deletion request ${request.id}`,
           after: summary
         })
-        yield* outbox.enqueue({
-          to: request.requested_by_email,
-          subject: "Your org's data was deleted",
-          text: [
-            `Your data-deletion request ${request.id} was carried out on ${at.toISOString()}.`,
-            "Removed or anonymised:",
-            ...Object.entries(summary).map(([kind, n]) => `  ${kind.replaceAll("_", " ")}: ${n}`),
-            "Ledger entries, receipts and payments are kept as the law requires, without personal details.",
-            askerErased ? "Your account was erased with the org; this is the last message we send you." : ""
-          ].join("\n"),
-          dedupeKey: `deletion:${request.id}`,
-          forgetRecipient: true
-        })
+        // An asker erased by an earlier request has no address left to mail.
+        if (!isErasedAddress(request.requested_by_email)) {
+          yield* outbox.enqueue({
+            to: request.requested_by_email,
+            subject: "Your org's data was deleted",
+            text: [
+              `Your data-deletion request ${request.id} was carried out on ${at.toISOString()}.`,
+              "Removed or anonymised:",
+              ...Object.entries(summary).map(([kind, n]) => `  ${kind.replaceAll("_", " ")}: ${n}`),
+              "Ledger entries, receipts and payments are kept as the law requires, without personal details.",
+              askerErased ? "Your account was erased with the org; this is the last message we send you." : ""
+            ].join("\n"),
+            dedupeKey: `deletion:${request.id}`,
+            forgetRecipient: true
+          })
+        }
         const done = Option.getOrThrow(yield* findRequest(request.id))
         return deletionRequestRecord(done)
       })).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))

@@ -134,7 +134,9 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
       Effect.gen(function*() {
         const known = keys.get(providerId)
         if (known !== undefined) return known
+        // A blank value is no credential: the provider would refuse every call made with it.
         const key = yield* Config.option(Config.redacted(providerEnvName(providerId))).pipe(
+          Effect.map(Option.filter((value) => Redacted.value(value).trim().length > 0)),
           Effect.orElseSucceed(() => Option.none<Redacted.Redacted>())
         )
         if (Option.isNone(key) && route._tag === "direct") {
@@ -166,13 +168,15 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
 
     /**
      * The health check of a provider connection (a tool's adapter): the sandbox always
-     * works; otherwise the credential must be configured (direct route) and the provider's
-     * base address must answer a GET with anything but a 5xx within 10 s.
+     * works; otherwise the credential must be configured (whether calls go to the provider
+     * or to PROVIDERS_UPSTREAM, which forwards it) and the provider's base address must
+     * answer a GET with anything but a 5xx within 10 s. A problem names the setting, never
+     * its value.
      */
     const health = (endpoint: EndpointRecord): Effect.Effect<AdapterHealth> =>
       Effect.gen(function*() {
         if (route._tag === "sandbox") return { ok: true, problem: null }
-        if (route._tag === "direct" && Option.isNone(yield* apiKeyOf(endpoint.provider.id))) {
+        if (Option.isNone(yield* apiKeyOf(endpoint.provider.id))) {
           return { ok: false, problem: `${providerEnvName(endpoint.provider.id)} is not set` }
         }
         const base = route._tag === "upstream"

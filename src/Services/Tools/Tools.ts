@@ -15,7 +15,8 @@ export interface ToolRecord {
   readonly purchasable: boolean
   /** Why it is not sold now: `tool_paused`, `information_only` or the gates it fails. */
   readonly unavailable: ReadonlyArray<UnavailableReason>
-  readonly latest: Benchmark
+  /** Null until the tool is first benchmarked (it is listed, not scored or recommended). */
+  readonly latest: Benchmark | null
 }
 
 export type UnavailableReason = ToolGate | "tool_paused" | "information_only"
@@ -66,17 +67,15 @@ export class Tools extends Effect.Service<Tools>()("Tools/Tools", {
       for (const { benchmark, tool_id } of benchmarks) {
         if (!latest.has(tool_id)) latest.set(tool_id, benchmark)
       }
-      return rows.flatMap((row): Array<ToolRecord> => {
-        const benchmark = latest.get(row.id)
-        if (benchmark === undefined) return []
+      return rows.map((row): ToolRecord => {
         const unavailable = unavailableReasons(row, now)
-        return [{
+        return {
           row,
           price: priceAt(row, now),
-          latest: benchmark,
+          latest: latest.get(row.id) ?? null,
           unavailable,
           purchasable: unavailable.length === 0
-        }]
+        }
       })
     })
 
@@ -98,12 +97,16 @@ export class Tools extends Effect.Service<Tools>()("Tools/Tools", {
       latest_benchmark: record.latest
     })
 
-    /** Scores every tool with the formula and ranks them within their task type. */
+    /**
+     * Scores every benchmarked tool with the formula and ranks them within their task type
+     * (the formula reads the benchmark: a tool without one has no score).
+     */
     const scored = (taskType?: TaskTypeId) =>
       Effect.map(records, (all) => {
         const byType = new Map<TaskTypeId, Array<Omit<ScoredTool, "rank">>>()
         for (const tool of all) {
           if (taskType !== undefined && tool.row.task_type !== taskType) continue
+          if (tool.latest === null) continue
           const parts = scoreParts(tool.latest, tool.price === null ? null : Number(tool.price))
           const list = byType.get(tool.row.task_type) ?? []
           list.push({ tool, parts, score: scoreOf(parts) })

@@ -1,8 +1,21 @@
+import type { Benchmark as BenchmarkReport } from "../../../src/Domain/Tool.js"
 import { useApiQuery } from "../api/hooks.js"
 import { Table } from "../components/PagedTable.js"
 import { Credits, Loaded, Status } from "../components/ui.js"
 
 const percent = (value: number) => `${Math.round(value * 100)}%`
+
+/** A tool's latest benchmark, or that it has none yet (a new tool is listed before its first run). */
+const Benchmark = ({ report }: { report: BenchmarkReport | null }) =>
+  report === null ? <small>not benchmarked yet</small> : (
+    <>
+      accuracy {percent(report.accuracy)}, coverage {percent(report.coverage)}
+      <br />
+      <small>
+        p50 {report.latency_p50_ms} ms, {report.sample_size} samples, {report.date}
+      </small>
+    </>
+  )
 
 /** The tools sold as verified results: price, score, the check each result must pass, the latest benchmark. */
 export const ToolsPage = () => {
@@ -25,12 +38,7 @@ export const ToolsPage = () => {
                 <td>{tool.task_type}</td>
                 <td>{tool.price_per_success === null ? "—" : <Credits amount={tool.price_per_success} />}</td>
                 <td>
-                  accuracy {percent(tool.latest_benchmark.accuracy)}, coverage {percent(tool.latest_benchmark.coverage)}
-                  <br />
-                  <small>
-                    p50 {tool.latest_benchmark.latency_p50_ms} ms, {tool.latest_benchmark.sample_size} samples,{" "}
-                    {tool.latest_benchmark.date}
-                  </small>
+                  <Benchmark report={tool.latest_benchmark} />
                 </td>
                 <td>
                   <small>{tool.check.verifies}</small>
