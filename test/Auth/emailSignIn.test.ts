@@ -228,7 +228,11 @@ describe("sessions", () => {
 
   it("POST /auth/logout revokes the session and clears the cookie", async () => {
     const person = await signIn(world)
-    const res = await call(world, "POST", "/auth/logout", { cookie: `service_session=${person.token}` })
+    // From the service's own page, as the dashboard sends it (a cookie from elsewhere is refused).
+    const res = await call(world, "POST", "/auth/logout", {
+      cookie: `service_session=${person.token}`,
+      headers: { origin: world.server.url }
+    })
     expect(res.status).toBe(200)
     expect(res.json).toEqual({ status: "signed_out" })
     const setCookie = res.headers.get("set-cookie")!

@@ -4,6 +4,7 @@ import { LogLineSink } from "../../src/Layers/LogLines.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { expectError } from "../support/people.js"
 import { request, startServer, type TestServer } from "../support/server.js"
+import { startSmtp, type TestSmtp } from "../support/smtp.js"
 
 /**
  * Development without SMTP or Twilio writes mails (links included) and codes to the log;
@@ -37,7 +38,7 @@ describe("development without SMTP_URL and TWILIO_*", () => {
   it("writes the sign-in mail, link included, to the log, and the link works", async () => {
     expect((await json(`${server.url}/auth/email/start`, "POST", { email: "dev@example.com" })).status).toBe(202)
     const line = lines.find((l) => l.includes("dev@example.com") && l.includes("/auth/email/verify?token="))
-    expect(line).toBeDefined()
+    expect(line).toContain("Development mail sink (SERVICE_ENV=development, SMTP_URL unset; not sent)")
     const token = line!.match(/token=(sil_[0-9A-Za-z]+)/)![1]!
     const verified = await json(`${server.url}/auth/email/verify`, "POST", { token })
     expect(verified.status).toBe(200)
@@ -48,7 +49,7 @@ describe("development without SMTP_URL and TWILIO_*", () => {
     })
     expect(sent.status).toBe(202)
     const sms = lines.find((l) => l.includes(phone) && /\b\d{6}\b/.test(l))
-    expect(sms).toBeDefined()
+    expect(sms).toContain("Development SMS sink (SERVICE_ENV=development, TWILIO_* unset; not sent)")
     const code = sms!.match(/\b(\d{6})\b/)![1]!
     const done = await json(`${server.url}/v1/me/phone/verify`, "POST", { code }, {
       authorization: `Bearer ${verified.json.session_token}`
@@ -58,23 +59,33 @@ describe("development without SMTP_URL and TWILIO_*", () => {
 })
 
 describe("production", () => {
-  it("refuses to start without SECRETS_ENCRYPTION_KEY", async () => {
-    await expect(
-      startServer({ DATABASE_URL: db.url, SERVICE_ENV: "production", BASE_URL: "https://api.example.test" })
-    ).rejects.toThrow(/SECRETS_ENCRYPTION_KEY/)
-  })
-
+  let smtp: TestSmtp
   let server: TestServer
   beforeAll(async () => {
+    // Production does not start without a mail server (see productionLogs.test.ts).
+    smtp = await startSmtp()
     server = await startServer({
       DATABASE_URL: db.url,
       SERVICE_ENV: "production",
       BASE_URL: "https://api.example.test",
-      SECRETS_ENCRYPTION_KEY: "test-key-for-the-environments-suite-0123"
+      SECRETS_ENCRYPTION_KEY: "test-key-for-the-environments-suite-0123",
+      SMTP_URL: smtp.url
     })
   })
   afterAll(async () => {
     await server?.close()
+    await smtp?.close()
+  })
+
+  it("refuses to start without SECRETS_ENCRYPTION_KEY", async () => {
+    await expect(
+      startServer({
+        DATABASE_URL: db.url,
+        SERVICE_ENV: "production",
+        BASE_URL: "https://api.example.test",
+        SMTP_URL: smtp.url
+      })
+    ).rejects.toThrow(/SECRETS_ENCRYPTION_KEY/)
   })
 
   it("marks the session cookie Secure", async () => {
@@ -91,7 +102,7 @@ describe("production", () => {
     expect(res.headers.get("set-cookie")).toMatch(/; Secure/i)
     const logout = await request(`${server.url}/auth/logout`, {
       method: "POST",
-      headers: { cookie: res.headers.get("set-cookie")!.split(";")[0]! }
+      headers: { cookie: res.headers.get("set-cookie")!.split(";")[0]!, origin: "https://api.example.test" }
     })
     expect(logout.headers.get("set-cookie")).toMatch(/; Secure/i)
   })

@@ -16,6 +16,8 @@ let prod: World
 beforeAll(async () => {
   dev = await startWorld("billing_sandbox")
   prod = await startWorld("billing_unconfigured", {
+    // Production does not start without a mail server.
+    smtp: true,
     env: {
       SERVICE_ENV: "production",
       SECRETS_ENCRYPTION_KEY: "a production key for the tests only, long enough"

@@ -7,6 +7,7 @@ import { fakeDns } from "../support/dns.js"
 import { seedOrg } from "../support/fixtures.js"
 import { startReceiver, type TestReceiver } from "../support/receiver.js"
 import { startServer, type TestServer } from "../support/server.js"
+import { startSmtp, type TestSmtp } from "../support/smtp.js"
 import { orgApi } from "./support.js"
 
 /**
@@ -17,16 +18,20 @@ let db: TestDatabase
 let production: TestServer
 let development: TestServer
 let receiver: TestReceiver
+/** Production does not start without a mail server. */
+let smtp: TestSmtp
 /** What the stand-in DNS answers for each name (development server only). */
 const dnsAnswers = new Map<string, Array<string>>()
 
 beforeAll(async () => {
   db = await createTestDatabase("events_ssrf")
   receiver = await startReceiver()
+  smtp = await startSmtp()
   production = await startServer({
     DATABASE_URL: db.url,
     SERVICE_ENV: "production",
-    SECRETS_ENCRYPTION_KEY: "test-key-for-the-ssrf-suite-0123456789"
+    SECRETS_ENCRYPTION_KEY: "test-key-for-the-ssrf-suite-0123456789",
+    SMTP_URL: smtp.url
   })
   development = await startServer({ DATABASE_URL: db.url }, fakeDns(dnsAnswers))
 })
@@ -35,6 +40,7 @@ afterAll(async () => {
   await production?.close()
   await development?.close()
   await receiver?.close()
+  await smtp?.close()
   await db?.drop()
 })
 

@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { fakeDns } from "../support/dns.js"
 import { seedOrg } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
+import { startSmtp, type TestSmtp } from "../support/smtp.js"
 import { orgApi } from "./support.js"
 
 /**
@@ -13,6 +14,8 @@ import { orgApi } from "./support.js"
  */
 let db: TestDatabase
 let production: TestServer
+/** Production does not start without a mail server. */
+let smtp: TestSmtp
 
 /** What the stand-in DNS answers; a name not listed does not resolve. */
 const dnsAnswers = new Map<string, Array<string>>([
@@ -26,11 +29,13 @@ const dnsAnswers = new Map<string, Array<string>>([
 
 beforeAll(async () => {
   db = await createTestDatabase("webhook_names")
+  smtp = await startSmtp()
   production = await startServer(
     {
       DATABASE_URL: db.url,
       SERVICE_ENV: "production",
-      SECRETS_ENCRYPTION_KEY: "test-key-for-the-names-suite-0123456789"
+      SECRETS_ENCRYPTION_KEY: "test-key-for-the-names-suite-0123456789",
+      SMTP_URL: smtp.url
     },
     fakeDns(dnsAnswers)
   )
@@ -38,6 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await production?.close()
+  await smtp?.close()
   await db?.drop()
 })
 

@@ -10,12 +10,14 @@ import { PublicUrl } from "../../Services/PublicUrl.js"
 import { makeAgentRequestAuthentication } from "../Middleware/Authentication.js"
 import { MAX_BODY_BYTES } from "../Middleware/Edge.js"
 import { errorResponse } from "../Middleware/ErrorResponses.js"
+import { makeMcpOriginCheck } from "../Middleware/RequestSite.js"
 import { makeAgentTools } from "./AgentTools.js"
 import { mcpChallenge } from "./ProtectedResource.js"
 
 /**
  * The MCP server at `POST /mcp` (Streamable HTTP, stateless: one server and transport per
  * request, JSON answers). The route sits beside the HttpApi groups, so it applies the
+ * transport's `Origin` rule (403 `forbidden` for another site's page, RequestSite.ts) and the
  * agent endpoints' authentication itself (401 without a valid agent key, 403
  * `ip_not_allowed` off the allowlist, 600 requests a minute); the edge has already refused
  * org keys (403) and other methods (405).
@@ -35,6 +37,7 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
     const byName = new Map(tools.map((tool) => [tool.name, tool]))
     const listed = tools.map(({ description, inputSchema, name }) => ({ name, description, inputSchema }))
     const authenticateAgent = yield* makeAgentRequestAuthentication
+    const checkOrigin = yield* makeMcpOriginCheck
     const baseUrl = yield* PublicUrl
 
     /** Runs a tool's effect to a tool result; API errors become `isError` results with the error body. */
@@ -69,6 +72,7 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
     // The edge answers other methods (405, Allow: POST) and org keys (403) before this runs.
     const handler = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
+      yield* checkOrigin(request)
       const agent = yield* authenticateAgent("The MCP server needs an agent key (sk_test_... or sk_live_...)")
 
       const runtime = yield* Effect.runtime<never>()

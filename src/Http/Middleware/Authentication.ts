@@ -6,9 +6,10 @@ import { Credentials } from "../../Services/Auth/Credentials.js"
 import type { CachedCredential } from "../../Services/Auth/Current.js"
 import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import { ClientAddress } from "../ClientAddress.js"
-import { presentedCredential, sessionTokenOf } from "../PresentedCredential.js"
+import { presentedCredential } from "../PresentedCredential.js"
 import { AdminAuth, AgentAuth, OrgAuth, SessionAuth, SessionOnly } from "../Security/AuthTags.js"
 import { enforceRateLimit } from "./RateLimits.js"
+import { makeSessionResolver } from "./RequestSite.js"
 
 /**
  * The credential middlewares. Each reads the raw request itself: the platform's bearer
@@ -76,6 +77,7 @@ export const OrgAuthLive = Layer.effect(
     const credentials = yield* Credentials
     const limiter = yield* RateLimiter
     const addresses = yield* ClientAddress
+    const sessionOf = yield* makeSessionResolver
     return {
       orgCredential: () =>
         Effect.gen(function*() {
@@ -88,7 +90,7 @@ export const OrgAuthLive = Layer.effect(
             yield* enforceRateLimit(limiter, policies.orgEndpoints, `orgkey:${actor.org_key_id}`)
             return actor
           }
-          const session = sessionTokenOf(presented)
+          const session = yield* sessionOf(request)
           if (session === undefined) {
             // Unidentified callers are counted by address.
             yield* enforceRateLimit(limiter, policies.orgEndpoints, `ip:${yield* addresses.current}`)
@@ -125,11 +127,11 @@ export const SessionAuthLive = Layer.effect(
   SessionAuth,
   Effect.gen(function*() {
     const credentials = yield* Credentials
+    const sessionOf = yield* makeSessionResolver
     return {
       session: () =>
         Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const session = sessionTokenOf(presentedCredential(request))
+          const session = yield* sessionOf(yield* HttpServerRequest.HttpServerRequest)
           if (session === undefined) return yield* new Unauthenticated({ message: "Sign in first" })
           return yield* credentials.authenticateSession(session)
         })

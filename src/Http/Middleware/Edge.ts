@@ -7,6 +7,7 @@ import {
 } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { currentDocsBaseUrl } from "../../Errors/Wire.js"
+import { AppConfig } from "../../Services/AppConfig.js"
 import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
 import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
 import { ObservabilityConfig } from "../../Services/Observability/ObservabilityConfig.js"
@@ -18,6 +19,7 @@ import { makeRouteTable, routesOfApi } from "../RouteTable.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
 import { observeRequest } from "./Observe.js"
 import { announcesBody, problemInContentType, problemInJsonBody, problemInTarget } from "./RequestChecks.js"
+import { withSecurityHeaders } from "./SecurityHeaders.js"
 
 /** Probes answer outside admission, so an overloaded or draining replica still reports itself. */
 const probePaths = new Set(["/healthz", "/readyz"])
@@ -41,7 +43,8 @@ export const EdgeDefaults = Layer.merge(
  * (see RequestChecks.ts), admission (Lifecycle.ts: over capacity or shutting down answers
  * 503 with `Retry-After`), and the shaping of every failure into the common error body.
  * Every request, answered here or by a handler, gets its request id, metrics and access
- * log line (Observe.ts).
+ * log line (Observe.ts), and its answer the security headers (SecurityHeaders.ts: no
+ * framing of HTML, HSTS in production).
  *
  * Body limit: a `Content-Length` over 1 MB is refused before the body is read; a chunked
  * body is read up to 1 MB and refused with the same 413 as soon as it goes past.
@@ -52,6 +55,7 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
     const lifecycle = yield* Lifecycle
     const observability = yield* ObservabilityConfig
     const { dashboardPath } = yield* AuthConfig
+    const { isProduction } = yield* AppConfig
     const routes = makeRouteTable([...routesOfApi(Api), ...extraRoutes, ...dashboardRoutes(dashboardPath)])
     return (app) =>
       Effect.gen(function*() {
@@ -94,7 +98,8 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
             Effect.map(lifecycle.state, (state) =>
               // While draining, keep-alive clients are told to reconnect (to another replica).
               state.draining ? HttpServerResponse.setHeader(response, "connection", "close") : response)
-          )
+          ),
+          Effect.map((response) => withSecurityHeaders(response, isProduction))
         )
         // Unknown paths share one label, so a scan cannot grow the metrics without bound.
         const route = match._tag === "Found" ? match.route : "unmatched"

@@ -18,7 +18,8 @@ const sessionCookie = {
   type: "apiKey",
   in: "cookie",
   name: SESSION_COOKIE,
-  description: "The session cookie set by email or identity-provider sign-in (the dashboard's credential)."
+  description:
+    "The session cookie set by email or identity-provider sign-in (the dashboard's credential). A write (POST, PUT, PATCH, DELETE) with it must come from the service's own pages (Origin, Sec-Fetch-Site or Referer), else 403 forbidden; scripts send the session as a bearer token."
 }
 
 export const securitySchemes: Record<string, object> = {

@@ -1,9 +1,12 @@
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Effect, Layer, Option, Redacted } from "effect"
 import nodemailer from "nodemailer"
+import { AppConfig } from "../AppConfig.js"
 
 /**
  * Outgoing mail. With SMTP_URL it goes out over SMTP (nodemailer); without it, in
- * development, each message (links included) is written to the log instead.
+ * development only, each message (links included) is written to the log instead, marked
+ * as the development mail sink. Production does not start without SMTP_URL: the mails
+ * carry sign-in, invitation and approval links, which must never reach a log.
  */
 export interface MailMessage {
   readonly to: string
@@ -38,19 +41,33 @@ export const SmtpMailer = (url: string, from: string) =>
     })
   )
 
-export const LogMailer = Layer.succeed(
+/** Development only: each mail, links included, is a log line marked as such. */
+export const DevelopmentMailSink = Layer.succeed(
   Mailer,
   Mailer.of({
     send: (message) =>
-      Effect.logInfo(`Mail (not sent: SMTP_URL unset) to ${message.to}: ${message.subject}\n${message.text}`)
+      Effect.logInfo(
+        `Development mail sink (SERVICE_ENV=development, SMTP_URL unset; not sent) to ${message.to}: ${message.subject}\n${message.text}`
+      )
   })
 )
 
-/** SMTP when SMTP_URL is set, the log otherwise. */
+export const missingSmtpUrl = ConfigError.MissingData(
+  ["SMTP_URL"],
+  "SERVICE_ENV=production needs SMTP_URL (smtp://user:password@host:587): sign-in, invitation and approval links are mailed, and without a mail server they would be written to the log"
+)
+
+/** SMTP when SMTP_URL is set; the development mail sink without it in development; no start in production. */
 export const MailerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
-    const url = yield* Config.option(Config.redacted("SMTP_URL"))
+    const { isProduction } = yield* AppConfig
+    // An empty SMTP_URL (`SMTP_URL=` in an env file) is no mail server either.
+    const url = Option.filter(
+      Option.map(yield* Config.option(Config.redacted("SMTP_URL")), Redacted.value),
+      (value) => value.trim() !== ""
+    )
     const from = yield* Config.string("MAIL_FROM").pipe(Config.withDefault("Agent Gateway <no-reply@localhost>"))
-    return Option.match(url, { onNone: () => LogMailer, onSome: (u) => SmtpMailer(Redacted.value(u), from) })
+    if (Option.isSome(url)) return SmtpMailer(url.value, from)
+    return isProduction ? yield* Effect.fail(missingSmtpUrl) : DevelopmentMailSink
   })
 )

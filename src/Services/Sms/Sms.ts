@@ -60,13 +60,16 @@ export const TwilioSms = (settings: TwilioSettings) =>
     })
   ).pipe(Layer.provide(FetchHttpClient.layer))
 
-/** Development: the message (code included) goes to the log instead. */
-export const LogSms = Layer.succeed(
+/** Development only: the message (code included) is a log line marked as such. */
+export const DevelopmentSmsSink = Layer.succeed(
   Sms,
-  Sms.of({ send: (to, body) => Effect.logInfo(`SMS (not sent: TWILIO_* unset) to ${to}: ${body}`) })
+  Sms.of({
+    send: (to, body) =>
+      Effect.logInfo(`Development SMS sink (SERVICE_ENV=development, TWILIO_* unset; not sent) to ${to}: ${body}`)
+  })
 )
 
-/** Production without a provider: phone verification is switched off. */
+/** Production without a provider: phone verification is switched off (never a code in the log). */
 export const UnconfiguredSms = Layer.succeed(
   Sms,
   Sms.of({
@@ -89,6 +92,6 @@ export const SmsLive = Layer.unwrapEffect(
     if (Option.isSome(sid) && Option.isSome(token) && Option.isSome(from)) {
       return TwilioSms({ accountSid: sid.value, authToken: token.value, from: from.value, apiBase })
     }
-    return environment === "production" ? UnconfiguredSms : LogSms
+    return environment === "production" ? UnconfiguredSms : DevelopmentSmsSink
   })
 )
