@@ -231,6 +231,25 @@ describe("owner mail", () => {
     expect(smtp.refused()).toBeGreaterThanOrEqual(2)
   })
 
+  it("forgets an erased person's address when their last try fails, error text included", async () => {
+    const address = `erased-${Date.now()}@example.com`
+    smtp.refuseNext(1)
+    await emitter.enqueueMail({ to: address, subject: "Your data was erased", text: "body", forgetRecipient: true })
+    await eventually(async () => ((await outboxRows(address))[0]?.attempts === 1 ? true : undefined))
+    // The next try is the last the schedule allows; the server refuses it too.
+    await db.query(`UPDATE mail_outbox SET attempts = 14 WHERE to_address = $1`, [address])
+    smtp.refuseNext(1)
+    clock.advance(31_000)
+    const [row] = await eventually(async () => {
+      const rows = await db.query(`SELECT status, to_address, last_error FROM mail_outbox WHERE dedupe_key IS NULL
+                                   AND status = 'failed' AND attempts = 15`)
+      return rows.length > 0 ? rows : undefined
+    })
+    expect(row.to_address).toBe("erased")
+    expect(row.last_error).not.toContain(address)
+    expect(await outboxRows(address)).toHaveLength(0)
+  })
+
   it("survives a restart with a send still failing: the row waits and goes out later", async () => {
     const org = await seedOrg(db, { name: "Restart Co" })
     smtp.refuseNext(1)

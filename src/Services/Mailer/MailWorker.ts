@@ -63,8 +63,10 @@ export const MailWorkerLive = Layer.scopedDiscard(
           onNone: () =>
             sql`
               UPDATE mail_outbox
-              SET status = 'failed', attempts = ${tries}, last_error = ${error}, next_attempt_at = NULL,
-                  message_enc = NULL, lease_until = NULL, lease_token = NULL
+              SET status = 'failed', attempts = ${tries}, next_attempt_at = NULL,
+                  message_enc = NULL, lease_until = NULL, lease_token = NULL,
+                  last_error = CASE WHEN forget_recipient THEN 'Not sent; recipient erased' ELSE ${error} END,
+                  to_address = CASE WHEN forget_recipient THEN 'erased' ELSE to_address END
               WHERE id = ${row.id} AND lease_token = ${row.lease_token}`,
           onSome: (wait) =>
             sql`
