@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import { NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
+import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
 import { CurrentActor, CurrentAdmin } from "../../Services/Auth/Current.js"
 import { requireOwner } from "../../Services/Auth/Roles.js"
 import { AutoReload } from "../../Services/Billing/AutoReload.js"
@@ -15,6 +16,7 @@ import { SandboxPayments } from "../../Services/Billing/SandboxProvider.js"
 import { providerLabel, Summary } from "../../Services/Billing/Summary.js"
 import { TopUps } from "../../Services/Billing/TopUps.js"
 import { CreditAdjustments } from "../../Services/Operations/CreditAdjustments.js"
+import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
 
 const nextStep = (kind: "stripe" | "sandbox" | "off", started: StartedPayment) => {
@@ -22,6 +24,9 @@ const nextStep = (kind: "stripe" | "sandbox" | "off", started: StartedPayment) =
     started.payment.status !== "pending" && started.payment.status !== "failed" && started.payment.status !== "creating"
   ) {
     return `This payment is ${started.payment.status}; nothing more to do.`
+  }
+  if (started.checkoutUrl !== null) {
+    return "Send the owner to checkout_url; the page comes back to the billing page, which confirms the payment."
   }
   return kind === "stripe"
     ? `Confirm client_secret with Stripe.js (stripe.confirmCardPayment), then POST /v1/orgs/${started.payment.org_id}/billing/payments/${started.payment.id}/confirm.`
@@ -38,10 +43,13 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
     const summary = yield* Summary
     const repo = yield* BillingRepo
     const label = providerLabel(provider.kind, provider.publishableKey)
+    const { dashboardPath } = yield* AuthConfig
+    const dashboardUrl = `${yield* PublicUrl}${dashboardPath === "/" ? "" : dashboardPath}`
 
     const started = (result: StartedPayment) => ({
       payment: paymentRecord(result.payment),
       client_secret: result.clientSecret,
+      checkout_url: result.checkoutUrl,
       provider: label,
       next_step: nextStep(provider.kind, result)
     })
@@ -64,6 +72,15 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
       .handle("topUp", ({ payload }) =>
         Effect.gen(function*() {
           return started(yield* topUps.start(yield* CurrentActor, payload))
+        }))
+      .handle("checkout", ({ payload }) =>
+        Effect.gen(function*() {
+          return started(yield* topUps.start(yield* CurrentActor, payload, { dashboardUrl }))
+        }))
+      .handle("cancel", ({ path }) =>
+        Effect.gen(function*() {
+          const row = yield* payments.cancel(yield* CurrentActor, path.paymentId)
+          return { payment: paymentRecord(row), provider: label }
         }))
       .handle("confirm", ({ path }) =>
         Effect.gen(function*() {
@@ -104,6 +121,7 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
               plan: result.plan,
               payment: null,
               client_secret: null,
+              checkout_url: null,
               provider: label,
               next_step: "The org is on Pay as you go now."
             }

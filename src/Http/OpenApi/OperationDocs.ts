@@ -194,6 +194,8 @@ export const operationDocs: Record<string, OperationDoc> = {
   "billing.payments": summary("List payments"),
   "billing.payment": doc("Get a payment", "One payment with its state and the credits it brought."),
   "billing.topUp": summary("Top up credits"),
+  "billing.checkout": summary("Buy credits on the checkout page"),
+  "billing.cancel": summary("Cancel an unpaid payment"),
   "billing.confirm": summary("Confirm a payment"),
   "billing.autoReload": doc("Auto-reload settings", "Whether the saved card is charged when the balance runs low."),
   "billing.setAutoReload": summary("Change auto-reload"),

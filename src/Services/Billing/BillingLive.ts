@@ -6,6 +6,7 @@ import { AutoReload, AutoReloadSignal } from "./AutoReload.js"
 import { BillingConfig } from "./BillingConfig.js"
 import { BillingMail } from "./BillingMail.js"
 import { BillingRepo } from "./BillingRepo.js"
+import { Checkouts } from "./Checkouts.js"
 import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { PaymentReturns } from "./PaymentReturns.js"
@@ -31,6 +32,9 @@ const OffProvider = Layer.succeed(
     publishableKey: null,
     createCustomer: () => notConfigured,
     createPayment: () => notConfigured,
+    createCheckout: () => notConfigured,
+    retrieveCheckout: () => notConfigured,
+    expireCheckout: () => notConfigured,
     chargeOffSession: () => notConfigured,
     retrievePayment: () => notConfigured,
     cancelPayment: () => notConfigured,
@@ -78,6 +82,7 @@ export const BillingLive = Layer.mergeAll(
   SandboxPayments.Default,
   PaymentReturns.Default,
   PaymentStates.Default,
+  Checkouts.Default,
   Payments.Default,
   TopUps.Default,
   AutoReload.Default,

@@ -56,6 +56,28 @@ export interface CreatePayment {
   readonly idempotencyKey: string
 }
 
+/**
+ * A payment the customer makes on the provider's hosted checkout page (one item, `mode:
+ * payment`): no card data touches our pages. The page sends the customer back to
+ * `successUrl` (where `{CHECKOUT_SESSION_ID}` is replaced by the session's id) or to
+ * `cancelUrl`. Our payment id rides on the session and on the provider's payment it makes.
+ */
+export interface CreateCheckout extends CreatePayment {
+  readonly successUrl: string
+  readonly cancelUrl: string
+}
+
+/** A checkout session: `open` until paid (`complete`) or ended unpaid (`expired`). */
+export interface ProviderCheckout {
+  readonly id: string
+  readonly status: "open" | "complete" | "expired"
+  /** The hosted page, while the session is open. */
+  readonly url: string | null
+  /** The provider's payment, once the customer tried to pay. */
+  readonly paymentId: string | null
+  readonly ourPaymentId: string | null
+}
+
 export interface OffSessionCharge {
   readonly ourPaymentId: string
   readonly amountMinor: bigint
@@ -71,6 +93,7 @@ export type ProviderEvent =
   & { readonly eventId: string; readonly type: string }
   & (
     | { readonly kind: "payment_changed"; readonly payment: ProviderPayment }
+    | { readonly kind: "checkout_changed"; readonly sessionId: string }
     | { readonly kind: "refunded"; readonly paymentId: string; readonly amountRefundedMinor: bigint }
     | {
       readonly kind: "disputed"
@@ -90,6 +113,10 @@ export class PaymentProvider extends Context.Tag("Billing/PaymentProvider")<Paym
   readonly publishableKey: string | null
   readonly createCustomer: (orgId: string, idempotencyKey: string) => Effect.Effect<string, ProviderError>
   readonly createPayment: (request: CreatePayment) => Effect.Effect<ProviderPayment, ProviderError>
+  readonly createCheckout: (request: CreateCheckout) => Effect.Effect<ProviderCheckout, ProviderError>
+  readonly retrieveCheckout: (sessionId: string) => Effect.Effect<ProviderCheckout, ProviderError>
+  /** Ends an open session unpaid (its payment, if any, is cancelled); a finished one comes back unchanged. */
+  readonly expireCheckout: (sessionId: string) => Effect.Effect<ProviderCheckout, ProviderError>
   /** Charges a saved card without the customer; a decline comes back as a payment that did not succeed. */
   readonly chargeOffSession: (request: OffSessionCharge) => Effect.Effect<ProviderPayment, ProviderError>
   readonly retrievePayment: (providerPaymentId: string) => Effect.Effect<ProviderPayment, ProviderError>

@@ -3,7 +3,12 @@ import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
 import { statementRows } from "../StatementRows.js"
-import { PaymentProvider, type ProviderPayment, ProviderPaymentStatus } from "./PaymentProvider.js"
+import {
+  PaymentProvider,
+  type ProviderCheckout,
+  type ProviderPayment,
+  ProviderPaymentStatus
+} from "./PaymentProvider.js"
 
 /**
  * The development payment sandbox: a payment provider inside the service, behind the same
@@ -82,6 +87,42 @@ const behaviourOf = (paymentMethodId: string): Behaviour => {
     : "declined"
 }
 
+const SessionRow = Schema.Struct({
+  id: Schema.String,
+  payment_intent_id: Schema.String,
+  url: Schema.String,
+  success_url: Schema.String,
+  cancel_url: Schema.String,
+  status: Schema.Literal("open", "complete", "expired")
+})
+type SessionRow = typeof SessionRow.Type
+
+/** Where the sandbox's own checkout page for a session is served. */
+export const sandboxCheckoutPath = (sessionId: string) => `/v1/billing/sandbox/checkout/${sessionId}`
+
+/** A sandbox checkout session as the provider interface shows it: complete once its payment succeeded. */
+const toCheckout = (session: SessionRow, intent: SandboxRow): ProviderCheckout => {
+  const status = session.status === "expired" ? "expired" : intent.status === "succeeded" ? "complete" : "open"
+  return {
+    id: session.id,
+    status,
+    url: status === "open" ? session.url : null,
+    paymentId: intent.id,
+    ourPaymentId: typeof intent.metadata?.payment_id === "string" ? intent.metadata.payment_id : null
+  }
+}
+
+/** What the sandbox's checkout page shows and where it sends the customer. */
+export interface SandboxCheckoutPage {
+  readonly checkout: ProviderCheckout
+  readonly amountMinor: bigint
+  readonly currency: string
+  readonly failureMessage: string | null
+  /** The success address with the session's id filled in. */
+  readonly successUrl: string
+  readonly cancelUrl: string
+}
+
 const columns =
   `id, client_secret, amount_minor, currency, status, customer_id, payment_method_id, card_brand, card_last4, card_exp_month,
   card_exp_year, save_card, failure_message, metadata`
@@ -138,6 +179,54 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
         return Option.getOrThrow(yield* byKey)
       })
 
+    const sessionRows = statementRows(SessionRow)
+    const sessionCols = sql.unsafe(`id, payment_intent_id, url, success_url, cancel_url, status`)
+    const findSession = (id: string) =>
+      sessionRows.one(sql`SELECT ${sessionCols} FROM sandbox_checkout_sessions WHERE id = ${id}`).pipe(Effect.orDie)
+
+    /** A session with its payment intent, or a defect: the service only asks about sessions it made. */
+    const sessionWithIntent = (id: string) =>
+      Effect.gen(function*() {
+        const session = yield* findSession(id)
+        if (Option.isNone(session)) return yield* Effect.dieMessage(`No sandbox checkout ${id}`)
+        const intent = yield* find(session.value.payment_intent_id)
+        if (Option.isNone(intent)) return yield* Effect.dieMessage(`No sandbox payment for checkout ${id}`)
+        return { session: session.value, intent: intent.value }
+      })
+
+    const retrieveCheckout = (id: string) =>
+      Effect.map(sessionWithIntent(id), ({ intent, session }) => toCheckout(session, intent))
+
+    const createCheckout: PaymentProvider["Type"]["createCheckout"] = (request) =>
+      Effect.gen(function*() {
+        const intent = yield* insert({
+          amountMinor: request.amountMinor,
+          currency: request.currency,
+          customerId: request.customerId,
+          saveCard: request.saveCard,
+          ourPaymentId: request.ourPaymentId,
+          idempotencyKey: `${request.idempotencyKey}:intent`,
+          status: "requires_payment_method",
+          paymentMethodId: null,
+          card: null,
+          failureMessage: null
+        })
+        const id = `cs_sandbox_${randomUUID().replace(/-/g, "")}`
+        // The page is served by this service, which is where the customer comes back to.
+        const url = `${new URL(request.successUrl).origin}${sandboxCheckoutPath(id)}`
+        yield* sql`
+          INSERT INTO sandbox_checkout_sessions (id, idempotency_key, payment_intent_id, url, success_url, cancel_url,
+            status, created_at)
+          VALUES (${id}, ${request.idempotencyKey}, ${intent.id}, ${url}, ${request.successUrl}, ${request.cancelUrl},
+            'open', ${yield* now})
+          ON CONFLICT (idempotency_key) DO NOTHING`.pipe(Effect.orDie)
+        // The same idempotency key answers the session it first made.
+        const made = yield* sessionRows.one(
+          sql`SELECT ${sessionCols} FROM sandbox_checkout_sessions WHERE idempotency_key = ${request.idempotencyKey}`
+        ).pipe(Effect.orDie)
+        return toCheckout(Option.getOrThrow(made), intent)
+      })
+
     const provider = PaymentProvider.of({
       kind: "sandbox",
       publishableKey: null,
@@ -158,6 +247,18 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
           }),
           toPayment
         ),
+      createCheckout,
+      retrieveCheckout,
+      expireCheckout: (id) =>
+        Effect.gen(function*() {
+          const { session } = yield* sessionWithIntent(id)
+          const intent = yield* provider.cancelPayment(session.payment_intent_id)
+          // A payment that succeeded first keeps the session complete.
+          if (intent.status === "canceled") {
+            yield* sql`UPDATE sandbox_checkout_sessions SET status = 'expired' WHERE id = ${id}`.pipe(Effect.orDie)
+          }
+          return yield* retrieveCheckout(id)
+        }),
       chargeOffSession: (request) =>
         Effect.gen(function*() {
           const behaviour = behaviourOf(request.paymentMethodId)
@@ -232,7 +333,31 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
         return id
       })
 
-    return { provider, confirm } as const
+    /** What the sandbox's checkout page shows for a session; none for an unknown one. */
+    const checkoutPage = (sessionId: string) =>
+      Effect.gen(function*() {
+        const session = yield* findSession(sessionId)
+        if (Option.isNone(session)) return Option.none<SandboxCheckoutPage>()
+        const { intent } = yield* sessionWithIntent(sessionId)
+        return Option.some<SandboxCheckoutPage>({
+          checkout: toCheckout(session.value, intent),
+          amountMinor: intent.amount_minor,
+          currency: intent.currency,
+          failureMessage: intent.failure_message,
+          successUrl: session.value.success_url.replace("{CHECKOUT_SESSION_ID}", sessionId),
+          cancelUrl: session.value.cancel_url
+        })
+      })
+
+    /** The customer pays on the sandbox's checkout page with a test card; answers the page after it. */
+    const payCheckout = (sessionId: string, cardNumber: string) =>
+      Effect.gen(function*() {
+        const { intent, session } = yield* sessionWithIntent(sessionId)
+        if (session.status === "open") yield* confirm(intent.client_secret, cardNumber)
+        return Option.getOrThrow(yield* checkoutPage(sessionId))
+      })
+
+    return { provider, confirm, checkoutPage, payCheckout } as const
   })
 }) {}
 
