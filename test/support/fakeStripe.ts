@@ -317,7 +317,8 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
 
   const page = (status: number, body: string) => ({
     status,
-    html: `<!doctype html><html><body><h1>Test checkout</h1>${body}</body></html>`
+    html:
+      `<!doctype html><html><head><link rel="icon" href="data:,"></head><body><h1>Test checkout</h1>${body}</body></html>`
   })
 
   /** The hosted page: shows the amount and a card form; a post pays (making the PaymentIntent on the first try). */
@@ -334,7 +335,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     } ${session.currency.toUpperCase()}</button></form><a href="${session.cancel_url}">Back</a>`
     if (method === "GET") return page(200, form_)
     const token = hostedCards[String(form.card_number ?? "").replace(/\s/g, "")]
-    if (token === undefined) return page(400, `<p role="alert">Your card number is invalid.</p>${form_}`)
+    if (token === undefined) return page(200, `<p role="alert">Your card number is invalid.</p>${form_}`)
     let pi = session.payment_intent === null ? undefined : paymentIntents.get(session.payment_intent)
     if (pi === undefined) {
       pi = {
@@ -362,7 +363,8 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       session.payment_intent = pi.id
     }
     const failed = attempt(pi, methodFor(token, pi.customer)!, false)
-    if (failed !== undefined) return page(402, `<p role="alert">${failed.error.message}</p>${form_}`)
+    // The page shows the decline and keeps its form, as Stripe's does.
+    if (failed !== undefined) return page(200, `<p role="alert">${failed.error.message}</p>${form_}`)
     session.status = "complete"
     session.payment_status = "paid"
     session.url = null

@@ -26,7 +26,7 @@ const headers = {
   "referrer-policy": "same-origin"
 }
 
-const html = (body: string, status = 200) =>
+const html = (body: string) =>
   HttpServerResponse.text(
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox checkout</title>` +
       `<meta name="viewport" content="width=device-width, initial-scale=1"><style>` +
@@ -34,7 +34,7 @@ const html = (body: string, status = 200) =>
       `.banner{background:#fde68a;border:2px solid #b45309;padding:.75rem;font-weight:bold}` +
       `.error{color:#b91c1c}label{display:block;margin:1rem 0}input{font-size:1.1rem;width:100%}` +
       `button{font-size:1.1rem;padding:.5rem 1rem}</style></head><body>${body}</body></html>`,
-    { status, contentType: "text/html; charset=utf-8", headers }
+    { contentType: "text/html; charset=utf-8", headers }
   )
 
 const cards = Object.entries(sandboxTestCards)
@@ -43,15 +43,14 @@ const cards = Object.entries(sandboxTestCards)
   )
   .join("")
 
-const render = (page: SandboxCheckoutPage, status = 200) => {
+const render = (page: SandboxCheckoutPage) => {
   const banner = `<p class="banner" role="note">Sandbox checkout: development only, no money moves.</p>`
   const amount = `${minorToDecimal(page.amountMinor)} ${page.currency.toUpperCase()}`
   if (page.checkout.status !== "open") {
     const back = page.checkout.status === "complete" ? page.successUrl : page.cancelUrl
     return html(
       `${banner}<h1>${page.checkout.status === "complete" ? "Paid" : "This checkout has ended"}</h1>` +
-        `<p><a href="${escapeHtml(back)}">Back to billing</a></p>`,
-      status
+        `<p><a href="${escapeHtml(back)}">Back to billing</a></p>`
     )
   }
   return html(
@@ -61,8 +60,7 @@ const render = (page: SandboxCheckoutPage, status = 200) => {
       `autocomplete="off" value="4242 4242 4242 4242" required></label>` +
       `<button type="submit">Pay ${escapeHtml(amount)}</button></form>` +
       `<p><a href="${escapeHtml(page.cancelUrl)}">Cancel and go back</a></p>` +
-      `<details><summary>Test cards (any expiry, any CVC)</summary><ul>${cards}</ul></details>`,
-    status
+      `<details><summary>Test cards (any expiry, any CVC)</summary><ul>${cards}</ul></details>`
   )
 }
 
@@ -97,7 +95,7 @@ export const SandboxCheckoutPageLive = HttpApiBuilder.Router.use((router) =>
         const paid = yield* sandbox.payCheckout(id, card).pipe(Effect.either)
         if (paid._tag === "Left") {
           const page = Option.getOrThrow(yield* sandbox.checkoutPage(id))
-          return render({ ...page, failureMessage: paid.left.message }, 400)
+          return render({ ...page, failureMessage: paid.left.message })
         }
         const page = paid.right
         // As Stripe does before it sends the customer back: the payment's outcome is known to the service.
@@ -107,7 +105,8 @@ export const SandboxCheckoutPageLive = HttpApiBuilder.Router.use((router) =>
         if (page.checkout.status === "complete") {
           return HttpServerResponse.empty({ status: 303, headers: { ...headers, location: page.successUrl } })
         }
-        return render(page, 402)
+        // The decline is shown on the page with its form, as a hosted checkout page does.
+        return render(page)
       })
     )
   })
