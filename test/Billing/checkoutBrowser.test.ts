@@ -98,6 +98,21 @@ describe("Buy credits in the browser", () => {
     expect(problems).toEqual([])
   })
 
+  it("with Stripe: saves a card on the hosted page and says so back on billing", async () => {
+    const org = await newOrg(stripeWorld)
+    const { page, problems } = await signedIn(stripeWorld, org)
+    await page.goto(`/dashboard/orgs/${org.orgId}/billing`)
+    await page.getByRole("button", { name: "Add a card" }).click()
+    await page.waitForURL((url) => url.href.startsWith(`${stripeWorld.stripe.url}/c/pay/cs_test_`))
+    await page.locator("input[name=card_number]").fill("4242 4242 4242 4242")
+    await page.getByRole("button", { name: "Save card" }).click()
+    await page.waitForURL((url) => url.searchParams.has("card_setup"))
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Card saved: visa ending in 4242.")
+    await expect.poll(() => billingText(page)).toContain("visa …4242")
+    expect(await page.getByRole("button", { name: "Replace the card" }).isVisible()).toBe(true)
+    expect(problems).toEqual([])
+  })
+
   it("in the sandbox: the service's own marked page, a declined card, then a paid one, back to billing", async () => {
     const org = await newOrg(sandboxWorld)
     const before = await balanceOf(sandboxWorld.db, org.orgId)

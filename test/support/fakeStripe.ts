@@ -85,6 +85,7 @@ interface CheckoutSession {
   customer: string | null
   client_reference_id: string | null
   payment_intent: string | null
+  setup_intent: string | null
   payment_intent_data: {
     description: string | null
     metadata: Record<string, string>
@@ -202,6 +203,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
   const disputes = new Map<string, Record<string, unknown>>()
   const customers = new Set<string>()
   const checkoutSessions = new Map<string, CheckoutSession>()
+  const setupIntents = new Map<string, Record<string, any>>()
   const events: Array<StoredEvent> = []
   let baseUrl = ""
   const requests: Array<{ line: string; idempotencyKey: string | undefined }> = []
@@ -330,12 +332,38 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     const session = checkoutSessions.get(sessionId)
     if (session === undefined) return page(404, "<p>No such checkout</p>")
     if (session.status !== "open") return page(410, `<p>This checkout is ${session.status}</p>`)
-    const form_ = `<form method="post"><input name="card_number"><button>Pay ${
-      (session.amount_total / 100).toFixed(2)
-    } ${session.currency.toUpperCase()}</button></form><a href="${session.cancel_url}">Back</a>`
+    const action = session.mode === "setup"
+      ? "Save card"
+      : `Pay ${(session.amount_total / 100).toFixed(2)} ${session.currency.toUpperCase()}`
+    const form_ =
+      `<form method="post"><input name="card_number"><button>${action}</button></form><a href="${session.cancel_url}">Back</a>`
     if (method === "GET") return page(200, form_)
     const token = hostedCards[String(form.card_number ?? "").replace(/\s/g, "")]
     if (token === undefined) return page(200, `<p role="alert">Your card number is invalid.</p>${form_}`)
+    if (session.mode === "setup") {
+      // Saving a card: nothing is charged; a card the bank refuses is refused here too.
+      const pm = methodFor(token, session.customer)!
+      if (pm.behaviour === "declined" || pm.behaviour === "insufficient_funds") {
+        return page(200, `<p role="alert">Your card was declined.</p>${form_}`)
+      }
+      pm.customer = session.customer
+      const setup = {
+        id: id("seti"),
+        object: "setup_intent",
+        status: "succeeded",
+        customer: session.customer,
+        payment_method: pm.id,
+        usage: "off_session",
+        metadata: session.metadata,
+        livemode: false
+      }
+      setupIntents.set(setup.id, setup)
+      session.setup_intent = setup.id
+      session.status = "complete"
+      session.url = null
+      emit("checkout.session.completed", { ...session })
+      return { status: 303, location: session.success_url.replace("{CHECKOUT_SESSION_ID}", session.id) }
+    }
     let pi = session.payment_intent === null ? undefined : paymentIntents.get(session.payment_intent)
     if (pi === undefined) {
       pi = {
@@ -455,10 +483,11 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
         payment_status: "unpaid",
         url: null,
         amount_total: lineItems.reduce((sum, item) => sum + item.unit_amount * item.quantity, 0),
-        currency: String(items[0]?.price_data?.currency ?? "usd"),
+        currency: String(items[0]?.price_data?.currency ?? form.currency ?? "usd"),
         customer: form.customer ?? null,
         client_reference_id: form.client_reference_id ?? null,
         payment_intent: null,
+        setup_intent: null,
         payment_intent_data: {
           description: form.payment_intent_data?.description ?? null,
           metadata: form.payment_intent_data?.metadata ?? {},
@@ -495,6 +524,17 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
         }
         expire(session)
         return { status: 200, body: session }
+      }
+    }
+    if (method === "GET" && segments[0] === "v1" && segments[1] === "setup_intents" && segments[2] !== undefined) {
+      const setup = setupIntents.get(segments[2])
+      if (setup === undefined || !secret) return notFound("setup_intent")
+      const pm = paymentMethods.get(setup.payment_method)
+      return {
+        status: 200,
+        body: asList(form.expand).includes("payment_method") && pm !== undefined
+          ? { ...setup, payment_method: (({ behaviour: _b, ...rest }) => rest)(pm) }
+          : setup
       }
     }
     if (segments[0] === "v1" && segments[1] === "payment_intents" && segments[2] !== undefined) {

@@ -255,6 +255,35 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       )
   )
   .add(
+    HttpApiEndpoint.post("cardSetup", "/v1/orgs/:orgId/billing/card/setup")
+      .setPath(OrgPath)
+      .addSuccess(Schema.Struct({ checkout_url: Schema.NullOr(Schema.String), provider: ProviderLabel }), {
+        status: 201
+      })
+      .addError(wire(Forbidden))
+      .addError(wire(PaymentUnavailable))
+      .addError(wire(NotConfigured))
+      .annotate(
+        OpenApi.Description,
+        "Owners: add or replace the saved card on the payment provider's hosted page (nothing is charged). Send the owner to checkout_url; the page returns to the billing page, which POSTs .../card/setup/confirm."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("cardSetupConfirm", "/v1/orgs/:orgId/billing/card/setup/confirm")
+      .setPath(OrgPath)
+      .addSuccess(Schema.Struct({
+        status: Schema.Literal("saved", "open", "expired", "none"),
+        card: BillingSummary.fields.card,
+        provider: ProviderLabel
+      }))
+      .addError(wire(PaymentUnavailable))
+      .addError(wire(NotConfigured))
+      .annotate(
+        OpenApi.Description,
+        "The owner came back from saving a card: the org's last card setup is read from the provider and its card kept."
+      )
+  )
+  .add(
     HttpApiEndpoint.del("removeCard", "/v1/orgs/:orgId/billing/card")
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({ status: Schema.Literal("removed"), provider: ProviderLabel }))

@@ -6,6 +6,7 @@ import { CurrentActor, CurrentAdmin } from "../../Services/Auth/Current.js"
 import { requireOwner } from "../../Services/Auth/Roles.js"
 import { AutoReload } from "../../Services/Billing/AutoReload.js"
 import { BillingRepo } from "../../Services/Billing/BillingRepo.js"
+import { CardSetups } from "../../Services/Billing/CardSetups.js"
 import { PaymentProvider } from "../../Services/Billing/PaymentProvider.js"
 import { paymentRecord } from "../../Services/Billing/PaymentRecords.js"
 import { Payments, type StartedPayment } from "../../Services/Billing/Payments.js"
@@ -41,6 +42,7 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
     const autoReload = yield* AutoReload
     const planChanges = yield* PlanChanges
     const summary = yield* Summary
+    const cardSetups = yield* CardSetups
     const repo = yield* BillingRepo
     const label = providerLabel(provider.kind, provider.publishableKey)
     const { dashboardPath } = yield* AuthConfig
@@ -94,6 +96,18 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
       .handle("setAutoReload", ({ payload }) =>
         Effect.gen(function*() {
           return { auto_reload: yield* autoReload.update(yield* CurrentActor, payload), provider: label }
+        }))
+      .handle("cardSetup", () =>
+        Effect.gen(function*() {
+          const setup = yield* cardSetups.start(yield* CurrentActor, { dashboardUrl })
+          return { checkout_url: setup.checkoutUrl, provider: label }
+        }))
+      .handle("cardSetupConfirm", () =>
+        Effect.gen(function*() {
+          const actor = yield* CurrentActor
+          const finished = yield* cardSetups.finish(actor)
+          const card = (yield* summary.get(actor)).card
+          return { status: finished.status, card, provider: label }
         }))
       .handle("removeCard", () =>
         Effect.gen(function*() {

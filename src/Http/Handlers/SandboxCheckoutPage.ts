@@ -2,8 +2,8 @@ import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse, UrlP
 import { Effect, Option } from "effect"
 import { minorToDecimal } from "../../Domain/Billing.js"
 import { escapeHtml } from "../../Domain/Html.js"
+import { Checkouts } from "../../Services/Billing/Checkouts.js"
 import { PaymentProvider } from "../../Services/Billing/PaymentProvider.js"
-import { PaymentStates } from "../../Services/Billing/PaymentStates.js"
 import {
   type SandboxCheckoutPage,
   sandboxCheckoutPath,
@@ -45,20 +45,23 @@ const cards = Object.entries(sandboxTestCards)
 
 const render = (page: SandboxCheckoutPage) => {
   const banner = `<p class="banner" role="note">Sandbox checkout: development only, no money moves.</p>`
-  const amount = `${minorToDecimal(page.amountMinor)} ${page.currency.toUpperCase()}`
+  const amount = page.amountMinor === null ? null : `${minorToDecimal(page.amountMinor)} ${page.currency.toUpperCase()}`
+  const action = amount === null ? "Save the card" : `Pay ${amount}`
   if (page.checkout.status !== "open") {
     const back = page.checkout.status === "complete" ? page.successUrl : page.cancelUrl
     return html(
-      `${banner}<h1>${page.checkout.status === "complete" ? "Paid" : "This checkout has ended"}</h1>` +
+      `${banner}<h1>${
+        page.checkout.status === "complete" ? (amount === null ? "Card saved" : "Paid") : "This checkout has ended"
+      }</h1>` +
         `<p><a href="${escapeHtml(back)}">Back to billing</a></p>`
     )
   }
   return html(
-    `${banner}<h1>Pay ${escapeHtml(amount)}</h1>` +
+    `${banner}<h1>${escapeHtml(action)}</h1>` +
       (page.failureMessage === null ? "" : `<p class="error" role="alert">${escapeHtml(page.failureMessage)}</p>`) +
       `<form method="post"><label>Test card number <input name="card_number" inputmode="numeric" ` +
       `autocomplete="off" value="4242 4242 4242 4242" required></label>` +
-      `<button type="submit">Pay ${escapeHtml(amount)}</button></form>` +
+      `<button type="submit">${escapeHtml(action)}</button></form>` +
       `<p><a href="${escapeHtml(page.cancelUrl)}">Cancel and go back</a></p>` +
       `<details><summary>Test cards (any expiry, any CVC)</summary><ul>${cards}</ul></details>`
   )
@@ -71,7 +74,7 @@ export const SandboxCheckoutPageLive = HttpApiBuilder.Router.use((router) =>
     const provider = yield* PaymentProvider
     if (provider.kind !== "sandbox") return
     const sandbox = yield* SandboxPayments
-    const states = yield* PaymentStates
+    const checkouts = yield* Checkouts
     const path = sandboxCheckoutPath(":sessionId") as `/${string}`
 
     const sessionId = Effect.map(HttpRouter.params, (params) => params.sessionId ?? "")
@@ -98,10 +101,8 @@ export const SandboxCheckoutPageLive = HttpApiBuilder.Router.use((router) =>
           return render({ ...page, failureMessage: paid.left.message })
         }
         const page = paid.right
-        // As Stripe does before it sends the customer back: the payment's outcome is known to the service.
-        if (page.checkout.paymentId !== null) {
-          yield* states.apply(yield* sandbox.provider.retrievePayment(page.checkout.paymentId).pipe(Effect.orDie))
-        }
+        // As Stripe's events do before the customer is back: the outcome is known to the service.
+        yield* checkouts.sync(id).pipe(Effect.orDie)
         if (page.checkout.status === "complete") {
           return HttpServerResponse.empty({ status: 303, headers: { ...headers, location: page.successUrl } })
         }

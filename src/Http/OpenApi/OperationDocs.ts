@@ -200,6 +200,8 @@ export const operationDocs: Record<string, OperationDoc> = {
   "billing.autoReload": doc("Auto-reload settings", "Whether the saved card is charged when the balance runs low."),
   "billing.setAutoReload": summary("Change auto-reload"),
   "billing.removeCard": summary("Forget the saved card"),
+  "billing.cardSetup": summary("Save a card on the checkout page"),
+  "billing.cardSetupConfirm": summary("Finish saving a card"),
   "billing.changePlan": summary("Change plan"),
   "paymentWebhook.receive": summary("Payment provider events"),
   "sandboxPayments.confirm": summary("Pay in the sandbox"),

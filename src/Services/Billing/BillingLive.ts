@@ -6,6 +6,7 @@ import { AutoReload, AutoReloadSignal } from "./AutoReload.js"
 import { BillingConfig } from "./BillingConfig.js"
 import { BillingMail } from "./BillingMail.js"
 import { BillingRepo } from "./BillingRepo.js"
+import { CardSetups } from "./CardSetups.js"
 import { Checkouts } from "./Checkouts.js"
 import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
@@ -35,6 +36,8 @@ const OffProvider = Layer.succeed(
     createCheckout: () => notConfigured,
     retrieveCheckout: () => notConfigured,
     expireCheckout: () => notConfigured,
+    createCardSetup: () => notConfigured,
+    retrieveCardSetup: () => notConfigured,
     chargeOffSession: () => notConfigured,
     retrievePayment: () => notConfigured,
     cancelPayment: () => notConfigured,
@@ -83,6 +86,7 @@ export const BillingLive = Layer.mergeAll(
   PaymentReturns.Default,
   PaymentStates.Default,
   Checkouts.Default,
+  CardSetups.Default,
   Payments.Default,
   TopUps.Default,
   AutoReload.Default,

@@ -68,7 +68,9 @@ export const ProfileRow = Schema.Struct({
   auto_reload_next_attempt_at: Schema.NullOr(Schema.DateFromSelf),
   auto_reload_disabled_reason: Schema.NullOr(Schema.String),
   plan_period_end: Schema.NullOr(Schema.DateFromSelf),
-  plan_founding: Schema.Boolean
+  plan_founding: Schema.Boolean,
+  /** The card setup (a checkout session saving a card) the owner was last sent to. */
+  card_setup_session_id: Schema.NullOr(Schema.String)
 })
 export type ProfileRow = typeof ProfileRow.Type
 

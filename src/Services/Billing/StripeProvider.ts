@@ -4,7 +4,13 @@ import type { DisputeStatus } from "../../Domain/Billing.js"
 import { InvalidSignature, PaymentUnavailable } from "../../Errors/ApiErrors.js"
 import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import type { StripeSettings } from "./BillingConfig.js"
-import { PaymentProvider, type ProviderCheckout, type ProviderEvent, type ProviderPayment } from "./PaymentProvider.js"
+import {
+  PaymentProvider,
+  type ProviderCardSetup,
+  type ProviderCheckout,
+  type ProviderEvent,
+  type ProviderPayment
+} from "./PaymentProvider.js"
 
 /**
  * The payment provider on Stripe, through the official library. The API version is
@@ -66,10 +72,45 @@ const PaymentIntentShape = Schema.Struct({
 
 const decodePaymentIntent = Schema.decodeUnknown(PaymentIntentShape)
 
+const SetupIntentShape = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("setup_intent"),
+  status: Schema.String,
+  customer: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
+  payment_method: Schema.optional(
+    Schema.NullOr(
+      Schema.Union(Schema.String, Schema.Struct({ id: Schema.String, card: Schema.optional(Schema.NullOr(Card)) }))
+    )
+  )
+})
+
+const toCardSetup = (raw: unknown) =>
+  Effect.map(
+    Schema.decodeUnknown(SetupIntentShape)(raw).pipe(
+      Effect.mapError(() =>
+        new PaymentUnavailable({ message: "The payment provider answered with something that is not a card setup" })
+      )
+    ),
+    (setup): ProviderCardSetup => {
+      const method = typeof setup.payment_method === "object" ? setup.payment_method : null
+      const card = method?.card ?? null
+      return {
+        succeeded: setup.status === "succeeded",
+        customerId: idOf(setup.customer),
+        paymentMethodId: idOf(setup.payment_method),
+        card: card === null
+          ? null
+          : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year }
+      }
+    }
+  )
+
 const CheckoutSessionShape = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("checkout.session"),
+  mode: Schema.Literal("payment", "setup", "subscription"),
   status: Schema.Literal("open", "complete", "expired"),
+  setup_intent: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
   url: Schema.optional(Schema.NullOr(Schema.String)),
   payment_intent: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
   metadata: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
@@ -85,10 +126,14 @@ export const toProviderCheckout = (raw: unknown) =>
     ),
     (session): ProviderCheckout => ({
       id: session.id,
+      // Subscriptions are not made by the service: such a session is never one of its payments.
+      mode: session.mode === "setup" ? "setup" : "payment",
       status: session.status,
       url: session.status === "open" ? session.url ?? null : null,
       paymentId: idOf(session.payment_intent),
-      ourPaymentId: session.metadata?.payment_id ?? null
+      ourPaymentId: session.metadata?.payment_id ?? null,
+      setupId: idOf(session.setup_intent),
+      orgId: session.metadata?.org_id ?? null
     })
   )
 
@@ -299,6 +344,25 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
         ),
       createCheckout,
       retrieveCheckout,
+      createCardSetup: (request) =>
+        Effect.flatMap(
+          call("creating a card setup", () =>
+            stripe.checkout.sessions.create({
+              mode: "setup",
+              currency: "usd",
+              customer: request.customerId,
+              metadata: { org_id: request.orgId },
+              setup_intent_data: { metadata: { org_id: request.orgId } },
+              success_url: request.successUrl,
+              cancel_url: request.cancelUrl
+            }, { idempotencyKey: request.idempotencyKey })),
+          toProviderCheckout
+        ),
+      retrieveCardSetup: (id) =>
+        Effect.flatMap(
+          call("retrieving a card setup", () => stripe.setupIntents.retrieve(id, { expand: ["payment_method"] })),
+          toCardSetup
+        ),
       expireCheckout,
       chargeOffSession,
       retrievePayment,

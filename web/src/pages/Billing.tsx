@@ -3,6 +3,7 @@ import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { BuyCredits } from "../components/billing/BuyCredits.js"
 import { CheckoutReturn } from "../components/billing/CheckoutReturn.js"
+import { SavedCard } from "../components/billing/SavedCard.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Credits, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
 
@@ -213,6 +214,7 @@ export const BillingPage = () => {
                   </form>
                 )
                 : null}
+              {owner ? <SavedCard orgId={org.id} hasCard={data.card !== null} /> : null}
               {owner && data.card !== null
                 ? (
                   <button
