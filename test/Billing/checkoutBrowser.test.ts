@@ -58,7 +58,7 @@ describe("Buy credits in the browser", () => {
       url.href.startsWith(`${stripeWorld.server.baseUrl}/dashboard/orgs/${org.orgId}/billing`)
     )
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Paid: 25,000 cr")
-    await expect.poll(() => billingText(page)).toContain(
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain(
       `Your balance is now ${(Number(before) + 25_000).toLocaleString("en-US")} cr`
     )
     const text = (await billingText(page)) ?? ""
@@ -91,7 +91,9 @@ describe("Buy credits in the browser", () => {
     await page.waitForURL((url) => url.href.startsWith(`${stripeWorld.stripe.url}/c/pay/`))
     await page.locator("input[name=card_number]").fill("4000 0000 0000 0002")
     await page.getByRole("button", { name: /Pay/ }).click()
-    await expect.poll(() => page.locator("body").textContent()).toContain("Your card was declined.")
+    await expect.poll(() => page.locator("body").textContent(), { timeout: 20_000 }).toContain(
+      "Your card was declined."
+    )
     await page.getByRole("link", { name: "Back" }).click()
     await page.waitForURL((url) => url.href.includes("checkout=canceled"))
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("The payment was cancelled")
@@ -108,7 +110,7 @@ describe("Buy credits in the browser", () => {
     await page.getByRole("button", { name: "Save card" }).click()
     await page.waitForURL((url) => url.searchParams.has("card_setup"))
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Card saved: visa ending in 4242.")
-    await expect.poll(() => billingText(page)).toContain("visa …4242")
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("visa …4242")
     expect(await page.getByRole("button", { name: "Replace the card" }).isVisible()).toBe(true)
     expect(problems).toEqual([])
   })
@@ -119,10 +121,14 @@ describe("Buy credits in the browser", () => {
     const { page, problems } = await signedIn(sandboxWorld, org)
     await buy(page, org.orgId, "20")
     await page.waitForURL((url) => url.pathname.startsWith("/v1/billing/sandbox/checkout/"))
-    await expect.poll(() => page.locator("body").textContent()).toContain("Sandbox checkout: development only")
+    await expect.poll(() => page.locator("body").textContent(), { timeout: 20_000 }).toContain(
+      "Sandbox checkout: development only"
+    )
     await page.getByLabel("Test card number").fill("4000 0000 0000 0002")
     await page.getByRole("button", { name: "Pay 20.00 USD" }).click()
-    await expect.poll(() => page.getByRole("alert").textContent()).toContain("Your card was declined.")
+    await expect.poll(() => page.getByRole("alert").textContent(), { timeout: 20_000 }).toContain(
+      "Your card was declined."
+    )
     await page.getByLabel("Test card number").fill("4242 4242 4242 4242")
     await page.getByRole("button", { name: "Pay 20.00 USD" }).click()
     await page.waitForURL((url) => url.pathname === `/dashboard/orgs/${org.orgId}/billing`)
