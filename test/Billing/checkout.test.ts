@@ -168,6 +168,23 @@ describe("buying credits through Stripe Checkout", () => {
     expect(await balanceOf(world.db, org.orgId)).toBe(before + 10_000n)
   })
 
+  it("charges INR at the ECB rate on the hosted page, one-time (no card kept)", async () => {
+    world.ecb.set({ date: "2026-11-21", usd: "1.0500", inr: "88.6200" })
+    await world.db.query(`DELETE FROM fx_rates`)
+    const org = await newOrg(world)
+    const before = await balanceOf(world.db, org.orgId)
+    const kept = await checkout(org, { amount_usd: "25", currency: "inr", save_card: true })
+    expect(kept.status).toBe(400)
+    expect(kept.json).toEqual(errorBody(world, "invalid_input", false))
+    const { paid, session, started } = await paidCheckout(org, { amount_usd: "25", currency: "inr" })
+    expect(started.payment).toMatchObject({ currency: "inr", amount: "2110.00", fx: { inr_per_usd: "84.4000" } })
+    expect(session).toMatchObject({ currency: "inr", amount_total: 211_000, customer: null })
+    expect(session.payment_intent_data.setup_future_usage).toBeNull()
+    expect(paid.status).toBe(303)
+    expect((await confirm(org, started.payment.id)).json.payment.status).toBe("succeeded")
+    expect(await balanceOf(world.db, org.orgId)).toBe(before + 25_000n)
+  })
+
   it("answers the same session again under the same idempotency key", async () => {
     const org = await newOrg(world)
     const body = { amount_usd: "10", idempotency_key: "buy-1" }
