@@ -78,6 +78,14 @@ describe("saving a card on Stripe's hosted page", () => {
     expect(back.json).toMatchObject({ status: "saved", card: { brand: "mastercard", last4: "4444" } })
     const [reload] = await reloadsOnce(stripe, org.orgId, org.owner.sessionToken)
     expect(reload).toMatchObject({ card_last4: "4444" })
+
+    // Forgotten, the card stays forgotten even if the owner's last return is asked again.
+    const removed = await call(stripe, "DELETE", `/v1/orgs/${org.orgId}/billing/card`, {
+      token: org.owner.sessionToken
+    })
+    expect(removed.status).toBe(200)
+    const again = await post(stripe, org.owner.sessionToken, `/v1/orgs/${org.orgId}/billing/card/setup/confirm`)
+    expect(again.json).toMatchObject({ status: "none", card: null })
   })
 
   it("keeps the card from checkout.session.completed when the owner never comes back; members may not start one", async () => {

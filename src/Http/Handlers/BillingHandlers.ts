@@ -122,6 +122,8 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
             card_last4: null,
             card_exp_month: null,
             card_exp_year: null,
+            // A later return from the last card setup must not bring the card back.
+            card_setup_session_id: null,
             auto_reload_enabled: false,
             updated_at: at
           }).pipe(Effect.orDie)
