@@ -17,6 +17,15 @@ export const extraRoutes: ReadonlyArray<RouteSpec> = [
   { method: "GET", path: "/metrics" }
 ]
 
+/**
+ * The development sandbox's checkout page (Billing/SandboxCheckoutPage.ts): a page a browser
+ * opens and posts its card form to, so its POST takes a form body instead of JSON.
+ */
+export const formRoutes: ReadonlyArray<RouteSpec> = [
+  { method: "GET", path: "/v1/billing/sandbox/checkout/:sessionId" },
+  { method: "POST", path: "/v1/billing/sandbox/checkout/:sessionId" }
+]
+
 /** The dashboard's pages and files, wherever DASHBOARD_PATH puts them. */
 export const dashboardRoutes = (dashboardPath: string): ReadonlyArray<RouteSpec> => [
   { method: "GET", path: dashboardPath },

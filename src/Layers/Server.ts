@@ -37,6 +37,7 @@ import {
   OrgPurchasingHandlers,
   PurchasingHandlers
 } from "../Http/Handlers/PurchasingHandlers.js"
+import { SandboxCheckoutPageLive } from "../Http/Handlers/SandboxCheckoutPage.js"
 import { UsageHandlers } from "../Http/Handlers/UsageHandlers.js"
 import { WebhooksHandlers } from "../Http/Handlers/WebhooksHandlers.js"
 import { McpRouteLive } from "../Http/Mcp/McpRoute.js"
@@ -226,6 +227,7 @@ const Handlers = Layer.mergeAll(
   BillingHandlers,
   PaymentWebhookHandlers,
   SandboxPaymentsHandlers,
+  SandboxCheckoutPageLive,
   AdminBillingHandlers,
   AdminToolsHandlers,
   AdminOrgsHandlers,

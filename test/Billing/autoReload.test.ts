@@ -71,7 +71,7 @@ describe("auto-reload settings", () => {
         world,
         "no_saved_card",
         false,
-        "Auto-reload needs a saved card: top up once with save_card: true (USD), then switch it on"
+        "Auto-reload needs a saved card: save one, or keep the card when buying credits in US dollars, then switch it on"
       )
     )
   })

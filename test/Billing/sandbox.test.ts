@@ -142,6 +142,7 @@ describe("production without keys", () => {
       ["GET", `/v1/orgs/${org.orgId}/billing`, undefined, unconfigured],
       ["GET", `/v1/orgs/${org.orgId}/billing/payments`, undefined, unconfigured],
       ["POST", `/v1/orgs/${org.orgId}/billing/top-ups`, { credits: 5000 }, unconfigured],
+      ["POST", `/v1/orgs/${org.orgId}/billing/checkout`, { credits: 5000 }, unconfigured],
       ["PUT", `/v1/orgs/${org.orgId}/billing/auto-reload`, { enabled: false }, unconfigured],
       ["POST", `/v1/orgs/${org.orgId}/billing/plan`, { plan: "pro" }, unconfigured],
       [

@@ -4,7 +4,6 @@ import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import type { EventInput } from "../../src/Domain/Events.js"
 import { AppConfig } from "../../src/Services/AppConfig.js"
 import { Events } from "../../src/Services/Events/Events.js"
-import type { MailMessage } from "../../src/Services/Mailer/Mailer.js"
 import { MailOutbox } from "../../src/Services/Mailer/MailOutbox.js"
 import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
 import type { TestDatabase } from "./database.js"
@@ -51,7 +50,7 @@ export const eventEmitter = (
         })
       ),
     /** Queues a mail through the outbox, as other areas do. */
-    enqueueMail: (message: MailMessage & { dedupeKey?: string }) =>
+    enqueueMail: (message: Parameters<MailOutbox["Type"]["enqueue"]>[0]) =>
       runtime.runPromise(Effect.flatMap(MailOutbox, (outbox) => outbox.enqueue(message))),
     close: () => runtime.dispose()
   }

@@ -11,6 +11,11 @@ import { STRIPE_API_VERSION } from "../../src/Services/Billing/StripeProvider.js
  * `pm_card_chargeDeclinedInsufficientFunds`, `pm_card_authenticationRequired`). The service reaches it through the official library
  * (STRIPE_API_BASE); tests play the browser with the same library and a publishable key.
  *
+ * Checkout Sessions (`mode: payment`) come with a hosted page served here (`/c/pay/<id>`: a
+ * form taking a test card number, as a test posts it); the PaymentIntent is made when the
+ * customer first tries to pay, as Stripe does, and a paid session redirects to its success
+ * address.
+ *
  * Events are kept, not pushed: a test delivers them (as often and as concurrently as it
  * likes) with a signature made by the library's own `generateTestHeaderString`.
  */
@@ -68,6 +73,42 @@ interface Charge {
   livemode: false
 }
 
+interface CheckoutSession {
+  id: string
+  object: "checkout.session"
+  mode: string
+  status: "open" | "complete" | "expired"
+  payment_status: "unpaid" | "paid"
+  url: string | null
+  amount_total: number
+  currency: string
+  customer: string | null
+  client_reference_id: string | null
+  payment_intent: string | null
+  setup_intent: string | null
+  payment_intent_data: {
+    description: string | null
+    metadata: Record<string, string>
+    setup_future_usage: string | null
+  }
+  line_items: Array<{ name: string; unit_amount: number; quantity: number }>
+  metadata: Record<string, string>
+  success_url: string
+  cancel_url: string
+  created: number
+  expires_at: number
+  livemode: false
+}
+
+/** Card numbers typed on the hosted page, and the test payment method each stands for. */
+const hostedCards: Record<string, string> = {
+  "4242424242424242": "pm_card_visa",
+  "5555555555554444": "pm_card_mastercard",
+  "4000000000000002": "pm_card_chargeDeclined",
+  "4000000000009995": "pm_card_chargeDeclinedInsufficientFunds",
+  "4000002760003184": "pm_card_authenticationRequired"
+}
+
 export interface StoredEvent {
   readonly id: string
   readonly type: string
@@ -111,6 +152,7 @@ const asList = (value: unknown): Array<string> =>
 export interface FakeStripe {
   readonly url: string
   readonly paymentIntents: Map<string, PaymentIntent>
+  readonly checkoutSessions: Map<string, CheckoutSession>
   readonly paymentMethods: Map<string, PaymentMethod>
   readonly customers: Set<string>
   readonly events: Array<StoredEvent>
@@ -136,6 +178,17 @@ export interface FakeStripe {
   readonly dispute: (paymentIntentId: string, amount: number) => StoredEvent
   /** The payment's dispute is decided; answers the `charge.dispute.closed` event. */
   readonly closeDispute: (paymentIntentId: string, outcome: "won" | "lost") => StoredEvent
+  /**
+   * The customer pays on the hosted checkout page with a card number (a plain form post, as
+   * the browser sends it); answers the page's status and where it redirects (the success
+   * address on payment).
+   */
+  readonly payCheckout: (
+    pageUrl: string,
+    cardNumber: string
+  ) => Promise<{ status: number; location: string | null; text: string }>
+  /** The session runs out of time at Stripe; answers the `checkout.session.expired` event. */
+  readonly expireCheckout: (sessionId: string) => StoredEvent
   readonly lastEvent: (type: string, paymentIntentId: string) => StoredEvent
   /** Posts an event to `url`, signed with the library's test-header helper; answers status and body. */
   readonly deliver: (url: string, event: StoredEvent, secret?: string) => Promise<{ status: number; body: any }>
@@ -149,7 +202,10 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
   const charges = new Map<string, Charge>()
   const disputes = new Map<string, Record<string, unknown>>()
   const customers = new Set<string>()
+  const checkoutSessions = new Map<string, CheckoutSession>()
+  const setupIntents = new Map<string, Record<string, any>>()
   const events: Array<StoredEvent> = []
+  let baseUrl = ""
   const requests: Array<{ line: string; idempotencyKey: string | undefined }> = []
   const idempotent = new Map<string, { body: string; status: number; answer: string }>()
   const troubles: Array<{ mode: Trouble; prefix: string }> = []
@@ -249,6 +305,101 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     return undefined
   }
 
+  /** An open session ends unpaid: its payment, if the customer tried, is cancelled. */
+  const expire = (session: CheckoutSession) => {
+    session.status = "expired"
+    session.url = null
+    const pi = session.payment_intent === null ? undefined : paymentIntents.get(session.payment_intent)
+    if (pi !== undefined && pi.status !== "succeeded" && pi.status !== "canceled") {
+      pi.status = "canceled"
+      emit("payment_intent.canceled", { ...pi })
+    }
+    return emit("checkout.session.expired", { ...session })
+  }
+
+  const page = (status: number, body: string) => ({
+    status,
+    html:
+      `<!doctype html><html><head><link rel="icon" href="data:,"></head><body><h1>Test checkout</h1>${body}</body></html>`
+  })
+
+  /** The hosted page: shows the amount and a card form; a post pays (making the PaymentIntent on the first try). */
+  const hosted = (method: string, sessionId: string, form: Record<string, any>): {
+    status: number
+    html?: string
+    location?: string
+  } => {
+    const session = checkoutSessions.get(sessionId)
+    if (session === undefined) return page(404, "<p>No such checkout</p>")
+    if (session.status !== "open") return page(410, `<p>This checkout is ${session.status}</p>`)
+    const action = session.mode === "setup"
+      ? "Save card"
+      : `Pay ${(session.amount_total / 100).toFixed(2)} ${session.currency.toUpperCase()}`
+    const form_ =
+      `<form method="post"><input name="card_number"><button>${action}</button></form><a href="${session.cancel_url}">Back</a>`
+    if (method === "GET") return page(200, form_)
+    const token = hostedCards[String(form.card_number ?? "").replace(/\s/g, "")]
+    if (token === undefined) return page(200, `<p role="alert">Your card number is invalid.</p>${form_}`)
+    if (session.mode === "setup") {
+      // Saving a card: nothing is charged; a card the bank refuses is refused here too.
+      const pm = methodFor(token, session.customer)!
+      if (pm.behaviour === "declined" || pm.behaviour === "insufficient_funds") {
+        return page(200, `<p role="alert">Your card was declined.</p>${form_}`)
+      }
+      pm.customer = session.customer
+      const setup = {
+        id: id("seti"),
+        object: "setup_intent",
+        status: "succeeded",
+        customer: session.customer,
+        payment_method: pm.id,
+        usage: "off_session",
+        metadata: session.metadata,
+        livemode: false
+      }
+      setupIntents.set(setup.id, setup)
+      session.setup_intent = setup.id
+      session.status = "complete"
+      session.url = null
+      emit("checkout.session.completed", { ...session })
+      return { status: 303, location: session.success_url.replace("{CHECKOUT_SESSION_ID}", session.id) }
+    }
+    let pi = session.payment_intent === null ? undefined : paymentIntents.get(session.payment_intent)
+    if (pi === undefined) {
+      pi = {
+        id: id("pi"),
+        object: "payment_intent",
+        amount: session.amount_total,
+        amount_received: 0,
+        currency: session.currency,
+        status: "requires_payment_method",
+        client_secret: "",
+        customer: session.customer,
+        payment_method: null,
+        latest_charge: null,
+        metadata: session.payment_intent_data.metadata,
+        setup_future_usage: session.payment_intent_data.setup_future_usage,
+        last_payment_error: null,
+        description: session.payment_intent_data.description,
+        capture_method: "automatic",
+        confirmation_method: "automatic",
+        created: now(),
+        livemode: false
+      }
+      pi.client_secret = `${pi.id}_secret_${randomBytes(12).toString("hex")}`
+      paymentIntents.set(pi.id, pi)
+      session.payment_intent = pi.id
+    }
+    const failed = attempt(pi, methodFor(token, pi.customer)!, false)
+    // The page shows the decline and keeps its form, as Stripe's does.
+    if (failed !== undefined) return page(200, `<p role="alert">${failed.error.message}</p>${form_}`)
+    session.status = "complete"
+    session.payment_status = "paid"
+    session.url = null
+    emit("checkout.session.completed", { ...session })
+    return { status: 303, location: session.success_url.replace("{CHECKOUT_SESSION_ID}", session.id) }
+  }
+
   const route = (
     method: string,
     path: string,
@@ -317,6 +468,75 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       }
       return { status: 200, body: expanded(pi, asList(form.expand)) }
     }
+    if (method === "POST" && path === "/v1/checkout/sessions" && secret) {
+      const items = asList(form.line_items) as unknown as Array<Record<string, any>>
+      const lineItems = items.map((item) => ({
+        name: String(item.price_data?.product_data?.name ?? ""),
+        unit_amount: Number(item.price_data?.unit_amount),
+        quantity: Number(item.quantity ?? 1)
+      }))
+      const session: CheckoutSession = {
+        id: id("cs_test"),
+        object: "checkout.session",
+        mode: String(form.mode),
+        status: "open",
+        payment_status: "unpaid",
+        url: null,
+        amount_total: lineItems.reduce((sum, item) => sum + item.unit_amount * item.quantity, 0),
+        currency: String(items[0]?.price_data?.currency ?? form.currency ?? "usd"),
+        customer: form.customer ?? null,
+        client_reference_id: form.client_reference_id ?? null,
+        payment_intent: null,
+        setup_intent: null,
+        payment_intent_data: {
+          description: form.payment_intent_data?.description ?? null,
+          metadata: form.payment_intent_data?.metadata ?? {},
+          setup_future_usage: form.payment_intent_data?.setup_future_usage ?? null
+        },
+        line_items: lineItems,
+        metadata: form.metadata ?? {},
+        success_url: String(form.success_url),
+        cancel_url: String(form.cancel_url),
+        created: now(),
+        expires_at: now() + 24 * 3600,
+        livemode: false
+      }
+      session.url = `${baseUrl}/c/pay/${session.id}`
+      checkoutSessions.set(session.id, session)
+      return { status: 200, body: session }
+    }
+    if (segments[0] === "v1" && segments[1] === "checkout" && segments[2] === "sessions" && segments[3] !== undefined) {
+      const session = checkoutSessions.get(segments[3])
+      if (session === undefined || !secret) return notFound("checkout.session")
+      if (method === "GET" && segments.length === 4) return { status: 200, body: session }
+      if (method === "POST" && segments[4] === "expire") {
+        if (session.status !== "open") {
+          return {
+            status: 400,
+            body: {
+              error: {
+                type: "invalid_request_error",
+                message:
+                  `Only Checkout Sessions with a status in ["open"] can be expired. This session has a status of "${session.status}".`
+              }
+            }
+          }
+        }
+        expire(session)
+        return { status: 200, body: session }
+      }
+    }
+    if (method === "GET" && segments[0] === "v1" && segments[1] === "setup_intents" && segments[2] !== undefined) {
+      const setup = setupIntents.get(segments[2])
+      if (setup === undefined || !secret) return notFound("setup_intent")
+      const pm = paymentMethods.get(setup.payment_method)
+      return {
+        status: 200,
+        body: asList(form.expand).includes("payment_method") && pm !== undefined
+          ? { ...setup, payment_method: (({ behaviour: _b, ...rest }) => rest)(pm) }
+          : setup
+      }
+    }
     if (segments[0] === "v1" && segments[1] === "payment_intents" && segments[2] !== undefined) {
       const pi = paymentIntents.get(segments[2])
       if (pi === undefined) return notFound("payment_intent")
@@ -353,6 +573,14 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       const line = `${req.method} ${url.pathname}`
       const key = req.headers["idempotency-key"] as string | undefined
       requests.push({ line, idempotencyKey: key })
+      if (url.pathname.startsWith("/c/pay/")) {
+        const answer = hosted(req.method ?? "GET", url.pathname.slice("/c/pay/".length), parseForm(body))
+        res.writeHead(answer.status, {
+          "content-type": "text/html; charset=utf-8",
+          ...(answer.location === undefined ? {} : { location: answer.location })
+        })
+        return void res.end(answer.html ?? "")
+      }
       const troubleIndex = troubles.findIndex((t) => line.startsWith(t.prefix))
       if (troubleIndex >= 0) {
         const [trouble] = troubles.splice(troubleIndex, 1)
@@ -411,6 +639,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const port = (server.address() as { port: number }).port
   const url = `http://127.0.0.1:${port}`
+  baseUrl = url
   const browser = new Stripe(FAKE_PUBLISHABLE_KEY, {
     apiVersion: STRIPE_API_VERSION,
     host: "127.0.0.1",
@@ -428,6 +657,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
   return {
     url,
     paymentIntents,
+    checkoutSessions,
     paymentMethods,
     customers,
     events,
@@ -481,6 +711,20 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       if (dispute === undefined) throw new Error(`${paymentIntentId} has no dispute`)
       dispute.status = outcome
       return emit("charge.dispute.closed", { ...dispute })
+    },
+    payCheckout: async (pageUrl, cardNumber) => {
+      const response = await fetch(pageUrl, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ card_number: cardNumber }).toString(),
+        redirect: "manual"
+      })
+      return { status: response.status, location: response.headers.get("location"), text: await response.text() }
+    },
+    expireCheckout: (sessionId) => {
+      const session = checkoutSessions.get(sessionId)
+      if (session === undefined || session.status !== "open") throw new Error(`${sessionId} is not open`)
+      return expire(session)
     },
     lastEvent: (type, paymentIntentId) => {
       const found = [...events].reverse().find((e) => e.type === type && e.payload.includes(paymentIntentId))

@@ -117,6 +117,9 @@ export const BillingSummary = Schema.Struct({
 export const StartedPayment = Schema.Struct({
   payment: Payment,
   client_secret: Schema.NullOr(Schema.String),
+  checkout_url: Schema.NullOr(Schema.String).annotations({
+    description: "The provider's hosted checkout page to send the owner to (checkout top-ups, while open)"
+  }),
   provider: ProviderLabel,
   next_step: Schema.String
 }).annotations({ identifier: "StartedPayment" })
@@ -131,6 +134,14 @@ const PaymentPath = Schema.Struct({ orgId: PathId, paymentId: PathId })
 
 const IdempotencyKey = Schema.optional(Schema.String).annotations({
   description: "Same key and request: the same payment again; another request: 409 idempotency_conflict"
+})
+
+const TopUpPayload = Schema.Struct({
+  credits: Schema.optional(AmountInput("Whole credits, a multiple of 10 (one cent)")),
+  amount_usd: Schema.optional(AmountInput("USD with at most two decimals")),
+  currency: Schema.optional(Schema.Literal("usd", "inr")),
+  save_card: Schema.optional(Schema.Boolean),
+  idempotency_key: IdempotencyKey
 })
 
 export class BillingGroup extends HttpApiGroup.make("billing")
@@ -161,13 +172,7 @@ export class BillingGroup extends HttpApiGroup.make("billing")
   .add(
     HttpApiEndpoint.post("topUp", "/v1/orgs/:orgId/billing/top-ups")
       .setPath(OrgPath)
-      .setPayload(Schema.Struct({
-        credits: Schema.optional(AmountInput("Whole credits, a multiple of 10 (one cent)")),
-        amount_usd: Schema.optional(AmountInput("USD with at most two decimals")),
-        currency: Schema.optional(Schema.Literal("usd", "inr")),
-        save_card: Schema.optional(Schema.Boolean),
-        idempotency_key: IdempotencyKey
-      }))
+      .setPayload(TopUpPayload)
       .addSuccess(StartedPayment, { status: 201 })
       .addError(wire(Forbidden))
       .addError(wire(InvalidAmount))
@@ -180,6 +185,36 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .annotate(
         OpenApi.Description,
         "Owners: buy credits with a card (USD, or INR at the ECB rate). Confirm the answer's client_secret with Stripe.js (or the sandbox), then POST .../confirm; credits land once, whichever of the webhook and the confirmation comes first."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("checkout", "/v1/orgs/:orgId/billing/checkout")
+      .setPath(OrgPath)
+      .setPayload(TopUpPayload)
+      .addSuccess(StartedPayment, { status: 201 })
+      .addError(wire(Forbidden))
+      .addError(wire(InvalidAmount))
+      .addError(wire(TopupCap))
+      .addError(wire(FxUnavailable))
+      .addError(wire(IdempotencyConflict))
+      .addError(wire(RequestInProgress))
+      .addError(wire(PaymentUnavailable))
+      .addError(wire(NotConfigured))
+      .annotate(
+        OpenApi.Description,
+        "Owners: buy credits on the payment provider's hosted checkout page (the dashboard's Buy credits). Send the owner to checkout_url; the page returns to the billing page, which POSTs .../confirm for the payment's state. Same amounts, cap and idempotency keys as top-ups; an unpaid checkout that expires or is cancelled gives back its cap allowance."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/v1/orgs/:orgId/billing/payments/:paymentId/cancel")
+      .setPath(PaymentPath)
+      .addSuccess(Schema.Struct({ payment: Payment, provider: ProviderLabel }))
+      .addError(wire(Forbidden))
+      .addError(wire(PaymentUnavailable))
+      .addError(wire(NotConfigured))
+      .annotate(
+        OpenApi.Description,
+        "Owners: end a payment that was not paid (the owner left the checkout page); its cap allowance comes back. One paid meanwhile is credited instead."
       )
   )
   .add(
@@ -217,6 +252,35 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .annotate(
         OpenApi.Description,
         "Owners: charge the saved card (USD) for amount_credits when the balance is under threshold_credits."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("cardSetup", "/v1/orgs/:orgId/billing/card/setup")
+      .setPath(OrgPath)
+      .addSuccess(Schema.Struct({ checkout_url: Schema.NullOr(Schema.String), provider: ProviderLabel }), {
+        status: 201
+      })
+      .addError(wire(Forbidden))
+      .addError(wire(PaymentUnavailable))
+      .addError(wire(NotConfigured))
+      .annotate(
+        OpenApi.Description,
+        "Owners: add or replace the saved card on the payment provider's hosted page (nothing is charged). Send the owner to checkout_url; the page returns to the billing page, which POSTs .../card/setup/confirm."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("cardSetupConfirm", "/v1/orgs/:orgId/billing/card/setup/confirm")
+      .setPath(OrgPath)
+      .addSuccess(Schema.Struct({
+        status: Schema.Literal("saved", "open", "expired", "none"),
+        card: BillingSummary.fields.card,
+        provider: ProviderLabel
+      }))
+      .addError(wire(PaymentUnavailable))
+      .addError(wire(NotConfigured))
+      .annotate(
+        OpenApi.Description,
+        "The owner came back from saving a card: the org's last card setup is read from the provider and its card kept."
       )
   )
   .add(
@@ -276,7 +340,7 @@ export class PaymentWebhookGroup extends HttpApiGroup.make("paymentWebhook")
       .addError(wire(NotConfigured))
       .annotate(
         OpenApi.Description,
-        "The payment provider's events (Stripe): the raw body signed in the Stripe-Signature header. Events handled: payment_intent.succeeded, payment_intent.payment_failed, payment_intent.canceled, charge.refunded, charge.dispute.created."
+        "The payment provider's events (Stripe): the raw body signed in the Stripe-Signature header. Events handled: checkout.session.completed, checkout.session.expired, payment_intent.succeeded, payment_intent.payment_failed, payment_intent.canceled, charge.refunded, charge.dispute.created, charge.dispute.closed."
       )
   )
   .annotateContext(OpenApi.annotations({ title: "Payment webhook", description: "Signed by the payment provider." }))

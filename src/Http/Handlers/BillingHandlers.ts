@@ -1,10 +1,12 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import { NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
+import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
 import { CurrentActor, CurrentAdmin } from "../../Services/Auth/Current.js"
 import { requireOwner } from "../../Services/Auth/Roles.js"
 import { AutoReload } from "../../Services/Billing/AutoReload.js"
 import { BillingRepo } from "../../Services/Billing/BillingRepo.js"
+import { CardSetups } from "../../Services/Billing/CardSetups.js"
 import { PaymentProvider } from "../../Services/Billing/PaymentProvider.js"
 import { paymentRecord } from "../../Services/Billing/PaymentRecords.js"
 import { Payments, type StartedPayment } from "../../Services/Billing/Payments.js"
@@ -15,6 +17,7 @@ import { SandboxPayments } from "../../Services/Billing/SandboxProvider.js"
 import { providerLabel, Summary } from "../../Services/Billing/Summary.js"
 import { TopUps } from "../../Services/Billing/TopUps.js"
 import { CreditAdjustments } from "../../Services/Operations/CreditAdjustments.js"
+import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
 
 const nextStep = (kind: "stripe" | "sandbox" | "off", started: StartedPayment) => {
@@ -22,6 +25,9 @@ const nextStep = (kind: "stripe" | "sandbox" | "off", started: StartedPayment) =
     started.payment.status !== "pending" && started.payment.status !== "failed" && started.payment.status !== "creating"
   ) {
     return `This payment is ${started.payment.status}; nothing more to do.`
+  }
+  if (started.checkoutUrl !== null) {
+    return "Send the owner to checkout_url; the page comes back to the billing page, which confirms the payment."
   }
   return kind === "stripe"
     ? `Confirm client_secret with Stripe.js (stripe.confirmCardPayment), then POST /v1/orgs/${started.payment.org_id}/billing/payments/${started.payment.id}/confirm.`
@@ -36,12 +42,16 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
     const autoReload = yield* AutoReload
     const planChanges = yield* PlanChanges
     const summary = yield* Summary
+    const cardSetups = yield* CardSetups
     const repo = yield* BillingRepo
     const label = providerLabel(provider.kind, provider.publishableKey)
+    const { dashboardPath } = yield* AuthConfig
+    const dashboardUrl = `${yield* PublicUrl}${dashboardPath === "/" ? "" : dashboardPath}`
 
     const started = (result: StartedPayment) => ({
       payment: paymentRecord(result.payment),
       client_secret: result.clientSecret,
+      checkout_url: result.checkoutUrl,
       provider: label,
       next_step: nextStep(provider.kind, result)
     })
@@ -65,6 +75,15 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
         Effect.gen(function*() {
           return started(yield* topUps.start(yield* CurrentActor, payload))
         }))
+      .handle("checkout", ({ payload }) =>
+        Effect.gen(function*() {
+          return started(yield* topUps.start(yield* CurrentActor, payload, { dashboardUrl }))
+        }))
+      .handle("cancel", ({ path }) =>
+        Effect.gen(function*() {
+          const row = yield* payments.cancel(yield* CurrentActor, path.paymentId)
+          return { payment: paymentRecord(row), provider: label }
+        }))
       .handle("confirm", ({ path }) =>
         Effect.gen(function*() {
           const row = yield* payments.confirm(yield* CurrentActor, path.paymentId)
@@ -77,6 +96,18 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
       .handle("setAutoReload", ({ payload }) =>
         Effect.gen(function*() {
           return { auto_reload: yield* autoReload.update(yield* CurrentActor, payload), provider: label }
+        }))
+      .handle("cardSetup", () =>
+        Effect.gen(function*() {
+          const setup = yield* cardSetups.start(yield* CurrentActor, { dashboardUrl })
+          return { checkout_url: setup.checkoutUrl, provider: label }
+        }))
+      .handle("cardSetupConfirm", () =>
+        Effect.gen(function*() {
+          const actor = yield* CurrentActor
+          const finished = yield* cardSetups.finish(actor)
+          const card = (yield* summary.get(actor)).card
+          return { status: finished.status, card, provider: label }
         }))
       .handle("removeCard", () =>
         Effect.gen(function*() {
@@ -91,6 +122,8 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
             card_last4: null,
             card_exp_month: null,
             card_exp_year: null,
+            // A later return from the last card setup must not bring the card back.
+            card_setup_session_id: null,
             auto_reload_enabled: false,
             updated_at: at
           }).pipe(Effect.orDie)
@@ -104,6 +137,7 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
               plan: result.plan,
               payment: null,
               client_secret: null,
+              checkout_url: null,
               provider: label,
               next_step: "The org is on Pay as you go now."
             }

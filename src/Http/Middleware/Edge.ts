@@ -13,12 +13,18 @@ import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
 import { ObservabilityConfig } from "../../Services/Observability/ObservabilityConfig.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
-import { dashboardRoutes, extraRoutes } from "../ExtraRoutes.js"
+import { dashboardRoutes, extraRoutes, formRoutes } from "../ExtraRoutes.js"
 import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
 import { makeRouteTable, routesOfApi } from "../RouteTable.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
 import { observeRequest } from "./Observe.js"
-import { announcesBody, problemInContentType, problemInJsonBody, problemInTarget } from "./RequestChecks.js"
+import {
+  announcesBody,
+  problemInContentType,
+  problemInFormContentType,
+  problemInJsonBody,
+  problemInTarget
+} from "./RequestChecks.js"
 import { withSecurityHeaders } from "./SecurityHeaders.js"
 
 /** Probes answer outside admission, so an overloaded or draining replica still reports itself. */
@@ -56,7 +62,13 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
     const observability = yield* ObservabilityConfig
     const { dashboardPath } = yield* AuthConfig
     const { isProduction } = yield* AppConfig
-    const routes = makeRouteTable([...routesOfApi(Api), ...extraRoutes, ...dashboardRoutes(dashboardPath)])
+    const routes = makeRouteTable([
+      ...routesOfApi(Api),
+      ...extraRoutes,
+      ...formRoutes,
+      ...dashboardRoutes(dashboardPath)
+    ])
+    const forms = makeRouteTable(formRoutes)
     return (app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -85,9 +97,13 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
           if (declaredLength > MAX_BODY_BYTES) {
             return errorResponse(baseUrl, "payload_too_large", "Request body is over 1 MB")
           }
-          const typeProblem = problemInContentType(request.method, request.headers)
+          // A page's form posts a form body; everything else speaks JSON.
+          const form = request.method === "POST" && forms.match(request.method, pathname)._tag === "Found"
+          const typeProblem = form
+            ? problemInFormContentType(request.headers)
+            : problemInContentType(request.method, request.headers)
           if (typeProblem !== undefined) return errorResponse(baseUrl, "invalid_input", typeProblem)
-          if (announcesBody(request.headers)) {
+          if (announcesBody(request.headers) && !form) {
             const bodyProblem = problemInJsonBody(yield* request.text)
             if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
           }

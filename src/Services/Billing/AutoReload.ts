@@ -129,7 +129,8 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
           const profile = yield* repo.lockProfile(actor.org_id, at)
           if (profile.card_payment_method_id === null || profile.customer_id === null) {
             return yield* new NoSavedCard({
-              message: "Auto-reload needs a saved card: top up once with save_card: true (USD), then switch it on"
+              message:
+                "Auto-reload needs a saved card: save one, or keep the card when buying credits in US dollars, then switch it on"
             })
           }
           yield* repo.updateProfile(actor.org_id, {

@@ -6,6 +6,8 @@ import { AutoReload, AutoReloadSignal } from "./AutoReload.js"
 import { BillingConfig } from "./BillingConfig.js"
 import { BillingMail } from "./BillingMail.js"
 import { BillingRepo } from "./BillingRepo.js"
+import { CardSetups } from "./CardSetups.js"
+import { Checkouts } from "./Checkouts.js"
 import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { PaymentReturns } from "./PaymentReturns.js"
@@ -31,6 +33,11 @@ const OffProvider = Layer.succeed(
     publishableKey: null,
     createCustomer: () => notConfigured,
     createPayment: () => notConfigured,
+    createCheckout: () => notConfigured,
+    retrieveCheckout: () => notConfigured,
+    expireCheckout: () => notConfigured,
+    createCardSetup: () => notConfigured,
+    retrieveCardSetup: () => notConfigured,
     chargeOffSession: () => notConfigured,
     retrievePayment: () => notConfigured,
     cancelPayment: () => notConfigured,
@@ -78,6 +85,8 @@ export const BillingLive = Layer.mergeAll(
   SandboxPayments.Default,
   PaymentReturns.Default,
   PaymentStates.Default,
+  Checkouts.Default,
+  CardSetups.Default,
   Payments.Default,
   TopUps.Default,
   AutoReload.Default,

@@ -93,8 +93,8 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
         lines: [
           `The saved card could not be charged ${describeAmount(payment)}: ${payment.failure_message ?? "declined"}.`,
           disabled
-            ? `That was the 3rd failure in a row, so auto-reload has been switched off. Top up once with save_card: true to save a working card, then switch auto-reload on again (PUT /v1/orgs/${payment.org_id}/billing/auto-reload).`
-            : `Failures in a row: ${failures} of 3; after 3, auto-reload switches off. It will try again later; to fix it now, top up with save_card: true to save another card.`
+            ? "That was the 3rd failure in a row, so auto-reload has been switched off. Replace the card on the org's Billing page in the dashboard, then switch auto-reload on again."
+            : `Failures in a row: ${failures} of 3; after 3, auto-reload switches off. It will try again later; to fix it now, replace the card on the org's Billing page in the dashboard.`
         ]
       }))
 

@@ -31,6 +31,9 @@ export const PaymentRow = Schema.Struct({
   plan: Schema.NullOr(Schema.Literal("pro", "max")),
   offer: Schema.NullOr(Schema.String),
   save_card: Schema.Boolean,
+  /** Paid on the provider's hosted checkout page (the session's id once it is made). */
+  checkout: Schema.Boolean,
+  checkout_session_id: Schema.NullOr(Schema.String),
   idempotency_key: Schema.NullOr(Schema.String),
   fingerprint: Schema.NullOr(Schema.String),
   failure_message: Schema.NullOr(Schema.String),
@@ -65,7 +68,9 @@ export const ProfileRow = Schema.Struct({
   auto_reload_next_attempt_at: Schema.NullOr(Schema.DateFromSelf),
   auto_reload_disabled_reason: Schema.NullOr(Schema.String),
   plan_period_end: Schema.NullOr(Schema.DateFromSelf),
-  plan_founding: Schema.Boolean
+  plan_founding: Schema.Boolean,
+  /** The card setup (a checkout session saving a card) the owner was last sent to. */
+  card_setup_session_id: Schema.NullOr(Schema.String)
 })
 export type ProfileRow = typeof ProfileRow.Type
 
@@ -88,6 +93,7 @@ export interface NewPayment {
   readonly plan: "pro" | "max" | null
   readonly offer: string | null
   readonly save_card: boolean
+  readonly checkout: boolean
   readonly idempotency_key: string | null
   readonly fingerprint: string | null
   readonly created_by: string | null
@@ -122,6 +128,7 @@ export const offSessionPayment = (input: {
   plan: input.plan,
   offer: input.offer,
   save_card: false,
+  checkout: false,
   idempotency_key: null,
   fingerprint: null,
   created_by: null,
@@ -180,6 +187,22 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
         UPDATE payments SET provider_payment_id = ${providerId},
           status = CASE WHEN status = 'creating' THEN 'pending' ELSE status END, updated_at = ${now}
         WHERE id = ${id} AND (provider_payment_id IS NULL OR provider_payment_id = ${providerId})`.pipe(Effect.asVoid)
+
+    /** Records the checkout session made for a `creating` payment, which is then waiting for the customer. */
+    const setCheckoutSession = (id: string, sessionId: string, now: Date) =>
+      sql`
+        UPDATE payments SET checkout_session_id = ${sessionId},
+          status = CASE WHEN status = 'creating' THEN 'pending' ELSE status END, updated_at = ${now}
+        WHERE id = ${id} AND (checkout_session_id IS NULL OR checkout_session_id = ${sessionId})`.pipe(Effect.asVoid)
+
+    const lockByIdRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: PaymentRow,
+      execute: (id) => sql`SELECT * FROM payments WHERE id = ${id} FOR UPDATE`
+    })
+    /** Locks a payment by our id alone (a checkout session that ended before any provider payment). */
+    const lockPaymentById = (id: string) =>
+      !isUuid(id) ? Effect.succeed(Option.none<PaymentRow>()) : lockByIdRow(id).pipe(Effect.orDie)
 
     const deletePayment = (id: string) =>
       Effect.zipRight(releaseOfferSeat(id), sql`DELETE FROM payments WHERE id = ${id} AND status = 'creating'`).pipe(
@@ -429,6 +452,8 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       findByKey,
       lockPayment,
       setProviderId,
+      setCheckoutSession,
+      lockPaymentById,
       deletePayment,
       offerSeatsTaken,
       offerClaimOf,

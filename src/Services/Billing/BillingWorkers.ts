@@ -3,6 +3,7 @@ import { runEvery } from "../Ledger/LedgerMaintenance.js"
 import { AutoReload, AutoReloadSignal } from "./AutoReload.js"
 import { BillingConfig } from "./BillingConfig.js"
 import { BillingRepo } from "./BillingRepo.js"
+import { Checkouts } from "./Checkouts.js"
 import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { PaymentStates } from "./PaymentStates.js"
@@ -16,7 +17,8 @@ const AUTO_RELOAD_ROUND_GAP = Duration.millis(100)
  * - USD/INR rates fetched at start and every FX_REFRESH_INTERVAL_MS (with Stripe);
  * - auto-reload, woken by `AutoReloadSignal` or every BILLING_WORKER_INTERVAL_MS;
  * - payments not paid within PAYMENT_EXPIRY_MS are cancelled at the provider (or, if they
- *   were paid after all, credited), giving back their cap allowance and offer seat; rows a
+ *   were paid after all, credited), giving back their cap allowance and offer seat (a
+ *   checkout's session is expired at the provider); rows a
  *   crash left `creating` are taken up again with the same provider idempotency key;
  * - paid plans renewed on the saved card when their month ends.
  */
@@ -29,6 +31,7 @@ export const BillingWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const signal = yield* AutoReloadSignal
   const repo = yield* BillingRepo
   const states = yield* PaymentStates
+  const checkouts = yield* Checkouts
   const planChanges = yield* PlanChanges
 
   // With Stripe the rate is kept fresh; the sandbox fetches it only when an INR top-up needs it.
@@ -49,7 +52,12 @@ export const BillingWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     // A `creating` row older than a provider call can take was cut off by a crash.
     for (const row of yield* repo.openPaymentsBefore(new Date(now - (config.providerTimeoutMs + 5_000)), 100)) {
-      if (row.provider_payment_id === null) {
+      if (row.checkout && row.checkout_session_id !== null) {
+        // A checkout may have made a payment we have not heard of: the session says.
+        if (row.created_at.getTime() < now - config.paymentExpiryMs) {
+          yield* checkouts.end(row).pipe(Effect.catchAll(() => Effect.void))
+        }
+      } else if (row.provider_payment_id === null) {
         if (row.purpose === "auto_reload") yield* autoReload.resume(row)
         // A customer's payment never reached its client: nothing can have been paid.
         else yield* repo.deletePayment(row.id).pipe(Effect.orDie)

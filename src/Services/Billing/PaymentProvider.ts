@@ -56,6 +56,54 @@ export interface CreatePayment {
   readonly idempotencyKey: string
 }
 
+/**
+ * A payment the customer makes on the provider's hosted checkout page (one item, `mode:
+ * payment`): no card data touches our pages. The page sends the customer back to
+ * `successUrl` (where `{CHECKOUT_SESSION_ID}` is replaced by the session's id) or to
+ * `cancelUrl`. Our payment id rides on the session and on the provider's payment it makes.
+ */
+export interface CreateCheckout extends CreatePayment {
+  readonly successUrl: string
+  readonly cancelUrl: string
+}
+
+/**
+ * A card saved on the provider's hosted page (a checkout session in `mode: setup`), for
+ * the org's off-session charges; nothing is charged.
+ */
+export interface CreateCardSetup {
+  readonly orgId: string
+  readonly customerId: string
+  readonly successUrl: string
+  readonly cancelUrl: string
+  readonly idempotencyKey: string
+}
+
+/** What a card setup left: the saved card once it succeeded. */
+export interface ProviderCardSetup {
+  readonly succeeded: boolean
+  readonly customerId: string | null
+  readonly paymentMethodId: string | null
+  readonly card: CardDetails | null
+}
+
+/** A checkout session: `open` until paid (`complete`) or ended unpaid (`expired`). */
+export interface ProviderCheckout {
+  readonly id: string
+  /** `payment` buys credits; `setup` saves a card. */
+  readonly mode: "payment" | "setup"
+  readonly status: "open" | "complete" | "expired"
+  /** The hosted page, while the session is open. */
+  readonly url: string | null
+  /** The provider's payment, once the customer tried to pay. */
+  readonly paymentId: string | null
+  readonly ourPaymentId: string | null
+  /** A card setup's card, once the customer gave one. */
+  readonly setupId: string | null
+  /** The org a card setup is for. */
+  readonly orgId: string | null
+}
+
 export interface OffSessionCharge {
   readonly ourPaymentId: string
   readonly amountMinor: bigint
@@ -71,6 +119,7 @@ export type ProviderEvent =
   & { readonly eventId: string; readonly type: string }
   & (
     | { readonly kind: "payment_changed"; readonly payment: ProviderPayment }
+    | { readonly kind: "checkout_changed"; readonly sessionId: string }
     | { readonly kind: "refunded"; readonly paymentId: string; readonly amountRefundedMinor: bigint }
     | {
       readonly kind: "disputed"
@@ -90,6 +139,12 @@ export class PaymentProvider extends Context.Tag("Billing/PaymentProvider")<Paym
   readonly publishableKey: string | null
   readonly createCustomer: (orgId: string, idempotencyKey: string) => Effect.Effect<string, ProviderError>
   readonly createPayment: (request: CreatePayment) => Effect.Effect<ProviderPayment, ProviderError>
+  readonly createCheckout: (request: CreateCheckout) => Effect.Effect<ProviderCheckout, ProviderError>
+  readonly retrieveCheckout: (sessionId: string) => Effect.Effect<ProviderCheckout, ProviderError>
+  readonly createCardSetup: (request: CreateCardSetup) => Effect.Effect<ProviderCheckout, ProviderError>
+  readonly retrieveCardSetup: (setupId: string) => Effect.Effect<ProviderCardSetup, ProviderError>
+  /** Ends an open session unpaid (its payment, if any, is cancelled); a finished one comes back unchanged. */
+  readonly expireCheckout: (sessionId: string) => Effect.Effect<ProviderCheckout, ProviderError>
   /** Charges a saved card without the customer; a decline comes back as a payment that did not succeed. */
   readonly chargeOffSession: (request: OffSessionCharge) => Effect.Effect<ProviderPayment, ProviderError>
   readonly retrievePayment: (providerPaymentId: string) => Effect.Effect<ProviderPayment, ProviderError>

@@ -195,7 +195,28 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
         return yield* repo.lockPayment(row.id, payment.id)
       })).pipe(Effect.orDie)
 
-    return { apply } as const
+    /**
+     * A checkout session ended unpaid (expired, or the owner came back from it cancelled):
+     * the payment ends `canceled` unless something paid it, giving back its cap allowance.
+     */
+    const endCheckout = (ourPaymentId: string, sessionId: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const locked = yield* repo.lockPaymentById(ourPaymentId)
+        if (Option.isNone(locked)) return Option.none<PaymentRow>()
+        const row = locked.value
+        if (!row.checkout || (row.checkout_session_id !== null && row.checkout_session_id !== sessionId)) {
+          return Option.some(row)
+        }
+        const open = row.status === "creating" || row.status === "pending" || row.status === "failed"
+        if (open && row.credited_at === null) {
+          yield* repo.updatePayment(row.id, { status: "canceled", checkout_session_id: sessionId, updated_at: now })
+          yield* repo.releaseOfferSeat(row.id)
+        }
+        return yield* repo.lockPaymentById(row.id)
+      })).pipe(Effect.orDie)
+
+    return { apply, endCheckout } as const
   }),
   dependencies: [BillingRepo.Default, OrgsRepo.Default, BillingMail.Default, PaymentReturns.Default]
 }) {}

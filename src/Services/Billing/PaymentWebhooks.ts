@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { NotConfigured } from "../../Errors/ApiErrors.js"
 import { BillingRepo } from "./BillingRepo.js"
+import { Checkouts } from "./Checkouts.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { PaymentReturns } from "./PaymentReturns.js"
 import { PaymentStates } from "./PaymentStates.js"
@@ -16,6 +17,9 @@ import { PaymentStates } from "./PaymentStates.js"
  * - `payment_intent.succeeded` / `.payment_failed` / `.canceled`: the payment's state,
  *   read again from the provider (the source of truth), applied once (credits, card,
  *   plan, receipts; a failed auto-reload counts toward switching it off);
+ * - `checkout.session.completed` / `.expired`: the session and its payment, read again from
+ *   the provider and applied the same way; an expired session ends an unpaid payment,
+ *   giving back its cap allowance;
  * - `charge.refunded`: the refunded share of the credits is taken back;
  * - `charge.dispute.created`: the disputed share is taken back and the org's credits are
  *   frozen;
@@ -32,6 +36,7 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
     const provider = yield* PaymentProvider
     const states = yield* PaymentStates
     const returns = yield* PaymentReturns
+    const checkouts = yield* Checkouts
 
     const receive = (rawBody: string, signature: string | undefined) =>
       Effect.gen(function*() {
@@ -45,10 +50,12 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
         if (yield* repo.eventSeen(event.eventId)) return { received: true, handled: true, duplicate: true }
         // The provider call happens before the transaction: none is held open across it.
         const fresh = event.kind === "payment_changed" ? yield* provider.retrievePayment(event.payment.id) : null
+        const checkout = event.kind === "checkout_changed" ? yield* checkouts.read(event.sessionId) : null
         const first = yield* sql.withTransaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
           if (!(yield* repo.recordEvent(event.eventId, event.type, now))) return false
           if (event.kind === "payment_changed") yield* states.apply(fresh!)
+          else if (event.kind === "checkout_changed") yield* checkouts.apply(checkout!)
           else if (event.kind === "refunded") {
             yield* returns.record(event.paymentId, { kind: "refund", refundedMinor: event.amountRefundedMinor })
           } else {
@@ -65,5 +72,5 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
 
     return { receive } as const
   }),
-  dependencies: [BillingRepo.Default, PaymentStates.Default, PaymentReturns.Default]
+  dependencies: [BillingRepo.Default, PaymentStates.Default, PaymentReturns.Default, Checkouts.Default]
 }) {}

@@ -4,9 +4,11 @@ import { createHash, randomUUID } from "node:crypto"
 import { usdCentsToPaise } from "../../Domain/Billing.js"
 import { InvalidInput, NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
+import { requireOwner } from "../Auth/Roles.js"
 import { idempotent, KeyTaken } from "../Idempotency/Idempotent.js"
 import { BillingConfig } from "./BillingConfig.js"
 import { BillingRepo, type PaymentRow, type ProfileRow } from "./BillingRepo.js"
+import { Checkouts } from "./Checkouts.js"
 import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { paymentRecord } from "./PaymentRecords.js"
@@ -29,7 +31,22 @@ import { PaymentStates } from "./PaymentStates.js"
  *
  * A payment left `creating` by a crash is taken up again by the next retry under its key
  * (or by the expiry sweep), with the same provider idempotency key.
+ *
+ * A top-up from the dashboard is paid on the provider's hosted checkout page (`checkout`):
+ * the provider makes a checkout session instead of a payment for a client secret, and the
+ * owner comes back to the dashboard's billing page, which asks `confirm` how it ended.
  */
+export interface CheckoutReturn {
+  /** The dashboard's address (`<public URL><DASHBOARD_PATH>`): the hosted page sends the owner back there. */
+  readonly dashboardUrl: string
+}
+
+/** Where the hosted page sends the owner: the org's billing page, naming our payment (and the session). */
+export const checkoutUrls = (dashboardUrl: string, orgId: string, paymentId: string) => {
+  const page = `${dashboardUrl}/orgs/${orgId}/billing?payment=${paymentId}`
+  return { successUrl: `${page}&session_id={CHECKOUT_SESSION_ID}`, cancelUrl: `${page}&checkout=canceled` }
+}
+
 export interface PaymentSpec {
   readonly purpose: "top_up" | "plan"
   /** Credits it buys (0 for a plan fee). */
@@ -39,11 +56,15 @@ export interface PaymentSpec {
   readonly saveCard: boolean
   readonly plan: "pro" | "max" | null
   readonly offer: string | null
+  /** Paid on the hosted checkout page rather than with a client secret. */
+  readonly checkout: CheckoutReturn | null
 }
 
 export interface StartedPayment {
   readonly payment: PaymentRow
   readonly clientSecret: string | null
+  /** The hosted checkout page to send the owner to, while it is open. */
+  readonly checkoutUrl: string | null
   readonly replayed: boolean
 }
 
@@ -65,7 +86,9 @@ const fingerprintOf = (spec: PaymentSpec) =>
         spec.currency,
         spec.saveCard,
         spec.plan,
-        spec.offer
+        spec.offer,
+        // Only checkout payments add a field, so the keys of earlier payments keep their fingerprints.
+        ...(spec.checkout === null ? [] : ["checkout"])
       ])
     )
     .digest("hex")
@@ -84,6 +107,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
     const repo = yield* BillingRepo
     const provider = yield* PaymentProvider
     const states = yield* PaymentStates
+    const checkouts = yield* Checkouts
     const fx = yield* Fx
     const config = yield* BillingConfig
 
@@ -108,11 +132,11 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         return yield* repo.keepCustomer(orgId, id, at)
       })
 
-    /** Asks the provider for the payment of a `creating` row and records its id. */
-    const createAtProvider = (row: PaymentRow) =>
+    /** Asks the provider for the payment (or the checkout session) of a `creating` row and records its id. */
+    const createAtProvider = (row: PaymentRow, checkout: CheckoutReturn | null) =>
       Effect.gen(function*() {
         const customerId = row.save_card || row.purpose === "plan" ? yield* customerFor(row.org_id) : null
-        const created = yield* provider.createPayment({
+        const request = {
           ourPaymentId: row.id,
           amountMinor: row.amount_minor,
           currency: row.currency,
@@ -122,10 +146,39 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
           saveCard: row.save_card || row.purpose === "plan",
           customerId,
           idempotencyKey: row.provider_idempotency_key
-        })
-        yield* repo.setProviderId(row.id, created.id, yield* now).pipe(Effect.orDie)
+        }
+        let clientSecret: string | null = null
+        let checkoutUrl: string | null = null
+        if (row.checkout) {
+          // A retry of a request cut off by a crash may come without the return address; the
+          // sweep removes such a row instead (its customer never saw the page).
+          if (checkout === null) return yield* Effect.dieMessage(`Payment ${row.id} needs its return address`)
+          const session = yield* provider.createCheckout({
+            ...request,
+            ...checkoutUrls(checkout.dashboardUrl, row.org_id, row.id)
+          })
+          yield* repo.setCheckoutSession(row.id, session.id, yield* now).pipe(Effect.orDie)
+          checkoutUrl = session.url
+        } else {
+          const created = yield* provider.createPayment(request)
+          yield* repo.setProviderId(row.id, created.id, yield* now).pipe(Effect.orDie)
+          clientSecret = created.clientSecret
+        }
         const after = yield* repo.findPayment(row.org_id, row.id)
-        return { payment: Option.getOrElse(after, () => row), clientSecret: created.clientSecret }
+        return { payment: Option.getOrElse(after, () => row), clientSecret, checkoutUrl }
+      })
+
+    /** What a replay answers for a payment that is still open: its client secret, or its hosted page. */
+    const openAnswer = (row: PaymentRow) =>
+      Effect.gen(function*() {
+        const open = row.status === "pending" || row.status === "failed"
+        if (open && row.checkout && row.checkout_session_id !== null) {
+          return { clientSecret: null, checkoutUrl: (yield* provider.retrieveCheckout(row.checkout_session_id)).url }
+        }
+        const clientSecret = open && !row.checkout && row.provider_payment_id !== null
+          ? (yield* provider.retrievePayment(row.provider_payment_id)).clientSecret
+          : null
+        return { clientSecret, checkoutUrl: null }
       })
 
     /**
@@ -133,18 +186,14 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
      * still talks to the provider; a request cut off long ago is finished with the same
      * provider idempotency key.
      */
-    const answerForKey = (row: PaymentRow) =>
+    const answerForKey = (row: PaymentRow, checkout: CheckoutReturn | null) =>
       Effect.gen(function*() {
         if (row.status === "creating") {
           const age = (yield* Clock.currentTimeMillis) - row.created_at.getTime()
           if (age < config.providerTimeoutMs + 5_000) return Option.none<StartedPayment>()
-          return Option.some<StartedPayment>({ ...(yield* createAtProvider(row)), replayed: true })
+          return Option.some<StartedPayment>({ ...(yield* createAtProvider(row, checkout)), replayed: true })
         }
-        const open = row.status === "pending" || row.status === "failed"
-        const clientSecret = open && row.provider_payment_id !== null
-          ? (yield* provider.retrievePayment(row.provider_payment_id)).clientSecret
-          : null
-        return Option.some<StartedPayment>({ payment: row, clientSecret, replayed: true })
+        return Option.some<StartedPayment>({ payment: row, ...(yield* openAnswer(row)), replayed: true })
       })
 
     /** Writes the payment (taking the key, when there is one) and has the provider create it. */
@@ -188,6 +237,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
             plan: spec.plan,
             offer: spec.offer,
             save_card: spec.saveCard,
+            checkout: spec.checkout !== null,
             idempotency_key: idempotencyKey,
             fingerprint,
             created_by: actor.user_id,
@@ -197,7 +247,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         })).pipe(Effect.catchTag("SqlError", Effect.die))
         // A concurrent request took the same key first.
         if (Option.isNone(inserted)) return yield* new KeyTaken()
-        const created = yield* createAtProvider(inserted.value).pipe(
+        const created = yield* createAtProvider(inserted.value, spec.checkout).pipe(
           // Nothing changes when the provider failed: the row (and any seat it reserved) goes.
           Effect.tapError(() => repo.deletePayment(id).pipe(Effect.orDie))
         )
@@ -224,7 +274,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
             Effect.map(
               repo.findByKey(actor.org_id, key),
               // A payment taken under a key always has its request's fingerprint.
-              Option.map((row) => ({ fingerprint: row.fingerprint ?? "", answer: answerForKey(row) }))
+              Option.map((row) => ({ fingerprint: row.fingerprint ?? "", answer: answerForKey(row, spec.checkout) }))
             ),
           run: (key) => create(actor, spec, key, fingerprint, reserve)
         })
@@ -237,9 +287,32 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         const found = yield* repo.findPayment(actor.org_id, paymentId)
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such payment" })
         const row = found.value
+        if (row.checkout) {
+          // The session says how it ended, including a payment it made that we have not heard of.
+          if (row.checkout_session_id === null) return row
+          return Option.getOrElse(yield* checkouts.sync(row.checkout_session_id), () => row)
+        }
         if (row.provider_payment_id === null) return row
         const payment = yield* provider.retrievePayment(row.provider_payment_id)
         const after = yield* states.apply(payment)
+        return Option.getOrElse(after, () => row)
+      })
+
+    /**
+     * Ends a payment the customer has not paid: the owner came back from the hosted page
+     * without paying. One paid meanwhile is credited instead; an ended one is left as it is.
+     */
+    const cancel = (actor: OrgActor, paymentId: string) =>
+      Effect.gen(function*() {
+        yield* requireConfigured
+        yield* requireOwner(actor)
+        const found = yield* repo.findPayment(actor.org_id, paymentId)
+        if (Option.isNone(found)) return yield* new NotFound({ message: "No such payment" })
+        const row = found.value
+        if (row.status !== "pending" && row.status !== "failed") return row
+        if (row.checkout) return Option.getOrElse(yield* checkouts.end(row), () => row)
+        if (row.provider_payment_id === null) return row
+        const after = yield* states.apply(yield* provider.cancelPayment(row.provider_payment_id))
         return Option.getOrElse(after, () => row)
       })
 
@@ -266,7 +339,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         return { payments: rows.slice(0, limit).map(paymentRecord), has_more: rows.length > limit }
       })
 
-    return { start, confirm, get, list, requireConfigured, customerFor } as const
+    return { start, confirm, cancel, get, list, requireConfigured, customerFor } as const
   }),
-  dependencies: [BillingRepo.Default, PaymentStates.Default, Fx.Default, BillingConfig.Default]
+  dependencies: [BillingRepo.Default, PaymentStates.Default, Checkouts.Default, Fx.Default, BillingConfig.Default]
 }) {}

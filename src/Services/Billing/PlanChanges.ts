@@ -127,7 +127,8 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
             currency: "usd",
             saveCard: true,
             plan,
-            offer
+            offer,
+            checkout: null
           },
           request.idempotency_key,
           ({ now: reservedAt, orgId, paymentId }) =>

@@ -3,7 +3,12 @@ import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
 import { statementRows } from "../StatementRows.js"
-import { PaymentProvider, type ProviderPayment, ProviderPaymentStatus } from "./PaymentProvider.js"
+import {
+  PaymentProvider,
+  type ProviderCheckout,
+  type ProviderPayment,
+  ProviderPaymentStatus
+} from "./PaymentProvider.js"
 
 /**
  * The development payment sandbox: a payment provider inside the service, behind the same
@@ -82,6 +87,57 @@ const behaviourOf = (paymentMethodId: string): Behaviour => {
     : "declined"
 }
 
+const SessionRow = Schema.Struct({
+  id: Schema.String,
+  mode: Schema.Literal("payment", "setup"),
+  payment_intent_id: Schema.NullOr(Schema.String),
+  org_id: Schema.NullOr(Schema.String),
+  customer_id: Schema.NullOr(Schema.String),
+  payment_method_id: Schema.NullOr(Schema.String),
+  card_brand: Schema.NullOr(Schema.String),
+  card_last4: Schema.NullOr(Schema.String),
+  failure_message: Schema.NullOr(Schema.String),
+  url: Schema.String,
+  success_url: Schema.String,
+  cancel_url: Schema.String,
+  status: Schema.Literal("open", "complete", "expired")
+})
+type SessionRow = typeof SessionRow.Type
+
+/** Where the sandbox's own checkout page for a session is served. */
+export const sandboxCheckoutPath = (sessionId: string) => `/v1/billing/sandbox/checkout/${sessionId}`
+
+/**
+ * A sandbox checkout session as the provider interface shows it: complete once its payment
+ * succeeded (or its card was saved). A card setup is its own setup: its id names both.
+ */
+const toCheckout = (session: SessionRow, intent: SandboxRow | null): ProviderCheckout => {
+  const done = intent === null ? session.status === "complete" : intent.status === "succeeded"
+  const status = session.status === "expired" ? "expired" : done ? "complete" : "open"
+  return {
+    id: session.id,
+    mode: session.mode,
+    status,
+    url: status === "open" ? session.url : null,
+    paymentId: intent?.id ?? null,
+    ourPaymentId: typeof intent?.metadata?.payment_id === "string" ? intent.metadata.payment_id : null,
+    setupId: session.mode === "setup" && status === "complete" ? session.id : null,
+    orgId: session.org_id
+  }
+}
+
+/** What the sandbox's checkout page shows and where it sends the customer. */
+export interface SandboxCheckoutPage {
+  readonly checkout: ProviderCheckout
+  /** What it charges; none for saving a card. */
+  readonly amountMinor: bigint | null
+  readonly currency: string
+  readonly failureMessage: string | null
+  /** The success address with the session's id filled in. */
+  readonly successUrl: string
+  readonly cancelUrl: string
+}
+
 const columns =
   `id, client_secret, amount_minor, currency, status, customer_id, payment_method_id, card_brand, card_last4, card_exp_month,
   card_exp_year, save_card, failure_message, metadata`
@@ -138,6 +194,89 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
         return Option.getOrThrow(yield* byKey)
       })
 
+    const sessionRows = statementRows(SessionRow)
+    const sessionCols = sql.unsafe(
+      `id, mode, payment_intent_id, org_id, customer_id, payment_method_id, card_brand, card_last4, failure_message, url,
+      success_url, cancel_url, status`
+    )
+    const findSession = (id: string) =>
+      sessionRows.one(sql`SELECT ${sessionCols} FROM sandbox_checkout_sessions WHERE id = ${id}`).pipe(Effect.orDie)
+
+    /** A session with its payment intent, or a defect: the service only asks about sessions it made. */
+    const sessionWithIntent = (id: string) =>
+      Effect.gen(function*() {
+        const session = yield* findSession(id)
+        if (Option.isNone(session)) return yield* Effect.dieMessage(`No sandbox checkout ${id}`)
+        if (session.value.payment_intent_id === null) return { session: session.value, intent: null }
+        const intent = yield* find(session.value.payment_intent_id)
+        if (Option.isNone(intent)) return yield* Effect.dieMessage(`No sandbox payment for checkout ${id}`)
+        return { session: session.value, intent: intent.value }
+      })
+
+    const retrieveCheckout = (id: string) =>
+      Effect.map(sessionWithIntent(id), ({ intent, session }) => toCheckout(session, intent))
+
+    const createCheckout: PaymentProvider["Type"]["createCheckout"] = (request) =>
+      Effect.gen(function*() {
+        const intent = yield* insert({
+          amountMinor: request.amountMinor,
+          currency: request.currency,
+          customerId: request.customerId,
+          saveCard: request.saveCard,
+          ourPaymentId: request.ourPaymentId,
+          idempotencyKey: `${request.idempotencyKey}:intent`,
+          status: "requires_payment_method",
+          paymentMethodId: null,
+          card: null,
+          failureMessage: null
+        })
+        const session = yield* insertSession({ ...request, mode: "payment", paymentIntentId: intent.id, orgId: null })
+        return toCheckout(session, intent)
+      })
+
+    /** Writes a session (or finds the one its idempotency key made). */
+    const insertSession = (request: {
+      readonly mode: "payment" | "setup"
+      readonly paymentIntentId: string | null
+      readonly orgId: string | null
+      readonly customerId: string | null
+      readonly successUrl: string
+      readonly cancelUrl: string
+      readonly idempotencyKey: string
+    }) =>
+      Effect.gen(function*() {
+        const id = `cs_sandbox_${randomUUID().replace(/-/g, "")}`
+        // The page is served by this service, which is where the customer comes back to.
+        const url = `${new URL(request.successUrl).origin}${sandboxCheckoutPath(id)}`
+        yield* sql`
+          INSERT INTO sandbox_checkout_sessions (id, idempotency_key, mode, payment_intent_id, org_id, customer_id, url,
+            success_url, cancel_url, status, created_at)
+          VALUES (${id}, ${request.idempotencyKey}, ${request.mode}, ${request.paymentIntentId}, ${request.orgId},
+            ${request.customerId}, ${url}, ${request.successUrl}, ${request.cancelUrl}, 'open', ${yield* now})
+          ON CONFLICT (idempotency_key) DO NOTHING`.pipe(Effect.orDie)
+        // The same idempotency key answers the session it first made.
+        const made = yield* sessionRows.one(
+          sql`SELECT ${sessionCols} FROM sandbox_checkout_sessions WHERE idempotency_key = ${request.idempotencyKey}`
+        ).pipe(Effect.orDie)
+        return Option.getOrThrow(made)
+      })
+
+    const createCardSetup: PaymentProvider["Type"]["createCardSetup"] = (request) =>
+      Effect.map(
+        insertSession({ ...request, mode: "setup", paymentIntentId: null }),
+        (session) => toCheckout(session, null)
+      )
+
+    const retrieveCardSetup = (id: string) =>
+      Effect.map(sessionWithIntent(id), ({ session }) => ({
+        succeeded: session.status === "complete",
+        customerId: session.customer_id,
+        paymentMethodId: session.payment_method_id,
+        card: session.card_brand === null || session.card_last4 === null
+          ? null
+          : { brand: session.card_brand, last4: session.card_last4, expMonth: 12, expYear: 2099 }
+      }))
+
     const provider = PaymentProvider.of({
       kind: "sandbox",
       publishableKey: null,
@@ -158,6 +297,25 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
           }),
           toPayment
         ),
+      createCheckout,
+      retrieveCheckout,
+      createCardSetup,
+      retrieveCardSetup,
+      expireCheckout: (id) =>
+        Effect.gen(function*() {
+          const { session } = yield* sessionWithIntent(id)
+          if (session.payment_intent_id === null) {
+            yield* sql`UPDATE sandbox_checkout_sessions SET status = 'expired' WHERE id = ${id} AND status = 'open'`
+              .pipe(Effect.orDie)
+            return yield* retrieveCheckout(id)
+          }
+          const intent = yield* provider.cancelPayment(session.payment_intent_id)
+          // A payment that succeeded first keeps the session complete.
+          if (intent.status === "canceled") {
+            yield* sql`UPDATE sandbox_checkout_sessions SET status = 'expired' WHERE id = ${id}`.pipe(Effect.orDie)
+          }
+          return yield* retrieveCheckout(id)
+        }),
       chargeOffSession: (request) =>
         Effect.gen(function*() {
           const behaviour = behaviourOf(request.paymentMethodId)
@@ -232,7 +390,57 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
         return id
       })
 
-    return { provider, confirm } as const
+    /** A card setup on the sandbox page: a test card that is not declined is saved (for off-session charges). */
+    const saveCard = (sessionId: string, cardNumber: string) =>
+      Effect.gen(function*() {
+        const number = cardNumber.replace(/[\s-]/g, "")
+        const card = sandboxTestCards[number as keyof typeof sandboxTestCards]
+        if (card === undefined) {
+          return yield* new InvalidInput({
+            message: `Not a sandbox test card; use one of ${Object.keys(sandboxTestCards).join(", ")}`
+          })
+        }
+        const last4 = number.slice(-4)
+        const refused = card.behaviour === "declined" || card.behaviour === "insufficient_funds"
+        if (refused) {
+          yield* sql`
+            UPDATE sandbox_checkout_sessions SET failure_message = ${declineMessages[card.behaviour]}
+            WHERE id = ${sessionId} AND status = 'open'`.pipe(Effect.orDie)
+          return
+        }
+        const paymentMethodId = `pm_sandbox_${card.behaviour}_${last4}_${randomBytes(6).toString("hex")}`
+        yield* sql`
+          UPDATE sandbox_checkout_sessions SET status = 'complete', payment_method_id = ${paymentMethodId},
+            card_brand = ${card.brand}, card_last4 = ${last4}, failure_message = NULL
+          WHERE id = ${sessionId} AND status = 'open'`.pipe(Effect.orDie)
+      })
+
+    /** What the sandbox's checkout page shows for a session; none for an unknown one. */
+    const checkoutPage = (sessionId: string) =>
+      Effect.gen(function*() {
+        const session = yield* findSession(sessionId)
+        if (Option.isNone(session)) return Option.none<SandboxCheckoutPage>()
+        const { intent } = yield* sessionWithIntent(sessionId)
+        return Option.some<SandboxCheckoutPage>({
+          checkout: toCheckout(session.value, intent),
+          amountMinor: intent?.amount_minor ?? null,
+          currency: intent?.currency ?? "usd",
+          failureMessage: intent?.failure_message ?? session.value.failure_message,
+          successUrl: session.value.success_url.replace("{CHECKOUT_SESSION_ID}", sessionId),
+          cancelUrl: session.value.cancel_url
+        })
+      })
+
+    /** The customer pays on the sandbox's checkout page with a test card; answers the page after it. */
+    const payCheckout = (sessionId: string, cardNumber: string) =>
+      Effect.gen(function*() {
+        const { intent, session } = yield* sessionWithIntent(sessionId)
+        if (session.status === "open" && intent !== null) yield* confirm(intent.client_secret, cardNumber)
+        if (session.status === "open" && intent === null) yield* saveCard(session.id, cardNumber)
+        return Option.getOrThrow(yield* checkoutPage(sessionId))
+      })
+
+    return { provider, confirm, checkoutPage, payCheckout } as const
   })
 }) {}
 

@@ -4,7 +4,13 @@ import type { DisputeStatus } from "../../Domain/Billing.js"
 import { InvalidSignature, PaymentUnavailable } from "../../Errors/ApiErrors.js"
 import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import type { StripeSettings } from "./BillingConfig.js"
-import { PaymentProvider, type ProviderEvent, type ProviderPayment } from "./PaymentProvider.js"
+import {
+  PaymentProvider,
+  type ProviderCardSetup,
+  type ProviderCheckout,
+  type ProviderEvent,
+  type ProviderPayment
+} from "./PaymentProvider.js"
 
 /**
  * The payment provider on Stripe, through the official library. The API version is
@@ -65,6 +71,71 @@ const PaymentIntentShape = Schema.Struct({
 })
 
 const decodePaymentIntent = Schema.decodeUnknown(PaymentIntentShape)
+
+const SetupIntentShape = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("setup_intent"),
+  status: Schema.String,
+  customer: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
+  payment_method: Schema.optional(
+    Schema.NullOr(
+      Schema.Union(Schema.String, Schema.Struct({ id: Schema.String, card: Schema.optional(Schema.NullOr(Card)) }))
+    )
+  )
+})
+
+const toCardSetup = (raw: unknown) =>
+  Effect.map(
+    Schema.decodeUnknown(SetupIntentShape)(raw).pipe(
+      Effect.mapError(() =>
+        new PaymentUnavailable({ message: "The payment provider answered with something that is not a card setup" })
+      )
+    ),
+    (setup): ProviderCardSetup => {
+      const method = typeof setup.payment_method === "object" ? setup.payment_method : null
+      const card = method?.card ?? null
+      return {
+        succeeded: setup.status === "succeeded",
+        customerId: idOf(setup.customer),
+        paymentMethodId: idOf(setup.payment_method),
+        card: card === null
+          ? null
+          : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year }
+      }
+    }
+  )
+
+const CheckoutSessionShape = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("checkout.session"),
+  mode: Schema.Literal("payment", "setup", "subscription"),
+  status: Schema.Literal("open", "complete", "expired"),
+  setup_intent: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
+  url: Schema.optional(Schema.NullOr(Schema.String)),
+  payment_intent: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
+  metadata: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
+})
+
+/** Our view of a Checkout Session, or `payment_unavailable` when it is not shaped like one. */
+export const toProviderCheckout = (raw: unknown) =>
+  Effect.map(
+    Schema.decodeUnknown(CheckoutSessionShape)(raw).pipe(
+      Effect.mapError(() =>
+        new PaymentUnavailable({ message: "The payment provider answered with something that is not a checkout" })
+      )
+    ),
+    (session): ProviderCheckout => ({
+      id: session.id,
+      // Subscriptions are not made by the service: such a session is never one of its payments.
+      mode: session.mode === "setup" ? "setup" : "payment",
+      status: session.status,
+      url: session.status === "open" ? session.url ?? null : null,
+      paymentId: idOf(session.payment_intent),
+      ourPaymentId: session.metadata?.payment_id ?? null,
+      setupId: idOf(session.setup_intent),
+      orgId: session.metadata?.org_id ?? null
+    })
+  )
 
 const idOf = (value: string | { readonly id: string } | null | undefined) =>
   value === null || value === undefined ? null : typeof value === "string" ? value : value.id
@@ -146,6 +217,53 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
         toProviderPayment
       )
 
+    const retrieveCheckout = (id: string) =>
+      Effect.flatMap(call("retrieving a checkout", () => stripe.checkout.sessions.retrieve(id)), toProviderCheckout)
+
+    const createCheckout: PaymentProvider["Type"]["createCheckout"] = (request) =>
+      Effect.flatMap(
+        call("creating a checkout", () =>
+          stripe.checkout.sessions.create({
+            mode: "payment",
+            line_items: [{
+              quantity: 1,
+              price_data: {
+                currency: request.currency,
+                unit_amount: Number(request.amountMinor),
+                product_data: { name: request.description }
+              }
+            }],
+            ...(request.customerId === null ? {} : { customer: request.customerId }),
+            client_reference_id: request.ourPaymentId,
+            metadata: { payment_id: request.ourPaymentId },
+            payment_intent_data: {
+              description: request.description,
+              metadata: { payment_id: request.ourPaymentId },
+              ...(request.saveCard ? { setup_future_usage: "off_session" as const } : {})
+            },
+            success_url: request.successUrl,
+            cancel_url: request.cancelUrl
+          }, { idempotencyKey: request.idempotencyKey })),
+        toProviderCheckout
+      )
+
+    // Only an open session can be expired: one that finished meanwhile is read back as it is.
+    const expireCheckout = (id: string) =>
+      Effect.flatMap(retrieveCheckout(id), (session) =>
+        session.status !== "open"
+          ? Effect.succeed(session)
+          : call("expiring a checkout", () => stripe.checkout.sessions.expire(id)).pipe(
+            Effect.flatMap(toProviderCheckout),
+            Effect.orElse(() =>
+              Effect.filterOrFail(
+                retrieveCheckout(id),
+                (again) => again.status !== "open",
+                () =>
+                  new PaymentUnavailable({ message: "The payment provider did not end the checkout; retry shortly" })
+              )
+            )
+          ))
+
     const chargeOffSession: PaymentProvider["Type"]["chargeOffSession"] = (request) =>
       Effect.tryPromise({
         try: () =>
@@ -224,6 +342,28 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
             }, { idempotencyKey: request.idempotencyKey })),
           toProviderPayment
         ),
+      createCheckout,
+      retrieveCheckout,
+      createCardSetup: (request) =>
+        Effect.flatMap(
+          call("creating a card setup", () =>
+            stripe.checkout.sessions.create({
+              mode: "setup",
+              currency: "usd",
+              customer: request.customerId,
+              metadata: { org_id: request.orgId },
+              setup_intent_data: { metadata: { org_id: request.orgId } },
+              success_url: request.successUrl,
+              cancel_url: request.cancelUrl
+            }, { idempotencyKey: request.idempotencyKey })),
+          toProviderCheckout
+        ),
+      retrieveCardSetup: (id) =>
+        Effect.flatMap(
+          call("retrieving a card setup", () => stripe.setupIntents.retrieve(id, { expand: ["payment_method"] })),
+          toCardSetup
+        ),
+      expireCheckout,
       chargeOffSession,
       retrievePayment,
       cancelPayment: (id) =>
@@ -231,8 +371,7 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
           payment.status === "succeeded" || payment.status === "canceled" || payment.status === "processing"
             ? Effect.succeed(payment)
             : Effect.flatMap(
-              call("cancelling a payment", () =>
-                stripe.paymentIntents.cancel(id)),
+              call("cancelling a payment", () => stripe.paymentIntents.cancel(id)),
               toProviderPayment
             )),
       verifyWebhook
@@ -271,6 +410,13 @@ const toProviderEvent = (
         toProviderPayment(object),
         (payment) => ({ ...base, kind: "payment_changed" as const, payment })
       )
+    case "checkout.session.completed":
+    case "checkout.session.expired":
+      return Effect.map(toProviderCheckout(object), (session) => ({
+        ...base,
+        kind: "checkout_changed" as const,
+        sessionId: session.id
+      }))
     case "charge.refunded":
       return Effect.map(
         Schema.decodeUnknown(ChargeShape)(object).pipe(

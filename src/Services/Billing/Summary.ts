@@ -22,7 +22,7 @@ export const providerLabel = (kind: "stripe" | "sandbox" | "off", publishableKey
   publishable_key: publishableKey,
   notice: kind === "stripe"
     ? null
-    : "Payment sandbox: no money moves. Pay with a test card: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined (POST /v1/billing/sandbox/confirm)."
+    : "Payment sandbox: no money moves. Pay with a test card: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined."
 })
 
 /** `GET /v1/orgs/{orgId}/billing`: everything a member needs to see about the org's money and plan. */

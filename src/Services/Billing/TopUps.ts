@@ -5,7 +5,7 @@ import { InvalidAmount, InvalidInput, NotFound, TopupCap } from "../../Errors/Ap
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { BillingRepo } from "./BillingRepo.js"
-import { Payments } from "./Payments.js"
+import { type CheckoutReturn, Payments } from "./Payments.js"
 
 /**
  * `POST /v1/orgs/{orgId}/billing/top-ups`: an owner buys credits with a card, in USD or INR.
@@ -48,7 +48,11 @@ export class TopUps extends Effect.Service<TopUps>()("Billing/TopUps", {
         }
       })
 
-    const start = (actor: OrgActor, request: TopUpRequest) =>
+    /**
+     * Starts a top-up: paid with a client secret (API clients with their own card form), or,
+     * with `checkout`, on the provider's hosted page the owner is sent to from the dashboard.
+     */
+    const start = (actor: OrgActor, request: TopUpRequest, checkout: CheckoutReturn | null = null) =>
       Effect.gen(function*() {
         yield* payments.requireConfigured
         yield* requireOwner(actor)
@@ -73,7 +77,8 @@ export class TopUps extends Effect.Service<TopUps>()("Billing/TopUps", {
             currency,
             saveCard: request.save_card === true,
             plan: null,
-            offer: null
+            offer: null,
+            checkout
           },
           request.idempotency_key,
           ({ orgId }) => checkCap(orgId, credits)

@@ -10,7 +10,7 @@ export class MailOutbox extends Context.Tag("Mailer/MailOutbox")<MailOutbox, {
   readonly enqueue: (
     message: MailMessage & {
       readonly dedupeKey?: string | undefined
-      /** Erase the recipient's address from the outbox once the mail is sent. */
+      /** Erase the recipient's address from the outbox once the mail is sent or finally fails. */
       readonly forgetRecipient?: boolean | undefined
     }
   ) => Effect.Effect<void>

@@ -1,6 +1,9 @@
 import { useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { BuyCredits } from "../components/billing/BuyCredits.js"
+import { CheckoutReturn } from "../components/billing/CheckoutReturn.js"
+import { SavedCard } from "../components/billing/SavedCard.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Credits, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
 
@@ -26,7 +29,9 @@ const PayStarted = (
   )
   return (
     <div className="card stack" role="region" aria-label="Pay">
-      <p>{started.next_step}</p>
+      <p>
+        {started.provider.sandbox ? "Pay with a test card (sandbox: no money moves)." : "Waiting for the card payment."}
+      </p>
       {started.provider.sandbox && started.client_secret !== null
         ? (
           <form
@@ -91,12 +96,6 @@ const Payments = ({ orgId }: { readonly orgId: string }) => {
 export const BillingPage = () => {
   const org = useOrg()
   const summary = useApiQuery(["billing", org.id], (c) => c.billing.summary({ path: { orgId: org.id } }))
-  const [usd, setUsd] = useState("20")
-  const [saveCard, setSaveCard] = useState(false)
-  const [started, setStarted] = useState<Started | null>(null)
-  const topUp = useApiMutation((c) =>
-    c.billing.topUp({ path: { orgId: org.id }, payload: { amount_usd: usd, currency: "usd", save_card: saveCard } })
-  )
   const [reload, setReload] = useState({ enabled: false, threshold: "", amount: "", limit: "" })
   const setAutoReload = useApiMutation(
     (c) =>
@@ -125,6 +124,7 @@ export const BillingPage = () => {
         {(data) => (
           <>
             {data.provider.notice === null ? null : <p className="notice">{data.provider.notice}</p>}
+            <CheckoutReturn orgId={org.id} balance={data.balance} />
             <div className="tiles">
               <div className="tile">
                 <span className="tile-label">Balance</span>
@@ -150,34 +150,11 @@ export const BillingPage = () => {
             </div>
             {owner
               ? (
-                <section className="card stack">
-                  <h2>Top up</h2>
-                  <form
-                    className="inline"
-                    onSubmit={(event) => {
-                      event.preventDefault()
-                      topUp.mutate(undefined, { onSuccess: setStarted })
-                    }}
-                  >
-                    <label>
-                      Amount (USD, {data.top_up_limits.min.usd} to {data.top_up_limits.max.usd})
-                      <input
-                        inputMode="decimal"
-                        value={usd}
-                        onChange={(e) => setUsd(e.target.value)}
-                      />
-                    </label>
-                    <label className="check">
-                      <input type="checkbox" checked={saveCard} onChange={(e) => setSaveCard(e.target.checked)} />{" "}
-                      Save the card
-                    </label>
-                    <button type="submit" disabled={topUp.isPending}>Buy credits</button>
-                  </form>
-                  <ErrorNotice error={topUp.error} />
-                  {started === null
-                    ? null
-                    : <PayStarted orgId={org.id} started={started} onDone={() => setStarted(null)} />}
-                </section>
+                <BuyCredits
+                  orgId={org.id}
+                  limits={data.top_up_limits}
+                  inrAvailable={data.top_up_limits.currencies.includes("inr") && data.fx.status === "available"}
+                />
               )
               : null}
             <section className="card stack">
@@ -237,6 +214,7 @@ export const BillingPage = () => {
                   </form>
                 )
                 : null}
+              {owner ? <SavedCard orgId={org.id} hasCard={data.card !== null} /> : null}
               {owner && data.card !== null
                 ? (
                   <button

@@ -1,0 +1,139 @@
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ensureDashboardBuilt, launchBrowser, newContext, openPage } from "../Dashboard/browser.js"
+import { type SeededOrg } from "../support/fixtures.js"
+import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
+import { startWorld, type World } from "../support/world.js"
+import { newOrg, topUpEntries, webhookUrl } from "./support.js"
+
+/**
+ * Buy credits as an owner does it, in Chromium: the dashboard's form sends the browser to
+ * the payment page (the fake Stripe's hosted page with keys, the service's own sandbox page
+ * without), the owner pays with a test card, comes back to the billing page, which says the
+ * payment is paid and shows the balance up once.
+ */
+let stripeWorld: World
+let sandboxWorld: World
+let browser: Browser
+
+beforeAll(async () => {
+  await ensureDashboardBuilt()
+  stripeWorld = await startWorld("billing_checkout_browser", { stripe: true })
+  sandboxWorld = await startWorld("billing_checkout_browser_sandbox")
+  browser = await launchBrowser()
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await stripeWorld?.close()
+  await sandboxWorld?.close()
+})
+
+const signedIn = async (world: World, org: SeededOrg) => {
+  const context = await newContext(browser, world.server.baseUrl)
+  await context.addCookies([{ name: "service_session", value: org.owner.sessionToken, url: world.server.baseUrl }])
+  return openPage(context)
+}
+
+/** Fills Buy credits and continues to the payment page. */
+const buy = async (page: Page, orgId: string, usd: string) => {
+  await page.goto(`/dashboard/orgs/${orgId}/billing`)
+  const form = page.getByRole("region", { name: "Buy credits" })
+  await form.getByLabel(/Amount in US dollars/).fill(usd)
+  await form.getByRole("button", { name: "Continue to payment" }).click()
+}
+
+const billingText = (page: Page) => page.locator("main").textContent()
+
+describe("Buy credits in the browser", () => {
+  it("with Stripe: to the hosted page, pay, back to billing, balance up once", async () => {
+    const org = await newOrg(stripeWorld)
+    const before = await balanceOf(stripeWorld.db, org.orgId)
+    const { page, problems } = await signedIn(stripeWorld, org)
+    await buy(page, org.orgId, "25")
+    await page.waitForURL((url) => url.href.startsWith(`${stripeWorld.stripe.url}/c/pay/cs_test_`))
+    await page.locator("input[name=card_number]").fill("4242 4242 4242 4242")
+    await page.getByRole("button", { name: /Pay 25\.00 USD/ }).click()
+    await page.waitForURL((url) =>
+      url.href.startsWith(`${stripeWorld.server.baseUrl}/dashboard/orgs/${org.orgId}/billing`)
+    )
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Paid: 25,000 cr")
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain(
+      `Your balance is now ${(Number(before) + 25_000).toLocaleString("en-US")} cr`
+    )
+    const text = (await billingText(page)) ?? ""
+    for (const word of ["client_secret", "/v1/", "Stripe.js", "stripe."]) expect(text).not.toContain(word)
+
+    // Stripe's events after the return change nothing.
+    const paymentId = new URL(page.url()).searchParams.get("payment")
+    const session = [...stripeWorld.stripe.checkoutSessions.values()].find((s) => s.metadata.payment_id === paymentId)!
+    expect(session.status).toBe("complete")
+    for (
+      const event of [
+        stripeWorld.stripe.lastEvent("checkout.session.completed", session.id),
+        stripeWorld.stripe.lastEvent("payment_intent.succeeded", session.payment_intent!)
+      ]
+    ) {
+      expect((await stripeWorld.stripe.deliver(webhookUrl(stripeWorld), event)).status).toBe(200)
+    }
+    await page.reload()
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Paid: 25,000 cr")
+    expect(await balanceOf(stripeWorld.db, org.orgId)).toBe(before + 25_000n)
+    expect(await topUpEntries(stripeWorld.db, org.orgId)).toHaveLength(1)
+    expect(problems).toEqual([])
+    await expectLedgerInvariant(stripeWorld.db)
+  })
+
+  it("with Stripe: a declined card, then leaving the page, shows the payment cancelled", async () => {
+    const org = await newOrg(stripeWorld)
+    const { page, problems } = await signedIn(stripeWorld, org)
+    await buy(page, org.orgId, "10")
+    await page.waitForURL((url) => url.href.startsWith(`${stripeWorld.stripe.url}/c/pay/`))
+    await page.locator("input[name=card_number]").fill("4000 0000 0000 0002")
+    await page.getByRole("button", { name: /Pay/ }).click()
+    await expect.poll(() => page.locator("body").textContent(), { timeout: 20_000 }).toContain(
+      "Your card was declined."
+    )
+    await page.getByRole("link", { name: "Back" }).click()
+    await page.waitForURL((url) => url.href.includes("checkout=canceled"))
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("The payment was cancelled")
+    expect(problems).toEqual([])
+  })
+
+  it("with Stripe: saves a card on the hosted page and says so back on billing", async () => {
+    const org = await newOrg(stripeWorld)
+    const { page, problems } = await signedIn(stripeWorld, org)
+    await page.goto(`/dashboard/orgs/${org.orgId}/billing`)
+    await page.getByRole("button", { name: "Add a card" }).click()
+    await page.waitForURL((url) => url.href.startsWith(`${stripeWorld.stripe.url}/c/pay/cs_test_`))
+    await page.locator("input[name=card_number]").fill("4242 4242 4242 4242")
+    await page.getByRole("button", { name: "Save card" }).click()
+    await page.waitForURL((url) => url.searchParams.has("card_setup"))
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Card saved: visa ending in 4242.")
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("visa …4242")
+    expect(await page.getByRole("button", { name: "Replace the card" }).isVisible()).toBe(true)
+    expect(problems).toEqual([])
+  })
+
+  it("in the sandbox: the service's own marked page, a declined card, then a paid one, back to billing", async () => {
+    const org = await newOrg(sandboxWorld)
+    const before = await balanceOf(sandboxWorld.db, org.orgId)
+    const { page, problems } = await signedIn(sandboxWorld, org)
+    await buy(page, org.orgId, "20")
+    await page.waitForURL((url) => url.pathname.startsWith("/v1/billing/sandbox/checkout/"))
+    await expect.poll(() => page.locator("body").textContent(), { timeout: 20_000 }).toContain(
+      "Sandbox checkout: development only"
+    )
+    await page.getByLabel("Test card number").fill("4000 0000 0000 0002")
+    await page.getByRole("button", { name: "Pay 20.00 USD" }).click()
+    await expect.poll(() => page.getByRole("alert").textContent(), { timeout: 20_000 }).toContain(
+      "Your card was declined."
+    )
+    await page.getByLabel("Test card number").fill("4242 4242 4242 4242")
+    await page.getByRole("button", { name: "Pay 20.00 USD" }).click()
+    await page.waitForURL((url) => url.pathname === `/dashboard/orgs/${org.orgId}/billing`)
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Paid: 20,000 cr")
+    expect(await balanceOf(sandboxWorld.db, org.orgId)).toBe(before + 20_000n)
+    expect(problems).toEqual([])
+  })
+})

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { bearer, type SeededOrg, seedOrg } from "../support/fixtures.js"
+import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
+import { request } from "../support/server.js"
+import { startWorld, type World } from "../support/world.js"
+
+/**
+ * Without Stripe keys in development, Buy credits follows the same journey as with Stripe:
+ * the service makes a checkout session in its sandbox and serves the hosted page itself
+ * (clearly marked, test cards, no script), which sends the owner back to the billing page;
+ * the return, the cancel and the cap run the same code as with Stripe.
+ */
+let dev: World
+
+beforeAll(async () => {
+  dev = await startWorld("billing_sandbox_checkout")
+})
+
+afterAll(async () => {
+  await dev?.close()
+})
+
+const api = (org: SeededOrg, path: string, init: { method?: string; body?: unknown } = {}) =>
+  request(`${dev.server.url}/v1/orgs/${org.orgId}${path}`, {
+    method: init.method ?? "GET",
+    headers: bearer(org.owner.sessionToken),
+    body: init.body
+  })
+
+/** The sandbox page as a browser posts it: a plain form. */
+const payOnPage = async (pageUrl: string, cardNumber: string) => {
+  const response = await fetch(pageUrl, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ card_number: cardNumber }).toString(),
+    redirect: "manual"
+  })
+  return { status: response.status, location: response.headers.get("location"), text: await response.text() }
+}
+
+describe("the sandbox's checkout page", () => {
+  it("is served by the service, marked as a sandbox, and pays with a test card back to the billing page", async () => {
+    const org = await seedOrg(dev.db)
+    const before = await balanceOf(dev.db, org.orgId)
+    const started = await api(org, "/billing/checkout", { method: "POST", body: { amount_usd: "20", save_card: true } })
+    expect(started.status).toBe(201)
+    expect(started.json).toMatchObject({
+      provider: { name: "sandbox", sandbox: true },
+      payment: { provider: "sandbox", status: "pending" },
+      client_secret: null,
+      checkout_url: expect.stringMatching(
+        new RegExp(`^${dev.server.baseUrl}/v1/billing/sandbox/checkout/cs_sandbox_\\w+$`)
+      )
+    })
+    const pageUrl: string = started.json.checkout_url
+    const page = await fetch(pageUrl)
+    expect(page.status).toBe(200)
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'")
+    const html = await page.text()
+    expect(html).toContain("Sandbox checkout: development only, no money moves.")
+    expect(html).toContain("Pay 20.00 USD")
+    expect(html).not.toContain("<script")
+
+    const declined = await payOnPage(pageUrl, "4000 0000 0000 0002")
+    expect(declined.status).toBe(200)
+    expect(declined.location).toBeNull()
+    expect(declined.text).toContain("Your card was declined.")
+    expect((await api(org, `/billing/payments/${started.json.payment.id}`)).json.payment).toMatchObject({
+      status: "failed",
+      failure_message: "Your card was declined."
+    })
+
+    const paid = await payOnPage(pageUrl, "4242 4242 4242 4242")
+    expect(paid.status).toBe(303)
+    const sessionId = pageUrl.split("/").pop()
+    expect(paid.location).toBe(
+      `${dev.server.baseUrl}/dashboard/orgs/${org.orgId}/billing?payment=${started.json.payment.id}&session_id=${sessionId}`
+    )
+    const back = await api(org, `/billing/payments/${started.json.payment.id}/confirm`, { method: "POST" })
+    expect(back.json.payment).toMatchObject({ status: "succeeded", card: { last4: "4242" }, failure_message: null })
+    // Paying again (the back button) charges nothing more.
+    expect((await payOnPage(pageUrl, "4242 4242 4242 4242")).status).toBe(303)
+    expect(await balanceOf(dev.db, org.orgId)).toBe(before + 20_000n)
+    const summary = await api(org, "/billing")
+    expect(summary.json.card).toMatchObject({ last4: "4242" })
+    await expectLedgerInvariant(dev.db)
+  })
+
+  it("gives the cap allowance back when the owner cancels, and the page no longer takes a card", async () => {
+    const org = await seedOrg(dev.db)
+    const started = await api(org, "/billing/checkout", { method: "POST", body: { amount_usd: "200" } })
+    expect(started.status).toBe(201)
+    const page = await fetch(started.json.checkout_url).then((r) => r.text())
+    expect(page).toContain(`billing?payment=${started.json.payment.id}&amp;checkout=canceled`)
+    expect((await api(org, "/billing/checkout", { method: "POST", body: { amount_usd: "5" } })).status).toBe(402)
+
+    const canceled = await api(org, `/billing/payments/${started.json.payment.id}/cancel`, { method: "POST" })
+    expect(canceled.status).toBe(200)
+    expect(canceled.json.payment.status).toBe("canceled")
+    const after = await payOnPage(started.json.checkout_url, "4242 4242 4242 4242")
+    expect(after.status).toBe(200)
+    expect(after.location).toBeNull()
+    expect(after.text).toContain("This checkout has ended")
+    expect((await api(org, `/billing/payments/${started.json.payment.id}`)).json.payment.status).toBe("canceled")
+    expect((await api(org, "/billing/checkout", { method: "POST", body: { amount_usd: "200" } })).status).toBe(201)
+  })
+
+  it("answers 404 for a session it never made", async () => {
+    expect((await fetch(`${dev.server.url}/v1/billing/sandbox/checkout/cs_sandbox_nope`)).status).toBe(404)
+  })
+})
