@@ -1,12 +1,16 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { amountOf } from "../../Domain/Money.js"
+import { trialTerms } from "../../Domain/Plans.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { dayOf } from "../Ledger/Time.js"
+import { PurchasingConfig } from "../Purchasing/PurchasingConfig.js"
+import { Refusals } from "./Refusals.js"
 import { type UsageRange, UsageRepo } from "./UsageRepo.js"
 
 const DAY_MS = 24 * 60 * 60 * 1000
+const HOUR_MS = 60 * 60 * 1000
 /** The longest range one request may ask for. */
 export const MAX_RANGE_DAYS = 366
 
@@ -31,10 +35,12 @@ export interface UsageQuery {
  * month so far).
  */
 export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
-  dependencies: [UsageRepo.Default],
+  dependencies: [UsageRepo.Default, PurchasingConfig.Default, Refusals.Default],
   effect: Effect.gen(function*() {
     const repo = yield* UsageRepo
     const ledger = yield* Ledger
+    const { liveExecuteEnabled } = yield* PurchasingConfig
+    const refusals = yield* Refusals
 
     const rangeOf = (orgId: string, query: UsageQuery) =>
       Effect.gen(function*() {
@@ -53,9 +59,14 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
     const get = (actor: OrgActor, query: UsageQuery) =>
       Effect.gen(function*() {
         const range = yield* rangeOf(actor.org_id, query)
-        const [credits, trial, agents, days, endpoints, tools] = yield* Effect.all([
+        // Counts gathered in memory are written first, so a refusal just made is listed.
+        yield* refusals.flush
+        const [credits, trial, window, tested, refused, agents, days, endpoints, tools] = yield* Effect.all([
           ledger.orgCredits(actor.org_id),
           ledger.trialGrant(actor.org_id),
+          repo.trialWindow(actor.org_id),
+          repo.testActivity(range),
+          repo.refusals(range),
           repo.byAgent(range),
           repo.byDay(range),
           repo.topEndpoints(range),
@@ -63,10 +74,38 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
         ], { concurrency: "unbounded" })
         const now = yield* Clock.currentTimeMillis
         const total = agents.reduce((sum, row) => sum + row.spend, 0n)
+        const hour = Math.floor(now / HOUR_MS) * HOUR_MS
+        const funded = Option.match(window, { onNone: () => false, onSome: (row) => row.funded })
+        const spentThisHour = Option.match(window, {
+          onNone: () => 0n,
+          onSome: (row) => row.trial_window_start?.getTime() === hour ? row.trial_window_spent : 0n
+        })
         return {
           org_id: actor.org_id,
           balance: amountOf(credits.balance),
           credits_frozen: credits.frozen,
+          funded,
+          trial_limit: funded ? null : {
+            per_hour: amountOf(trialTerms.hourly_spend_limit_credits),
+            spent_this_hour: amountOf(spentThisHour),
+            resets_at: new Date(hour + HOUR_MS).toISOString()
+          },
+          live_purchases_open: liveExecuteEnabled,
+          test_activity: {
+            purchases: tested.purchases,
+            items: tested.items,
+            calls: tested.calls,
+            priced: amountOf(tested.priced)
+          },
+          refusals: refused.map((row) => ({
+            agent_id: row.agent_id,
+            name: row.name,
+            day: row.day,
+            code: row.code,
+            count: row.count,
+            last_at: row.last_at.toISOString(),
+            last_message: row.last_message
+          })),
           trial: trial === null ? null : {
             credits: amountOf(trial.credits),
             expires_at: trial.expiresAt.toISOString(),
