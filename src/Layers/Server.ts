@@ -250,7 +250,7 @@ const Workers = Layer.mergeAll(
 const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers))
 
 export const HttpLive = ServeApiLive.pipe(
-  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(EdgeMiddleware),
   Layer.provide(EdgeDefaults),
   Layer.provide(ApiLive),
