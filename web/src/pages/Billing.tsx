@@ -1,8 +1,9 @@
 import { useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { dollars, ownerText } from "../components/format.js"
 import { PagedTable } from "../components/PagedTable.js"
-import { Credits, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
+import { Credits, ErrorNotice, LiveClosedNotice, Loaded, Status, TrialTerms, When } from "../components/ui.js"
 
 type Started = {
   readonly payment: { readonly id: string }
@@ -26,7 +27,7 @@ const PayStarted = (
   )
   return (
     <div className="card stack" role="region" aria-label="Pay">
-      <p>{started.next_step}</p>
+      <p>{ownerText(started.next_step)}</p>
       {started.provider.sandbox && started.client_secret !== null
         ? (
           <form
@@ -91,6 +92,7 @@ const Payments = ({ orgId }: { readonly orgId: string }) => {
 export const BillingPage = () => {
   const org = useOrg()
   const summary = useApiQuery(["billing", org.id], (c) => c.billing.summary({ path: { orgId: org.id } }))
+  const usage = useApiQuery(["usage", org.id], (c) => c.usage.get({ path: { orgId: org.id }, urlParams: {} }))
   const [usd, setUsd] = useState("20")
   const [saveCard, setSaveCard] = useState(false)
   const [started, setStarted] = useState<Started | null>(null)
@@ -124,21 +126,24 @@ export const BillingPage = () => {
       <Loaded query={summary}>
         {(data) => (
           <>
-            {data.provider.notice === null ? null : <p className="notice">{data.provider.notice}</p>}
+            {data.provider.notice === null ? null : <p className="notice">{ownerText(data.provider.notice)}</p>}
             <div className="tiles">
               <div className="tile">
                 <span className="tile-label">Balance</span>
                 <span className="tile-value">
                   <Credits amount={data.balance} />
                 </span>
+                {usage.data === undefined ? null : <TrialTerms usage={usage.data} />}
               </div>
               <div className="tile">
                 <span className="tile-label">Plan</span>
                 <span className="tile-value">{data.plan.name}</span>
                 <span className="muted">
-                  ${data.plan.monthly_fee_usd} a month{data.plan.renews_at === null
-                    ? ""
-                    : `, renews ${new Date(data.plan.renews_at).toLocaleDateString()}`}
+                  {dollars(data.plan.monthly_fee_usd)} a month{data.plan.renews_at === null ? "" : (
+                    <>
+                      , renews <When at={data.plan.renews_at} dateOnly />
+                    </>
+                  )}
                 </span>
               </div>
               <div className="tile">
@@ -152,6 +157,7 @@ export const BillingPage = () => {
               ? (
                 <section className="card stack">
                   <h2>Top up</h2>
+                  {usage.data?.live_purchases_open === false ? <LiveClosedNotice /> : null}
                   <form
                     className="inline"
                     onSubmit={(event) => {
@@ -160,7 +166,7 @@ export const BillingPage = () => {
                     }}
                   >
                     <label>
-                      Amount (USD, {data.top_up_limits.min.usd} to {data.top_up_limits.max.usd})
+                      Amount in USD ({dollars(data.top_up_limits.min.usd)} to {dollars(data.top_up_limits.max.usd)})
                       <input
                         inputMode="decimal"
                         value={usd}
@@ -191,9 +197,17 @@ export const BillingPage = () => {
                     </>
                   )
                   : "Off"}
-                {data.auto_reload.disabled_reason === null ? null : <>({data.auto_reload.disabled_reason})</>}.{" "}
-                {data.auto_reload.note}
+                {data.auto_reload.disabled_reason === null ? null : <>({data.auto_reload.disabled_reason})</>}.
+                Auto-reload charges the saved card in USD.
               </p>
+              {data.top_up_limits.currencies.includes("inr")
+                ? (
+                  <details>
+                    <summary>Paying with an India-issued card?</summary>
+                    <p>{data.auto_reload.note}</p>
+                  </details>
+                )
+                : null}
               {owner
                 ? (
                   <form
@@ -289,18 +303,20 @@ export const BillingPage = () => {
                     </button>
                   </div>
                   {changePlan.data === undefined ? null : (
-                    changePlan.data.payment === null ? <p role="status">{changePlan.data.next_step}</p> : (
-                      <PayStarted
-                        orgId={org.id}
-                        started={{
-                          payment: changePlan.data.payment,
-                          client_secret: changePlan.data.client_secret,
-                          next_step: changePlan.data.next_step,
-                          provider: changePlan.data.provider
-                        }}
-                        onDone={() => changePlan.reset()}
-                      />
-                    )
+                    changePlan.data.payment === null ?
+                      <p role="status">{ownerText(changePlan.data.next_step)}</p> :
+                      (
+                        <PayStarted
+                          orgId={org.id}
+                          started={{
+                            payment: changePlan.data.payment,
+                            client_secret: changePlan.data.client_secret,
+                            next_step: changePlan.data.next_step,
+                            provider: changePlan.data.provider
+                          }}
+                          onDone={() => changePlan.reset()}
+                        />
+                      )
                   )}
                   <ErrorNotice error={changePlan.error} />
                 </section>

@@ -2,16 +2,22 @@ import { Link } from "react-router"
 import { useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { ColumnChart, RowChart } from "../components/Charts.js"
+import { credits, dollars, utcDay } from "../components/format.js"
 import { Table } from "../components/PagedTable.js"
-import { Credits, Empty, Loaded, When } from "../components/ui.js"
+import { Credits, Empty, Loaded, TrialTerms, When } from "../components/ui.js"
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`
 
 /** Money at a glance: balance, trial, this month's spend per day and per agent, top endpoints and tools. */
 export const OverviewPage = () => {
   const org = useOrg()
-  const usage = useApiQuery(["usage", org.id], (c) => c.usage.get({ path: { orgId: org.id }, urlParams: {} }))
+  const usage = useApiQuery(["usage", org.id], (c) => c.usage.get({ path: { orgId: org.id }, urlParams: {} }), {
+    refetchInterval: 10_000
+  })
   const waiting = useApiQuery(
     ["approvals", org.id, "waiting"],
-    (c) => c.orgPurchasing.approvals({ path: { orgId: org.id }, urlParams: { status: "waiting", limit: 200 } })
+    (c) => c.orgPurchasing.approvals({ path: { orgId: org.id }, urlParams: { status: "waiting", limit: 200 } }),
+    { refetchInterval: 5_000 }
   )
   return (
     <div className="stack">
@@ -26,25 +32,41 @@ export const OverviewPage = () => {
                   <Credits amount={data.balance} />
                 </span>
                 {data.credits_frozen ? <span className="badge badge-disabled">frozen</span> : null}
+                <TrialTerms usage={data} />
               </div>
               <div className="tile">
-                <span className="tile-label">Spent {data.range.from} to {data.range.to}</span>
+                <span className="tile-label">Spent {utcDay(data.range.from)} to {utcDay(data.range.to)}</span>
                 <span className="tile-value" data-testid="total-spend">
                   <Credits amount={data.total_spend} />
                 </span>
+                <span className="muted">Live purchases and calls, net of refunds.</span>
+              </div>
+              <div className="tile" data-testid="test-activity">
+                <span className="tile-label">Test activity, same days</span>
+                <span className="tile-value">
+                  {plural(data.test_activity.purchases, "purchase")}, {plural(data.test_activity.calls, "call")}
+                </span>
+                <span className="muted">
+                  Priced <Credits amount={data.test_activity.priced} />: no credits moved.
+                </span>
               </div>
               {data.trial === null ? null : (
-                <div className="tile">
-                  <span className="tile-label">Trial credits</span>
+                <div className="tile" data-testid="trial">
+                  <span className="tile-label">Trial</span>
                   <span className="tile-value">
-                    <Credits amount={data.trial.credits} />
-                  </span>
-                  <span className="muted">
-                    {data.trial.expired ? "expired" : (
+                    {data.trial.expired ? "ended" : data.funded ? "topped up" : (
                       <>
-                        until <When at={data.trial.expires_at} />
+                        <Credits amount={data.balance} /> left
                       </>
                     )}
+                  </span>
+                  <span className="muted">
+                    <Credits amount={data.trial.credits} /> granted
+                    {data.trial.expired ? "" : (
+                      <>
+                        , ends <When at={data.trial.expires_at} dateOnly />
+                      </>
+                    )}.
                   </span>
                 </div>
               )}
@@ -62,7 +84,7 @@ export const OverviewPage = () => {
                 bars={data.by_day.map((day) => ({
                   label: day.day,
                   value: Number(day.spend.credits),
-                  title: `${day.day}: ${day.spend.credits} credits ($${day.spend.usd})`
+                  title: `${day.day}: ${credits(day.spend.credits)} credits (${dollars(day.spend.usd)})`
                 }))}
               />
             </section>
@@ -74,7 +96,7 @@ export const OverviewPage = () => {
                   bars={data.by_agent.map((agent) => ({
                     label: agent.name,
                     value: Number(agent.spend.credits),
-                    title: `${agent.spend.credits} cr ($${agent.spend.usd})`
+                    title: `${credits(agent.spend.credits)} cr (${dollars(agent.spend.usd)})`
                   }))}
                 />
               )}
@@ -84,7 +106,9 @@ export const OverviewPage = () => {
                 <h2>Top endpoints</h2>
                 <Table
                   rows={data.top_endpoints}
-                  empty="No gateway spend yet."
+                  empty={data.test_activity.calls > 0
+                    ? "No live gateway spend yet (test calls are counted apart, above)."
+                    : "No gateway spend yet."}
                   head={["Endpoint", "Calls", "Spend"]}
                   row={(r) => (
                     <tr key={r.endpoint}>
@@ -103,7 +127,9 @@ export const OverviewPage = () => {
                 <h2>Top tools</h2>
                 <Table
                   rows={data.top_tools}
-                  empty="No purchases yet."
+                  empty={data.test_activity.purchases > 0
+                    ? "No live purchases yet (test purchases are counted apart, above)."
+                    : "No purchases yet."}
                   head={["Tool", "Items", "Spend"]}
                   row={(r) => (
                     <tr key={r.tool}>
