@@ -90,6 +90,7 @@ import { SmsLive } from "../Services/Sms/Sms.js"
 import { AdapterChecksLive } from "../Services/Tools/AdapterChecks.js"
 import { ToolAdmin } from "../Services/Tools/ToolAdmin.js"
 import { Tools } from "../Services/Tools/Tools.js"
+import { Exports } from "../Services/Usage/Exports.js"
 import { Usage } from "../Services/Usage/Usage.js"
 import { Waitlist } from "../Services/Waitlist/Waitlist.js"
 import { WebhookWorkerLive } from "../Services/Webhooks/Delivery.js"
@@ -174,6 +175,7 @@ const Services = Layer.mergeAll(
   PurchasingLive,
   BillingLive,
   Usage.Default.pipe(Layer.provide(LedgerLive)),
+  Exports.Default,
   Readiness.Default,
   ToolAdmin.Default,
   BenchmarkRuns.Default,

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Amount } from "../../Domain/Money.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
@@ -67,6 +67,23 @@ export const OrgUsage = Schema.Struct({
   ).annotations({ description: "The ten tools with the most spend (charged items)" })
 }).annotations({ identifier: "OrgUsage" })
 
+export const ExportPath = Schema.Struct({
+  ...OrgPath.fields,
+  dataset: Schema.Literal("calls", "receipts", "ledger", "usage").annotations({
+    description:
+      "calls: gateway calls; receipts: one row per receipt item, with its input and result where kept; ledger: balance entries; usage: spend, test activity and refusals per agent per day"
+  })
+})
+
+export const ExportQuery = Schema.Struct({
+  ...UsageQuery.fields,
+  format: Schema.optional(
+    Schema.Literal("csv", "jsonl").annotations({
+      description: "csv (default; a header row) or jsonl (one JSON object a line, application/x-ndjson)"
+    })
+  )
+})
+
 /** Where the org's money goes: members and org keys (read is enough). */
 export class UsageGroup extends HttpApiGroup.make("usage")
   .add(
@@ -74,6 +91,18 @@ export class UsageGroup extends HttpApiGroup.make("usage")
       .setPath(OrgPath)
       .setUrlParams(UsageQuery)
       .addSuccess(OrgUsage)
+      .addError(wire(InvalidInput))
+  )
+  .add(
+    HttpApiEndpoint.get("export", "/v1/orgs/:orgId/exports/:dataset")
+      .setPath(ExportPath)
+      .setUrlParams(ExportQuery)
+      .addSuccess(
+        HttpApiSchema.Text({ contentType: "text/csv" }).annotations({
+          description:
+            "The rows of the range, oldest first, streamed as they are read (any size); with format=jsonl, JSON Lines instead"
+        })
+      )
       .addError(wire(InvalidInput))
   )
   .middleware(OrgAuth)

@@ -29,6 +29,21 @@ export interface UsageQuery {
   readonly to?: string | undefined
 }
 
+/** The UTC days a query asks for: `from` and `to` inclusive, by default the month so far. */
+export const usageRange = (orgId: string, query: UsageQuery) =>
+  Effect.gen(function*() {
+    const today = new Date(Math.floor((yield* Clock.currentTimeMillis) / DAY_MS) * DAY_MS)
+    const monthStart = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1))
+    const from = query.from === undefined ? monthStart : yield* parseDay("from", query.from)
+    const to = query.to === undefined ? today : yield* parseDay("to", query.to)
+    if (to < from) return yield* new InvalidInput({ message: "`to` is before `from`" })
+    const days = (to.getTime() - from.getTime()) / DAY_MS + 1
+    if (days > MAX_RANGE_DAYS) {
+      return yield* new InvalidInput({ message: `A range covers at most ${MAX_RANGE_DAYS} days` })
+    }
+    return { orgId, from, until: new Date(to.getTime() + DAY_MS) } satisfies UsageRange
+  })
+
 /**
  * `GET /v1/orgs/{orgId}/usage`: the org's balance, trial and frozen state now, and where
  * its credits went over a range of UTC days (`from` and `to` inclusive; by default the
@@ -42,23 +57,9 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
     const { liveExecuteEnabled } = yield* PurchasingConfig
     const refusals = yield* Refusals
 
-    const rangeOf = (orgId: string, query: UsageQuery) =>
-      Effect.gen(function*() {
-        const today = new Date(Math.floor((yield* Clock.currentTimeMillis) / DAY_MS) * DAY_MS)
-        const monthStart = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1))
-        const from = query.from === undefined ? monthStart : yield* parseDay("from", query.from)
-        const to = query.to === undefined ? today : yield* parseDay("to", query.to)
-        if (to < from) return yield* new InvalidInput({ message: "`to` is before `from`" })
-        const days = (to.getTime() - from.getTime()) / DAY_MS + 1
-        if (days > MAX_RANGE_DAYS) {
-          return yield* new InvalidInput({ message: `A range covers at most ${MAX_RANGE_DAYS} days` })
-        }
-        return { orgId, from, until: new Date(to.getTime() + DAY_MS) } satisfies UsageRange
-      })
-
     const get = (actor: OrgActor, query: UsageQuery) =>
       Effect.gen(function*() {
-        const range = yield* rangeOf(actor.org_id, query)
+        const range = yield* usageRange(actor.org_id, query)
         // Counts gathered in memory are written first, so a refusal just made is listed.
         yield* refusals.flush
         const [credits, trial, window, tested, refused, agents, days, endpoints, tools] = yield* Effect.all([
