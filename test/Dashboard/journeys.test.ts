@@ -259,7 +259,14 @@ describe("the dashboard", () => {
     const today = new Date().toISOString().slice(0, 10)
     const bar = page.locator(`rect.bar[data-value="${spent}"]`)
     expect(await bar.count()).toBe(1)
-    expect(await bar.locator("title").textContent()).toContain(today)
+    const todayAsShown = await page.evaluate(
+      (day) =>
+        new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeZone: "UTC" }).format(
+          new Date(`${day}T00:00:00Z`)
+        ),
+      today
+    )
+    expect(await bar.locator("title").textContent()).toContain(todayAsShown)
     const perAgent = page.getByRole("list", { name: "Credits spent per agent" })
     expect(await perAgent.textContent()).toContain("researcher")
     expect(await perAgent.textContent()).toContain(`${spent} cr`)

@@ -1,9 +1,19 @@
+import { readFileSync } from "node:fs"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { emailFindInput } from "../Purchasing/support.js"
 import { makeAgent, owner } from "../support/people.js"
 import { call, startWorld, type World } from "../support/world.js"
-import { ensureDashboardBuilt, launchBrowser, newContext, openPage, PHONE, screenshot } from "./browser.js"
+import {
+  accessibilityProblems,
+  DESKTOP,
+  ensureDashboardBuilt,
+  launchBrowser,
+  newContext,
+  openPage,
+  PHONE,
+  screenshot
+} from "./browser.js"
 
 /**
  * What a new owner must not be misled by, in real Chromium against the service as it ships
@@ -92,7 +102,7 @@ describe("the dashboard an owner trusts with money", () => {
     await notice.waitFor()
     expect(await notice.textContent()).toContain("Live purchases are closed for now")
     // The trial's limits are shown where the balance is.
-    expect(await page.getByTestId("trial-terms").textContent()).toContain("at most 50 credits of spend an hour")
+    expect(await page.getByTestId("trial-terms").textContent()).toContain("at most 50 cr of spend an hour")
     // The India-issued cards' rules are there for who needs them, folded away; no API path shows.
     expect(await page.getByText(/RBI/).isVisible()).toBe(false)
     expect(await page.locator("main").innerText()).not.toMatch(/(GET|POST|PUT|DELETE) \/v1/)
@@ -149,7 +159,7 @@ describe("the dashboard an owner trusts with money", () => {
     expect(await tile.textContent()).toContain("no credits moved")
     expect(await page.getByTestId("total-spend").textContent()).toContain("0 cr ($0.00)")
     expect(await page.locator("main").textContent()).toContain("No live purchases yet")
-    await screenshot(page, "overview-desktop")
+    await screenshot(page, "overview-test-activity-desktop")
     expect(problems).toEqual([])
   })
 
@@ -236,6 +246,33 @@ describe("the dashboard an owner trusts with money", () => {
     expect(problems).toEqual([])
   })
 
+  it("downloads the receipts as CSV and as JSON Lines from the Receipts page", async () => {
+    await orgPage("/receipts")
+    const panel = page.locator("details.export")
+    await panel.locator("summary").click()
+    const form = page.getByRole("form", { name: "Download receipts" })
+    const [csv] = await Promise.all([
+      page.waitForEvent("download"),
+      form.getByRole("link", { name: "Download" }).click()
+    ])
+    expect(csv.suggestedFilename()).toMatch(/^receipts-\d{4}-\d{2}-01-to-\d{4}-\d{2}-\d{2}\.csv$/)
+    const lines = readFileSync((await csv.path())!, "utf8").split("\r\n")
+    expect(lines[0]!.startsWith("receipt_id,created_at,agent_id,agent_name,mode,tool")).toBe(true)
+    expect(lines.some((line) => line.includes(",rehearsal,test,hunter-email-finder,"))).toBe(true)
+
+    await form.getByLabel("Format").selectOption("jsonl")
+    const [jsonl] = await Promise.all([
+      page.waitForEvent("download"),
+      form.getByRole("link", { name: "Download" }).click()
+    ])
+    const rows = readFileSync((await jsonl.path())!, "utf8").trim().split("\n").map((line) => JSON.parse(line))
+    const receipts = await call(world, "GET", `/v1/orgs/${person.orgId}/receipts?limit=200`, { token: person.token })
+    const items = receipts.json.receipts.reduce((sum: number, r: any) => sum + r.item_count, 0)
+    expect(rows).toHaveLength(items)
+    expect(rows.every((row) => typeof row.input === "object")).toBe(true)
+    expect(problems).toEqual([])
+  })
+
   it("writes money with two decimals and dates in one style with UTC on hover", async () => {
     await orgPage("/agents")
     await page.getByTestId("agent-defaults").waitFor()
@@ -284,4 +321,53 @@ describe("the dashboard an owner trusts with money", () => {
     expect(nightProblems).toEqual([])
     await dark.close()
   })
+})
+
+describe("accessibility", () => {
+  const orgPages = [
+    "",
+    "/agents",
+    "/approvals",
+    "/calls",
+    "/receipts",
+    "/jobs",
+    "/webhooks",
+    "/keys",
+    "/members",
+    "/billing",
+    "/catalogue",
+    "/tools",
+    "/settings"
+  ]
+
+  it(
+    "has no serious or critical axe-core violation on any page, at desktop and phone width, light and dark",
+    async () => {
+      const found: Array<string> = []
+      for (
+        const [label, options] of [
+          ["desktop", { viewport: DESKTOP }],
+          ["phone", { viewport: PHONE }],
+          ["desktop dark", { viewport: DESKTOP, colorScheme: "dark" as const }]
+        ] as const
+      ) {
+        const context = await browser.newContext({ baseURL: world.server.baseUrl, reducedMotion: "reduce", ...options })
+        const { page: signedOut } = await openPage(context)
+        await signedOut.goto("/dashboard/")
+        await signedOut.getByRole("heading", { name: "Sign in" }).waitFor()
+        for (const problem of await accessibilityProblems(signedOut)) found.push(`${label} sign-in: ${problem}`)
+        await context.addCookies([{ name: "service_session", value: person.token, url: world.server.baseUrl }])
+        const { page: each } = await openPage(context)
+        for (const path of ["/dashboard/account", ...orgPages.map((p) => `/dashboard/orgs/${person.orgId}${p}`)]) {
+          await each.goto(path)
+          await each.locator("h1").first().waitFor()
+          await expect.poll(() => each.locator(".spinner").count()).toBe(0)
+          for (const problem of await accessibilityProblems(each)) found.push(`${label} ${path}: ${problem}`)
+        }
+        await context.close()
+      }
+      expect(found).toEqual([])
+    },
+    180_000
+  )
 })

@@ -69,7 +69,8 @@ export const LiveClosedNotice = () => (
  * Under the balance, until the org's first top-up: the trial's hourly cap, what this hour
  * spent of it, and when the trial's credits end.
  */
-export const TrialTerms = ({ usage }: {
+export const TrialTerms = ({ usage, showEnd = true }: {
+  readonly showEnd?: boolean
   readonly usage: {
     readonly trial_limit: {
       readonly per_hour: { readonly credits: string; readonly usd: string }
@@ -81,10 +82,9 @@ export const TrialTerms = ({ usage }: {
 }) =>
   usage.trial_limit === null ? null : (
     <span className="muted" data-testid="trial-terms">
-      Trial: at most {credits(usage.trial_limit.per_hour.credits)} credits of spend an hour until the first top-up;{" "}
-      {credits(usage.trial_limit.spent_this_hour.credits)} spent this hour (resets{" "}
-      <When at={usage.trial_limit.resets_at} />).
-      {usage.trial === null ? null : usage.trial.expired ? " The trial's credits have expired." : (
+      Trial: at most {credits(usage.trial_limit.per_hour.credits)} cr of spend an hour until the first top-up;{" "}
+      {credits(usage.trial_limit.spent_this_hour.credits)} spent this hour.
+      {!showEnd || usage.trial === null ? null : usage.trial.expired ? " The trial's credits have expired." : (
         <>
           {" "}Trial credits end <When at={usage.trial.expires_at} dateOnly />.
         </>

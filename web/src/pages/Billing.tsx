@@ -1,6 +1,7 @@
 import { useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { ExportPanel } from "../components/Export.js"
 import { dollars, ownerText } from "../components/format.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Credits, ErrorNotice, LiveClosedNotice, Loaded, Status, TrialTerms, When } from "../components/ui.js"
@@ -325,6 +326,7 @@ export const BillingPage = () => {
           </>
         )}
       </Loaded>
+      <ExportPanel orgId={org.id} dataset="ledger" />
       <section className="card">
         <h2>Payments</h2>
         <Payments orgId={org.id} />

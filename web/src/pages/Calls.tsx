@@ -1,6 +1,7 @@
 import { useState } from "react"
 import { useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { ExportPanel } from "../components/Export.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Credits, Status, TestNote, When } from "../components/ui.js"
 
@@ -109,6 +110,7 @@ export const CallsPage = () => {
           />
         </label>
       </form>
+      <ExportPanel orgId={org.id} dataset="calls" />
       <PagedTable
         query={calls}
         pages={pages}

@@ -2,6 +2,7 @@ import { Link } from "react-router"
 import { useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { ColumnChart, RowChart } from "../components/Charts.js"
+import { ExportPanel } from "../components/Export.js"
 import { credits, dollars, utcDay } from "../components/format.js"
 import { Table } from "../components/PagedTable.js"
 import { Credits, Empty, Loaded, TrialTerms, When } from "../components/ui.js"
@@ -32,7 +33,7 @@ export const OverviewPage = () => {
                   <Credits amount={data.balance} />
                 </span>
                 {data.credits_frozen ? <span className="badge badge-disabled">frozen</span> : null}
-                <TrialTerms usage={data} />
+                <TrialTerms usage={data} showEnd={false} />
               </div>
               <div className="tile">
                 <span className="tile-label">Spent {utcDay(data.range.from)} to {utcDay(data.range.to)}</span>
@@ -82,9 +83,9 @@ export const OverviewPage = () => {
               <ColumnChart
                 label="Credits spent per day"
                 bars={data.by_day.map((day) => ({
-                  label: day.day,
+                  label: utcDay(day.day),
                   value: Number(day.spend.credits),
-                  title: `${day.day}: ${credits(day.spend.credits)} credits (${dollars(day.spend.usd)})`
+                  title: `${utcDay(day.day)} (UTC): ${credits(day.spend.credits)} credits (${dollars(day.spend.usd)})`
                 }))}
               />
             </section>
@@ -101,6 +102,7 @@ export const OverviewPage = () => {
                 />
               )}
             </section>
+            <ExportPanel orgId={org.id} dataset="usage" />
             <div className="two-columns">
               <section className="card">
                 <h2>Top endpoints</h2>

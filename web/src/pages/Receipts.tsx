@@ -2,6 +2,7 @@ import { useState } from "react"
 import { Link, useParams } from "react-router"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { ExportPanel } from "../components/Export.js"
 import { PagedTable, Table } from "../components/PagedTable.js"
 import { Credits, ErrorNotice, Loaded, Status, TestNote, When } from "../components/ui.js"
 
@@ -138,6 +139,7 @@ export const ReceiptsPage = () => {
     <div className="stack">
       <h1>Receipts</h1>
       {receiptId === undefined ? null : <ReceiptDetail orgId={org.id} receiptId={receiptId} />}
+      <ExportPanel orgId={org.id} dataset="receipts" />
       <PagedTable
         query={receipts}
         pages={pages}
