@@ -50,6 +50,26 @@ const agentsOf = async () =>
   (await call(world, "GET", `/v1/orgs/${person.orgId}/agents`, { token: person.token })).json.agents as Array<any>
 
 describe("the dashboard an owner trusts with money", () => {
+  it("shows a new org's first steps on its overview", async () => {
+    await orgPage()
+    const steps = page.getByRole("region", { name: "Getting started" })
+    await steps.waitFor()
+    const state = await steps.locator("li").evaluateAll((all) =>
+      all.map((li) => `${li.textContent!.replace(/[✓○]/, "").replace(/ \((done|to do)\)/, "").trim()}: ${li.getAttribute("data-done")}`)
+    )
+    expect(state).toEqual([
+      "Verify your phone: true",
+      "Create an agent: false",
+      "Copy its key into your agent: false",
+      "Make a first call: false",
+      "Add credits: false"
+    ])
+    await screenshot(page, "onboarding-desktop")
+    await steps.getByRole("link", { name: "Create an agent" }).click()
+    await page.getByRole("heading", { name: "Agents" }).waitFor()
+    expect(problems).toEqual([])
+  })
+
   it("starts the agent form from the API's defaults, says them in money, and sends an empty field as the default", async () => {
     await orgPage("/agents")
     const form = page.getByRole("form", { name: "New agent" })
@@ -356,6 +376,8 @@ describe("accessibility", () => {
         await signedOut.goto("/dashboard/")
         await signedOut.getByRole("heading", { name: "Sign in" }).waitFor()
         for (const problem of await accessibilityProblems(signedOut)) found.push(`${label} sign-in: ${problem}`)
+      const suffix = label.replace(" ", "-")
+      await screenshot(signedOut, `page-sign-in-${suffix}`)
         await context.addCookies([{ name: "service_session", value: person.token, url: world.server.baseUrl }])
         const { page: each } = await openPage(context)
         for (const path of ["/dashboard/account", ...orgPages.map((p) => `/dashboard/orgs/${person.orgId}${p}`)]) {
@@ -363,6 +385,8 @@ describe("accessibility", () => {
           await each.locator("h1").first().waitFor()
           await expect.poll(() => each.locator(".spinner").count()).toBe(0)
           for (const problem of await accessibilityProblems(each)) found.push(`${label} ${path}: ${problem}`)
+        const name = path.split("/").length > 4 ? path.split("/").at(-1) : path.endsWith("account") ? "account" : "overview"
+        await screenshot(each, `page-${name}-${suffix}`)
         }
         await context.close()
       }

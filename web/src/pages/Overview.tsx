@@ -7,6 +7,29 @@ import { credits, dollars, utcDay } from "../components/format.js"
 import { Table } from "../components/PagedTable.js"
 import { Credits, Empty, Loaded, TrialTerms, When } from "../components/ui.js"
 
+interface Step {
+  readonly label: string
+  readonly done: boolean
+  readonly to: string
+}
+
+/** The first steps of a new org, until they are all done: each ticks itself off as it happens. */
+const Onboarding = ({ orgId, steps }: { readonly orgId: string; readonly steps: ReadonlyArray<Step> }) =>
+  steps.every((step) => step.done) ? null : (
+    <section className="card onboarding" aria-label="Getting started">
+      <h2>Getting started</h2>
+      <ol>
+        {steps.map((step) => (
+          <li key={step.label} className={step.done ? "done" : ""} data-done={step.done}>
+            <span aria-hidden="true">{step.done ? "✓" : "○"}</span>{" "}
+            {step.done ? <span>{step.label}</span> : <Link to={`/orgs/${orgId}${step.to}`}>{step.label}</Link>}
+            <span className="visually-hidden">{step.done ? " (done)" : " (to do)"}</span>
+          </li>
+        ))}
+      </ol>
+    </section>
+  )
+
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`
 
 /** Money at a glance: balance, trial, this month's spend per day and per agent, top endpoints and tools. */
@@ -20,9 +43,34 @@ export const OverviewPage = () => {
     (c) => c.orgPurchasing.approvals({ path: { orgId: org.id }, urlParams: { status: "waiting", limit: 200 } }),
     { refetchInterval: 5_000 }
   )
+  const agents = useApiQuery(
+    ["agents", org.id],
+    (c) => c.agents.list({ path: { orgId: org.id }, urlParams: { limit: 200 } })
+  )
   return (
     <div className="stack">
       <h1>{org.name}</h1>
+      {usage.data === undefined || agents.data === undefined ? null : (
+        <Onboarding
+          orgId={org.id}
+          steps={[
+            // An org exists only once its creator's phone is verified.
+            { label: "Verify your phone", done: true, to: "" },
+            { label: "Create an agent", done: agents.data.agents.length > 0, to: "/agents" },
+            {
+              label: "Copy its key into your agent",
+              done: agents.data.agents.some((a) => a.key_prefix !== null),
+              to: "/agents"
+            },
+            {
+              label: "Make a first call",
+              done: agents.data.agents.some((a) => a.key_last_used_at !== null),
+              to: "/catalogue"
+            },
+            { label: "Add credits", done: usage.data.funded, to: "/billing" }
+          ]}
+        />
+      )}
       <Loaded query={usage}>
         {(data) => (
           <>
