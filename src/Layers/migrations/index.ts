@@ -11,6 +11,7 @@ import idempotencyAnswers from "./0010_idempotency_answers.js"
 import operations from "./0011_operations.js"
 import catalogueInMemory from "./0012_catalogue_in_memory.js"
 import agentRefusals from "./0017_agent_refusals.js"
+import lowAlertFundedOnly from "./0018_low_alert_funded_only.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -26,7 +27,8 @@ export const migrations = {
   "0010_idempotency_answers": idempotencyAnswers,
   "0011_operations": operations,
   "0012_catalogue_in_memory": catalogueInMemory,
-  "0017_agent_refusals": agentRefusals
+  "0017_agent_refusals": agentRefusals,
+  "0018_low_alert_funded_only": lowAlertFundedOnly
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */
