@@ -91,6 +91,7 @@ import { AdapterChecksLive } from "../Services/Tools/AdapterChecks.js"
 import { ToolAdmin } from "../Services/Tools/ToolAdmin.js"
 import { Tools } from "../Services/Tools/Tools.js"
 import { Exports } from "../Services/Usage/Exports.js"
+import { Refusals } from "../Services/Usage/Refusals.js"
 import { Usage } from "../Services/Usage/Usage.js"
 import { Waitlist } from "../Services/Waitlist/Waitlist.js"
 import { WebhookWorkerLive } from "../Services/Webhooks/Delivery.js"
@@ -176,6 +177,7 @@ const Services = Layer.mergeAll(
   BillingLive,
   Usage.Default.pipe(Layer.provide(LedgerLive)),
   Exports.Default,
+  Refusals.Default,
   Readiness.Default,
   ToolAdmin.Default,
   BenchmarkRuns.Default,

@@ -54,6 +54,23 @@ describe("refusals in usage", () => {
     expect(json.live_purchases_open).toBe(false)
   })
 
+  it("counts an agent's requests refused by its rate limit", async () => {
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "test", name: "hasty" })
+    // 600 requests a minute per key: the 601st and later are refused.
+    const statuses: Array<number> = []
+    for (let batch = 0; batch < 31; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => request(`${world.server.url}/v1/agent`, { headers: bearer(agent.key) }))
+      )
+      statuses.push(...answers.map((a) => a.status))
+    }
+    const refused = statuses.filter((s) => s === 429).length
+    expect(refused).toBeGreaterThanOrEqual(20)
+    const { json } = await usage(org.orgId, org.owner.sessionToken)
+    expect(json.refusals).toEqual([expect.objectContaining({ name: "hasty", code: "rate_limited", count: refused })])
+  })
+
   it("leaves out errors that are not limits, and other orgs' refusals", async () => {
     const org = await seedOrg(world.db)
     const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
