@@ -124,18 +124,15 @@ export const CallsPage = () => {
             </td>
             <td>{names.get(call.agent_id) ?? call.agent_id.slice(0, 8)}</td>
             <td>
-              {call.status === "test" ? null : <Status value={call.status} />}
+              {call.status === "test" ? <TestNote /> : <Status value={call.status} />}
               {call.refunded === null ? null : <small>refunded {call.refunded.credits} cr</small>}
             </td>
             <td>
               {call.mode === "test"
                 ? (
-                  <>
-                    <TestNote />{" "}
-                    <small>
-                      priced <Credits amount={call.charged} />
-                    </small>
-                  </>
+                  <small>
+                    nothing (priced <Credits amount={call.charged} />)
+                  </small>
                 )
                 : <Credits amount={call.charged} />}
             </td>
