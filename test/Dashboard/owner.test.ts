@@ -55,7 +55,11 @@ describe("the dashboard an owner trusts with money", () => {
     const steps = page.getByRole("region", { name: "Getting started" })
     await steps.waitFor()
     const state = await steps.locator("li").evaluateAll((all) =>
-      all.map((li) => `${li.textContent!.replace(/[✓○]/, "").replace(/ \((done|to do)\)/, "").trim()}: ${li.getAttribute("data-done")}`)
+      all.map((li) =>
+        `${li.textContent!.replace(/[✓○]/, "").replace(/ \((done|to do)\)/, "").trim()}: ${
+          li.getAttribute("data-done")
+        }`
+      )
     )
     expect(state).toEqual([
       "Verify your phone: true",
@@ -376,8 +380,8 @@ describe("accessibility", () => {
         await signedOut.goto("/dashboard/")
         await signedOut.getByRole("heading", { name: "Sign in" }).waitFor()
         for (const problem of await accessibilityProblems(signedOut)) found.push(`${label} sign-in: ${problem}`)
-      const suffix = label.replace(" ", "-")
-      await screenshot(signedOut, `page-sign-in-${suffix}`)
+        const suffix = label.replace(" ", "-")
+        await screenshot(signedOut, `page-sign-in-${suffix}`)
         await context.addCookies([{ name: "service_session", value: person.token, url: world.server.baseUrl }])
         const { page: each } = await openPage(context)
         for (const path of ["/dashboard/account", ...orgPages.map((p) => `/dashboard/orgs/${person.orgId}${p}`)]) {
@@ -385,8 +389,12 @@ describe("accessibility", () => {
           await each.locator("h1").first().waitFor()
           await expect.poll(() => each.locator(".spinner").count()).toBe(0)
           for (const problem of await accessibilityProblems(each)) found.push(`${label} ${path}: ${problem}`)
-        const name = path.split("/").length > 4 ? path.split("/").at(-1) : path.endsWith("account") ? "account" : "overview"
-        await screenshot(each, `page-${name}-${suffix}`)
+          const name = path.split("/").length > 4
+            ? path.split("/").at(-1)
+            : path.endsWith("account")
+            ? "account"
+            : "overview"
+          await screenshot(each, `page-${name}-${suffix}`)
         }
         await context.close()
       }
