@@ -14,7 +14,8 @@ export const extraRoutes: ReadonlyArray<RouteSpec> = [
   { method: "GET", path: "/docs" },
   { method: "GET", path: "/openapi.json" },
   { method: "POST", path: "/mcp" },
-  { method: "GET", path: "/metrics" }
+  { method: "GET", path: "/metrics" },
+  { method: "GET", path: "/favicon.ico" }
 ]
 
 /**

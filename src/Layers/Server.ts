@@ -91,6 +91,8 @@ import { SmsLive } from "../Services/Sms/Sms.js"
 import { AdapterChecksLive } from "../Services/Tools/AdapterChecks.js"
 import { ToolAdmin } from "../Services/Tools/ToolAdmin.js"
 import { Tools } from "../Services/Tools/Tools.js"
+import { Exports } from "../Services/Usage/Exports.js"
+import { Refusals } from "../Services/Usage/Refusals.js"
 import { Usage } from "../Services/Usage/Usage.js"
 import { Waitlist } from "../Services/Waitlist/Waitlist.js"
 import { WebhookWorkerLive } from "../Services/Webhooks/Delivery.js"
@@ -175,6 +177,8 @@ const Services = Layer.mergeAll(
   PurchasingLive,
   BillingLive,
   Usage.Default.pipe(Layer.provide(LedgerLive)),
+  Exports.Default,
+  Refusals.Default,
   Readiness.Default,
   ToolAdmin.Default,
   BenchmarkRuns.Default,
@@ -252,7 +256,7 @@ const Workers = Layer.mergeAll(
 const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers))
 
 export const HttpLive = ServeApiLive.pipe(
-  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(EdgeMiddleware),
   Layer.provide(EdgeDefaults),
   Layer.provide(ApiLive),

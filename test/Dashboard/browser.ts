@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { build } from "vite"
 
@@ -54,4 +54,38 @@ const screenshotDir = new URL("docs/screenshots/", root)
 export const screenshot = async (page: Page, name: string) => {
   mkdirSync(screenshotDir, { recursive: true })
   await page.screenshot({ path: new URL(`${name}.png`, screenshotDir).pathname, fullPage: false })
+}
+
+const axeSource = readFileSync(new URL("node_modules/axe-core/axe.min.js", root), "utf8")
+
+/**
+ * axe-core's serious and critical violations on the page as it is now, one line each
+ * ("color-contrast: .badge-live (2)"). Evaluated through the browser's own channel, which
+ * the page's Content-Security-Policy does not govern.
+ */
+export const accessibilityProblems = async (page: Page): Promise<Array<string>> => {
+  await page.evaluate(axeSource)
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as {
+      axe: {
+        run: (
+          context: Document,
+          options: unknown
+        ) => Promise<
+          {
+            violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: Array<unknown> }> }>
+          }
+        >
+      }
+    }).axe
+    const result = await axe.run(document, { resultTypes: ["violations"] })
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      targets: v.nodes.map((n) => n.target.join(" "))
+    }))
+  })
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.targets.slice(0, 3).join(", ")} (${v.targets.length})`)
 }

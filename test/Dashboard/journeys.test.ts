@@ -151,6 +151,7 @@ describe("the dashboard", () => {
     await card.waitFor()
     expect(await card.textContent()).toContain("Expires in")
     expect(await card.textContent()).toContain("above the agent's approval threshold")
+    expect(await card.locator(".asked-by").textContent()).toBe("Asked by researcher live")
     await screenshot(page, "approvals-desktop")
 
     const mail = await world.smtp.waitFor(owner.email, (m) => m.text.includes("/dashboard/approve?token="))
@@ -159,6 +160,8 @@ describe("the dashboard", () => {
     await page.goto(approveLink)
     await page.getByRole("heading", { name: "Approve this purchase?" }).waitFor()
     expect(await page.locator("dl").textContent()).toContain("Firecrawl")
+    expect(await page.getByTestId("approval-agent").textContent()).toContain("researcher")
+    expect(await page.getByTestId("approval-agent").textContent()).toContain("spends the org's credits")
     await page.getByRole("button", { name: "Approve" }).click()
     await page.getByRole("heading", { name: "This purchase is approved" }).waitFor()
 
@@ -168,13 +171,13 @@ describe("the dashboard", () => {
     expect(problems).toEqual([])
   })
 
-  it("edits the agent's threshold away, then watches a 30-item job finish with a live progress bar", async () => {
+  it("edits the agent to never ask, then watches a 30-item job finish with a live progress bar", async () => {
     await orgPage("/agents")
     const row = page.getByTestId("agent-researcher")
     await row.getByRole("button", { name: "Edit" }).click()
-    await row.getByLabel(/Approval threshold/).fill("")
+    await row.getByLabel("Never ask for approval").check()
     await row.getByRole("button", { name: "Save" }).click()
-    await expect.poll(() => row.textContent()).toContain("no approval threshold")
+    await expect.poll(() => row.textContent()).toContain("never asks for approval")
 
     const accepted = await execute({
       tool: "firecrawl-scrape",
@@ -256,7 +259,14 @@ describe("the dashboard", () => {
     const today = new Date().toISOString().slice(0, 10)
     const bar = page.locator(`rect.bar[data-value="${spent}"]`)
     expect(await bar.count()).toBe(1)
-    expect(await bar.locator("title").textContent()).toContain(today)
+    const todayAsShown = await page.evaluate(
+      (day) =>
+        new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeZone: "UTC" }).format(
+          new Date(`${day}T00:00:00Z`)
+        ),
+      today
+    )
+    expect(await bar.locator("title").textContent()).toContain(todayAsShown)
     const perAgent = page.getByRole("list", { name: "Credits spent per agent" })
     expect(await perAgent.textContent()).toContain("researcher")
     expect(await perAgent.textContent()).toContain(`${spent} cr`)

@@ -126,7 +126,14 @@ export class GatewayCallsGroup extends HttpApiGroup.make("gatewayCalls")
         starting_after: Schema.optional(Schema.String),
         agent_id: Schema.optional(Schema.String.annotations({ description: "Only this agent's calls" })),
         status: Schema.optional(CallRecord.fields.status.annotations({ description: "Only calls in this status" })),
-        endpoint: Schema.optional(Schema.String.annotations({ description: "Only calls of this endpoint id" }))
+        endpoint: Schema.optional(Schema.String.annotations({ description: "Only calls of this endpoint id" })),
+        endpoint_contains: Schema.optional(
+          Schema.String.pipe(Schema.maxLength(200)).annotations({
+            description: "Only calls whose endpoint id contains this text (any case)"
+          })
+        ),
+        from: Schema.optional(Schema.Date.annotations({ description: "Only calls made at or after this instant" })),
+        until: Schema.optional(Schema.Date.annotations({ description: "Only calls made before this instant" }))
       }))
       .addSuccess(Schema.Struct({ calls: Schema.Array(CallRecord), has_more: Schema.Boolean }))
       .addError(wire(InvalidInput))

@@ -204,6 +204,9 @@ const TokenPath = Schema.Struct({ token: Schema.String })
 /** What a link shows before it is used: the approval and the decision the link makes. */
 export const ApprovalLinkPreview = Schema.Struct({
   approval: Approval,
+  agent: Schema.Struct({ name: Schema.String, mode: Schema.Literal("test", "live") }).annotations({
+    description: "The agent that asked (the link's reader may not be signed in to look it up)"
+  }),
   decision: Schema.Literal("approve", "reject")
 }).annotations({ identifier: "ApprovalLinkPreview" })
 

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Amount } from "../../Domain/Money.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
@@ -19,7 +19,18 @@ export const OrgUsage = Schema.Struct({
   org_id: Schema.String,
   balance: Amount,
   credits_frozen: Schema.Boolean,
+  funded: Schema.Boolean.annotations({ description: "Whether the org has ever bought credits (its first top-up)" }),
   trial: Schema.NullOr(Schema.Struct({ credits: Amount, expires_at: Schema.String, expired: Schema.Boolean })),
+  trial_limit: Schema.NullOr(Schema.Struct({
+    per_hour: Amount,
+    spent_this_hour: Amount,
+    resets_at: Schema.String.annotations({ description: "The start of the next UTC hour" })
+  })).annotations({
+    description: "Until the first top-up, spend per UTC hour is capped (429 trial_limit); null once funded"
+  }),
+  live_purchases_open: Schema.Boolean.annotations({
+    description: "Whether live agents' purchases run now; closed, they answer 501 live_execute_unavailable"
+  }),
   range: Schema.Struct({ from: Day, to: Day }),
   total_spend: Amount.annotations({ description: "Live credits spent in the range, net of refunds" }),
   by_agent: Schema.Array(Schema.Struct({ agent_id: Schema.String, name: Schema.String, spend: Amount })).annotations({
@@ -27,6 +38,24 @@ export const OrgUsage = Schema.Struct({
   }),
   by_day: Schema.Array(Schema.Struct({ day: Day, spend: Amount })).annotations({
     description: "Every day of the range, days without spend included"
+  }),
+  test_activity: Schema.Struct({
+    purchases: Schema.Int,
+    items: Schema.Int,
+    calls: Schema.Int,
+    priced: Amount.annotations({ description: "What the test items and calls were priced at; no credits moved" })
+  }).annotations({ description: "Test agents' purchases and calls in the range, kept apart from spend" }),
+  refusals: Schema.Array(Schema.Struct({
+    agent_id: Schema.String,
+    name: Schema.String,
+    day: Day,
+    code: Schema.String.annotations({ description: "The error code the agent was answered" }),
+    count: Schema.Int,
+    last_at: Schema.String,
+    last_message: Schema.String
+  })).annotations({
+    description:
+      "Requests of each agent refused by a limit (trial, budget, balance, quota, rate...), per UTC day and code, latest first (at most 200 rows)"
   }),
   top_endpoints: Schema.Array(Schema.Struct({ endpoint: Schema.String, calls: Schema.Int, spend: Amount })).annotations(
     {
@@ -38,6 +67,23 @@ export const OrgUsage = Schema.Struct({
   ).annotations({ description: "The ten tools with the most spend (charged items)" })
 }).annotations({ identifier: "OrgUsage" })
 
+export const ExportPath = Schema.Struct({
+  ...OrgPath.fields,
+  dataset: Schema.Literal("calls", "receipts", "ledger", "usage").annotations({
+    description:
+      "calls: gateway calls; receipts: one row per receipt item, with its input and result where kept; ledger: balance entries; usage: spend, test activity and refusals per agent per day"
+  })
+})
+
+export const ExportQuery = Schema.Struct({
+  ...UsageQuery.fields,
+  format: Schema.optional(
+    Schema.Literal("csv", "jsonl").annotations({
+      description: "csv (default; a header row) or jsonl (one JSON object a line, application/x-ndjson)"
+    })
+  )
+})
+
 /** Where the org's money goes: members and org keys (read is enough). */
 export class UsageGroup extends HttpApiGroup.make("usage")
   .add(
@@ -45,6 +91,18 @@ export class UsageGroup extends HttpApiGroup.make("usage")
       .setPath(OrgPath)
       .setUrlParams(UsageQuery)
       .addSuccess(OrgUsage)
+      .addError(wire(InvalidInput))
+  )
+  .add(
+    HttpApiEndpoint.get("export", "/v1/orgs/:orgId/exports/:dataset")
+      .setPath(ExportPath)
+      .setUrlParams(ExportQuery)
+      .addSuccess(
+        HttpApiSchema.Text({ contentType: "text/csv" }).annotations({
+          description:
+            "The rows of the range, oldest first, streamed as they are read (any size); with format=jsonl, JSON Lines instead"
+        })
+      )
       .addError(wire(InvalidInput))
   )
   .middleware(OrgAuth)

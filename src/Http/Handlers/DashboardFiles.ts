@@ -107,6 +107,19 @@ export const DashboardFilesLive = HttpApiBuilder.Router.use((router) =>
       }
       return shell
     })
+    // Browsers ask the site's root for its icon, whatever page they are on: the dashboard's.
+    const icon = files.get("favicon.svg")
+    yield* router.get(
+      "/favicon.ico",
+      Effect.succeed(
+        icon === undefined
+          ? HttpServerResponse.text("No icon", { status: 404, headers: { "cache-control": "no-store" } })
+          : HttpServerResponse.uint8Array(icon.body, {
+            contentType: icon.contentType,
+            headers: { "x-content-type-options": "nosniff", "cache-control": "public, max-age=86400" }
+          })
+      )
+    )
     yield* router.get(dashboardPath as `/${string}`, serve)
     yield* router.get(`${prefix}*` as `/${string}`, serve)
   })

@@ -27,7 +27,10 @@ export const GatewayCallsHandlers = HttpApiBuilder.group(Api, "gatewayCalls", (h
         log.list(actor.org_id, urlParams.limit, urlParams.starting_after, {
           agentId: urlParams.agent_id,
           status: urlParams.status,
-          endpoint: urlParams.endpoint
+          endpoint: urlParams.endpoint,
+          endpointContains: urlParams.endpoint_contains,
+          from: urlParams.from,
+          until: urlParams.until
         })))
   }))
 

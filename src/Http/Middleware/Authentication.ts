@@ -5,6 +5,7 @@ import { Admins } from "../../Services/Auth/Admins.js"
 import { Credentials } from "../../Services/Auth/Credentials.js"
 import type { CachedCredential } from "../../Services/Auth/Current.js"
 import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
+import { Refusals } from "../../Services/Usage/Refusals.js"
 import { ClientAddress } from "../ClientAddress.js"
 import { presentedCredential } from "../PresentedCredential.js"
 import { AdminAuth, AgentAuth, OrgAuth, SessionAuth, SessionOnly } from "../Security/AuthTags.js"
@@ -40,6 +41,7 @@ export const makeAgentRequestAuthentication = Effect.gen(function*() {
   const credentials = yield* Credentials
   const limiter = yield* RateLimiter
   const addresses = yield* ClientAddress
+  const refusals = yield* Refusals
   return (missingKey: string) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -48,7 +50,9 @@ export const makeAgentRequestAuthentication = Effect.gen(function*() {
       const agent = yield* credentials.authenticateAgentKey(header.token, yield* addresses.current, {
         cachedModes: modesCheckedAgain(request)
       })
-      yield* enforceRateLimit(limiter, policies.agentEndpoints, `agent:${agent.id}`)
+      yield* enforceRateLimit(limiter, policies.agentEndpoints, `agent:${agent.id}`).pipe(
+        Effect.tapError(refusals.record(agent))
+      )
       return agent
     })
 })

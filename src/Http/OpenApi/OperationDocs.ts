@@ -250,7 +250,11 @@ export const operationDocs: Record<string, OperationDoc> = {
   "adminAudit.list": summary("Read the audit log"),
   "usage.get": doc(
     "Org balance and usage",
-    "Balance, trial, frozen state, spend per agent and per day, and the top endpoints and tools by spend over a date range (default: this month)."
+    "Balance, trial and its hourly limit, frozen state, spend per agent and per day, test activity apart from spend, the agents' refusals per day and code, and the top endpoints and tools by spend over a date range (default: this month)."
+  ),
+  "usage.export": doc(
+    "Export calls, receipts, ledger or usage",
+    "The org's gateway calls, receipt items (with input and result where kept), ledger entries or daily usage over a range of UTC days (default: this month), as CSV or JSON Lines, streamed as the rows are read."
   ),
   "health.live": doc("Liveness probe", "Answers while the process serves at all."),
   "health.ready": doc(

@@ -11,6 +11,8 @@ import idempotencyAnswers from "./0010_idempotency_answers.js"
 import operations from "./0011_operations.js"
 import catalogueInMemory from "./0012_catalogue_in_memory.js"
 import paymentDisputes from "./0013_payment_disputes.js"
+import agentRefusals from "./0017_agent_refusals.js"
+import lowAlertFundedOnly from "./0018_low_alert_funded_only.js"
 import checkoutSessions from "./0030_checkout_sessions.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
@@ -28,6 +30,8 @@ export const migrations = {
   "0011_operations": operations,
   "0012_catalogue_in_memory": catalogueInMemory,
   "0013_payment_disputes": paymentDisputes,
+  "0017_agent_refusals": agentRefusals,
+  "0018_low_alert_funded_only": lowAlertFundedOnly,
   "0030_checkout_sessions": checkoutSessions
 }
 

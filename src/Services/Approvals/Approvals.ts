@@ -350,7 +350,8 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
       Effect.gen(function*() {
         const found = yield* link(token, false)
         const row = Option.getOrThrow(yield* repo.byId(found.approval_id, false))
-        return { decision: found.decision, approval: approvalView(row, yield* Clock.currentTimeMillis) }
+        const agent = yield* repo.agentOf(row.agent_id)
+        return { decision: found.decision, agent, approval: approvalView(row, yield* Clock.currentTimeMillis) }
       })
 
     /** The one click: decides with the link's decision, as its owner; the link is used up. */

@@ -194,6 +194,14 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
     const useLink = (tokenHash: string, now: Date) =>
       sql`UPDATE approval_links SET used_at = ${now} WHERE token_hash = ${tokenHash}`.pipe(Effect.asVoid, Effect.orDie)
 
-    return { byId, waitingFor, insert, insertLink, markUsed, list, recordDecision, link, useLink } as const
+    const findAgent = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ name: Schema.String, mode: Schema.Literal("test", "live") }),
+      execute: (agentId) => sql`SELECT name, mode FROM agents WHERE id = ${agentId}`
+    })
+    /** The name and mode of the agent that asked, for the mailed link's page. */
+    const agentOf = (agentId: string) => Effect.map(Effect.orDie(findAgent(agentId)), Option.getOrThrow)
+
+    return { agentOf, byId, waitingFor, insert, insertLink, markUsed, list, recordDecision, link, useLink } as const
   })
 }) {}

@@ -24,6 +24,7 @@ import { Providers } from "../Providers/Providers.js"
 import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"
 import { sandboxSample } from "../Providers/Sandbox.js"
 import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
+import { Refusals } from "../Usage/Refusals.js"
 import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
 
 /**
@@ -84,7 +85,8 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
     Quotas.Default,
     GatewaySettings.Default,
     EndpointOpenings.Default,
-    Credentials.Default
+    Credentials.Default,
+    Refusals.Default
   ],
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -95,6 +97,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
     const settings = yield* GatewaySettings
     const openings = yield* EndpointOpenings
     const credentials = yield* Credentials
+    const refusals = yield* Refusals
     const inFlight = yield* FiberSet.make<unknown, never>()
 
     // Endpoint records change rarely (a price or availability edit); a short cache spares
@@ -415,7 +418,10 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
       agent: AuthenticatedAgent,
       input: CallRequest,
       recheck?: (cached: CachedCredential) => Effect.Effect<AuthenticatedAgent, E, R>
-    ) => readAgainWhenStale(agent, (current) => attempt(current, input), recheck)
+    ) =>
+      readAgainWhenStale(agent, (current) => attempt(current, input), recheck).pipe(
+        Effect.tapError(refusals.record(agent))
+      )
 
     return { call } as const
   })

@@ -96,6 +96,9 @@ export interface CallFilters {
   readonly agentId?: string | undefined
   readonly status?: string | undefined
   readonly endpoint?: string | undefined
+  readonly endpointContains?: string | undefined
+  readonly from?: Date | undefined
+  readonly until?: Date | undefined
 }
 
 export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayRepo", {
@@ -188,16 +191,22 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
         startingAfter: Schema.NullOr(Schema.String),
         agentId: Schema.NullOr(Schema.String),
         status: Schema.NullOr(Schema.String),
-        endpoint: Schema.NullOr(Schema.String)
+        endpoint: Schema.NullOr(Schema.String),
+        endpointContains: Schema.NullOr(Schema.String),
+        from: Schema.NullOr(Schema.DateFromSelf),
+        until: Schema.NullOr(Schema.DateFromSelf)
       }),
       Result: CallRow,
-      execute: ({ agentId, endpoint, limit, orgId, startingAfter, status }) =>
+      execute: ({ agentId, endpoint, endpointContains, from, limit, orgId, startingAfter, status, until }) =>
         sql`
           SELECT ${callCols} FROM gateway_calls
           WHERE org_id = ${orgId}
           ${agentId === null ? sql`` : sql`AND agent_id = ${agentId}`}
           ${status === null ? sql`` : sql`AND status = ${status}`}
           ${endpoint === null ? sql`` : sql`AND endpoint_id = ${endpoint}`}
+          ${endpointContains === null ? sql`` : sql`AND strpos(lower(endpoint_id), lower(${endpointContains})) > 0`}
+          ${from === null ? sql`` : sql`AND created_at >= ${from}`}
+          ${until === null ? sql`` : sql`AND created_at < ${until}`}
           ${
           startingAfter === null ? sql`` : sql`AND (created_at, id) < (
               SELECT created_at, id FROM gateway_calls WHERE id = ${startingAfter} AND org_id = ${orgId})`
@@ -213,7 +222,10 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
         startingAfter: startingAfter ?? null,
         agentId: filters.agentId ?? null,
         status: filters.status ?? null,
-        endpoint: filters.endpoint ?? null
+        endpoint: filters.endpoint ?? null,
+        endpointContains: filters.endpointContains ?? null,
+        from: filters.from ?? null,
+        until: filters.until ?? null
       }).pipe(Effect.orDie)
 
     const callExists = (orgId: string, id: string) =>

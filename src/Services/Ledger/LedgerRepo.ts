@@ -470,15 +470,19 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         RETURNING b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
                   b.trial_window_spent`).pipe(Effect.orDie)
 
-    /** Adds credits from outside (top-up, adjustment, trial grant), creating the row. */
+    /**
+     * Adds credits from outside (top-up, adjustment, trial grant), creating the row. The
+     * low-balance alert is armed for funded orgs only: before the first top-up the balance
+     * is the trial's, and the alert would fire on its first call (docs/decisions.md).
+     */
     const addCredits = (orgId: string, amount: bigint, funds: boolean, now: Date) =>
       balanceRows.single(sql`
         INSERT INTO org_balances AS b (org_id, balance, funded, low_alert_armed, updated_at)
-        VALUES (${orgId}, ${amount.toString()}, ${funds}, true, ${now})
+        VALUES (${orgId}, ${amount.toString()}, ${funds}, ${funds}, ${now})
         ON CONFLICT (org_id) DO UPDATE SET
           balance = b.balance + excluded.balance,
           funded = b.funded OR excluded.funded,
-          low_alert_armed = true,
+          low_alert_armed = b.funded OR excluded.funded,
           updated_at = excluded.updated_at
         RETURNING balance`).pipe(Effect.map((row) => row.balance), Effect.orDie)
 

@@ -23,6 +23,7 @@ import { gateThen } from "../Ledger/HoldFence.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Tools } from "../Tools/Tools.js"
 import { type ToolRow, ToolsRepo } from "../Tools/ToolsRepo.js"
+import { Refusals } from "../Usage/Refusals.js"
 import { answerFromStore, directAnswer, type PurchaseAnswer, storedAnswerOf } from "./Answers.js"
 import { sha256OfCanonical } from "./Canonical.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
@@ -117,7 +118,8 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     Approvals.Default,
     JobSignal.Default,
     InterruptedPurchases.Default,
-    Credentials.Default
+    Credentials.Default,
+    Refusals.Default
   ],
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -134,6 +136,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     const ledger = yield* Ledger
     const tools = yield* Tools
     const credentials = yield* Credentials
+    const refusals = yield* Refusals
     // Direct purchases run here, not on the request's fiber: a client that hangs up does
     // not stop a purchase half-way; it finishes and its answer is kept under its key.
     const running = yield* FiberSet.make<DirectAnswer, ProviderError>()
@@ -553,7 +556,10 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       request: ExecuteRequest,
       baseUrl: string,
       recheck?: (cached: CachedCredential) => Effect.Effect<AuthenticatedAgent, E, R>
-    ) => readAgainWhenStale(agent, (current) => executeFor(current, request, baseUrl), recheck)
+    ) =>
+      readAgainWhenStale(agent, (current) => executeFor(current, request, baseUrl), recheck).pipe(
+        Effect.tapError(refusals.record(agent))
+      )
 
     return { execute } as const
   })

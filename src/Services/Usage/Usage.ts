@@ -1,12 +1,16 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { amountOf } from "../../Domain/Money.js"
+import { trialTerms } from "../../Domain/Plans.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { dayOf } from "../Ledger/Time.js"
+import { PurchasingConfig } from "../Purchasing/PurchasingConfig.js"
+import { Refusals } from "./Refusals.js"
 import { type UsageRange, UsageRepo } from "./UsageRepo.js"
 
 const DAY_MS = 24 * 60 * 60 * 1000
+const HOUR_MS = 60 * 60 * 1000
 /** The longest range one request may ask for. */
 export const MAX_RANGE_DAYS = 366
 
@@ -25,37 +29,45 @@ export interface UsageQuery {
   readonly to?: string | undefined
 }
 
+/** The UTC days a query asks for: `from` and `to` inclusive, by default the month so far. */
+export const usageRange = (orgId: string, query: UsageQuery) =>
+  Effect.gen(function*() {
+    const today = new Date(Math.floor((yield* Clock.currentTimeMillis) / DAY_MS) * DAY_MS)
+    const monthStart = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1))
+    const from = query.from === undefined ? monthStart : yield* parseDay("from", query.from)
+    const to = query.to === undefined ? today : yield* parseDay("to", query.to)
+    if (to < from) return yield* new InvalidInput({ message: "`to` is before `from`" })
+    const days = (to.getTime() - from.getTime()) / DAY_MS + 1
+    if (days > MAX_RANGE_DAYS) {
+      return yield* new InvalidInput({ message: `A range covers at most ${MAX_RANGE_DAYS} days` })
+    }
+    return { orgId, from, until: new Date(to.getTime() + DAY_MS) } satisfies UsageRange
+  })
+
 /**
  * `GET /v1/orgs/{orgId}/usage`: the org's balance, trial and frozen state now, and where
  * its credits went over a range of UTC days (`from` and `to` inclusive; by default the
  * month so far).
  */
 export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
-  dependencies: [UsageRepo.Default],
+  dependencies: [UsageRepo.Default, PurchasingConfig.Default, Refusals.Default],
   effect: Effect.gen(function*() {
     const repo = yield* UsageRepo
     const ledger = yield* Ledger
-
-    const rangeOf = (orgId: string, query: UsageQuery) =>
-      Effect.gen(function*() {
-        const today = new Date(Math.floor((yield* Clock.currentTimeMillis) / DAY_MS) * DAY_MS)
-        const monthStart = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1))
-        const from = query.from === undefined ? monthStart : yield* parseDay("from", query.from)
-        const to = query.to === undefined ? today : yield* parseDay("to", query.to)
-        if (to < from) return yield* new InvalidInput({ message: "`to` is before `from`" })
-        const days = (to.getTime() - from.getTime()) / DAY_MS + 1
-        if (days > MAX_RANGE_DAYS) {
-          return yield* new InvalidInput({ message: `A range covers at most ${MAX_RANGE_DAYS} days` })
-        }
-        return { orgId, from, until: new Date(to.getTime() + DAY_MS) } satisfies UsageRange
-      })
+    const { liveExecuteEnabled } = yield* PurchasingConfig
+    const refusals = yield* Refusals
 
     const get = (actor: OrgActor, query: UsageQuery) =>
       Effect.gen(function*() {
-        const range = yield* rangeOf(actor.org_id, query)
-        const [credits, trial, agents, days, endpoints, tools] = yield* Effect.all([
+        const range = yield* usageRange(actor.org_id, query)
+        // Counts gathered in memory are written first, so a refusal just made is listed.
+        yield* refusals.flush
+        const [credits, trial, window, tested, refused, agents, days, endpoints, tools] = yield* Effect.all([
           ledger.orgCredits(actor.org_id),
           ledger.trialGrant(actor.org_id),
+          repo.trialWindow(actor.org_id),
+          repo.testActivity(range),
+          repo.refusals(range),
           repo.byAgent(range),
           repo.byDay(range),
           repo.topEndpoints(range),
@@ -63,10 +75,38 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
         ], { concurrency: "unbounded" })
         const now = yield* Clock.currentTimeMillis
         const total = agents.reduce((sum, row) => sum + row.spend, 0n)
+        const hour = Math.floor(now / HOUR_MS) * HOUR_MS
+        const funded = Option.match(window, { onNone: () => false, onSome: (row) => row.funded })
+        const spentThisHour = Option.match(window, {
+          onNone: () => 0n,
+          onSome: (row) => row.trial_window_start?.getTime() === hour ? row.trial_window_spent : 0n
+        })
         return {
           org_id: actor.org_id,
           balance: amountOf(credits.balance),
           credits_frozen: credits.frozen,
+          funded,
+          trial_limit: funded ? null : {
+            per_hour: amountOf(trialTerms.hourly_spend_limit_credits),
+            spent_this_hour: amountOf(spentThisHour),
+            resets_at: new Date(hour + HOUR_MS).toISOString()
+          },
+          live_purchases_open: liveExecuteEnabled,
+          test_activity: {
+            purchases: tested.purchases,
+            items: tested.items,
+            calls: tested.calls,
+            priced: amountOf(tested.priced)
+          },
+          refusals: refused.map((row) => ({
+            agent_id: row.agent_id,
+            name: row.name,
+            day: row.day,
+            code: row.code,
+            count: row.count,
+            last_at: row.last_at.toISOString(),
+            last_message: row.last_message
+          })),
           trial: trial === null ? null : {
             credits: amountOf(trial.credits),
             expires_at: trial.expiresAt.toISOString(),

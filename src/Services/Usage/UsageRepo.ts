@@ -26,6 +26,30 @@ const LabelSpendRow = Schema.Struct({
   spend: Schema.BigInt
 })
 
+const TestActivityRow = Schema.Struct({
+  purchases: Schema.Number,
+  items: Schema.Number,
+  calls: Schema.Number,
+  priced: Schema.BigInt
+})
+const TrialWindowRow = Schema.Struct({
+  funded: Schema.Boolean,
+  trial_window_start: Schema.NullOr(Schema.DateFromSelf),
+  trial_window_spent: Schema.BigInt
+})
+const RefusalRow = Schema.Struct({
+  agent_id: Schema.String,
+  name: Schema.String,
+  day: Schema.String,
+  code: Schema.String,
+  count: Schema.Number,
+  last_at: Schema.DateFromSelf,
+  last_message: Schema.String
+})
+
+/** The most refusal rows one answer lists (newest first). */
+export const REFUSAL_ROWS = 200
+
 /** How many endpoints and tools the "top" lists name. */
 export const TOP_COUNT = 10
 
@@ -98,7 +122,49 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/UsageRepo", {
         LIMIT ${TOP_COUNT}`
     })
 
+    /** Test purchases and calls in the range: priced like live ones, no credits moved. */
+    const testActivity = SqlSchema.single({
+      Request: Range,
+      Result: TestActivityRow,
+      execute: (range) =>
+        sql`
+        SELECT
+          (SELECT count(*)::int FROM receipts
+           WHERE org_id = ${range.orgId} AND mode = 'test'
+             AND created_at >= ${range.from} AND created_at < ${range.until}) AS purchases,
+          count(*) FILTER (WHERE purpose = 'purchase_item')::int AS items,
+          count(*) FILTER (WHERE purpose = 'gateway_call')::int AS calls,
+          coalesce(sum(captured - refunded), 0)::text AS priced
+        FROM ledger_holds
+        WHERE org_id = ${range.orgId} AND test_mode AND captured > 0
+          AND created_at >= ${range.from} AND created_at < ${range.until}`
+    })
+
+    /** Whether the org was ever funded, and its trial spend in the hour it last spent in. */
+    const trialWindow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: TrialWindowRow,
+      execute: (orgId) =>
+        sql`SELECT funded, trial_window_start, trial_window_spent::text FROM org_balances WHERE org_id = ${orgId}`
+    })
+
+    const refusals = SqlSchema.findAll({
+      Request: Range,
+      Result: RefusalRow,
+      execute: (range) =>
+        sql`
+        SELECT r.agent_id, a.name, to_char(r.day, 'YYYY-MM-DD') AS day, r.code, r.count::int AS count,
+          r.last_at, r.last_message
+        FROM agent_refusals r JOIN agents a ON a.id = r.agent_id
+        WHERE r.org_id = ${range.orgId} AND r.day >= ${range.from}::date AND r.day < ${range.until}::date
+        ORDER BY r.last_at DESC, r.code
+        LIMIT ${REFUSAL_ROWS}`
+    })
+
     return {
+      testActivity: (range: UsageRange) => Effect.orDie(testActivity(range)),
+      trialWindow: (orgId: string) => Effect.orDie(trialWindow(orgId)),
+      refusals: (range: UsageRange) => Effect.orDie(refusals(range)),
       byAgent: (range: UsageRange) => Effect.orDie(byAgent(range)),
       byDay: (range: UsageRange) => Effect.orDie(byDay(range)),
       topEndpoints: (range: UsageRange) => Effect.orDie(topEndpoints(range)),

@@ -10,7 +10,8 @@ export function Table<Row>({ empty, head, row, rows }: {
   readonly empty?: string
 }) {
   return rows.length === 0 && empty !== undefined ? <Empty>{empty}</Empty> : (
-    <div className="table-scroll">
+    // Focusable, so a keyboard can scroll a table wider than a phone.
+    <div className="table-scroll" tabIndex={0} role="region" aria-label="Scrollable table">
       <table>
         <thead>
           <tr>{head.map((title, i) => <th key={i}>{title}</th>)}</tr>

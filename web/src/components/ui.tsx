@@ -1,5 +1,17 @@
 import { type ReactNode, useCallback, useEffect, useState } from "react"
 import { ApiError } from "../api/client.js"
+import { credits, dollars, localDate, localDateTime, ownerText, utcText } from "./format.js"
+
+/**
+ * The service's messages are written for API callers; a few name an endpoint or a field.
+ * On an owner's page those say what to do here instead.
+ */
+const ownerWords: Record<string, string> = {
+  phone_unverified: "Verify your phone number first (on your account page), then create the org.",
+  live_execute_unavailable: "Live purchases are closed for now: use a test agent; no credits move.",
+  trial_limit: "The trial allows 50 credits of spend an hour until the org's first top-up. Add credits to lift it.",
+  insufficient_credits: "The org's balance is too low for this. Add credits on the Billing page."
+}
 
 /** An error as the service said it: its message and a link to its documentation. */
 export const ErrorNotice = ({ error }: { readonly error: unknown }) => {
@@ -7,8 +19,11 @@ export const ErrorNotice = ({ error }: { readonly error: unknown }) => {
   const apiError = error instanceof ApiError ? error : null
   return (
     <div className="error" role="alert">
-      <span>{apiError?.message ?? String((error as Error).message ?? error)}</span>
-      {apiError?.docUrl ? <a href={apiError.docUrl} target="_blank" rel="noreferrer">About {apiError.code}</a> : null}
+      <span>
+        {(apiError ? ownerWords[apiError.code] : undefined) ??
+          ownerText(apiError?.message ?? String((error as Error).message ?? error))}
+      </span>
+      {apiError?.docUrl ? <a href={apiError.docUrl} target="_blank" rel="noreferrer">What this means</a> : null}
     </div>
   )
 }
@@ -31,15 +46,54 @@ export function Loaded<A>({ children, query }: {
 }
 
 export const Credits = ({ amount }: { readonly amount: { readonly credits: string; readonly usd: string } }) => (
-  <span className="money" title={`${amount.credits} credits`}>
-    {Number(amount.credits).toLocaleString("en-US")} cr <small>(${amount.usd})</small>
+  <span className="money" title={`${credits(amount.credits)} credits = ${dollars(amount.usd)}`}>
+    {credits(amount.credits)} cr <small>({dollars(amount.usd)})</small>
   </span>
 )
 
-export const When = ({ at }: { readonly at: string | null }) =>
+/** An instant in the viewer's time zone; the UTC instant on hover. */
+export const When = ({ at, dateOnly = false }: { readonly at: string | null; readonly dateOnly?: boolean }) =>
   at === null
     ? <span className="muted">never</span>
-    : <time dateTime={at} title={at}>{new Date(at).toLocaleString()}</time>
+    : <time dateTime={at} title={utcText(at)}>{dateOnly ? localDate(at) : localDateTime(at)}</time>
+
+/** Where live mode is offered and where credits are sold, while live purchases are closed. */
+export const LiveClosedNotice = () => (
+  <p className="notice" role="note" data-testid="live-closed">
+    Live purchases are closed for now: a live agent's tool purchases are refused and nothing is charged. Its gateway
+    calls to provider APIs work and spend credits; test agents rehearse purchases without moving credits.
+  </p>
+)
+
+/**
+ * Under the balance, until the org's first top-up: the trial's hourly cap, what this hour
+ * spent of it, and when the trial's credits end.
+ */
+export const TrialTerms = ({ usage, showEnd = true }: {
+  readonly showEnd?: boolean
+  readonly usage: {
+    readonly trial_limit: {
+      readonly per_hour: { readonly credits: string; readonly usd: string }
+      readonly spent_this_hour: { readonly credits: string; readonly usd: string }
+      readonly resets_at: string
+    } | null
+    readonly trial: { readonly expires_at: string; readonly expired: boolean } | null
+  }
+}) =>
+  usage.trial_limit === null ? null : (
+    <span className="muted" data-testid="trial-terms">
+      Trial: at most {credits(usage.trial_limit.per_hour.credits)} cr of spend an hour until the first top-up;{" "}
+      {credits(usage.trial_limit.spent_this_hour.credits)} spent this hour.
+      {!showEnd || usage.trial === null ? null : usage.trial.expired ? " The trial's credits have expired." : (
+        <>
+          {" "}Trial credits end <When at={usage.trial.expires_at} dateOnly />.
+        </>
+      )}
+    </span>
+  )
+
+/** Test activity is priced but moves no credits: said wherever its amounts show. */
+export const TestNote = () => <span className="badge badge-test">test: no credits moved</span>
 
 const remaining = (until: string, now: number) => {
   const seconds = Math.max(0, Math.round((Date.parse(until) - now) / 1000))
@@ -161,6 +215,14 @@ export const Pager = ({ page, hasMore, onNext, onPrevious }: {
 
 export const Empty = ({ children }: { readonly children: ReactNode }) => <p className="empty">{children}</p>
 
+/** Status words an owner reads (the API's codes, where they differ). */
+const statusWords: Record<string, string> = {
+  information_only: "listed, not sold",
+  timed_out: "timed out",
+  over_threshold: "above approval threshold",
+  over_budget: "over monthly budget"
+}
+
 export const Status = ({ value }: { readonly value: string }) => (
-  <span className={`badge badge-${value}`}>{value.replace(/_/g, " ")}</span>
+  <span className={`badge badge-${value}`}>{statusWords[value] ?? value.replace(/_/g, " ")}</span>
 )

@@ -3,30 +3,64 @@ import { isApiError } from "../api/client.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { RowChart } from "../components/Charts.js"
-import { Credits, Empty, ErrorNotice, Loaded, type ShownSecret, Status, useSecretOnce, When } from "../components/ui.js"
+import { credits, creditsInDollars, utcDay } from "../components/format.js"
+import { refusalOf } from "../components/refusals.js"
+import {
+  Credits,
+  Empty,
+  ErrorNotice,
+  LiveClosedNotice,
+  Loaded,
+  type ShownSecret,
+  Status,
+  useSecretOnce,
+  When
+} from "../components/ui.js"
 
 /** The spec: a new agent key is shown in the dashboard for 2 minutes. */
 const KEY_SHOWN_MS = 2 * 60 * 1000
 
 const wholeCredits = /^\d{1,18}$/
 
+/**
+ * The API's defaults for a new agent (the spec's Agent record, Services/Agents agentDefaults):
+ * the form starts from them, and an emptied field means them again, never 0 or "never ask".
+ */
+export const AGENT_DEFAULTS = { budget: "50000", threshold: "20000" } as const
+
 interface AgentForm {
   readonly name: string
   readonly budget: string
   readonly threshold: string
+  /** Every purchase goes ahead without asking (the API's null threshold), chosen on purpose. */
+  readonly neverAsk: boolean
   readonly allowlist: string
+}
+
+const blankForm: AgentForm = {
+  name: "",
+  budget: AGENT_DEFAULTS.budget,
+  threshold: AGENT_DEFAULTS.threshold,
+  neverAsk: false,
+  allowlist: ""
 }
 
 const allowlistOf = (text: string) =>
   text.split(/[\s,]+/).map((entry) => entry.trim()).filter((entry) => entry.length > 0)
 
-/** The form's fields as the API takes them, for creating and for editing. */
+/** The form's fields as the API takes them, for creating and for editing; empty numbers are the defaults. */
 const agentPayload = (form: AgentForm) => ({
   name: form.name,
-  monthly_budget_credits: BigInt(form.budget || "0"),
-  approval_threshold_credits: form.threshold === "" ? null : BigInt(form.threshold),
+  monthly_budget_credits: BigInt(form.budget.trim() || AGENT_DEFAULTS.budget),
+  approval_threshold_credits: form.neverAsk ? null : BigInt(form.threshold.trim() || AGENT_DEFAULTS.threshold),
   ip_allowlist: allowlistOf(form.allowlist)
 })
+
+/** What a number of credits is in money, under its field. */
+const inMoney = (text: string, fallback: string) => {
+  const value = text.trim() === "" ? fallback : text.trim()
+  return wholeCredits.test(value) ? creditsInDollars(value) : null
+}
 
 /** The service names the allowlist entry it refused: that message belongs under the field. */
 const allowlistProblemOf = (error: unknown) =>
@@ -34,17 +68,22 @@ const allowlistProblemOf = (error: unknown) =>
 
 /** Inline problems with the numbers, before anything is sent. */
 const formProblems = (form: AgentForm) => ({
-  budget: form.budget === "" || wholeCredits.test(form.budget) ? null : "Whole credits: digits only",
-  threshold: form.threshold === "" || wholeCredits.test(form.threshold) ? null : "Whole credits: digits only"
+  budget: form.budget.trim() === "" || wholeCredits.test(form.budget.trim()) ? null : "Whole credits: digits only",
+  threshold: form.neverAsk || form.threshold.trim() === "" || wholeCredits.test(form.threshold.trim())
+    ? null
+    : "Whole credits: digits only"
 })
 
-const AgentFields = ({ form, setForm, serverError }: {
+const AgentFields = ({ idPrefix, form, setForm, serverError }: {
+  readonly idPrefix: string
   readonly form: AgentForm
   readonly setForm: (form: AgentForm) => void
   readonly serverError: unknown
 }) => {
   const problems = formProblems(form)
   const allowlistProblem = allowlistProblemOf(serverError)
+  const budgetMoney = inMoney(form.budget, AGENT_DEFAULTS.budget)
+  const thresholdMoney = inMoney(form.threshold, AGENT_DEFAULTS.threshold)
   return (
     <>
       <label>
@@ -52,41 +91,79 @@ const AgentFields = ({ form, setForm, serverError }: {
         <input
           inputMode="numeric"
           value={form.budget}
+          placeholder={AGENT_DEFAULTS.budget}
           onChange={(e) => setForm({ ...form, budget: e.target.value })}
           aria-invalid={problems.budget !== null}
+          aria-describedby={`${idPrefix}-budget-hint`}
         />
-        {problems.budget ? <span className="field-error">{problems.budget}</span> : null}
+        {problems.budget ?
+          <span className="field-error">{problems.budget}</span> :
+          (
+            <span className="hint" id={`${idPrefix}-budget-hint`}>
+              At most {budgetMoney} of purchases a calendar month (UTC). Empty: the default,{" "}
+              {credits(AGENT_DEFAULTS.budget)} credits ({creditsInDollars(AGENT_DEFAULTS.budget)}).
+            </span>
+          )}
       </label>
       <label>
-        Approval threshold (credits, empty for none)
+        Approval threshold (credits)
         <input
           inputMode="numeric"
-          value={form.threshold}
+          value={form.neverAsk ? "" : form.threshold}
+          placeholder={form.neverAsk ? "never asks" : AGENT_DEFAULTS.threshold}
+          disabled={form.neverAsk}
           onChange={(e) => setForm({ ...form, threshold: e.target.value })}
           aria-invalid={problems.threshold !== null}
+          aria-describedby={`${idPrefix}-threshold-hint`}
         />
-        {problems.threshold ? <span className="field-error">{problems.threshold}</span> : null}
+        {problems.threshold ?
+          <span className="field-error">{problems.threshold}</span> :
+          (
+            <span className="hint" id={`${idPrefix}-threshold-hint`}>
+              {form.neverAsk
+                ? "Every purchase goes ahead without an owner's approval."
+                : `A purchase above ${thresholdMoney} waits for an owner's approval. Empty: the default, ${
+                  credits(AGENT_DEFAULTS.threshold)
+                } credits (${creditsInDollars(AGENT_DEFAULTS.threshold)}).`}
+            </span>
+          )}
+      </label>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={form.neverAsk}
+          onChange={(e) => setForm({ ...form, neverAsk: e.target.checked })}
+        />{" "}
+        Never ask for approval
       </label>
       <label>
-        IP allowlist (addresses or ranges, comma separated; empty for any)
+        IP allowlist
         <input
           value={form.allowlist}
           onChange={(e) => setForm({ ...form, allowlist: e.target.value })}
           aria-invalid={allowlistProblem !== null}
+          aria-describedby={`${idPrefix}-allowlist-hint`}
         />
-        {allowlistProblem ? <span className="field-error" role="alert">{allowlistProblem}</span> : null}
+        {allowlistProblem ?
+          <span className="field-error" role="alert">{allowlistProblem}</span> :
+          (
+            <span className="hint" id={`${idPrefix}-allowlist-hint`}>
+              Addresses or ranges, comma separated. Empty: any address.
+            </span>
+          )}
       </label>
     </>
   )
 }
 
 const NewAgent = (
-  { orgId, onKey }: {
+  { orgId, liveOpen, onKey }: {
     readonly orgId: string
+    readonly liveOpen: boolean
     readonly onKey: (key: ShownSecret) => void
   }
 ) => {
-  const [form, setForm] = useState<AgentForm>({ name: "", budget: "10000", threshold: "", allowlist: "" })
+  const [form, setForm] = useState<AgentForm>(blankForm)
   const [mode, setMode] = useState<"test" | "live">("test")
   const create = useApiMutation(
     (c, value: AgentForm) =>
@@ -107,7 +184,7 @@ const NewAgent = (
         create.mutate(form, {
           onSuccess: (created) => {
             onKey({ title: `Key of ${created.agent.name}`, secret: created.key, note: created.key_note })
-            setForm({ name: "", budget: "10000", threshold: "", allowlist: "" })
+            setForm(blankForm)
           }
         })
       }}
@@ -120,11 +197,19 @@ const NewAgent = (
       <label>
         Mode
         <select value={mode} onChange={(e) => setMode(e.target.value as "test" | "live")}>
-          <option value="test">test (sk_test_: checked and priced, nothing spent)</option>
-          <option value="live">live (sk_live_: spends the org's credits)</option>
+          <option value="test">Test: no credits move</option>
+          <option value="live">
+            {liveOpen ? "Live: spends credits" : "Live: spends credits (purchases closed for now)"}
+          </option>
         </select>
+        <span className="hint">
+          {mode === "test"
+            ? "Purchases and calls are priced and checked like live ones, against sample results."
+            : "Purchases and calls spend the org's credits."}
+        </span>
       </label>
-      <AgentFields form={form} setForm={setForm} serverError={create.error} />
+      {mode === "live" && !liveOpen ? <LiveClosedNotice /> : null}
+      <AgentFields idPrefix="new-agent" form={form} setForm={setForm} serverError={create.error} />
       <div className="actions">
         <button type="submit" disabled={create.isPending}>{create.isPending ? "Creating…" : "Create agent"}</button>
       </div>
@@ -151,7 +236,8 @@ const EditAgent = (
   const [form, setForm] = useState<AgentForm>({
     name: agent.name,
     budget: agent.monthly_budget.credits,
-    threshold: agent.approval_threshold?.credits ?? "",
+    threshold: agent.approval_threshold?.credits ?? AGENT_DEFAULTS.threshold,
+    neverAsk: agent.approval_threshold === null,
     allowlist: agent.ip_allowlist.join(", ")
   })
   const update = useApiMutation(
@@ -177,7 +263,7 @@ const EditAgent = (
         Name
         <input required value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
       </label>
-      <AgentFields form={form} setForm={setForm} serverError={update.error} />
+      <AgentFields idPrefix={`edit-${agent.id}`} form={form} setForm={setForm} serverError={update.error} />
       <div className="actions">
         <button type="submit" disabled={update.isPending}>Save</button>
         <button type="button" className="secondary" onClick={onClose}>Cancel</button>
@@ -187,10 +273,11 @@ const EditAgent = (
   )
 }
 
-const AgentRow = ({ orgId, agent, spent, onKey }: {
+const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
   readonly orgId: string
   readonly agent: AgentRecord
   readonly spent: number
+  readonly refusals: ReadonlyArray<RefusalRecord>
   readonly onKey: (key: ShownSecret) => void
 }) => {
   const [editing, setEditing] = useState(false)
@@ -222,12 +309,12 @@ const AgentRow = ({ orgId, agent, spent, onKey }: {
         bars={[{
           label: "This month",
           value: spent,
-          title: `${spent.toLocaleString("en-US")} of ${budget.toLocaleString("en-US")} cr`
+          title: `${credits(spent)} of ${credits(budget)} cr`
         }]}
       />
       <p className="muted">
         Budget <Credits amount={agent.monthly_budget} />
-        {agent.approval_threshold === null ? ", no approval threshold" : (
+        {agent.approval_threshold === null ? ", never asks for approval" : (
           <>
             , approval above <Credits amount={agent.approval_threshold} />
           </>
@@ -269,9 +356,49 @@ const AgentRow = ({ orgId, agent, spent, onKey }: {
         </div>
       )}
       <ErrorNotice error={rotate.error ?? revoke.error ?? setStatus.error} />
+      <AgentRefusals name={agent.name} refusals={refusals} />
     </li>
   )
 }
+
+type RefusalRecord = {
+  readonly agent_id: string
+  readonly day: string
+  readonly code: string
+  readonly count: number
+  readonly last_at: string
+  readonly last_message: string
+}
+
+/** The requests of the agent refused by a limit, latest first: what happened and what to do. */
+const AgentRefusals = (
+  { name, refusals }: { readonly name: string; readonly refusals: ReadonlyArray<RefusalRecord> }
+) =>
+  refusals.length === 0 ? null : (
+    <section className="refusals" aria-label={`Refusals of ${name}`}>
+      <h4>Refused this month</h4>
+      <ul className="plain">
+        {refusals.slice(0, 5).map((r) => {
+          const help = refusalOf(r.code)
+          return (
+            <li key={`${r.day}/${r.code}`} data-code={r.code}>
+              <b>{help.reason}</b> {r.count === 1 ?
+                (
+                  <>
+                    Once, <When at={r.last_at} />
+                  </>
+                ) :
+                (
+                  <>
+                    {r.count} times on {utcDay(r.day)} (UTC), last <When at={r.last_at} />
+                  </>
+                )}. <span className="todo">{help.todo}</span>
+            </li>
+          )
+        })}
+      </ul>
+    </section>
+  )
 
 /** Agents: mode, status, budget and this month's spend; create, rotate, revoke, disable, edit. */
 export const AgentsPage = () => {
@@ -280,14 +407,17 @@ export const AgentsPage = () => {
     ["agents", org.id],
     (c) => c.agents.list({ path: { orgId: org.id }, urlParams: { limit: 200 } })
   )
-  const usage = useApiQuery(["usage", org.id], (c) => c.usage.get({ path: { orgId: org.id }, urlParams: {} }))
+  // Refusals and spend change while the page is open.
+  const usage = useApiQuery(["usage", org.id], (c) => c.usage.get({ path: { orgId: org.id }, urlParams: {} }), {
+    refetchInterval: 5_000
+  })
   const shownKey = useSecretOnce(KEY_SHOWN_MS)
   const spentBy = new Map((usage.data?.by_agent ?? []).map((row) => [row.agent_id, Number(row.spend.credits)]))
   return (
     <div className="stack">
       <h1>Agents</h1>
       {shownKey.view}
-      <NewAgent orgId={org.id} onKey={shownKey.show} />
+      <NewAgent orgId={org.id} liveOpen={usage.data?.live_purchases_open ?? true} onKey={shownKey.show} />
       <Loaded query={agents}>
         {(data) =>
           data.agents.length === 0 ? <Empty>No agents yet.</Empty> : (
@@ -298,6 +428,7 @@ export const AgentsPage = () => {
                   orgId={org.id}
                   agent={agent}
                   spent={spentBy.get(agent.id) ?? 0}
+                  refusals={(usage.data?.refusals ?? []).filter((r) => r.agent_id === agent.id)}
                   onKey={shownKey.show}
                 />
               ))}

@@ -13,18 +13,25 @@ export const ApprovalLinkPage = () => {
   // A link works once: after it, the page shows the decided approval the answer carries.
   const decide = useApiMutation((c) => c.approvalLinks.decision({ path: { token } }))
   return (
-    <main className="center narrow">
+    <main className="center">
       <Loaded query={preview}>
-        {({ approval: shown, decision }) => {
+        {({ agent, approval: shown, decision }) => {
           const approval = decide.data?.approval ?? shown
           return (
-            <div className="card stack">
+            <div className="card stack narrow">
               <h1>
                 {approval.status === "waiting"
                   ? `${decision === "approve" ? "Approve" : "Reject"} this purchase?`
                   : `This purchase is ${approval.status}`}
               </h1>
               <dl>
+                <dt>Agent</dt>
+                <dd data-testid="approval-agent">
+                  {agent.name} <Status value={agent.mode} />{" "}
+                  <span className="muted">
+                    {agent.mode === "live" ? "spends the org's credits" : "test: no credits move"}
+                  </span>
+                </dd>
                 <dt>Tool</dt>
                 <dd>{approval.tool.name}</dd>
                 <dt>Items</dt>

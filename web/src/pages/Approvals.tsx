@@ -5,6 +5,9 @@ import { useOrg } from "../api/org.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Countdown, Credits, Empty, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
 
+/** Lists that change while open are read again this often. */
+const REFRESH_MS = 5_000
+
 const reasonText = {
   over_threshold: "above the agent's approval threshold",
   over_budget: "over the agent's monthly budget"
@@ -12,6 +15,7 @@ const reasonText = {
 
 type ApprovalRecord = {
   readonly id: string
+  readonly agent_id: string
   readonly status: string
   readonly reason: "over_threshold" | "over_budget"
   readonly tool: { readonly name: string; readonly slug: string }
@@ -52,9 +56,32 @@ const Decide = ({ orgId, approval }: { readonly orgId: string; readonly approval
   )
 }
 
-const ApprovalCard = (
-  { orgId, approval, open }: { readonly orgId: string; readonly approval: ApprovalRecord; readonly open: boolean }
-) => (
+/** The agents of the org by id, to name the one that asked. */
+type AgentNames = ReadonlyMap<string, { readonly name: string; readonly mode: "test" | "live" }>
+
+/** "researcher (live agent)", or the id's start while the agents load. */
+export const AgentName = ({ agentId, agents }: { readonly agentId: string; readonly agents: AgentNames }) => {
+  const agent = agents.get(agentId)
+  return agent === undefined ?
+    <span className="muted">agent {agentId.slice(0, 8)}</span> :
+    (
+      <span className="agent-name">
+        {agent.name} <Status value={agent.mode} />
+      </span>
+    )
+}
+
+const useAgentNames = (orgId: string): AgentNames => {
+  const agents = useApiQuery(["agents", orgId], (c) => c.agents.list({ path: { orgId }, urlParams: { limit: 200 } }))
+  return new Map((agents.data?.agents ?? []).map((a) => [a.id, { name: a.name, mode: a.mode }]))
+}
+
+const ApprovalCard = ({ orgId, approval, open, agents }: {
+  readonly orgId: string
+  readonly approval: ApprovalRecord
+  readonly open: boolean
+  readonly agents: AgentNames
+}) => (
   <li className={`card approval${open ? " focused" : ""}`} data-testid={`approval-${approval.id}`}>
     <div className="agent-head">
       <h3>
@@ -62,6 +89,9 @@ const ApprovalCard = (
       </h3>
       <Status value={approval.status} />
     </div>
+    <p className="asked-by">
+      Asked by <AgentName agentId={approval.agent_id} agents={agents} />
+    </p>
     <p>
       {approval.item_count} item{approval.item_count === 1 ? "" : "s"} for up to <Credits amount={approval.amount} />,
       {" "}
@@ -93,6 +123,7 @@ export const ApprovalsPage = () => {
   const org = useOrg()
   const { approvalId } = useParams()
   const pages = useCursorPages()
+  const agents = useAgentNames(org.id)
   const one = useApiQuery(
     ["approvals", org.id, "one", approvalId],
     (c) => c.orgPurchasing.approval({ path: { orgId: org.id, id: approvalId ?? "" } }),
@@ -101,11 +132,13 @@ export const ApprovalsPage = () => {
   const waiting = useApiQuery(
     ["approvals", org.id, "waiting"],
     (c) => c.orgPurchasing.approvals({ path: { orgId: org.id }, urlParams: { status: "waiting", limit: 200 } }),
-    { refetchInterval: 10_000 }
+    { refetchInterval: REFRESH_MS }
   )
   const all = useApiQuery(
     ["approvals", org.id, "all", pages.after],
-    (c) => c.orgPurchasing.approvals({ path: { orgId: org.id }, urlParams: { limit: 20, starting_after: pages.after } })
+    (c) =>
+      c.orgPurchasing.approvals({ path: { orgId: org.id }, urlParams: { limit: 20, starting_after: pages.after } }),
+    { refetchInterval: pages.after === undefined ? REFRESH_MS : false }
   )
   return (
     <div className="stack">
@@ -114,21 +147,32 @@ export const ApprovalsPage = () => {
         <Loaded query={one}>
           {(data) => (
             <ul className="plain">
-              <ApprovalCard orgId={org.id} approval={data.approval} open />
+              <ApprovalCard orgId={org.id} approval={data.approval} open agents={agents} />
             </ul>
           )}
         </Loaded>
       )}
       <h2>Waiting</h2>
       <Loaded query={waiting}>
-        {(data) =>
-          data.approvals.length === 0 ?
-            <Empty>Nothing waits for a decision.</Empty> :
+        {(data) => {
+          // The one open above is not listed again.
+          const others = data.approvals.filter((a) => a.id !== approvalId)
+          return others.length === 0 ?
+            <Empty>{approvalId === undefined ? "Nothing waits for a decision." : "Nothing else waits."}</Empty> :
             (
               <ul className="plain stack">
-                {data.approvals.map((a) => <ApprovalCard key={a.id} orgId={org.id} approval={a} open={false} />)}
+                {others.map((a) => (
+                  <ApprovalCard
+                    key={a.id}
+                    orgId={org.id}
+                    approval={a}
+                    open={false}
+                    agents={agents}
+                  />
+                ))}
               </ul>
-            )}
+            )
+        }}
       </Loaded>
       <h2>All</h2>
       <PagedTable
@@ -136,11 +180,14 @@ export const ApprovalsPage = () => {
         pages={pages}
         rows={(data) => data.approvals}
         empty="No approvals yet."
-        head={["Tool", "Amount", "Status", "Asked"]}
+        head={["Tool", "Agent", "Amount", "Status", "Asked"]}
         row={(a) => (
           <tr key={a.id}>
             <td>
               <Link to={`/orgs/${org.id}/approvals/${a.id}`}>{a.tool.name}</Link>
+            </td>
+            <td>
+              <AgentName agentId={a.agent_id} agents={agents} />
             </td>
             <td>
               <Credits amount={a.amount} />

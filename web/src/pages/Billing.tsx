@@ -4,8 +4,10 @@ import { useOrg } from "../api/org.js"
 import { BuyCredits } from "../components/billing/BuyCredits.js"
 import { CheckoutReturn } from "../components/billing/CheckoutReturn.js"
 import { SavedCard } from "../components/billing/SavedCard.js"
+import { ExportPanel } from "../components/Export.js"
+import { dollars, ownerText } from "../components/format.js"
 import { PagedTable } from "../components/PagedTable.js"
-import { Credits, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
+import { Credits, ErrorNotice, LiveClosedNotice, Loaded, Status, TrialTerms, When } from "../components/ui.js"
 
 type Started = {
   readonly payment: { readonly id: string }
@@ -96,6 +98,7 @@ const Payments = ({ orgId }: { readonly orgId: string }) => {
 export const BillingPage = () => {
   const org = useOrg()
   const summary = useApiQuery(["billing", org.id], (c) => c.billing.summary({ path: { orgId: org.id } }))
+  const usage = useApiQuery(["usage", org.id], (c) => c.usage.get({ path: { orgId: org.id }, urlParams: {} }))
   const [reload, setReload] = useState({ enabled: false, threshold: "", amount: "", limit: "" })
   const setAutoReload = useApiMutation(
     (c) =>
@@ -123,7 +126,7 @@ export const BillingPage = () => {
       <Loaded query={summary}>
         {(data) => (
           <>
-            {data.provider.notice === null ? null : <p className="notice">{data.provider.notice}</p>}
+            {data.provider.notice === null ? null : <p className="notice">{ownerText(data.provider.notice)}</p>}
             <CheckoutReturn orgId={org.id} balance={data.balance} />
             <div className="tiles">
               <div className="tile">
@@ -131,14 +134,17 @@ export const BillingPage = () => {
                 <span className="tile-value">
                   <Credits amount={data.balance} />
                 </span>
+                {usage.data === undefined ? null : <TrialTerms usage={usage.data} />}
               </div>
               <div className="tile">
                 <span className="tile-label">Plan</span>
                 <span className="tile-value">{data.plan.name}</span>
                 <span className="muted">
-                  ${data.plan.monthly_fee_usd} a month{data.plan.renews_at === null
-                    ? ""
-                    : `, renews ${new Date(data.plan.renews_at).toLocaleDateString()}`}
+                  {dollars(data.plan.monthly_fee_usd)} a month{data.plan.renews_at === null ? "" : (
+                    <>
+                      , renews <When at={data.plan.renews_at} dateOnly />
+                    </>
+                  )}
                 </span>
               </div>
               <div className="tile">
@@ -150,11 +156,14 @@ export const BillingPage = () => {
             </div>
             {owner
               ? (
-                <BuyCredits
-                  orgId={org.id}
-                  limits={data.top_up_limits}
-                  inrAvailable={data.top_up_limits.currencies.includes("inr") && data.fx.status === "available"}
-                />
+                <>
+                  {usage.data?.live_purchases_open === false ? <LiveClosedNotice /> : null}
+                  <BuyCredits
+                    orgId={org.id}
+                    limits={data.top_up_limits}
+                    inrAvailable={data.top_up_limits.currencies.includes("inr") && data.fx.status === "available"}
+                  />
+                </>
               )
               : null}
             <section className="card stack">
@@ -168,9 +177,17 @@ export const BillingPage = () => {
                     </>
                   )
                   : "Off"}
-                {data.auto_reload.disabled_reason === null ? null : <>({data.auto_reload.disabled_reason})</>}.{" "}
-                {data.auto_reload.note}
+                {data.auto_reload.disabled_reason === null ? null : <>({data.auto_reload.disabled_reason})</>}.
+                Auto-reload charges the saved card in USD.
               </p>
+              {data.top_up_limits.currencies.includes("inr")
+                ? (
+                  <details>
+                    <summary>Paying with an India-issued card?</summary>
+                    <p>{data.auto_reload.note}</p>
+                  </details>
+                )
+                : null}
               {owner
                 ? (
                   <form
@@ -267,18 +284,20 @@ export const BillingPage = () => {
                     </button>
                   </div>
                   {changePlan.data === undefined ? null : (
-                    changePlan.data.payment === null ? <p role="status">{changePlan.data.next_step}</p> : (
-                      <PayStarted
-                        orgId={org.id}
-                        started={{
-                          payment: changePlan.data.payment,
-                          client_secret: changePlan.data.client_secret,
-                          next_step: changePlan.data.next_step,
-                          provider: changePlan.data.provider
-                        }}
-                        onDone={() => changePlan.reset()}
-                      />
-                    )
+                    changePlan.data.payment === null ?
+                      <p role="status">{ownerText(changePlan.data.next_step)}</p> :
+                      (
+                        <PayStarted
+                          orgId={org.id}
+                          started={{
+                            payment: changePlan.data.payment,
+                            client_secret: changePlan.data.client_secret,
+                            next_step: changePlan.data.next_step,
+                            provider: changePlan.data.provider
+                          }}
+                          onDone={() => changePlan.reset()}
+                        />
+                      )
                   )}
                   <ErrorNotice error={changePlan.error} />
                 </section>
@@ -287,6 +306,7 @@ export const BillingPage = () => {
           </>
         )}
       </Loaded>
+      <ExportPanel orgId={org.id} dataset="ledger" />
       <section className="card">
         <h2>Payments</h2>
         <Payments orgId={org.id} />

@@ -1,10 +1,19 @@
 import { useState } from "react"
 import { useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { ExportPanel } from "../components/Export.js"
 import { PagedTable } from "../components/PagedTable.js"
-import { Credits, Status, When } from "../components/ui.js"
+import { Credits, Status, TestNote, When } from "../components/ui.js"
+
+/** The instant a local day (the date input's "2026-11-27") starts, `plusDays` later. */
+const localMidnight = (day: string, plusDays: number) => {
+  const [year = 0, month = 1, date = 1] = day.split("-").map(Number)
+  return new Date(year, month - 1, date + plusDays)
+}
 
 const statuses = ["", "succeeded", "refused", "failed", "timed_out", "test", "pending", "abandoned"] as const
+const statusLabel = (s: (typeof statuses)[number]) =>
+  s === "" ? "Any status" : s === "test" ? "test (no credits moved)" : s.replace("_", " ")
 
 /** Gateway calls: endpoint, status, charge, latency; filtered by agent, status and endpoint. */
 export const CallsPage = () => {
@@ -13,18 +22,28 @@ export const CallsPage = () => {
   const [agent, setAgent] = useState("")
   const [status, setStatus] = useState<(typeof statuses)[number]>("")
   const [endpoint, setEndpoint] = useState("")
+  const [from, setFrom] = useState("")
+  const [to, setTo] = useState("")
   const agents = useApiQuery(
     ["agents", org.id],
     (c) => c.agents.list({ path: { orgId: org.id }, urlParams: { limit: 200 } })
   )
-  const filters = { agent_id: agent || undefined, status: status || undefined, endpoint: endpoint.trim() || undefined }
+  // Days are the viewer's: from the start of `from` to the end of `to`, in their time zone.
+  const filters = {
+    agent_id: agent || undefined,
+    status: status || undefined,
+    endpoint_contains: endpoint.trim() || undefined,
+    from: from === "" ? undefined : localMidnight(from, 0),
+    until: to === "" ? undefined : localMidnight(to, 1)
+  }
   const calls = useApiQuery(
-    ["calls", org.id, filters, pages.after],
+    ["calls", org.id, agent, status, endpoint, from, to, pages.after],
     (c) =>
       c.gatewayCalls.list({
         path: { orgId: org.id },
         urlParams: { limit: 50, starting_after: pages.after, ...filters }
-      })
+      }),
+    { refetchInterval: pages.after === undefined ? 5000 : false }
   )
   const names = new Map((agents.data?.agents ?? []).map((a) => [a.id, a.name]))
   return (
@@ -53,21 +72,45 @@ export const CallsPage = () => {
               pages.reset()
             }}
           >
-            {statuses.map((s) => <option key={s} value={s}>{s === "" ? "Any status" : s.replace("_", " ")}</option>)}
+            {statuses.map((s) => <option key={s} value={s}>{statusLabel(s)}</option>)}
           </select>
         </label>
         <label>
           Endpoint
           <input
+            type="search"
             value={endpoint}
-            placeholder="endpoint id"
+            placeholder="part of its name, e.g. serp"
             onChange={(e) => {
               setEndpoint(e.target.value)
               pages.reset()
             }}
           />
         </label>
+        <label>
+          From
+          <input
+            type="date"
+            value={from}
+            onChange={(e) => {
+              setFrom(e.target.value)
+              pages.reset()
+            }}
+          />
+        </label>
+        <label>
+          To
+          <input
+            type="date"
+            value={to}
+            onChange={(e) => {
+              setTo(e.target.value)
+              pages.reset()
+            }}
+          />
+        </label>
       </form>
+      <ExportPanel orgId={org.id} dataset="calls" />
       <PagedTable
         query={calls}
         pages={pages}
@@ -81,11 +124,17 @@ export const CallsPage = () => {
             </td>
             <td>{names.get(call.agent_id) ?? call.agent_id.slice(0, 8)}</td>
             <td>
-              <Status value={call.status} />
+              {call.status === "test" ? <TestNote /> : <Status value={call.status} />}
               {call.refunded === null ? null : <small>refunded {call.refunded.credits} cr</small>}
             </td>
             <td>
-              <Credits amount={call.charged} />
+              {call.mode === "test"
+                ? (
+                  <small>
+                    nothing (priced <Credits amount={call.charged} />)
+                  </small>
+                )
+                : <Credits amount={call.charged} />}
             </td>
             <td>{call.latency_ms === null ? "—" : `${call.latency_ms} ms`}</td>
             <td>

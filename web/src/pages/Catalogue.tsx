@@ -1,6 +1,7 @@
 import { useState } from "react"
 import { useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { credits, creditsInDollars } from "../components/format.js"
 import { Table } from "../components/PagedTable.js"
 import { Empty, Loaded, Status } from "../components/ui.js"
 
@@ -50,7 +51,7 @@ export const CataloguePage = () => {
                     </td>
                     <td>{e.provider_name}</td>
                     <td>{e.category}</td>
-                    <td>{Number(e.price_per_call).toLocaleString("en-US")} cr</td>
+                    <td>{credits(e.price_per_call)} cr ({creditsInDollars(e.price_per_call)})</td>
                     <td>
                       <Status value={e.availability} />
                     </td>

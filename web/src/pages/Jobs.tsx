@@ -1,7 +1,7 @@
 import { Link, useParams } from "react-router"
 import { useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
-import { Credits, Empty, Loaded, ProgressBar, Status, When } from "../components/ui.js"
+import { Credits, Empty, Loaded, ProgressBar, Status, TestNote, When } from "../components/ui.js"
 import { ReceiptDetail } from "./Receipts.js"
 
 /**
@@ -16,9 +16,15 @@ export const JobsPage = () => {
     ["receipts", org.id, "jobs"],
     (c) => c.orgPurchasing.receipts({ path: { orgId: org.id }, urlParams: { limit: 100 } }),
     {
-      refetchInterval: (data) => data?.receipts.some((r) => r.job_id !== null && r.status === "running") ? 1000 : false
+      // Every second while a job runs (its progress bar); otherwise often enough that a new job shows up.
+      refetchInterval: (data) => data?.receipts.some((r) => r.job_id !== null && r.status === "running") ? 1000 : 3000
     }
   )
+  const agents = useApiQuery(
+    ["agents", org.id],
+    (c) => c.agents.list({ path: { orgId: org.id }, urlParams: { limit: 200 } })
+  )
+  const names = new Map((agents.data?.agents ?? []).map((a) => [a.id, a.name]))
   return (
     <div className="stack">
       <h1>Jobs</h1>
@@ -39,12 +45,14 @@ export const JobsPage = () => {
                           <Link to={`/orgs/${org.id}/jobs/${r.id}`}>{r.tool.name}</Link>
                         </h3>
                         <Status value={r.status} />
+                        {r.mode === "test" ? <TestNote /> : null}
+                        <span className="muted">by {names.get(r.agent_id) ?? `agent ${r.agent_id.slice(0, 8)}`}</span>
                       </div>
                       <ProgressBar done={done} total={r.item_count} label={`Job ${r.job_id} progress`} />
                       <p className="muted">
                         {r.counts.passed} passed, {r.counts.partial} partial, {r.counts.failed} failed,{" "}
-                        {r.counts.expired} expired; charged <Credits amount={r.charged} />. Started{" "}
-                        <When at={r.created_at} />
+                        {r.counts.expired} expired; {r.mode === "test" ? "priced" : "charged"}{" "}
+                        <Credits amount={r.charged} />. Started <When at={r.created_at} />
                         {r.completed_at === null ? null : (
                           <>
                             , finished <When at={r.completed_at} />

@@ -2,8 +2,9 @@ import { useState } from "react"
 import { Link, useParams } from "react-router"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { ExportPanel } from "../components/Export.js"
 import { PagedTable, Table } from "../components/PagedTable.js"
-import { Credits, ErrorNotice, Loaded, Status, When } from "../components/ui.js"
+import { Credits, ErrorNotice, Loaded, Status, TestNote, When } from "../components/ui.js"
 
 const DisputeItem = (
   { orgId, receiptId, index }: { readonly orgId: string; readonly receiptId: string; readonly index: number }
@@ -65,15 +66,25 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: string; re
       {({ receipt: r }) => (
         <section className="card stack" aria-label="Receipt">
           <h2>
-            {r.tool.name} <Status value={r.status} /> <Status value={r.mode} />
+            {r.tool.name} <Status value={r.status} /> {r.mode === "test" ? <TestNote /> : <Status value={r.mode} />}
           </h2>
-          <p>
-            {r.item_count} items at <Credits amount={r.price_per_item} /> each; charged{" "}
-            <Credits amount={r.charged} />, refunded <Credits amount={r.refunded} />. Bought <When at={r.created_at} />.
-          </p>
+          {r.mode === "test"
+            ? (
+              <p data-testid="receipt-money">
+                A test purchase: {r.item_count} items priced at <Credits amount={r.price_per_item} /> each, in all{" "}
+                <Credits amount={r.charged} />. No credits moved. Bought <When at={r.created_at} />.
+              </p>
+            )
+            : (
+              <p data-testid="receipt-money">
+                {r.item_count} items at <Credits amount={r.price_per_item} /> each; charged{" "}
+                <Credits amount={r.charged} />, refunded <Credits amount={r.refunded} />. Bought{" "}
+                <When at={r.created_at} />.
+              </p>
+            )}
           <Table
             rows={r.items}
-            head={["#", "Outcome", "Cost", "Check", "Reason", "Dispute"]}
+            head={["#", "Outcome", r.mode === "test" ? "Priced" : "Cost", "Check", "Reason", "Dispute"]}
             row={(item) => {
               const dispute = disputeOf.get(item.index)
               return (
@@ -116,26 +127,43 @@ export const ReceiptsPage = () => {
   const pages = useCursorPages()
   const receipts = useApiQuery(
     ["receipts", org.id, pages.after],
-    (c) => c.orgPurchasing.receipts({ path: { orgId: org.id }, urlParams: { limit: 20, starting_after: pages.after } })
+    (c) => c.orgPurchasing.receipts({ path: { orgId: org.id }, urlParams: { limit: 20, starting_after: pages.after } }),
+    { refetchInterval: pages.after === undefined ? 5000 : false }
   )
+  const agents = useApiQuery(
+    ["agents", org.id],
+    (c) => c.agents.list({ path: { orgId: org.id }, urlParams: { limit: 200 } })
+  )
+  const names = new Map((agents.data?.agents ?? []).map((a) => [a.id, a.name]))
   return (
     <div className="stack">
       <h1>Receipts</h1>
       {receiptId === undefined ? null : <ReceiptDetail orgId={org.id} receiptId={receiptId} />}
+      <ExportPanel orgId={org.id} dataset="receipts" />
       <PagedTable
         query={receipts}
         pages={pages}
         rows={(data) => data.receipts}
         empty="No purchases yet."
-        head={["Tool", "Items", "Charged", "Status", "When"]}
+        head={["Tool", "Agent", "Items", "Charged", "Status", "When"]}
         row={(r) => (
-          <tr key={r.id}>
+          <tr key={r.id} data-mode={r.mode}>
             <td>
-              <Link to={`/orgs/${org.id}/receipts/${r.id}`}>{r.tool.name}</Link> <Status value={r.mode} />
+              <Link to={`/orgs/${org.id}/receipts/${r.id}`}>{r.tool.name}</Link>
             </td>
+            <td>{names.get(r.agent_id) ?? `agent ${r.agent_id.slice(0, 8)}`}</td>
             <td>{r.item_count}</td>
             <td>
-              <Credits amount={r.charged} />
+              {r.mode === "test" ?
+                (
+                  <>
+                    <TestNote />{" "}
+                    <small>
+                      priced <Credits amount={r.charged} />
+                    </small>
+                  </>
+                ) :
+                <Credits amount={r.charged} />}
             </td>
             <td>
               <Status value={r.status} />

@@ -152,7 +152,8 @@ const EventLog = ({ orgId }: { readonly orgId: string }) => {
   const pages = useCursorPages()
   const events = useApiQuery(
     ["events", orgId, pages.after],
-    (c) => c.events.list({ path: { orgId }, urlParams: { limit: 20, starting_after: pages.after } })
+    (c) => c.events.list({ path: { orgId }, urlParams: { limit: 20, starting_after: pages.after } }),
+    { refetchInterval: pages.after === undefined ? 5000 : false }
   )
   return (
     <Loaded query={events}>

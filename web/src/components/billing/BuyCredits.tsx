@@ -1,5 +1,6 @@
 import { useRef, useState } from "react"
 import { useApiMutation } from "../../api/hooks.js"
+import { dollars } from "../format.js"
 import { ErrorNotice } from "../ui.js"
 
 type Limits = { readonly min: { readonly usd: string }; readonly max: { readonly usd: string } }
@@ -55,7 +56,7 @@ export const BuyCredits = ({ orgId, limits, inrAvailable }: {
         }}
       >
         <label>
-          Amount in US dollars (${limits.min.usd} to ${limits.max.usd})
+          Amount in US dollars ({dollars(limits.min.usd)} to {dollars(limits.max.usd)})
           <input inputMode="decimal" value={usd} onChange={(e) => setUsd(e.target.value)} />
         </label>
         <label>
