@@ -37,6 +37,7 @@ import {
   OrgPurchasingHandlers,
   PurchasingHandlers
 } from "../Http/Handlers/PurchasingHandlers.js"
+import { SigningKeysHandlers } from "../Http/Handlers/SigningKeysHandlers.js"
 import { UsageHandlers } from "../Http/Handlers/UsageHandlers.js"
 import { WebhooksHandlers } from "../Http/Handlers/WebhooksHandlers.js"
 import { McpRouteLive } from "../Http/Mcp/McpRoute.js"
@@ -86,6 +87,7 @@ import { PublicUrl } from "../Services/PublicUrl.js"
 import { JobWorkersLive } from "../Services/Purchasing/Jobs.js"
 import { PurchasingLive } from "../Services/Purchasing/PurchasingLive.js"
 import { RateLimiter, RateLimitStoreLive } from "../Services/RateLimiter/RateLimiter.js"
+import { SigningKeys } from "../Services/Receipts/SigningKeys.js"
 import { SmsLive } from "../Services/Sms/Sms.js"
 import { AdapterChecksLive } from "../Services/Tools/AdapterChecks.js"
 import { ToolAdmin } from "../Services/Tools/ToolAdmin.js"
@@ -182,7 +184,8 @@ const Services = Layer.mergeAll(
   OrgPlans.Default,
   GatewaySettings.Default,
   EndpointOpenings.Default,
-  DataDeletion.Default
+  DataDeletion.Default,
+  SigningKeys.Default
 ).pipe(Layer.provideMerge(Infrastructure))
 
 const Middlewares = Layer.mergeAll(
@@ -201,6 +204,7 @@ const Handlers = Layer.mergeAll(
   EventsHandlers,
   WaitlistHandlers,
   DocsHandlers,
+  SigningKeysHandlers,
   GatewayHandlers,
   GatewayCallsHandlers,
   GatewayProvidersHandlers,

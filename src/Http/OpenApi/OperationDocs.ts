@@ -49,6 +49,11 @@ export const operationDocs: Record<string, OperationDoc> = {
     "An HTML page listing every error code with its status, meaning and retry rule."
   ),
   "docs.webhookEventSchema": doc("Webhook event schema", "The JSON Schema of the body of every webhook delivery."),
+  "signingKeys.jwks": doc(
+    "Receipt signing keys",
+    "The Ed25519 public keys (JWK Set) that check the `signature` of receipts, gateway calls and disputes. " +
+      "Keys rotate; an older key stays listed so what it signed can still be checked."
+  ),
   "webhooks.create": doc(
     "Add a webhook endpoint",
     "Registers an HTTPS address for the chosen event types; the signing secret is shown once."

@@ -11,6 +11,7 @@ import idempotencyAnswers from "./0010_idempotency_answers.js"
 import operations from "./0011_operations.js"
 import catalogueInMemory from "./0012_catalogue_in_memory.js"
 import paymentDisputes from "./0013_payment_disputes.js"
+import signingKeys from "./0040_signing_keys.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -26,7 +27,8 @@ export const migrations = {
   "0010_idempotency_answers": idempotencyAnswers,
   "0011_operations": operations,
   "0012_catalogue_in_memory": catalogueInMemory,
-  "0013_payment_disputes": paymentDisputes
+  "0013_payment_disputes": paymentDisputes,
+  "0040_signing_keys": signingKeys
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */

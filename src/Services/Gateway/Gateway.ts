@@ -24,6 +24,7 @@ import { Providers } from "../Providers/Providers.js"
 import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"
 import { sandboxSample } from "../Providers/Sandbox.js"
 import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
+import { sha256OfJcs } from "../Receipts/Jcs.js"
 import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
 
 /**
@@ -145,7 +146,14 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         const peopleDomain = lookupField === null
           ? null
           : companyDomainOf(pathParams[lookupField] ?? query?.[lookupField] ?? body?.[lookupField])
-        return { endpoint, params, price, peopleDomain }
+        // What the caller sent, as its signed call record names it (Receipts/Jcs.ts).
+        const requestSha256 = sha256OfJcs({
+          endpoint: endpoint.id,
+          path_params: pathParams,
+          query: query ?? {},
+          body: body ?? {}
+        })
+        return { endpoint, params, price, peopleDomain, requestSha256 }
       })
 
     const resultOf = (
@@ -217,6 +225,8 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         const { endpoint, peopleDomain, price } = prepared
         const ms = yield* Clock.currentTimeMillis
         const callId = randomUUID()
+        // Nothing is sent: the answer is the built-in sandbox's sample for these parameters.
+        const sample = sandboxSample(endpoint, prepared.params)
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* quotas.check({
             orgId: agent.org_id,
@@ -248,7 +258,9 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             holdId: hold.id,
             latencyMs: 0,
             createdAt: new Date(ms),
-            finishedAt: new Date(ms)
+            finishedAt: new Date(ms),
+            requestSha256: prepared.requestSha256,
+            responseSha256: sha256OfJcs(sample)
           })
         })).pipe(
           Effect.catchTags({
@@ -259,8 +271,6 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             invalid_amount: Effect.die
           })
         )
-        // Nothing is sent: the answer is the built-in sandbox's sample for these parameters.
-        const sample = sandboxSample(endpoint, prepared.params)
         return { ...resultOf(callId, endpoint, price, "test", price, 0, null, sample, null), sample: true as const }
       })
 
@@ -305,7 +315,9 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             holdId: null,
             latencyMs: null,
             createdAt: new Date(startedMs),
-            finishedAt: null
+            finishedAt: null,
+            requestSha256: prepared.requestSha256,
+            responseSha256: null
           })
         )
 
@@ -326,7 +338,8 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
               refundReason: charged < price ? reason : null,
               providerStatus: assessed.providerStatus,
               latencyMs,
-              finishedAt
+              finishedAt,
+              responseSha256: sha256OfJcs(assessed.data)
             })
             return yield* ledger.settleWith(
               hold.id,
