@@ -10,6 +10,7 @@ export const orgApi = (serverUrl: string, orgId: string, token: string) => {
     listWebhooks: () => send("GET", "/webhooks"),
     deleteWebhook: (id: string) => send("DELETE", `/webhooks/${id}`),
     testWebhook: (id: string) => send("POST", `/webhooks/${id}/test`),
+    rotateSecret: (id: string) => send("POST", `/webhooks/${id}/rotate-secret`),
     deliveries: (query = "") => send("GET", `/webhook-deliveries${query}`),
     events: (query = "") => send("GET", `/events${query}`),
     notifications: () => send("GET", "/notifications"),

@@ -26,8 +26,19 @@ export const WebhookEndpoint = Schema.Struct({
   url: Schema.String,
   events: Schema.Array(EventTypeSchema),
   secret_prefix: Schema.String,
+  previous_secret_expires_at: Schema.NullOr(Schema.String).annotations({
+    description: "After a secret rotation: until when deliveries are also signed with the previous secret"
+  }),
   created_at: Schema.String
 }).annotations({ identifier: "WebhookEndpoint" })
+
+export const RotatedWebhookSecret = Schema.Struct({
+  webhook: Schema.Struct({
+    ...WebhookEndpoint.fields,
+    secret: Schema.String.annotations({ description: "The new whsec_...; shown only in this answer" })
+  }),
+  note: Schema.String
+}).annotations({ identifier: "RotatedWebhookSecret" })
 
 export const CreatedWebhook = Schema.Struct({
   webhook: Schema.Struct({
@@ -85,6 +96,12 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.del("remove", "/v1/orgs/:orgId/webhooks/:id")
       .setPath(WebhookPath)
       .addSuccess(Schema.Struct({ id: Schema.String, status: Schema.Literal("deleted") }))
+      .addError(wire(Forbidden))
+  )
+  .add(
+    HttpApiEndpoint.post("rotateSecret", "/v1/orgs/:orgId/webhooks/:id/rotate-secret")
+      .setPath(WebhookPath)
+      .addSuccess(RotatedWebhookSecret)
       .addError(wire(Forbidden))
   )
   .add(

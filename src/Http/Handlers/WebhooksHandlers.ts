@@ -13,7 +13,10 @@ export const WebhooksHandlers = HttpApiBuilder.group(Api, "webhooks", (handlers)
       .handle("create", ({ payload }) => Effect.flatMap(CurrentActor, (actor) => webhooks.create(actor, payload)))
       .handle("list", () => Effect.flatMap(CurrentActor, webhooks.list))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentActor, (actor) => webhooks.remove(actor, path.id)))
-      .handle("test", ({ path }) => Effect.flatMap(CurrentActor, (actor) => webhooks.sendTest(actor, path.id)))
+      .handle("rotateSecret", ({ path }) =>
+        Effect.flatMap(CurrentActor, (actor) => webhooks.rotateSecret(actor, path.id)))
+      .handle("test", ({ path }) =>
+        Effect.flatMap(CurrentActor, (actor) => webhooks.sendTest(actor, path.id)))
       .handle("deliveries", ({ urlParams }) =>
         Effect.flatMap(CurrentActor, (actor) =>
           webhooks.deliveries(actor, {

@@ -63,6 +63,11 @@ export const operationDocs: Record<string, OperationDoc> = {
     "The org's webhook endpoints with their event types (never the secret)."
   ),
   "webhooks.remove": doc("Remove a webhook endpoint", "Stops deliveries to the endpoint; pending ones are dropped."),
+  "webhooks.rotateSecret": doc(
+    "Rotate a webhook endpoint's secret",
+    "Makes a new signing secret, shown once. For 24 hours deliveries are signed with both the new and the " +
+      "previous secret (in `Service-Signature` and in the Standard Webhooks `webhook-signature`)."
+  ),
   "webhooks.test": doc(
     "Send a test event",
     "Delivers a `webhook.test` event to the endpoint now and answers the delivery's result."

@@ -12,6 +12,7 @@ import operations from "./0011_operations.js"
 import catalogueInMemory from "./0012_catalogue_in_memory.js"
 import paymentDisputes from "./0013_payment_disputes.js"
 import signingKeys from "./0040_signing_keys.js"
+import webhookSecretRotation from "./0041_webhook_secret_rotation.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -28,7 +29,8 @@ export const migrations = {
   "0011_operations": operations,
   "0012_catalogue_in_memory": catalogueInMemory,
   "0013_payment_disputes": paymentDisputes,
-  "0040_signing_keys": signingKeys
+  "0040_signing_keys": signingKeys,
+  "0041_webhook_secret_rotation": webhookSecretRotation
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */

@@ -125,6 +125,11 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const secret = yield* box.open(delivery.secret_enc).pipe(Effect.option)
+        // The secret a rotation replaced signs too until its overlap ends.
+        const previous = delivery.previous_secret_enc !== null && delivery.previous_secret_expires_at !== null &&
+            delivery.previous_secret_expires_at.getTime() > startedAt
+          ? yield* box.open(delivery.previous_secret_enc).pipe(Effect.option)
+          : Option.none()
         if (Option.isNone(secret)) {
           return yield* record(delivery, startedAt, {
             delivered: false,
@@ -139,7 +144,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
           data: delivery.event_data
         })
         const headers = deliveryHeaders({
-          secret: secret.value,
+          secrets: Option.isSome(previous) ? [secret.value, previous.value] : [secret.value],
           eventId: delivery.event_id,
           eventType: delivery.event_type,
           unixSeconds: Math.floor(startedAt / 1000),
