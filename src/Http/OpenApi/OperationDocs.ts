@@ -63,6 +63,11 @@ export const operationDocs: Record<string, OperationDoc> = {
     "The org's webhook endpoints with their event types (never the secret)."
   ),
   "webhooks.remove": doc("Remove a webhook endpoint", "Stops deliveries to the endpoint; pending ones are dropped."),
+  "webhooks.replay": doc(
+    "Replay webhook deliveries",
+    "Resends one event (`event_id`), or every event of the endpoint since a time (`since`, `only_failed`), with " +
+      "the same event ids, so receivers drop what they already have. Owners; 20 replays an hour per org."
+  ),
   "webhooks.rotateSecret": doc(
     "Rotate a webhook endpoint's secret",
     "Makes a new signing secret, shown once. For 24 hours deliveries are signed with both the new and the " +

@@ -13,6 +13,7 @@ import catalogueInMemory from "./0012_catalogue_in_memory.js"
 import paymentDisputes from "./0013_payment_disputes.js"
 import signingKeys from "./0040_signing_keys.js"
 import webhookSecretRotation from "./0041_webhook_secret_rotation.js"
+import webhookReplay from "./0042_webhook_replay.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -30,7 +31,8 @@ export const migrations = {
   "0012_catalogue_in_memory": catalogueInMemory,
   "0013_payment_disputes": paymentDisputes,
   "0040_signing_keys": signingKeys,
-  "0041_webhook_secret_rotation": webhookSecretRotation
+  "0041_webhook_secret_rotation": webhookSecretRotation,
+  "0042_webhook_replay": webhookReplay
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */

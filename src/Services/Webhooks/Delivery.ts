@@ -109,7 +109,9 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
         }
         const wait = yield* delayAfterTries(webhookRetrySchedule, tries, now)
         const next = Option.map(wait, (delay) => now + Duration.toMillis(delay))
-        const deadline = delivery.event_created_at.getTime() + Duration.toMillis(DELIVERY_WINDOW)
+        // A replayed delivery has its own window, from the replay.
+        const deadline = (delivery.replayed_at ?? delivery.event_created_at).getTime() +
+          Duration.toMillis(DELIVERY_WINDOW)
         const giveUp = Option.isNone(next) || next.value > deadline
         yield* writeOutcome({
           ...tried,

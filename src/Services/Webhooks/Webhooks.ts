@@ -44,6 +44,16 @@ export const endpointRecord = (row: EndpointRow) => ({
   created_at: iso(row.created_at)
 })
 
+/** Replays an owner may ask for per org and hour, and deliveries one replay resends at most. */
+export const replayPolicy = { name: "webhook-replay", limit: 20, windowSeconds: 3600 } as const
+export const REPLAY_MAX_DELIVERIES = 1000
+
+export interface ReplayRequest {
+  readonly event_id?: string | undefined
+  readonly since?: Date | undefined
+  readonly only_failed?: boolean | undefined
+}
+
 export interface DeliveryListQuery {
   readonly limit: number
   readonly startingAfter?: string | undefined
@@ -161,6 +171,45 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         return { webhook: { ...endpointRecord(rotated.value), secret }, note: rotationNote }
       })
 
+    /**
+     * Resends one event, or the endpoint's events since a time (only those that failed, or
+     * all), as they were: same event ids and bodies, so receivers drop what they already had.
+     * Each starts its tries and 24-hour window again now.
+     */
+    const replay = (actor: OrgActor, webhookId: string, request: ReplayRequest) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        if ((request.event_id === undefined) === (request.since === undefined)) {
+          return yield* new InvalidInput({
+            message: "Give either `event_id` (one event) or `since` (every event since)"
+          })
+        }
+        if (request.event_id !== undefined && request.only_failed !== undefined) {
+          return yield* new InvalidInput({ message: "`only_failed` goes with `since`" })
+        }
+        if (!isUuid(webhookId)) return yield* new NotFound({ message: "No such webhook endpoint" })
+        const endpoint = yield* repo.findEndpoint({ orgId: actor.org_id, id: webhookId }).pipe(Effect.orDie)
+        if (endpoint._tag === "None") return yield* new NotFound({ message: "No such webhook endpoint" })
+        if (request.event_id !== undefined && !isUuid(request.event_id)) {
+          return yield* new NotFound({ message: "This endpoint has no delivery of that event" })
+        }
+        const replayed = yield* repo.replayDeliveries({
+          orgId: actor.org_id,
+          endpointId: webhookId,
+          eventId: request.event_id ?? null,
+          since: request.since ?? null,
+          onlyFailed: request.only_failed ?? false,
+          limit: REPLAY_MAX_DELIVERIES,
+          now: yield* now
+        }).pipe(Effect.orDie)
+        if (request.event_id !== undefined && replayed.length === 0) {
+          return yield* new NotFound({
+            message: "This endpoint has no delivery of that event, or its try is running now"
+          })
+        }
+        return { replayed: replayed.length, event_ids: replayed.map((row) => row.event_id) }
+      })
+
     /** Emits `webhook.test` for this endpoint only, tries it at once and answers the delivery. */
     const sendTest = (actor: OrgActor, webhookId: string) =>
       Effect.gen(function*() {
@@ -214,6 +263,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         return { deliveries: rows.slice(0, query.limit).map(deliveryRecord), has_more: rows.length > query.limit }
       })
 
-    return { create, list, remove, rotateSecret, sendTest, deliveries } as const
+    return { create, list, remove, rotateSecret, replay, sendTest, deliveries } as const
   })
 }) {}

@@ -50,7 +50,8 @@ export const ClaimedDelivery = Schema.Struct({
   url: Schema.String,
   secret_enc: Schema.String,
   previous_secret_enc: Schema.NullOr(Schema.String),
-  previous_secret_expires_at: Schema.NullOr(Schema.DateFromSelf)
+  previous_secret_expires_at: Schema.NullOr(Schema.DateFromSelf),
+  replayed_at: Schema.NullOr(Schema.DateFromSelf)
 })
 export type ClaimedDelivery = typeof ClaimedDelivery.Type
 
@@ -140,6 +141,40 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
           RETURNING ${endpointColumns}`
     })
 
+    /**
+     * Deliveries of one endpoint made due again now, their tries counted from zero and their
+     * window from now; one in flight (leased) is left to its try. Answers the events replayed.
+     */
+    const replayDeliveries = SqlSchema.findAll({
+      Request: Schema.Struct({
+        orgId: Schema.String,
+        endpointId: Schema.String,
+        eventId: Schema.NullOr(Schema.String),
+        since: Schema.NullOr(Schema.DateFromSelf),
+        onlyFailed: Schema.Boolean,
+        limit: Schema.Number,
+        now: Schema.DateFromSelf
+      }),
+      Result: Schema.Struct({ event_id: Schema.String }),
+      execute: (r) =>
+        sql`
+          UPDATE webhook_deliveries d
+          SET status = 'pending', attempts = 0, next_attempt_at = ${r.now}, replayed_at = ${r.now}, delivered_at = NULL
+          WHERE d.id IN (
+            SELECT id FROM webhook_deliveries
+            WHERE org_id = ${r.orgId} AND endpoint_id = ${r.endpointId}
+              AND (lease_until IS NULL OR lease_until <= ${r.now})
+              ${r.eventId === null ? sql`` : sql`AND event_id = ${r.eventId}`}
+              ${r.since === null ? sql`` : sql`AND created_at >= ${r.since}`}
+              ${r.onlyFailed ? sql`AND status = 'failed'` : sql``}
+            ORDER BY created_at, seq
+            LIMIT ${r.limit}
+          )
+          -- Checked again on the row as locked: a try that took it meanwhile keeps it.
+          AND (d.lease_until IS NULL OR d.lease_until <= ${r.now})
+          RETURNING d.event_id`
+    })
+
     /** Pending deliveries of a deleted endpoint end as failed. */
     const failPendingDeliveries = (endpointId: string) =>
       sql`
@@ -204,7 +239,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
         sql`
           SELECT d.id, d.endpoint_id, d.attempts, d.lease_token, d.event_id, e.type AS event_type,
                  e.data AS event_data, e.created_at AS event_created_at, w.url, w.secret_enc, w.previous_secret_enc,
-                 w.previous_secret_expires_at
+                 w.previous_secret_expires_at, d.replayed_at
           FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
           WHERE d.id = ${id} AND d.lease_token = ${leaseToken} AND d.status = 'pending'`
     })
@@ -216,6 +251,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
       findEndpoint,
       markDeleted,
       rotateSecret,
+      replayDeliveries,
       failPendingDeliveries,
       insertLeasedDelivery,
       findDeliverySeq,
