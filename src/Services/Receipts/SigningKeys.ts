@@ -84,7 +84,7 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("Receipts/Signing
     // The active key, read or made once per process and again when it is due for rotation.
     const cache = yield* SynchronizedRef.make(Option.none<ActiveKey>())
 
-    const active: Effect.Effect<ActiveKey> = SynchronizedRef.modifyEffect(cache, (held) =>
+    const refresh: Effect.Effect<ActiveKey> = SynchronizedRef.modifyEffect(cache, (held) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         if (Option.isSome(held) && !isDue(held.value.createdAt, now)) return [held.value, held] as const
@@ -93,6 +93,12 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("Receipts/Signing
         const key = yield* activate(row)
         return [key, Option.some(key)] as const
       }))
+
+    // The held key is read without the lock; only a missing or due key takes it.
+    const active: Effect.Effect<ActiveKey> = Effect.flatMap(
+      Effect.zip(SynchronizedRef.get(cache), Clock.currentTimeMillis),
+      ([held, now]) => Option.isSome(held) && !isDue(held.value.createdAt, now) ? Effect.succeed(held.value) : refresh
+    )
 
     /** Every key ever made (the active one included, made now if need be), newest first, as a JWKS publishes them. */
     const published = Effect.map(
