@@ -115,6 +115,7 @@ describe("webhook replay", () => {
     expect((await hook.replay({})).json.error.code).toBe("invalid_input")
     expect((await hook.replay({ event_id: crypto.randomUUID(), since: new Date().toISOString() })).status).toBe(400)
     expect((await hook.replay({ event_id: crypto.randomUUID() })).json.error.code).toBe("not_found")
+    expect((await hook.replay({ since: "yesterday-ish" })).json.error.code).toBe("invalid_input")
 
     const fresh = await endpointOf()
     const since = new Date(clock.now() + 60_000).toISOString()

@@ -58,7 +58,7 @@ export const WebhookList = Schema.Struct({
 
 export const ReplayRequest = Schema.Struct({
   event_id: Schema.optional(Schema.String.annotations({ description: "Resend this event" })),
-  since: Schema.optional(Schema.DateFromString.annotations({
+  since: Schema.optional(Schema.Date.annotations({
     description: "Resend every event delivered (or tried) to this endpoint since this time (ISO 8601)"
   })),
   only_failed: Schema.optional(Schema.Boolean.annotations({
