@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { jcs } from "../../src/Services/Receipts/Jcs.js"
+import { makeSecretBox } from "../../src/Services/SecretBox/SecretBox.js"
 import { emailFindInput, seedBuyer } from "../Purchasing/support.js"
 import { seedAdmin } from "../support/fixtures.js"
 import { makeShiftableClock } from "../support/shiftableClock.js"
@@ -15,9 +16,17 @@ import { leavesOf, tampered, verifyWithJose } from "./support.js"
 let world: World
 let admin: { adminId: string; token: string }
 const clock = makeShiftableClock()
+const SECRETS_KEY = "signed records test key"
+const logLines: Array<string> = []
 
 beforeAll(async () => {
-  world = await startWorld("signed_records", { provider: true, clock: clock.layer })
+  world = await startWorld("signed_records", {
+    provider: true,
+    clock: clock.layer,
+    // Every line down to Debug, to show none of them carries the private key.
+    env: { SECRETS_ENCRYPTION_KEY: SECRETS_KEY, LOG_LEVEL: "Debug" },
+    logLines: (line) => logLines.push(line)
+  })
   admin = await seedAdmin(world.db)
 })
 afterAll(async () => {
@@ -184,6 +193,13 @@ describe("signing keys", () => {
     ])
     expect(stored.private_sealed).toMatch(/^v1\./)
     expect(stored.private_sealed).not.toContain("\"d\"")
+    // Opened with the secret box's key, it is the private half of the published key.
+    const privateJwk = JSON.parse(makeSecretBox(SECRETS_KEY).open(stored.private_sealed))
+    const jwks = (await call(world, "GET", "/.well-known/jwks.json")).json
+    expect(jwks.keys.find((key: any) => key.kid === old.signature.kid).x).toBe(privateJwk.x)
+    expect(privateJwk.d).toMatch(/^[\w-]{43}$/)
+    expect(logLines.some((line) => line.includes("Receipt signing key made"))).toBe(true)
+    expect(logLines.filter((line) => line.includes(privateJwk.d))).toEqual([])
 
     clock.advance("91 days")
     const rotated = await receipt(agent.key, id)
