@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { ScorePartsSchema } from "./Formula.js"
 import { AnyJson } from "./Json.js"
 import { Amount } from "./Money.js"
+import { RecordSignature } from "./RecordSignature.js"
 import { TaskTypeId } from "./TaskType.js"
 import { Check, ToolStatus } from "./Tool.js"
 
@@ -108,6 +109,7 @@ export const ReceiptItem = Schema.Struct({
   fallback_from_tool_id: Schema.NullOr(Schema.String),
   cost: Amount,
   refund: Amount,
+  input_hash: Schema.String.annotations({ description: "SHA-256 hex of the canonical JSON of the input" }),
   result_hash: Schema.NullOr(Schema.String).annotations({
     description: "SHA-256 hex of the canonical JSON of the result"
   }),
@@ -159,7 +161,8 @@ export type ReceiptSummary = typeof ReceiptSummary.Type
 
 export const Receipt = Schema.Struct({
   ...ReceiptSummary.fields,
-  items: Schema.Array(ReceiptItem)
+  items: Schema.Array(ReceiptItem),
+  signature: RecordSignature
 }).annotations({ identifier: "Receipt" })
 export type Receipt = typeof Receipt.Type
 
@@ -276,7 +279,8 @@ export const Dispute = Schema.Struct({
   item_cost: Amount,
   refund: Amount,
   created_at: Timestamp,
-  decided_at: Schema.NullOr(Timestamp)
+  decided_at: Schema.NullOr(Timestamp),
+  signature: RecordSignature
 }).annotations({ identifier: "Dispute" })
 export type Dispute = typeof Dispute.Type
 

@@ -27,6 +27,7 @@ import {
   OrgPurchasingGroup,
   PurchasingGroup
 } from "./Groups/PurchasingGroup.js"
+import { SigningKeysGroup } from "./Groups/SigningKeysGroup.js"
 import { UsageGroup } from "./Groups/UsageGroup.js"
 import { WebhooksGroup } from "./Groups/WebhooksGroup.js"
 import { finishOpenApi } from "./OpenApi/Document.js"
@@ -39,6 +40,7 @@ export class Api extends HttpApi.make("service")
   .add(PublicGroup)
   .add(WaitlistGroup)
   .add(DocsGroup)
+  .add(SigningKeysGroup)
   .add(WebhooksGroup)
   .add(EventsGroup)
   .add(AuthGroup)

@@ -38,6 +38,7 @@ import {
   PurchasingHandlers
 } from "../Http/Handlers/PurchasingHandlers.js"
 import { SandboxCheckoutPageLive } from "../Http/Handlers/SandboxCheckoutPage.js"
+import { SigningKeysHandlers } from "../Http/Handlers/SigningKeysHandlers.js"
 import { UsageHandlers } from "../Http/Handlers/UsageHandlers.js"
 import { WebhooksHandlers } from "../Http/Handlers/WebhooksHandlers.js"
 import { McpRouteLive } from "../Http/Mcp/McpRoute.js"
@@ -87,6 +88,7 @@ import { PublicUrl } from "../Services/PublicUrl.js"
 import { JobWorkersLive } from "../Services/Purchasing/Jobs.js"
 import { PurchasingLive } from "../Services/Purchasing/PurchasingLive.js"
 import { RateLimiter, RateLimitStoreLive } from "../Services/RateLimiter/RateLimiter.js"
+import { SigningKeys } from "../Services/Receipts/SigningKeys.js"
 import { SmsLive } from "../Services/Sms/Sms.js"
 import { AdapterChecksLive } from "../Services/Tools/AdapterChecks.js"
 import { ToolAdmin } from "../Services/Tools/ToolAdmin.js"
@@ -187,7 +189,8 @@ const Services = Layer.mergeAll(
   OrgPlans.Default,
   GatewaySettings.Default,
   EndpointOpenings.Default,
-  DataDeletion.Default
+  DataDeletion.Default,
+  SigningKeys.Default
 ).pipe(Layer.provideMerge(Infrastructure))
 
 const Middlewares = Layer.mergeAll(
@@ -206,6 +209,7 @@ const Handlers = Layer.mergeAll(
   EventsHandlers,
   WaitlistHandlers,
   DocsHandlers,
+  SigningKeysHandlers,
   GatewayHandlers,
   GatewayCallsHandlers,
   GatewayProvidersHandlers,

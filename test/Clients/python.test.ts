@@ -66,6 +66,14 @@ describe("the Python client", () => {
     expect(stderr).toMatch(/OK/)
   })
 
+  it("verifies signed receipts: canonical JSON, Ed25519 in the standard library, the service's receipts", async () => {
+    const { stderr } = await unittest("tests.test_receipts")
+    expect(stderr).toMatch(/Ran 9 tests[\s\S]*OK/)
+    // Only the optional cryptography package's own checks may be skipped, and only without it.
+    const hasCryptography = await run("python3", ["-c", "import cryptography"]).then(() => true, () => false)
+    expect(stderr).not.toMatch(hasCryptography ? /skipped/ : /skipped '(?!the optional cryptography)/)
+  }, 120_000)
+
   it("buys, reads receipts, waits for jobs and calls the gateway against the service", async () => {
     const { stderr } = await unittest("tests.test_service")
     expect(stderr).toMatch(/Ran 11 tests[\s\S]*OK$/m)

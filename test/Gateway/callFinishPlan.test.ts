@@ -58,7 +58,8 @@ const explainFinish = (planCacheMode: PlanCacheMode) =>
             refundReason: null,
             providerStatus: 200,
             latencyMs: 12,
-            finishedAt: new Date()
+            finishedAt: new Date(),
+            responseSha256: null
           }, sql`true` as unknown as HoldSettled)
         }`))
   )

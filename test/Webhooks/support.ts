@@ -6,10 +6,12 @@ export const orgApi = (serverUrl: string, orgId: string, token: string) => {
   const send = (method: string, path: string, body?: unknown) =>
     call({ server: { url: serverUrl } }, method, `/v1/orgs/${orgId}${path}`, { token, body })
   return {
+    send,
     createWebhook: (body: unknown) => send("POST", "/webhooks", body),
     listWebhooks: () => send("GET", "/webhooks"),
     deleteWebhook: (id: string) => send("DELETE", `/webhooks/${id}`),
     testWebhook: (id: string) => send("POST", `/webhooks/${id}/test`),
+    rotateSecret: (id: string) => send("POST", `/webhooks/${id}/rotate-secret`),
     deliveries: (query = "") => send("GET", `/webhook-deliveries${query}`),
     events: (query = "") => send("GET", `/events${query}`),
     notifications: () => send("GET", "/notifications"),

@@ -38,7 +38,7 @@ describe("webhook endpoints", () => {
     expect(created.json).toEqual({
       webhook: {
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-        secret: expect.stringMatching(/^whsec_[0-9A-Za-z]{43}$/),
+        secret: expect.stringMatching(/^whsec_[0-9A-Za-z]{44}$/),
         url: world.receiver.url,
         events: [],
         created_at: expect.any(String)
@@ -55,6 +55,7 @@ describe("webhook endpoints", () => {
         url: world.receiver.url,
         events: [],
         secret_prefix: created.json.webhook.secret.slice(0, 12),
+        previous_secret_expires_at: null,
         created_at: created.json.webhook.created_at
       }
     ])
@@ -204,7 +205,7 @@ describe("webhook endpoints", () => {
 })
 
 describe("delivery", () => {
-  it("POSTs the event with exactly the spec's headers and a signature an independent verifier accepts", async () => {
+  it("POSTs the event with exactly the spec's and Standard Webhooks' headers, and a signature an independent verifier accepts", async () => {
     const org = await ownerOrg()
     const path = `/hook-${org.orgId}`
     const made = await org.api.createWebhook({ url: world.receiver.url.replace("/hook", path) })
@@ -216,7 +217,7 @@ describe("delivery", () => {
     for (const name of ["Content-Type", "User-Agent", "Service-Event-Id", "Service-Event-Type", "Service-Signature"]) {
       expect(names, name).toContain(name)
     }
-    // Nothing else but what HTTP itself needs.
+    // Nothing else but what HTTP itself needs and the Standard Webhooks headers (test/Webhooks/standardWebhooks.test.ts).
     expect([...names].sort()).toEqual(
       [
         "Connection",
@@ -226,7 +227,10 @@ describe("delivery", () => {
         "Service-Event-Id",
         "Service-Event-Type",
         "Service-Signature",
-        "User-Agent"
+        "User-Agent",
+        "webhook-id",
+        "webhook-signature",
+        "webhook-timestamp"
       ]
     )
     const header = (name: string) => got.rawHeaders.find(([n]) => n === name)?.[1]

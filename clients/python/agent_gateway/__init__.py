@@ -2,6 +2,7 @@
 from .client import DEFAULT_BASE_URL, VERSION, Client, OrgClient
 from .errors import CLIENT_ERROR_CODES, ERROR_CLASSES, SERVICE_ERROR_CODES, ServiceError
 from .errors import *  # noqa: F401,F403  (one class per error code: InsufficientCredits, RateLimited, ...)
+from .receipts import ReceiptVerificationError, canonical_json, verify_receipt
 from .retry import RetryPolicy
 from .webhooks import InvalidSignature, WebhookVerifier, verify_signature
 
@@ -14,6 +15,9 @@ __all__ = [
     "WebhookVerifier",
     "verify_signature",
     "InvalidSignature",
+    "verify_receipt",
+    "canonical_json",
+    "ReceiptVerificationError",
     "ERROR_CLASSES",
     "SERVICE_ERROR_CODES",
     "CLIENT_ERROR_CODES",

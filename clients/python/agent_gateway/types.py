@@ -69,3 +69,5 @@ class Receipt(TypedDict, total=False):
     counts: ItemCounts
     items: List[Dict[str, Any]]
     created_at: str
+    #: ``{"alg": "EdDSA", "kid", "jws"}``: check it with :func:`agent_gateway.verify_receipt`.
+    signature: Dict[str, str]

@@ -3,7 +3,8 @@
 Each delivery carries ``Service-Signature: t=<unix seconds>,v1=<hex>``: the HMAC-SHA256, keyed
 with the endpoint's secret, of ``"<t>.<raw body>"``. Verify it on the raw bytes, refuse a ``t``
 more than 5 minutes away from now, and drop an event id already handled (deliveries are
-retried, so the same event can come twice).
+retried, so the same event can come twice). After the endpoint's secret is rotated, deliveries
+carry a second ``v1=`` entry (the previous secret's) for 24 hours: any entry may match.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any, Callable, Dict, Optional, Union
 from .errors import ERROR_CLASSES
 
 TOLERANCE_SECONDS = 300
-_HEADER = re.compile(r"^t=(\d+),v1=([0-9a-f]{64})$")
+_HEADER = re.compile(r"^t=(\d+)((?:,v1=[0-9a-f]{64})+)$")
 
 #: The error of a delivery that does not verify (the service's own ``invalid_signature`` class).
 InvalidSignature = ERROR_CLASSES["invalid_signature"]
@@ -37,9 +38,11 @@ def verify_signature(
     match = _HEADER.match(header or "")
     if match is None:
         raise InvalidSignature("Missing or malformed Service-Signature header")
-    timestamp, given = int(match.group(1)), match.group(2)
+    timestamp, given = int(match.group(1)), match.group(2).split(",v1=")[1:]
     expected = hmac.new(secret.encode("utf-8"), f"{timestamp}.".encode("utf-8") + body, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, given):
+    # Every entry is compared, so the time taken does not tell which one matched.
+    matches = [hmac.compare_digest(expected, signature) for signature in given]
+    if not any(matches):
         raise InvalidSignature("The signature does not match this secret and body")
     current = time.time() if now is None else now
     if abs(current - timestamp) > tolerance:

@@ -40,6 +40,14 @@ class VerifySignature(unittest.TestCase):
             with self.assertRaises(InvalidSignature):
                 verify_signature(secret, header, body, now=NOW)
 
+    def test_accepts_either_signature_during_a_secret_rotation(self) -> None:
+        old, new = sign(T, BODY, "whsec_old"), sign(T, BODY, "whsec_new")
+        both = f"{new},{old.split(',')[1]}"  # t=..,v1=<new>,v1=<old>, as the service sends them
+        self.assertEqual(verify_signature("whsec_new", both, BODY, now=NOW)["type"], "balance.low")
+        self.assertEqual(verify_signature("whsec_old", both, BODY, now=NOW)["type"], "balance.low")
+        with self.assertRaises(InvalidSignature):
+            verify_signature("whsec_third", both, BODY, now=NOW)
+
     def test_refuses_a_time_more_than_five_minutes_away(self) -> None:
         self.assertEqual(verify_signature(SECRET, sign(T - 300, BODY), BODY, now=NOW)["type"], "balance.low")
         with self.assertRaises(InvalidSignature):

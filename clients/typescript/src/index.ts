@@ -1,7 +1,7 @@
 /**
  * The TypeScript client of the Agent Purchasing and Gateway Service: the Promise API
  * (`AgentGateway`), the Effect API (`makeAgentGateway`, `clientLayer`), the errors, the retry
- * rules and webhook verification.
+ * rules, receipt and webhook verification.
  */
 export { AgentGateway, type CallOptions } from "./AgentGateway.js"
 export {
@@ -14,5 +14,6 @@ export {
   resolveOptions
 } from "./client.js"
 export { type AnyErrorCode, type ClientErrorCode, isServiceError, ServiceError } from "./errors.js"
+export * from "./receipts.js"
 export { backoffMs, delayMs, type RetryPolicy, retryPolicy } from "./retry.js"
 export * from "./webhooks.js"

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { CallRequest } from "../../Domain/GatewayCall.js"
 import { AnyJson } from "../../Domain/Json.js"
 import { Amount } from "../../Domain/Money.js"
+import { RecordSignature } from "../../Domain/RecordSignature.js"
 import {
   AupLimit,
   CreditsFrozen,
@@ -89,7 +90,15 @@ export const CallRecord = Schema.Struct({
   provider_status: Schema.NullOr(Schema.Int),
   latency_ms: Schema.NullOr(Schema.Int),
   created_at: Schema.String,
-  finished_at: Schema.NullOr(Schema.String)
+  finished_at: Schema.NullOr(Schema.String),
+  request_hash: Schema.NullOr(Schema.String).annotations({
+    description: "SHA-256 hex of the RFC 8785 canonical JSON of {endpoint, path_params, query, body} as sent " +
+      "(a missing member as {}); null for calls made before hashes were kept"
+  }),
+  response_hash: Schema.NullOr(Schema.String).annotations({
+    description: "SHA-256 hex of the RFC 8785 canonical JSON of the `data` the call answered; null while pending"
+  }),
+  signature: RecordSignature
 }).annotations({ identifier: "CallRecord" })
 
 export class GatewayGroup extends HttpApiGroup.make("gateway")

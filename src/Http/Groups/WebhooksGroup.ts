@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { EventTypeSchema, subscribableEventTypes } from "../../Domain/Events.js"
-import { Forbidden, PlanLimit } from "../../Errors/ApiErrors.js"
+import { Forbidden, InvalidInput, NotFound, PlanLimit, RateLimited } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth } from "../Security/AuthTags.js"
 import { PageLimit } from "./Pagination.js"
@@ -26,8 +26,19 @@ export const WebhookEndpoint = Schema.Struct({
   url: Schema.String,
   events: Schema.Array(EventTypeSchema),
   secret_prefix: Schema.String,
+  previous_secret_expires_at: Schema.NullOr(Schema.String).annotations({
+    description: "After a secret rotation: until when deliveries are also signed with the previous secret"
+  }),
   created_at: Schema.String
 }).annotations({ identifier: "WebhookEndpoint" })
+
+export const RotatedWebhookSecret = Schema.Struct({
+  webhook: Schema.Struct({
+    ...WebhookEndpoint.fields,
+    secret: Schema.String.annotations({ description: "The new whsec_...; shown only in this answer" })
+  }),
+  note: Schema.String
+}).annotations({ identifier: "RotatedWebhookSecret" })
 
 export const CreatedWebhook = Schema.Struct({
   webhook: Schema.Struct({
@@ -44,6 +55,23 @@ export const WebhookList = Schema.Struct({
   webhooks: Schema.Array(WebhookEndpoint),
   event_types: Schema.Array(EventTypeSchema).annotations({ description: "The event types an endpoint can pick" })
 })
+
+export const ReplayRequest = Schema.Struct({
+  event_id: Schema.optional(Schema.String.annotations({ description: "Resend this event" })),
+  since: Schema.optional(Schema.Date.annotations({
+    description: "Resend every event delivered (or tried) to this endpoint since this time (ISO 8601)"
+  })),
+  only_failed: Schema.optional(Schema.Boolean.annotations({
+    description: "With `since`: only deliveries that failed (default: all)"
+  }))
+}).annotations({ identifier: "ReplayRequest" })
+
+export const ReplayAnswer = Schema.Struct({
+  replayed: Schema.Int.annotations({
+    description: "Deliveries made due again (at most 1,000 a request, oldest first)"
+  }),
+  event_ids: Schema.Array(Schema.String).annotations({ description: "Their events: the same ids as before" })
+}).annotations({ identifier: "ReplayAnswer" })
 
 export const DeliveryStatus = Schema.Literal("pending", "delivered", "failed")
 
@@ -86,6 +114,22 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       .setPath(WebhookPath)
       .addSuccess(Schema.Struct({ id: Schema.String, status: Schema.Literal("deleted") }))
       .addError(wire(Forbidden))
+  )
+  .add(
+    HttpApiEndpoint.post("rotateSecret", "/v1/orgs/:orgId/webhooks/:id/rotate-secret")
+      .setPath(WebhookPath)
+      .addSuccess(RotatedWebhookSecret)
+      .addError(wire(Forbidden))
+  )
+  .add(
+    HttpApiEndpoint.post("replay", "/v1/orgs/:orgId/webhooks/:id/replay")
+      .setPath(WebhookPath)
+      .setPayload(ReplayRequest)
+      .addSuccess(ReplayAnswer, { status: 202 })
+      .addError(wire(Forbidden))
+      .addError(wire(NotFound))
+      .addError(wire(InvalidInput))
+      .addError(wire(RateLimited))
   )
   .add(
     HttpApiEndpoint.post("test", "/v1/orgs/:orgId/webhooks/:id/test")

@@ -49,6 +49,11 @@ export const operationDocs: Record<string, OperationDoc> = {
     "An HTML page listing every error code with its status, meaning and retry rule."
   ),
   "docs.webhookEventSchema": doc("Webhook event schema", "The JSON Schema of the body of every webhook delivery."),
+  "signingKeys.jwks": doc(
+    "Receipt signing keys",
+    "The Ed25519 public keys (JWK Set) that check the `signature` of receipts, gateway calls and disputes. " +
+      "Keys rotate; an older key stays listed so what it signed can still be checked."
+  ),
   "webhooks.create": doc(
     "Add a webhook endpoint",
     "Registers an HTTPS address for the chosen event types; the signing secret is shown once."
@@ -58,6 +63,16 @@ export const operationDocs: Record<string, OperationDoc> = {
     "The org's webhook endpoints with their event types (never the secret)."
   ),
   "webhooks.remove": doc("Remove a webhook endpoint", "Stops deliveries to the endpoint; pending ones are dropped."),
+  "webhooks.replay": doc(
+    "Replay webhook deliveries",
+    "Resends one event (`event_id`), or every event of the endpoint since a time (`since`, `only_failed`), with " +
+      "the same event ids, so receivers drop what they already have. Owners; 20 replays an hour per org."
+  ),
+  "webhooks.rotateSecret": doc(
+    "Rotate a webhook endpoint's secret",
+    "Makes a new signing secret, shown once. For 24 hours deliveries are signed with both the new and the " +
+      "previous secret (in `Service-Signature` and in the Standard Webhooks `webhook-signature`)."
+  ),
   "webhooks.test": doc(
     "Send a test event",
     "Delivers a `webhook.test` event to the endpoint now and answers the delivery's result."

@@ -14,6 +14,9 @@ import paymentDisputes from "./0013_payment_disputes.js"
 import agentRefusals from "./0017_agent_refusals.js"
 import lowAlertFundedOnly from "./0018_low_alert_funded_only.js"
 import checkoutSessions from "./0030_checkout_sessions.js"
+import signingKeys from "./0040_signing_keys.js"
+import webhookSecretRotation from "./0041_webhook_secret_rotation.js"
+import webhookReplay from "./0042_webhook_replay.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -32,7 +35,10 @@ export const migrations = {
   "0013_payment_disputes": paymentDisputes,
   "0017_agent_refusals": agentRefusals,
   "0018_low_alert_funded_only": lowAlertFundedOnly,
-  "0030_checkout_sessions": checkoutSessions
+  "0030_checkout_sessions": checkoutSessions,
+  "0040_signing_keys": signingKeys,
+  "0041_webhook_secret_rotation": webhookSecretRotation,
+  "0042_webhook_replay": webhookReplay
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */

@@ -25,6 +25,7 @@ import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/P
 import { sandboxSample } from "../Providers/Sandbox.js"
 import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
 import { Refusals } from "../Usage/Refusals.js"
+import { sha256OfJcs } from "../Receipts/Jcs.js"
 import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
 
 /**
@@ -148,7 +149,14 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         const peopleDomain = lookupField === null
           ? null
           : companyDomainOf(pathParams[lookupField] ?? query?.[lookupField] ?? body?.[lookupField])
-        return { endpoint, params, price, peopleDomain }
+        // What the caller sent, as its signed call record names it (Receipts/Jcs.ts).
+        const requestSha256 = sha256OfJcs({
+          endpoint: endpoint.id,
+          path_params: pathParams,
+          query: query ?? {},
+          body: body ?? {}
+        })
+        return { endpoint, params, price, peopleDomain, requestSha256 }
       })
 
     const resultOf = (
@@ -220,6 +228,8 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         const { endpoint, peopleDomain, price } = prepared
         const ms = yield* Clock.currentTimeMillis
         const callId = randomUUID()
+        // Nothing is sent: the answer is the built-in sandbox's sample for these parameters.
+        const sample = sandboxSample(endpoint, prepared.params)
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* quotas.check({
             orgId: agent.org_id,
@@ -251,7 +261,9 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             holdId: hold.id,
             latencyMs: 0,
             createdAt: new Date(ms),
-            finishedAt: new Date(ms)
+            finishedAt: new Date(ms),
+            requestSha256: prepared.requestSha256,
+            responseSha256: sha256OfJcs(sample)
           })
         })).pipe(
           Effect.catchTags({
@@ -262,8 +274,6 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             invalid_amount: Effect.die
           })
         )
-        // Nothing is sent: the answer is the built-in sandbox's sample for these parameters.
-        const sample = sandboxSample(endpoint, prepared.params)
         return { ...resultOf(callId, endpoint, price, "test", price, 0, null, sample, null), sample: true as const }
       })
 
@@ -308,7 +318,9 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             holdId: null,
             latencyMs: null,
             createdAt: new Date(startedMs),
-            finishedAt: null
+            finishedAt: null,
+            requestSha256: prepared.requestSha256,
+            responseSha256: null
           })
         )
 
@@ -329,7 +341,8 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
               refundReason: charged < price ? reason : null,
               providerStatus: assessed.providerStatus,
               latencyMs,
-              finishedAt
+              finishedAt,
+              responseSha256: sha256OfJcs(assessed.data)
             })
             return yield* ledger.settleWith(
               hold.id,

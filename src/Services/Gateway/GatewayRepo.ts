@@ -34,7 +34,9 @@ export const CallRow = Schema.Struct({
   provider_status: Schema.NullOr(Schema.Number),
   latency_ms: Schema.NullOr(Schema.Number),
   created_at: Schema.DateFromSelf,
-  finished_at: Schema.NullOr(Schema.DateFromSelf)
+  finished_at: Schema.NullOr(Schema.DateFromSelf),
+  request_sha256: Schema.NullOr(Schema.String),
+  response_sha256: Schema.NullOr(Schema.String)
 })
 export type CallRow = typeof CallRow.Type
 
@@ -76,6 +78,8 @@ export interface NewCall {
   readonly latencyMs: number | null
   readonly createdAt: Date
   readonly finishedAt: Date | null
+  readonly requestSha256: string
+  readonly responseSha256: string | null
 }
 
 export interface CallFinish {
@@ -87,10 +91,11 @@ export interface CallFinish {
   readonly providerStatus: number | null
   readonly latencyMs: number
   readonly finishedAt: Date
+  readonly responseSha256: string | null
 }
 
 const callColumns = `id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits, charged_credits,
-  refunded_credits, refund_reason, provider_status, latency_ms, created_at, finished_at`
+  refunded_credits, refund_reason, provider_status, latency_ms, created_at, finished_at, request_sha256, response_sha256`
 
 export interface CallFilters {
   readonly agentId?: string | undefined
@@ -147,10 +152,12 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
     const insertCall = (call: NewCall) =>
       sql`
         INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
-                                   charged_credits, hold_id, latency_ms, created_at, finished_at)
+                                   charged_credits, hold_id, latency_ms, created_at, finished_at, request_sha256,
+                                   response_sha256)
         VALUES (${call.id}, ${call.orgId}, ${call.agentId}, ${call.endpointId}, ${call.providerId}, ${call.mode},
                 ${call.status}, ${call.priceCredits.toString()}, ${call.chargedCredits.toString()}, ${call.holdId},
-                ${call.latencyMs}, ${call.createdAt}, ${call.finishedAt})`.pipe(Effect.asVoid, Effect.orDie)
+                ${call.latencyMs}, ${call.createdAt}, ${call.finishedAt}, ${call.requestSha256}, ${call.responseSha256})`
+        .pipe(Effect.asVoid, Effect.orDie)
 
     /**
      * The pending call row, written in the statement of the call's hold exactly when the
@@ -159,9 +166,9 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
     const pendingCallRow = (call: NewCall) => (taken: HoldTaken) =>
       holdRecord(sql`
         INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
-                                   charged_credits, hold_id, created_at)
+                                   charged_credits, hold_id, created_at, request_sha256)
         SELECT ${call.id}, ${call.orgId}, ${call.agentId}, ${call.endpointId}, ${call.providerId}, ${call.mode},
-               'pending', ${call.priceCredits.toString()}, 0, taken.id, ${call.createdAt}
+               'pending', ${call.priceCredits.toString()}, 0, taken.id, ${call.createdAt}, ${call.requestSha256}
         FROM ${taken} AS taken
         RETURNING 1`)
 
@@ -173,7 +180,7 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
         UPDATE gateway_calls SET status = ${finish.status}, charged_credits = ${finish.chargedCredits.toString()},
           refunded_credits = ${finish.refundedCredits.toString()}, refund_reason = ${finish.refundReason},
           provider_status = ${finish.providerStatus}, latency_ms = ${finish.latencyMs}, finished_at = ${finish.finishedAt},
-          hold_id = ${finish.holdId}
+          hold_id = ${finish.holdId}, response_sha256 = ${finish.responseSha256}
         WHERE id = ${id} AND (status || '') = 'pending' AND ${condition}`
 
     const finishCall = (id: string, finish: CallFinish) =>

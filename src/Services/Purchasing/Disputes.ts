@@ -18,6 +18,7 @@ import type { AdminUser, AuthenticatedAgent } from "../Auth/Current.js"
 import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { AuditLog } from "../Operations/AuditLog.js"
+import { RecordSigner } from "../Receipts/RecordSigner.js"
 import { type DisputeRow, DisputesRepo } from "./DisputesRepo.js"
 import { ItemsRepo } from "./ItemsRepo.js"
 import { purchasingRules } from "./PurchasingConfig.js"
@@ -30,7 +31,7 @@ import { ReceiptsRepo } from "./ReceiptsRepo.js"
  * (test purchases give the agent's budget back; live ones the org's credits), rejected
  * refunds nothing. Either way `dispute.decided` is emitted with `refunded_credits`.
  */
-const view = (row: DisputeRow): Dispute => ({
+const view = (row: DisputeRow): Omit<Dispute, "signature"> => ({
   id: row.id,
   receipt_id: row.receipt_id,
   item_index: row.item_index,
@@ -46,7 +47,7 @@ const view = (row: DisputeRow): Dispute => ({
 })
 
 export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", {
-  dependencies: [ItemsRepo.Default, ReceiptsRepo.Default, DisputesRepo.Default, AuditLog.Default],
+  dependencies: [ItemsRepo.Default, ReceiptsRepo.Default, DisputesRepo.Default, AuditLog.Default, RecordSigner.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const itemRows = yield* ItemsRepo
@@ -55,6 +56,9 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
     const ledger = yield* Ledger
     const audit = yield* AuditLog
     const events = yield* Events
+    const signer = yield* RecordSigner
+    // Signed after any transaction: a key made by the first signature must not roll back with it.
+    const signed = (dispute: Omit<Dispute, "signature">) => signer.signed(dispute)
 
     const notFound = new NotFound({ message: "No dispute with that id" })
 
@@ -109,7 +113,7 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
           created_at: new Date(now)
         })
         return view(Option.getOrThrow(yield* byId(id, false)))
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatMap(signed))
 
     /** An agent disputes an item of one of its org's receipts. */
     const open = (agent: AuthenticatedAgent, request: DisputeRequest) => openIn(agent.org_id, agent.id, request)
@@ -120,8 +124,7 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
     const get = (orgId: string, id: string) =>
       Effect.flatMap(
         byId(id, false),
-        (row) =>
-          Option.isSome(row) && row.value.org_id === orgId ? Effect.succeed(view(row.value)) : Effect.fail(notFound)
+        (row) => Option.isSome(row) && row.value.org_id === orgId ? signed(view(row.value)) : Effect.fail(notFound)
       )
 
     /** Administrators: disputes across orgs, oldest first; with `orgId`, one org's (members). */
@@ -141,7 +144,8 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
           after = cursor.value
         }
         const page = yield* rows.list(options.orgId ?? null, options.status ?? null, after, options.limit + 1)
-        return { disputes: page.slice(0, options.limit).map(view), has_more: page.length > options.limit }
+        const disputes = yield* Effect.forEach(page.slice(0, options.limit), (row) => signed(view(row)))
+        return { disputes, has_more: page.length > options.limit }
       })
 
     const decide = (admin: AdminUser, id: string, decision: "upheld" | "rejected", reason: string | undefined) =>
@@ -197,7 +201,8 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
             invalid_amount: Effect.die,
             not_a_hold: Effect.die,
             capture_exceeds_hold: Effect.die
-          })
+          }),
+          Effect.flatMap(signed)
         )
       })
 

@@ -4,6 +4,8 @@ import { amountOf } from "../../Domain/Money.js"
 import type { ItemCounts, Receipt, ReceiptItem, ReceiptSummary, ResultItem } from "../../Domain/Purchasing.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
+import { RecordSigner } from "../Receipts/RecordSigner.js"
+import { sha256OfCanonical } from "./Canonical.js"
 import { type ItemRow, ItemsRepo } from "./ItemsRepo.js"
 import { ReceiptsRepo, type ReceiptTotalsRow } from "./ReceiptsRepo.js"
 
@@ -25,6 +27,7 @@ export const itemView = (row: ItemRow): ReceiptItem => ({
   fallback_from_tool_id: row.fallback_from,
   cost: amountOf(row.cost_credits),
   refund: amountOf(row.refunded_credits),
+  input_hash: sha256OfCanonical(row.input),
   result_hash: row.result_hash,
   check: row.check_id === null || row.check_version === null ? null : { id: row.check_id, version: row.check_version },
   finished_at: isoOrNull(row.finished_at)
@@ -68,10 +71,11 @@ export const summaryView = (row: ReceiptTotalsRow): ReceiptSummary => ({
 })
 
 export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", {
-  dependencies: [ReceiptsRepo.Default, ItemsRepo.Default],
+  dependencies: [ReceiptsRepo.Default, ItemsRepo.Default, RecordSigner.Default],
   effect: Effect.gen(function*() {
     const receiptRows = yield* ReceiptsRepo
     const itemRows = yield* ItemsRepo
+    const signer = yield* RecordSigner
 
     const notFound = new NotFound({ message: "No receipt with that id in this org" })
 
@@ -85,7 +89,8 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
       Effect.gen(function*() {
         const row = yield* totals(orgId, id)
         const items = yield* itemRows.items(row.id)
-        return { ...summaryView(row), items: items.map(itemView) } satisfies Receipt
+        const receipt = yield* signer.signed({ ...summaryView(row), items: items.map(itemView) })
+        return receipt satisfies Receipt
       })
 
     const list = (orgId: string, options: { readonly limit: number; readonly startingAfter?: string | undefined }) =>

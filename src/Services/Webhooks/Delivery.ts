@@ -109,7 +109,9 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
         }
         const wait = yield* delayAfterTries(webhookRetrySchedule, tries, now)
         const next = Option.map(wait, (delay) => now + Duration.toMillis(delay))
-        const deadline = delivery.event_created_at.getTime() + Duration.toMillis(DELIVERY_WINDOW)
+        // A replayed delivery has its own window, from the replay.
+        const deadline = (delivery.replayed_at ?? delivery.event_created_at).getTime() +
+          Duration.toMillis(DELIVERY_WINDOW)
         const giveUp = Option.isNone(next) || next.value > deadline
         yield* writeOutcome({
           ...tried,
@@ -125,6 +127,11 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const secret = yield* box.open(delivery.secret_enc).pipe(Effect.option)
+        // The secret a rotation replaced signs too until its overlap ends.
+        const previous = delivery.previous_secret_enc !== null && delivery.previous_secret_expires_at !== null &&
+            delivery.previous_secret_expires_at.getTime() > startedAt
+          ? yield* box.open(delivery.previous_secret_enc).pipe(Effect.option)
+          : Option.none()
         if (Option.isNone(secret)) {
           return yield* record(delivery, startedAt, {
             delivered: false,
@@ -139,7 +146,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
           data: delivery.event_data
         })
         const headers = deliveryHeaders({
-          secret: secret.value,
+          secrets: Option.isSome(previous) ? [secret.value, previous.value] : [secret.value],
           eventId: delivery.event_id,
           eventType: delivery.event_type,
           unixSeconds: Math.floor(startedAt / 1000),

@@ -61,5 +61,6 @@ export const deliveryClaimStatement = (sql: SqlClient.SqlClient, claim: Delivery
     FROM chosen, events e, webhook_endpoints w
     WHERE d.id = chosen.id AND e.id = d.event_id AND w.id = d.endpoint_id
     RETURNING d.id, d.endpoint_id, d.attempts, d.lease_token, d.event_id, e.type AS event_type, e.data AS event_data,
-              e.created_at AS event_created_at, w.url, w.secret_enc`
+              e.created_at AS event_created_at, w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at,
+              d.replayed_at`
 }

@@ -4,7 +4,6 @@ import { randomUUID } from "node:crypto"
 import { type EventType, subscribableEventTypes } from "../../Domain/Events.js"
 import { isUuid } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
-import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
 import { iso } from "../../Domain/Timestamps.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { AppConfig } from "../AppConfig.js"
@@ -14,6 +13,7 @@ import { LEASE } from "../Background/DurableRetry.js"
 import { Events } from "../Events/Events.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
 import { deliveryRecord, type DeliveryStatus, WebhookDelivery } from "./Delivery.js"
+import { newWebhookSecret } from "./Signature.js"
 import { type EndpointRow, WebhooksRepo } from "./WebhooksRepo.js"
 import { checkWebhookUrl } from "./WebhookUrl.js"
 
@@ -24,15 +24,35 @@ import { checkWebhookUrl } from "./WebhookUrl.js"
  */
 export const webhookNote =
   "The secret is shown only now: store it with your receiver. Verify every delivery's Service-Signature " +
-  "(HMAC-SHA256 of \"<t>.<raw body>\") with it, reject a t more than 5 minutes off, and drop repeated event ids."
+  "(HMAC-SHA256 of \"<t>.<raw body>\") with it, or its webhook-signature with any Standard Webhooks library; " +
+  "reject a t more than 5 minutes off, and drop repeated event ids."
+
+/** How long a rotated-out secret still signs deliveries: the 24 hours a delivery is retried. */
+export const SECRET_OVERLAP = Duration.hours(24)
+
+export const rotationNote =
+  "The new secret is shown only now. For 24 hours every delivery is signed with both the new and the previous " +
+  "secret (two v1 entries in Service-Signature and in webhook-signature); switch your receiver to the new one " +
+  "within that time."
 
 export const endpointRecord = (row: EndpointRow) => ({
   id: row.id,
   url: row.url,
   events: [...row.events],
   secret_prefix: row.secret_prefix,
+  previous_secret_expires_at: row.previous_secret_expires_at === null ? null : iso(row.previous_secret_expires_at),
   created_at: iso(row.created_at)
 })
+
+/** Replays an owner may ask for per org and hour, and deliveries one replay resends at most. */
+export const replayPolicy = { name: "webhook-replay", limit: 20, windowSeconds: 3600 } as const
+export const REPLAY_MAX_DELIVERIES = 1000
+
+export interface ReplayRequest {
+  readonly event_id?: string | undefined
+  readonly since?: Date | undefined
+  readonly only_failed?: boolean | undefined
+}
 
 export interface DeliveryListQuery {
   readonly limit: number
@@ -79,7 +99,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         yield* requireOwner(actor)
         const types = yield* checkEventTypes(input.events)
         const url = yield* checkWebhookUrl(input.url, { isProduction: config.isProduction })
-        const secret = newSecret(secretPrefixes.webhook)
+        const secret = newWebhookSecret()
         const sealed = yield* box.seal(secret)
         const row = yield* Effect.gen(function*() {
           yield* sql`SELECT id FROM orgs WHERE id = ${actor.org_id} FOR UPDATE`
@@ -128,6 +148,66 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         }).pipe(sql.withTransaction, Effect.orDie)
         if (!removed) return yield* new NotFound({ message: "No such webhook endpoint" })
         return { id: webhookId, status: "deleted" as const }
+      })
+
+    /**
+     * A new signing secret, shown once; the previous one keeps signing (beside it) for
+     * SECRET_OVERLAP, so a receiver can switch without losing a delivery.
+     */
+    const rotateSecret = (actor: OrgActor, webhookId: string) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        if (!isUuid(webhookId)) return yield* new NotFound({ message: "No such webhook endpoint" })
+        const secret = newWebhookSecret()
+        const at = yield* now
+        const rotated = yield* repo.rotateSecret({
+          orgId: actor.org_id,
+          id: webhookId,
+          sealed: yield* box.seal(secret),
+          secretPrefix: secret.slice(0, 12),
+          previousUntil: new Date(at.getTime() + Duration.toMillis(SECRET_OVERLAP))
+        }).pipe(Effect.orDie)
+        if (rotated._tag === "None") return yield* new NotFound({ message: "No such webhook endpoint" })
+        return { webhook: { ...endpointRecord(rotated.value), secret }, note: rotationNote }
+      })
+
+    /**
+     * Resends one event, or the endpoint's events since a time (only those that failed, or
+     * all), as they were: same event ids and bodies, so receivers drop what they already had.
+     * Each starts its tries and 24-hour window again now.
+     */
+    const replay = (actor: OrgActor, webhookId: string, request: ReplayRequest) =>
+      Effect.gen(function*() {
+        yield* requireOwner(actor)
+        if ((request.event_id === undefined) === (request.since === undefined)) {
+          return yield* new InvalidInput({
+            message: "Give either `event_id` (one event) or `since` (every event since)"
+          })
+        }
+        if (request.event_id !== undefined && request.only_failed !== undefined) {
+          return yield* new InvalidInput({ message: "`only_failed` goes with `since`" })
+        }
+        if (!isUuid(webhookId)) return yield* new NotFound({ message: "No such webhook endpoint" })
+        const endpoint = yield* repo.findEndpoint({ orgId: actor.org_id, id: webhookId }).pipe(Effect.orDie)
+        if (endpoint._tag === "None") return yield* new NotFound({ message: "No such webhook endpoint" })
+        if (request.event_id !== undefined && !isUuid(request.event_id)) {
+          return yield* new NotFound({ message: "This endpoint has no delivery of that event" })
+        }
+        const replayed = yield* repo.replayDeliveries({
+          orgId: actor.org_id,
+          endpointId: webhookId,
+          eventId: request.event_id ?? null,
+          since: request.since ?? null,
+          onlyFailed: request.only_failed ?? false,
+          limit: REPLAY_MAX_DELIVERIES,
+          now: yield* now
+        }).pipe(Effect.orDie)
+        if (request.event_id !== undefined && replayed.length === 0) {
+          return yield* new NotFound({
+            message: "This endpoint has no delivery of that event, or its try is running now"
+          })
+        }
+        return { replayed: replayed.length, event_ids: replayed.map((row) => row.event_id) }
       })
 
     /** Emits `webhook.test` for this endpoint only, tries it at once and answers the delivery. */
@@ -183,6 +263,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         return { deliveries: rows.slice(0, query.limit).map(deliveryRecord), has_more: rows.length > query.limit }
       })
 
-    return { create, list, remove, sendTest, deliveries } as const
+    return { create, list, remove, rotateSecret, replay, sendTest, deliveries } as const
   })
 }) {}

@@ -14,6 +14,7 @@ export const EndpointRow = Schema.Struct({
   url: Schema.String,
   events: Schema.Array(EventTypeSchema),
   secret_prefix: Schema.String,
+  previous_secret_expires_at: Schema.NullOr(Schema.DateFromSelf),
   created_at: Schema.DateFromSelf
 })
 export type EndpointRow = typeof EndpointRow.Type
@@ -47,7 +48,10 @@ export const ClaimedDelivery = Schema.Struct({
   event_data: Schema.Unknown,
   event_created_at: Schema.DateFromSelf,
   url: Schema.String,
-  secret_enc: Schema.String
+  secret_enc: Schema.String,
+  previous_secret_enc: Schema.NullOr(Schema.String),
+  previous_secret_expires_at: Schema.NullOr(Schema.DateFromSelf),
+  replayed_at: Schema.NullOr(Schema.DateFromSelf)
 })
 export type ClaimedDelivery = typeof ClaimedDelivery.Type
 
@@ -59,7 +63,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
     const sql = yield* SqlClient.SqlClient
     const deliveryColumns = sql`d.id, d.org_id, d.endpoint_id, d.event_id, e.type AS event_type, d.status, d.attempts,
       d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at, d.seq`
-    const endpointColumns = sql`id, url, events, secret_prefix, created_at`
+    const endpointColumns = sql`id, url, events, secret_prefix, previous_secret_expires_at, created_at`
 
     const countEndpoints = SqlSchema.single({
       Request: Schema.String,
@@ -114,6 +118,61 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
           UPDATE webhook_endpoints SET deleted_at = ${at}
           WHERE id = ${id} AND org_id = ${orgId} AND deleted_at IS NULL
           RETURNING id`
+    })
+
+    /**
+     * A new secret for an endpoint; the one it replaces stays, sealed, until `previousUntil`
+     * (a second rotation within that time drops the first secret at once).
+     */
+    const rotateSecret = SqlSchema.findOne({
+      Request: Schema.Struct({
+        orgId: Schema.String,
+        id: Schema.String,
+        sealed: Schema.String,
+        secretPrefix: Schema.String,
+        previousUntil: Schema.DateFromSelf
+      }),
+      Result: EndpointRow,
+      execute: (row) =>
+        sql`
+          UPDATE webhook_endpoints SET previous_secret_enc = secret_enc, previous_secret_expires_at = ${row.previousUntil},
+            secret_enc = ${row.sealed}, secret_prefix = ${row.secretPrefix}
+          WHERE id = ${row.id} AND org_id = ${row.orgId} AND deleted_at IS NULL
+          RETURNING ${endpointColumns}`
+    })
+
+    /**
+     * Deliveries of one endpoint made due again now, their tries counted from zero and their
+     * window from now; one in flight (leased) is left to its try. Answers the events replayed.
+     */
+    const replayDeliveries = SqlSchema.findAll({
+      Request: Schema.Struct({
+        orgId: Schema.String,
+        endpointId: Schema.String,
+        eventId: Schema.NullOr(Schema.String),
+        since: Schema.NullOr(Schema.DateFromSelf),
+        onlyFailed: Schema.Boolean,
+        limit: Schema.Number,
+        now: Schema.DateFromSelf
+      }),
+      Result: Schema.Struct({ event_id: Schema.String }),
+      execute: (r) =>
+        sql`
+          UPDATE webhook_deliveries d
+          SET status = 'pending', attempts = 0, next_attempt_at = ${r.now}, replayed_at = ${r.now}, delivered_at = NULL
+          WHERE d.id IN (
+            SELECT id FROM webhook_deliveries
+            WHERE org_id = ${r.orgId} AND endpoint_id = ${r.endpointId}
+              AND (lease_until IS NULL OR lease_until <= ${r.now})
+              ${r.eventId === null ? sql`` : sql`AND event_id = ${r.eventId}`}
+              ${r.since === null ? sql`` : sql`AND created_at >= ${r.since}`}
+              ${r.onlyFailed ? sql`AND status = 'failed'` : sql``}
+            ORDER BY created_at, seq
+            LIMIT ${r.limit}
+          )
+          -- Checked again on the row as locked: a try that took it meanwhile keeps it.
+          AND (d.lease_until IS NULL OR d.lease_until <= ${r.now})
+          RETURNING d.event_id`
     })
 
     /** Pending deliveries of a deleted endpoint end as failed. */
@@ -179,7 +238,8 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
       execute: ({ id, leaseToken }) =>
         sql`
           SELECT d.id, d.endpoint_id, d.attempts, d.lease_token, d.event_id, e.type AS event_type,
-                 e.data AS event_data, e.created_at AS event_created_at, w.url, w.secret_enc
+                 e.data AS event_data, e.created_at AS event_created_at, w.url, w.secret_enc, w.previous_secret_enc,
+                 w.previous_secret_expires_at, d.replayed_at
           FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
           WHERE d.id = ${id} AND d.lease_token = ${leaseToken} AND d.status = 'pending'`
     })
@@ -190,6 +250,8 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
       listEndpoints,
       findEndpoint,
       markDeleted,
+      rotateSecret,
+      replayDeliveries,
       failPendingDeliveries,
       insertLeasedDelivery,
       findDeliverySeq,

@@ -1,0 +1,28 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { PublicRateLimit } from "../Security/RateLimitTags.js"
+
+/** The public keys that check signed receipts, calls and disputes (RFC 7517 JWK Set). */
+export const PublishedKey = Schema.Struct({
+  kty: Schema.Literal("OKP"),
+  crv: Schema.Literal("Ed25519"),
+  x: Schema.String,
+  kid: Schema.String.annotations({ description: "The RFC 7638 thumbprint of the key" }),
+  alg: Schema.Literal("EdDSA"),
+  use: Schema.Literal("sig")
+}).annotations({ identifier: "PublishedKey" })
+
+export const Jwks = Schema.Struct({
+  keys: Schema.Array(PublishedKey).annotations({
+    description: "Newest first; the first signs now, older ones stay so signatures they made still verify"
+  })
+}).annotations({ identifier: "Jwks" })
+
+export class SigningKeysGroup extends HttpApiGroup.make("signingKeys")
+  .add(HttpApiEndpoint.get("jwks", "/.well-known/jwks.json").addSuccess(Jwks))
+  .middleware(PublicRateLimit)
+  .annotateContext(OpenApi.annotations({
+    title: "Signing keys",
+    description: "No credential needed. The keys that check the signatures of receipts, gateway calls and disputes."
+  }))
+{}

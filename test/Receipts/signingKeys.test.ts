@@ -1,0 +1,67 @@
+import { NodeContext } from "@effect/platform-node"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runMigrations } from "../../src/Layers/Migrations.js"
+import { AppConfig } from "../../src/Services/AppConfig.js"
+import { SigningKeys } from "../../src/Services/Receipts/SigningKeys.js"
+import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { makeShiftableClock } from "../support/shiftableClock.js"
+
+/**
+ * Several processes sign at once on one database: each keeps its own key in memory, yet one
+ * key is made per generation, and all of them move to the next one together when it is due.
+ */
+let db: TestDatabase
+const clock = makeShiftableClock()
+const processes: Array<ManagedRuntime.ManagedRuntime<SigningKeys, never>> = []
+
+const database = () =>
+  PgClient.layer({ url: Redacted.make(db.url), maxConnections: 2 }).pipe(Layer.provide(NodeContext.layer))
+
+beforeAll(async () => {
+  db = await createTestDatabase("signing_keys")
+  await Effect.runPromise(runMigrations.pipe(Effect.provide(database()), Effect.scoped))
+  for (let i = 0; i < 4; i++) {
+    const layer = SigningKeys.Default.pipe(
+      Layer.provide(AppConfig.Default),
+      Layer.provide(database()),
+      Layer.provide(clock.layer),
+      Layer.orDie
+    )
+    processes.push(ManagedRuntime.make(layer))
+  }
+})
+afterAll(async () => {
+  await Promise.all(processes.map((runtime) => runtime.dispose()))
+  await db?.drop()
+})
+
+const activeKids = () =>
+  Promise.all(
+    processes.map((runtime) => runtime.runPromise(Effect.map(SigningKeys, (keys) => keys.active).pipe(Effect.flatten)))
+  ).then(
+    (keys) => keys.map((key) => key.kid)
+  )
+
+describe("signing keys across processes", () => {
+  it("make one key per generation, however many sign at once, and rotate together", async () => {
+    const first = await activeKids()
+    expect(new Set(first).size).toBe(1)
+    expect(await db.query(`SELECT generation FROM signing_keys ORDER BY generation`)).toEqual([{ generation: 1 }])
+
+    clock.advance("89 days")
+    expect(await activeKids()).toEqual(first)
+
+    clock.advance("2 days")
+    const second = await activeKids()
+    expect(new Set(second).size).toBe(1)
+    expect(second[0]).not.toBe(first[0])
+    expect(await db.query(`SELECT generation FROM signing_keys ORDER BY generation`)).toEqual([
+      { generation: 1 },
+      { generation: 2 }
+    ])
+    const published = await processes[0]!.runPromise(Effect.flatMap(SigningKeys, (keys) => keys.published))
+    expect(published.map((key) => key.kid)).toEqual([second[0], first[0]])
+  })
+})
