@@ -33,7 +33,13 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const tools = yield* makeAgentTools
     const byName = new Map(tools.map((tool) => [tool.name, tool]))
-    const listed = tools.map(({ description, inputSchema, name }) => ({ name, description, inputSchema }))
+    const listed = tools.map(({ annotations, description, inputSchema, name, title }) => ({
+      name,
+      title,
+      description,
+      inputSchema,
+      annotations
+    }))
     const authenticateAgent = yield* makeAgentRequestAuthentication
     const baseUrl = yield* PublicUrl
 
