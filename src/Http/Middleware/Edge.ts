@@ -12,7 +12,7 @@ import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
 import { ObservabilityConfig } from "../../Services/Observability/ObservabilityConfig.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
-import { dashboardRoutes, extraRoutes } from "../ExtraRoutes.js"
+import { dashboardRoutes, extraRoutes, ownBodyPrefixes } from "../ExtraRoutes.js"
 import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
 import { makeRouteTable, routesOfApi } from "../RouteTable.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
@@ -81,9 +81,10 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
           if (declaredLength > MAX_BODY_BYTES) {
             return errorResponse(baseUrl, "payload_too_large", "Request body is over 1 MB")
           }
-          const typeProblem = problemInContentType(request.method, request.headers)
+          const ownBody = ownBodyPrefixes.some((prefix) => pathname.startsWith(prefix))
+          const typeProblem = ownBody ? undefined : problemInContentType(request.method, request.headers)
           if (typeProblem !== undefined) return errorResponse(baseUrl, "invalid_input", typeProblem)
-          if (announcesBody(request.headers)) {
+          if (!ownBody && announcesBody(request.headers)) {
             const bodyProblem = problemInJsonBody(yield* request.text)
             if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
           }

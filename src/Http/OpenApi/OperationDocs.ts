@@ -123,6 +123,14 @@ export const operationDocs: Record<string, OperationDoc> = {
     "Create an org key",
     "A key for scripts acting on the org, with a read or write scope; shown once."
   ),
+  "agentConnections.list": doc(
+    "List an agent's connected MCP clients",
+    "The MCP clients an owner connected to this agent by OAuth, newest first, with who consented, when they last reached /mcp, and when they were revoked."
+  ),
+  "agentConnections.revoke": doc(
+    "Disconnect an MCP client",
+    "Revokes the client's grant: its access and refresh tokens stop working at once."
+  ),
   "orgKeys.list": doc("List org keys", "The org's keys with scope, maker and last use (never the secret)."),
   "orgKeys.revoke": doc("Revoke an org key", "The key stops working at once."),
   "adminSignIn.signIn": summary("Administrator sign-in"),

@@ -10,6 +10,7 @@ import idempotencyLease from "./0009_idempotency_lease.js"
 import idempotencyAnswers from "./0010_idempotency_answers.js"
 import operations from "./0011_operations.js"
 import catalogueInMemory from "./0012_catalogue_in_memory.js"
+import oauth from "./0022_oauth.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -24,7 +25,8 @@ export const migrations = {
   "0009_idempotency_lease": idempotencyLease,
   "0010_idempotency_answers": idempotencyAnswers,
   "0011_operations": operations,
-  "0012_catalogue_in_memory": catalogueInMemory
+  "0012_catalogue_in_memory": catalogueInMemory,
+  "0022_oauth": oauth
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */
