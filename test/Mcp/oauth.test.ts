@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OrgId } from "../../src/Domain/Ids.js"
+import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { owner } from "../support/people.js"
 import { request } from "../support/server.js"
 import { makeShiftableClock } from "../support/shiftableClock.js"
@@ -12,6 +13,7 @@ import {
   makeBrowser,
   MemoryOAuthProvider,
   openAuthorization,
+  pkcePair,
   signInOnConsentPage
 } from "./oauthSupport.js"
 
@@ -190,6 +192,203 @@ describe("OAuth for /mcp", () => {
       client_id: provider.client!.client_id
     })
     expect(refreshAfter.json.error).toBe("invalid_grant")
+  })
+})
+
+describe("OAuth refusals", () => {
+  const redirect = "http://127.0.0.1:7777/callback"
+
+  /** A registered client, a signed-in owner (with an org) and their browser. */
+  const setUp = async () => {
+    const person = await owner(world, "Refusals Org")
+    const registered = await request(`${world.server.baseUrl}/oauth/register`, {
+      method: "POST",
+      body: { redirect_uris: [redirect], client_name: "Manual client", token_endpoint_auth_method: "none" }
+    })
+    expect(registered.status).toBe(201)
+    const clientId: string = registered.json.client_id
+    const browser = makeBrowser(world)
+    return { person, clientId, browser }
+  }
+
+  const authorizeUrl = (clientId: string, params: Record<string, string | undefined>) => {
+    const url = new URL(`${world.server.baseUrl}/oauth/authorize`)
+    const all: Record<string, string | undefined> = {
+      client_id: clientId,
+      redirect_uri: redirect,
+      response_type: "code",
+      scope: "mcp",
+      state: "s1",
+      resource: `${world.server.baseUrl}/mcp`,
+      ...params
+    }
+    for (const [key, value] of Object.entries(all)) if (value !== undefined) url.searchParams.set(key, value)
+    return url
+  }
+
+  /** Authorizes and consents (signing in on the first page if needed); answers the code. */
+  const codeFor = async (
+    setup: Awaited<ReturnType<typeof setUp>>,
+    challenge: string,
+    choice = `${setup.person.orgId}:new`,
+    mode = "test"
+  ) => {
+    const interaction = await openAuthorization(
+      setup.browser,
+      authorizeUrl(setup.clientId, { code_challenge: challenge, code_challenge_method: "S256" })
+    )
+    // The same client again in the same browser keeps its grant (and agent): no consent page.
+    const straight = new URL(interaction, world.server.baseUrl)
+    if (straight.origin + straight.pathname === redirect) return straight.searchParams.get("code")!
+    const page = await setup.browser.send(interaction)
+    if (page.text.includes("Sign in to connect")) {
+      await signInOnConsentPage(world, setup.browser, interaction, setup.person.email)
+    }
+    const back = await consent(setup.browser, interaction, {
+      decision: "allow",
+      choice,
+      name: "Refusals agent",
+      mode,
+      monthly_budget: "1000",
+      approval_threshold: ""
+    })
+    return back.searchParams.get("code")!
+  }
+
+  const exchange = (clientId: string, code: string, verifier: string | undefined, resource?: string) =>
+    tokenRequest({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: redirect,
+      client_id: clientId,
+      ...(verifier === undefined ? {} : { code_verifier: verifier }),
+      ...(resource === undefined ? {} : { resource })
+    })
+
+  const mcpWith = (accessToken: string) =>
+    request(mcpUrl().href, {
+      method: "POST",
+      headers: { authorization: `Bearer ${accessToken}`, accept: "application/json, text/event-stream" },
+      body: { jsonrpc: "2.0", id: 1, method: "tools/list" }
+    })
+
+  it("refuses an authorization request without PKCE, and one for another resource", async () => {
+    const { browser, clientId } = await setUp()
+    const withoutPkce = await browser.send(authorizeUrl(clientId, {}))
+    const noPkce = new URL(withoutPkce.location!)
+    expect(noPkce.origin + noPkce.pathname).toBe(redirect)
+    expect(noPkce.searchParams.get("error")).toBe("invalid_request")
+    expect(noPkce.searchParams.get("error_description")).toMatch(/PKCE/i)
+
+    const { challenge } = pkcePair()
+    const plain = await browser.send(
+      authorizeUrl(clientId, { code_challenge: challenge, code_challenge_method: "plain" })
+    )
+    expect(new URL(plain.location!).searchParams.get("error")).toBe("invalid_request")
+
+    const elsewhere = await browser.send(
+      authorizeUrl(clientId, {
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+        resource: "https://elsewhere.example/mcp"
+      })
+    )
+    expect(new URL(elsewhere.location!).searchParams.get("error")).toBe("invalid_target")
+  })
+
+  it("refuses a wrong verifier, a code used twice (revoking what it gave), another audience, and expired tokens", async () => {
+    const setup = await setUp()
+    const first = pkcePair()
+    const code = await codeFor(setup, first.challenge)
+
+    const missingVerifier = await exchange(setup.clientId, code, undefined)
+    expect(missingVerifier.json.error).toBe("invalid_grant")
+
+    // Each refusal on a code of its own.
+    const second = pkcePair()
+    const code2 = await codeFor(setup, second.challenge)
+    const wrongVerifier = await exchange(setup.clientId, code2, first.verifier)
+    expect(wrongVerifier.json.error).toBe("invalid_grant")
+
+    const third = pkcePair()
+    const code3 = await codeFor(setup, third.challenge)
+    const otherAudience = await exchange(setup.clientId, code3, third.verifier, "https://elsewhere.example/mcp")
+    expect(otherAudience.status).toBe(400)
+    expect(otherAudience.json.error).toBe("invalid_target")
+
+    const fourth = pkcePair()
+    const code4 = await codeFor(setup, fourth.challenge)
+    const tokens = await exchange(setup.clientId, code4, fourth.verifier)
+    expect(tokens.status).toBe(200)
+    expect(tokens.json).toMatchObject({ token_type: "Bearer", scope: "mcp" })
+    expect((await mcpWith(tokens.json.access_token)).status).toBe(200)
+    const reused = await exchange(setup.clientId, code4, fourth.verifier)
+    expect(reused.status).toBe(400)
+    expect(reused.json.error).toBe("invalid_grant")
+    // A code used twice revokes the tokens it gave (RFC 6749 section 4.1.2).
+    expect((await mcpWith(tokens.json.access_token)).status).toBe(401)
+
+    const fifth = pkcePair()
+    const code5 = await codeFor(setup, fifth.challenge)
+    const fresh = await exchange(setup.clientId, code5, fifth.verifier)
+    expect((await mcpWith(fresh.json.access_token)).status).toBe(200)
+    clock.advance("11 minutes")
+    const expired = await mcpWith(fresh.json.access_token)
+    expect(expired.status).toBe(401)
+    expect(expired.headers.get("www-authenticate")).toContain(`error="invalid_token"`)
+  })
+
+  it("gives a test agent's token no live spending, and no other org's agent whatever ids are posted", async () => {
+    const setup = await setUp()
+    await topUp(world, OrgId.make(setup.person.orgId), 5_000n)
+    const other = await seedOrg(world.db)
+    const othersAgent = await seedAgent(world.db, other.orgId, { mode: "live" })
+
+    // Another org, or another org's agent under the person's own org: not found, and no code.
+    const { challenge } = pkcePair()
+    const interaction = await openAuthorization(
+      setup.browser,
+      authorizeUrl(setup.clientId, { code_challenge: challenge, code_challenge_method: "S256" })
+    )
+    await signInOnConsentPage(world, setup.browser, interaction, setup.person.email)
+    for (const choice of [`${other.orgId}:${othersAgent.agentId}`, `${setup.person.orgId}:${othersAgent.agentId}`]) {
+      const refused = await setup.browser.send(interaction, { form: { decision: "allow", choice } })
+      expect(refused.status, choice).toBe(404)
+      expect(refused.location).toBeNull()
+    }
+    // A form from another site is refused before anything is read.
+    const crossSite = await fetch(new URL(interaction, world.server.baseUrl), {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        origin: "https://evil.example",
+        cookie: [...setup.browser.jar].map(([k, v]) => `${k}=${v}`).join("; ")
+      },
+      body: new URLSearchParams({ decision: "allow", choice: `${setup.person.orgId}:new` }).toString(),
+      redirect: "manual"
+    })
+    expect(crossSite.status).toBe(403)
+
+    const pair = pkcePair()
+    const code = await codeFor(setup, pair.challenge, `${setup.person.orgId}:new`, "test")
+    const tokens = await exchange(setup.clientId, code, pair.verifier)
+    const provider = new MemoryOAuthProvider()
+    provider.saved = tokens.json
+    const seenBefore = world.fake.seen.length
+    const client = await connectWith(provider)
+    try {
+      const before = parsed(await client.callTool({ name: "get_balance", arguments: {} }))
+      const result = parsed(
+        await client.callTool({ name: "call_endpoint", arguments: { endpoint: "fakeprov/echo", body: { a: 1 } } })
+      )
+      // A test agent checks and prices the call without making it: the sandbox sample, nothing spent.
+      expect(result).toMatchObject({ sample: true, data: { sandbox: true } })
+      expect(world.fake.seen.length).toBe(seenBefore)
+      const balance = parsed(await client.callTool({ name: "get_balance", arguments: {} }))
+      expect(balance).toMatchObject({ mode: "test", org_credits: before.org_credits })
+    } finally {
+      await client.close()
+    }
   })
 })
 
