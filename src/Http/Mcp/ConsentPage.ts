@@ -25,7 +25,7 @@ export interface OrgChoice {
 export const page = (title: string, body: string, status = 200) =>
   HttpServerResponse.html(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><meta name="robots" content="noindex">
+<meta name="referrer" content="same-origin"><meta name="robots" content="noindex">
 <title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:38rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
 fieldset{margin:1rem 0;border:1px solid #ccc;border-radius:.4rem}label{display:block;margin:.3rem 0}
@@ -35,7 +35,9 @@ button{font-size:1.05rem;padding:.5rem 1.2rem;cursor:pointer;margin-right:.6rem}
     HttpServerResponse.setStatus(status),
     HttpServerResponse.setHeaders({
       "cache-control": "no-store",
-      "referrer-policy": "no-referrer",
+      // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on the
+      // forms' posts, and the consent step accepts only posts that carry this site's origin.
+      "referrer-policy": "same-origin",
       "x-frame-options": "DENY",
       "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
     })

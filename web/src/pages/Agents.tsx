@@ -3,6 +3,7 @@ import { isApiError } from "../api/client.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { RowChart } from "../components/Charts.js"
+import { ConnectedClients } from "../components/ConnectedClients.js"
 import { Credits, Empty, ErrorNotice, Loaded, type ShownSecret, Status, useSecretOnce, When } from "../components/ui.js"
 
 /** The spec: a new agent key is shown in the dashboard for 2 minutes. */
@@ -269,6 +270,7 @@ const AgentRow = ({ orgId, agent, spent, onKey }: {
         </div>
       )}
       <ErrorNotice error={rotate.error ?? revoke.error ?? setStatus.error} />
+      <ConnectedClients orgId={orgId} agentId={agent.id} agentName={agent.name} />
     </li>
   )
 }
