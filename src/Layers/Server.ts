@@ -79,6 +79,7 @@ import { MailWorkerLive } from "../Services/Mailer/MailWorker.js"
 import { Notifications } from "../Services/Notifications/Notifications.js"
 import { AuthorizationServer } from "../Services/OAuth/AuthorizationServer.js"
 import { Connections } from "../Services/OAuth/Connections.js"
+import { RecordsSweepLive } from "../Services/OAuth/RecordsSweep.js"
 import { Backlogs } from "../Services/Observability/Backlogs.js"
 import { ObservabilityConfig } from "../Services/Observability/ObservabilityConfig.js"
 import { AuditLog } from "../Services/Operations/AuditLog.js"
@@ -256,6 +257,7 @@ const Workers = Layer.mergeAll(
   JobWorkersLive,
   BillingWorkersLive,
   BenchmarkWorkersLive,
+  RecordsSweepLive,
   AdapterChecksLive
 )
 

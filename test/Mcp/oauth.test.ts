@@ -7,7 +7,7 @@ import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { owner } from "../support/people.js"
 import { request } from "../support/server.js"
 import { makeShiftableClock } from "../support/shiftableClock.js"
-import { call, startWorld, topUp, type World } from "../support/world.js"
+import { call, eventually, startWorld, topUp, type World } from "../support/world.js"
 import {
   followToClient,
   makeBrowser,
@@ -30,7 +30,7 @@ beforeAll(async () => {
     twilio: true,
     provider: true,
     clock: clock.layer,
-    env: { PROVIDER_FAKEPROV_API_KEY: "fake-secret-123" }
+    env: { PROVIDER_FAKEPROV_API_KEY: "fake-secret-123", OAUTH_SWEEP_INTERVAL_MS: "200" }
   })
 })
 
@@ -332,10 +332,19 @@ describe("OAuth refusals", () => {
     const code5 = await codeFor(setup, fifth.challenge)
     const fresh = await exchange(setup.clientId, code5, fifth.verifier)
     expect((await mcpWith(fresh.json.access_token)).status).toBe(200)
+    // An opaque access token is its own record's id.
+    const accessTokenRows = () =>
+      world.db.query(`SELECT 1 FROM oauth_records WHERE model = 'AccessToken' AND id = $1`, [fresh.json.access_token])
+    expect(await accessTokenRows()).toHaveLength(1)
     clock.advance("11 minutes")
     const expired = await mcpWith(fresh.json.access_token)
     expect(expired.status).toBe(401)
     expect(expired.headers.get("www-authenticate")).toContain(`error="invalid_token"`)
+    // The sweep deletes what expired.
+    await eventually(async () => (await accessTokenRows()).length === 0, {
+      timeoutMs: 10_000,
+      what: "the expired access token swept"
+    })
   })
 
   it("gives a test agent's token no live spending, and no other org's agent whatever ids are posted", async () => {

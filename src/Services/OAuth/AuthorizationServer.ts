@@ -1,4 +1,4 @@
-import { Config, Effect } from "effect"
+import { Cause, Config, Effect, Runtime } from "effect"
 import Provider, { errors } from "oidc-provider"
 import { AuthConfig } from "../Auth/AuthConfig.js"
 import { PublicUrl } from "../PublicUrl.js"
@@ -103,6 +103,11 @@ export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("
     })
     // Its URLs are built from the forwarded headers the mount sets from BASE_URL (OAuthRoutes.ts).
     provider.proxy = true
+    // The library answers its own failures with a 500 page; the cause goes to the service's log.
+    const runtime = yield* Effect.runtime<never>()
+    provider.on("server_error", (_ctx, error) => {
+      Runtime.runFork(runtime)(Effect.logError("OAuth authorization server failed", Cause.die(error)))
+    })
 
     return { provider, issuer, resource } as const
   })

@@ -68,8 +68,16 @@ export class OAuthRecordsRepo extends Effect.Service<OAuthRecordsRepo>()("OAuth/
         sql`DELETE FROM oauth_records WHERE model = 'Grant' AND id = ${grantId}`
       ]).pipe(Effect.asVoid, Effect.orDie)
 
+    /** Deletes up to `batch` records past their expiry; answers how many went. */
+    const deleteExpired = (now: Date, batch: number) =>
+      sql`
+        DELETE FROM oauth_records WHERE (model, id) IN (
+          SELECT model, id FROM oauth_records WHERE expires_at <= ${now} LIMIT ${batch})
+        RETURNING 1`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
+
     return {
       upsert,
+      deleteExpired,
       find: (model: string, id: string, now: Date) =>
         Effect.map(find(model, id, now), (row) => row._tag === "Some" ? row.value.payload : undefined),
       findByUid: (model: string, uid: string, now: Date) =>
