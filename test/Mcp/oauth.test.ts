@@ -266,7 +266,7 @@ describe("OAuth refusals", () => {
     })
 
   const mcpWith = (accessToken: string) =>
-    request(mcpUrl().href, {
+    request(`${world.server.url}/mcp`, {
       method: "POST",
       headers: { authorization: `Bearer ${accessToken}`, accept: "application/json, text/event-stream" },
       body: { jsonrpc: "2.0", id: 1, method: "tools/list" }
@@ -399,10 +399,37 @@ describe("OAuth refusals", () => {
       await client.close()
     }
   })
+
+  // Last: it restarts the world's service.
+  it("keeps its records and keys in PostgreSQL across restarts, and makes new keys when the sealing key changes", async () => {
+    const setup = await setUp()
+    const pair = pkcePair()
+    const code = await codeFor(setup, pair.challenge)
+    const tokens = (await exchange(setup.clientId, code, pair.verifier)).json
+    const keyId = async () => (await request(`${world.server.url}/oauth/jwks`)).json.keys[0].kid as string
+    const firstKey = await keyId()
+    // The same public address, so the tokens' audience is still this service's /mcp.
+    const baseUrl = world.server.baseUrl
+    await world.restart({ BASE_URL: baseUrl })
+    expect((await mcpWith(tokens.access_token)).status).toBe(200)
+    expect(await keyId()).toBe(firstKey)
+
+    await world.restart({ BASE_URL: baseUrl, SECRETS_ENCRYPTION_KEY: "another sealing key" })
+    expect(await keyId()).not.toBe(firstKey)
+    // Tokens are records, not signatures: they outlive the keys.
+    expect((await mcpWith(tokens.access_token)).status).toBe(200)
+    const refreshed = await tokenRequest({
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      client_id: setup.clientId
+    })
+    expect(refreshed.status).toBe(200)
+    expect((await mcpWith(refreshed.json.access_token)).status).toBe(200)
+  })
 })
 
 const tokenRequest = async (form: Record<string, string>) => {
-  const response = await fetch(`${world.server.baseUrl}/oauth/token`, {
+  const response = await fetch(`${world.server.url}/oauth/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams(form).toString()

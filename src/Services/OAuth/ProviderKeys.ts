@@ -28,16 +28,26 @@ const SealedRow = Schema.Struct({ sealed: Schema.String })
 export const loadProviderKeys = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const box = yield* SecretBox
-  const now = yield* Clock.currentTimeMillis
-  const sealed = yield* box.seal(JSON.stringify(fresh()))
-  // Two replicas starting together both try; the first row stays and both read it.
-  yield* sql`
-    INSERT INTO oauth_provider_keys (id, sealed, created_at) VALUES (1, ${sealed}, ${new Date(now)})
-    ON CONFLICT (id) DO NOTHING`
-  const row = yield* SqlSchema.single({
+  const now = new Date(yield* Clock.currentTimeMillis)
+  const read = SqlSchema.single({
     Request: Schema.Void,
     Result: SealedRow,
     execute: () => sql`SELECT sealed FROM oauth_provider_keys WHERE id = 1`
-  })(undefined)
-  return JSON.parse(yield* box.open(row.sealed)) as ProviderKeys
+  })
+  // Two replicas starting together both try; the first row stays and both read it.
+  yield* sql`
+    INSERT INTO oauth_provider_keys (id, sealed, created_at) VALUES (1, ${yield* box.seal(
+    JSON.stringify(fresh())
+  )}, ${now})
+    ON CONFLICT (id) DO NOTHING`
+  const stored = yield* read(undefined)
+  const opened = yield* Effect.either(box.open(stored.sealed))
+  if (opened._tag === "Right") return JSON.parse(opened.right) as ProviderKeys
+  // SECRETS_ENCRYPTION_KEY changed: new keys. Sign-ins in progress start again; access and refresh
+  // tokens are records, not signed, so they keep working. One replica's new keys win.
+  yield* Effect.logWarning("The OAuth server's keys were sealed with another SECRETS_ENCRYPTION_KEY: made new ones")
+  yield* sql`
+    UPDATE oauth_provider_keys SET sealed = ${yield* box.seal(JSON.stringify(fresh()))}, created_at = ${now}
+    WHERE id = 1 AND sealed = ${stored.sealed}`
+  return JSON.parse(yield* box.open((yield* read(undefined)).sealed)) as ProviderKeys
 }).pipe(Effect.orDie)
