@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OrgId } from "../../src/Domain/Ids.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
-import { owner } from "../support/people.js"
+import { freshIp, owner } from "../support/people.js"
 import { request } from "../support/server.js"
 import { makeShiftableClock } from "../support/shiftableClock.js"
 import { call, eventually, startWorld, topUp, type World } from "../support/world.js"
@@ -398,6 +398,20 @@ describe("OAuth refusals", () => {
     } finally {
       await client.close()
     }
+  })
+
+  it("limits dynamic registrations by address", async () => {
+    const ip = freshIp()
+    const register = () =>
+      request(`${world.server.url}/oauth/register`, {
+        method: "POST",
+        headers: { "x-forwarded-for": ip },
+        body: { redirect_uris: [redirect], token_endpoint_auth_method: "none" }
+      })
+    for (let i = 0; i < 30; i++) expect((await register()).status).toBe(201)
+    const refused = await register()
+    expect(refused.status).toBe(429)
+    expect(refused.json.error.code).toBe("rate_limited")
   })
 
   // Last: it restarts the world's service.

@@ -4,6 +4,12 @@ import { Effect } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { AuthorizationServer, OAUTH_PREFIX } from "../../Services/OAuth/AuthorizationServer.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
+import { RateLimiter, type RateLimitPolicy } from "../../Services/RateLimiter/RateLimiter.js"
+import { ClientAddress } from "../ClientAddress.js"
+import { enforceRateLimit } from "../Middleware/RateLimits.js"
+
+/** Dynamic client registrations one address may make. */
+export const registrationPolicy: RateLimitPolicy = { name: "oauth-register", limit: 30, windowSeconds: 3600 }
 
 /** Where RFC 8414 puts the metadata of an issuer with a path (`<BASE_URL>/oauth`). */
 export const AUTHORIZATION_SERVER_METADATA_PATH = `/.well-known/oauth-authorization-server${OAUTH_PREFIX}`
@@ -44,6 +50,8 @@ export const OAuthRoutesLive = HttpApiBuilder.Router.use((router) =>
     const { provider } = yield* AuthorizationServer
     const baseUrl = yield* PublicUrl
     const callback = provider.callback()
+    const limiter = yield* RateLimiter
+    const addresses = yield* ClientAddress
 
     const handOver = (path?: string) =>
       Effect.gen(function*() {
@@ -58,6 +66,13 @@ export const OAuthRoutesLive = HttpApiBuilder.Router.use((router) =>
         return HttpServerResponse.empty({ status: res.statusCode })
       })
 
+    // Registration is open to anyone and a client record stays: counted by address.
+    const register = Effect.gen(function*() {
+      yield* enforceRateLimit(limiter, registrationPolicy, `ip:${yield* addresses.current}`)
+      return yield* handOver()
+    })
+
+    yield* router.post(`${OAUTH_PREFIX}/register`, register)
     yield* router.all(`${OAUTH_PREFIX}/*`, handOver())
     yield* router.get(AUTHORIZATION_SERVER_METADATA_PATH, handOver(`${OAUTH_PREFIX}/.well-known/openid-configuration`))
   })
