@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OrgId } from "../../src/Domain/Ids.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
-import { freshIp, owner } from "../support/people.js"
+import { freshIp, joinAs, owner } from "../support/people.js"
 import { request } from "../support/server.js"
 import { makeShiftableClock } from "../support/shiftableClock.js"
 import { call, eventually, startWorld, topUp, type World } from "../support/world.js"
@@ -398,6 +398,31 @@ describe("OAuth refusals", () => {
     } finally {
       await client.close()
     }
+  })
+
+  it("lets only an owner connect an org's agent, and a denial reaches the client as access_denied", async () => {
+    const setup = await setUp()
+    const member = await joinAs(world, setup.person.token, setup.person.orgId, "member")
+    const { challenge } = pkcePair()
+    const url = authorizeUrl(setup.clientId, { code_challenge: challenge, code_challenge_method: "S256" })
+
+    const memberBrowser = makeBrowser(world)
+    const memberInteraction = await openAuthorization(memberBrowser, url)
+    const memberPage = await signInOnConsentPage(world, memberBrowser, memberInteraction, member.email)
+    // The org is not offered to a member, and posting it anyway is refused.
+    expect(memberPage.text).not.toContain("Refusals Org")
+    const refused = await memberBrowser.send(memberInteraction, {
+      form: { decision: "allow", choice: `${setup.person.orgId}:new`, monthly_budget: "10", approval_threshold: "" }
+    })
+    expect(refused.status).toBe(403)
+    expect(refused.text).toContain("Only an org owner can do this")
+
+    const interaction = await openAuthorization(setup.browser, url)
+    await signInOnConsentPage(world, setup.browser, interaction, setup.person.email)
+    const denied = await setup.browser.send(interaction, { form: { decision: "deny" } })
+    const back = await followToClient(setup.browser, world, denied.location!)
+    expect(back.searchParams.get("error")).toBe("access_denied")
+    expect(back.searchParams.get("code")).toBeNull()
   })
 
   it("limits dynamic registrations by address", async () => {
