@@ -325,8 +325,19 @@ describe("OAuth refusals", () => {
     const reused = await exchange(setup.clientId, code4, fourth.verifier)
     expect(reused.status).toBe(400)
     expect(reused.json.error).toBe("invalid_grant")
-    // A code used twice revokes the tokens it gave (RFC 6749 section 4.1.2).
+    // A code used twice revokes the tokens it gave (RFC 6749 section 4.1.2), and the agent's page says so.
     expect((await mcpWith(tokens.json.access_token)).status).toBe(401)
+    const { agents } =
+      (await call(world, "GET", `/v1/orgs/${setup.person.orgId}/agents`, { token: setup.person.token }))
+        .json
+    const connected = await call(
+      world,
+      "GET",
+      `/v1/orgs/${setup.person.orgId}/agents/${agents.find((a: any) => a.name === "Refusals agent").id}/connections`,
+      { token: setup.person.token }
+    )
+    expect(connected.json.connections).toHaveLength(1)
+    expect(connected.json.connections[0].revoked_at).not.toBeNull()
 
     const fifth = pkcePair()
     const code5 = await codeFor(setup, fifth.challenge)

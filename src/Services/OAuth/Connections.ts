@@ -97,9 +97,10 @@ export class Connections extends Effect.Service<Connections>()("OAuth/Connection
         const noSuchConnection = new NotFound({ message: "No such connection" })
         if (!isUuid(connectionId)) return yield* noSuchConnection
         yield* sql.withTransaction(Effect.gen(function*() {
-          const revoked = yield* repo.revoke(actor.org_id, agentId, connectionId, yield* now)
+          const at = yield* now
+          const revoked = yield* repo.revoke(actor.org_id, agentId, connectionId, at)
           if (Option.isNone(revoked)) return yield* noSuchConnection
-          yield* records.destroyGrant(revoked.value.grant_id)
+          yield* records.destroyGrant(revoked.value.grant_id, at)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
       })
 

@@ -61,11 +61,16 @@ export class OAuthRecordsRepo extends Effect.Service<OAuthRecordsRepo>()("OAuth/
     const destroy = (model: string, id: string) =>
       sql`DELETE FROM oauth_records WHERE model = ${model} AND id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
-    /** Every token and code of a grant, whatever its model: a revoked grant leaves nothing usable. */
-    const destroyGrant = (grantId: string) =>
+    /**
+     * Every token and code of a grant, whatever its model: a revoked grant leaves nothing
+     * usable. Its connection ends with it, whoever revoked it (an owner, or the library on a
+     * code or refresh token used twice).
+     */
+    const destroyGrant = (grantId: string, now: Date) =>
       Effect.all([
         sql`DELETE FROM oauth_records WHERE grant_id = ${grantId}`,
-        sql`DELETE FROM oauth_records WHERE model = 'Grant' AND id = ${grantId}`
+        sql`DELETE FROM oauth_records WHERE model = 'Grant' AND id = ${grantId}`,
+        sql`UPDATE oauth_connections SET revoked_at = ${now} WHERE grant_id = ${grantId} AND revoked_at IS NULL`
       ]).pipe(Effect.asVoid, Effect.orDie)
 
     /** Deletes up to `batch` records past their expiry; answers how many went. */

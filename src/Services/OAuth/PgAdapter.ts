@@ -54,7 +54,7 @@ export const makePgAdapter = Effect.gen(function*() {
     }
 
     revokeByGrantId(grantId: string): Promise<void> {
-      return run(repo.destroyGrant(grantId))
+      return run(Effect.flatMap(now, (at) => repo.destroyGrant(grantId, at)))
     }
   }
 })
