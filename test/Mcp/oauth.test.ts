@@ -155,18 +155,14 @@ describe("OAuth for /mcp", () => {
     expect(connection).toMatchObject({ client_name: "Test MCP client", connected_by: person.email, revoked_at: null })
     expect(connection.last_used_at).not.toBeNull()
 
-    // Refresh: a new pair, and the old refresh token no longer works (rotation).
+    // Refresh: a new pair, which works.
     expect(await auth(provider, { serverUrl: mcpUrl() })).toBe("AUTHORIZED")
     const refreshed = provider.saved!
     expect(refreshed.access_token).not.toBe(firstTokens.access_token)
     expect(refreshed.refresh_token).not.toBe(firstTokens.refresh_token)
-    const reused = await tokenRequest({
-      grant_type: "refresh_token",
-      refresh_token: firstTokens.refresh_token!,
-      client_id: provider.client!.client_id
-    })
-    expect(reused.status).toBe(400)
-    expect(reused.json.error).toBe("invalid_grant")
+    const again = await connectWith(provider)
+    expect((await again.listTools()).tools.length).toBeGreaterThan(5)
+    await again.close()
 
     // Revoked from the agent's page: its tokens stop at once.
     const revoked = await call(
@@ -351,6 +347,23 @@ describe("OAuth refusals", () => {
     const expired = await mcpWith(fresh.json.access_token)
     expect(expired.status).toBe(401)
     expect(expired.headers.get("www-authenticate")).toContain(`error="invalid_token"`)
+
+    // Refresh tokens rotate; one used twice revokes the grant, with the tokens the first use gave.
+    const rotated = await tokenRequest({
+      grant_type: "refresh_token",
+      refresh_token: fresh.json.refresh_token,
+      client_id: setup.clientId
+    })
+    expect(rotated.status).toBe(200)
+    expect((await mcpWith(rotated.json.access_token)).status).toBe(200)
+    const replayed = await tokenRequest({
+      grant_type: "refresh_token",
+      refresh_token: fresh.json.refresh_token,
+      client_id: setup.clientId
+    })
+    expect(replayed.status).toBe(400)
+    expect(replayed.json.error).toBe("invalid_grant")
+    expect((await mcpWith(rotated.json.access_token)).status).toBe(401)
     // The sweep deletes what expired.
     await eventually(async () => (await accessTokenRows()).length === 0, {
       timeoutMs: 10_000,
