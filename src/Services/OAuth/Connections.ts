@@ -44,6 +44,19 @@ export class Connections extends Effect.Service<Connections>()("OAuth/Connection
     const agents = yield* Agents
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
+    // Last use is kept to the minute: this replica writes it at most once a minute per grant
+    // (the statement itself also skips a fresher stamp written by another replica).
+    const lastStamped = new Map<string, number>()
+    const stampOnce = (grantId: string) =>
+      Effect.gen(function*() {
+        const at = yield* Clock.currentTimeMillis
+        const previous = lastStamped.get(grantId)
+        if (previous !== undefined && at - previous < 60_000) return
+        if (lastStamped.size > 100_000) lastStamped.clear()
+        lastStamped.set(grantId, at)
+        yield* repo.touch(grantId, new Date(at))
+      })
+
     /** The agent an access token acts as, for a caller at `address`; 401 for any token that does not work. */
     const agentForAccessToken = (token: string, address: string) =>
       Effect.gen(function*() {
@@ -58,7 +71,7 @@ export class Connections extends Effect.Service<Connections>()("OAuth/Connection
         const connection = yield* repo.byGrant(accessToken.grantId)
         if (Option.isNone(connection) || connection.value.revoked_at !== null) return yield* invalidToken
         const agent: AuthenticatedAgent = yield* credentials.authenticateAgentById(connection.value.agent_id, address)
-        yield* Effect.flatMap(now, (at) => repo.touch(connection.value.grant_id, at))
+        yield* stampOnce(connection.value.grant_id)
         return agent
       })
 
