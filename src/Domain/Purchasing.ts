@@ -3,7 +3,7 @@ import { ScorePartsSchema } from "./Formula.js"
 import { AnyJson } from "./Json.js"
 import { Amount } from "./Money.js"
 import { RecordSignature } from "./RecordSignature.js"
-import { TaskTypeId } from "./TaskType.js"
+import { TaskTypeId, taskTypeIds } from "./TaskType.js"
 import { Check, ToolStatus } from "./Tool.js"
 
 /**
@@ -25,7 +25,10 @@ export type ToolRef = typeof ToolRef.Type
 // Recommend
 
 export const RecommendRequest = Schema.Struct({
-  task_type: Schema.optional(Schema.String.annotations({ description: "One of the seven task types" })),
+  // Any string decodes, so an unknown one answers `unknown_task_type`; the schema lists the seven.
+  task_type: Schema.optional(Schema.String.annotations({
+    jsonSchema: { type: "string", enum: taskTypeIds, description: "One of the seven task types" }
+  })),
   task: Schema.optional(
     Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2000)).annotations({
       description: "Free text, mapped to a task type by the published keyword table"
@@ -87,9 +90,20 @@ export const ExecuteRequest = Schema.Struct({
     description: "1 to 1,000 inputs, each an object of the tool's input fields"
   }),
   max_price: Schema.optional(CreditsInput),
-  idempotency_key: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))),
-  fallback: Schema.optional(Schema.Boolean),
-  approval_id: Schema.optional(Schema.String)
+  idempotency_key: Schema.optional(
+    Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)).annotations({
+      description: "The same key answers the first request's answer again instead of buying twice"
+    })
+  ),
+  fallback: Schema.optional(
+    Schema.Boolean.annotations({
+      description:
+        "When the provider fails, let the service use the next-ranked tool of the task type, at no more than the price held"
+    })
+  ),
+  approval_id: Schema.optional(
+    Schema.String.annotations({ description: "An approved approval's id, to run the purchase it was approved for" })
+  )
 }).annotations({ identifier: "ExecuteRequest" })
 export type ExecuteRequest = typeof ExecuteRequest.Type
 
@@ -261,9 +275,9 @@ export const DecisionRequest = Schema.Struct({
 // Disputes
 
 export const DisputeRequest = Schema.Struct({
-  receipt_id: Schema.String,
-  item_index: Schema.Int.pipe(Schema.nonNegative()),
-  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+  receipt_id: Schema.String.annotations({ description: "The receipt's id" }),
+  item_index: Schema.Int.pipe(Schema.nonNegative()).annotations({ description: "The item's index in the receipt" }),
+  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)).annotations({ description: "What was wrong" }))
 }).annotations({ identifier: "DisputeRequest" })
 export type DisputeRequest = typeof DisputeRequest.Type
 

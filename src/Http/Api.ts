@@ -12,6 +12,7 @@ import { wire } from "../Errors/Wire.js"
 import { AccountGroup } from "./Groups/AccountGroup.js"
 import { AdminSessionGroup, AdminSignInGroup } from "./Groups/AdminAuthGroup.js"
 import { AdminAuditGroup, AdminGatewayGroup, AdminOrgsGroup, AdminToolsGroup } from "./Groups/AdminOperationsGroup.js"
+import { AgentConnectionsGroup } from "./Groups/AgentConnectionsGroup.js"
 import { AgentSelfGroup, AgentsGroup } from "./Groups/AgentsGroup.js"
 import { AuthGroup, AuthSessionGroup } from "./Groups/AuthGroup.js"
 import { AdminBillingGroup, BillingGroup, PaymentWebhookGroup, SandboxPaymentsGroup } from "./Groups/BillingGroup.js"
@@ -49,6 +50,7 @@ export class Api extends HttpApi.make("service")
   .add(OrgsGroup)
   .add(AgentsGroup)
   .add(AgentSelfGroup)
+  .add(AgentConnectionsGroup)
   .add(OrgKeysGroup)
   .add(AdminSignInGroup)
   .add(AdminSessionGroup)

@@ -12,6 +12,7 @@ import {
   AdminOrgsHandlers,
   AdminToolsHandlers
 } from "../Http/Handlers/AdminOperationsHandlers.js"
+import { AgentConnectionsHandlers } from "../Http/Handlers/AgentConnectionsHandlers.js"
 import { AgentSelfHandlers, AgentsHandlers } from "../Http/Handlers/AgentsHandlers.js"
 import { AuthHandlers, AuthSessionHandlers } from "../Http/Handlers/AuthHandlers.js"
 import {
@@ -41,7 +42,9 @@ import { SandboxCheckoutPageLive } from "../Http/Handlers/SandboxCheckoutPage.js
 import { SigningKeysHandlers } from "../Http/Handlers/SigningKeysHandlers.js"
 import { UsageHandlers } from "../Http/Handlers/UsageHandlers.js"
 import { WebhooksHandlers } from "../Http/Handlers/WebhooksHandlers.js"
+import { ConsentRoutesLive } from "../Http/Mcp/Consent.js"
 import { McpRouteLive } from "../Http/Mcp/McpRoute.js"
+import { OAuthRoutesLive } from "../Http/Mcp/OAuthRoutes.js"
 import { ProtectedResourceLive } from "../Http/Mcp/ProtectedResource.js"
 import { AgentAuthLive, OrgAuthLive, SessionAuthLive, SessionOnlyLive } from "../Http/Middleware/Authentication.js"
 import { AdminAuthLive } from "../Http/Middleware/Authentication.js"
@@ -76,6 +79,9 @@ import { MailerLive } from "../Services/Mailer/Mailer.js"
 import { MailOutboxLive } from "../Services/Mailer/MailOutboxLive.js"
 import { MailWorkerLive } from "../Services/Mailer/MailWorker.js"
 import { Notifications } from "../Services/Notifications/Notifications.js"
+import { AuthorizationServer } from "../Services/OAuth/AuthorizationServer.js"
+import { Connections } from "../Services/OAuth/Connections.js"
+import { RecordsSweepLive } from "../Services/OAuth/RecordsSweep.js"
 import { Backlogs } from "../Services/Observability/Backlogs.js"
 import { ObservabilityConfig } from "../Services/Observability/ObservabilityConfig.js"
 import { AuditLog } from "../Services/Operations/AuditLog.js"
@@ -203,6 +209,13 @@ const Middlewares = Layer.mergeAll(
   AdminAuthLive
 )
 
+/** MCP's authorization server and the connections it makes (they need PublicUrl, so they sit beside the routes). */
+const OAuthLive = Connections.Default.pipe(Layer.provideMerge(AuthorizationServer.Default))
+
+const McpRoutes = Layer.mergeAll(McpRouteLive, OAuthRoutesLive, ConsentRoutesLive, AgentConnectionsHandlers).pipe(
+  Layer.provide(OAuthLive)
+)
+
 const Handlers = Layer.mergeAll(
   PublicHandlers,
   WebhooksHandlers,
@@ -213,7 +226,7 @@ const Handlers = Layer.mergeAll(
   GatewayHandlers,
   GatewayCallsHandlers,
   GatewayProvidersHandlers,
-  McpRouteLive,
+  McpRoutes,
   OpenApiRouteLive,
   FrontDoorLive,
   DashboardFilesLive,
@@ -254,6 +267,7 @@ const Workers = Layer.mergeAll(
   JobWorkersLive,
   BillingWorkersLive,
   BenchmarkWorkersLive,
+  RecordsSweepLive,
   AdapterChecksLive
 )
 

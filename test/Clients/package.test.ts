@@ -47,7 +47,7 @@ describe("the TypeScript client's package", () => {
     })
     await writeFile(
       join(project, "agent.mjs"),
-      `import { AgentGateway, isServiceError } from "agent-gateway-client"
+      `import { AgentGateway, isServiceError } from "@agent-gateway/client"
 const gateway = new AgentGateway()
 const agent = await gateway.agent()
 const refused = await new AgentGateway({ apiKey: "sk_test_wrong", maxRetries: 0 }).agent().catch((error) => error)

@@ -55,7 +55,9 @@ describe("MCP clients discover how to authenticate", () => {
     })
     expect(status).toBe(401)
     expect(json.error.code).toBe("unauthenticated")
-    expect(headers.get("www-authenticate")).toBe(`Bearer realm="mcp", resource_metadata="${metadataUrl()}"`)
+    expect(headers.get("www-authenticate")).toBe(
+      `Bearer realm="mcp", scope="mcp", resource_metadata="${metadataUrl()}"`
+    )
     const wrongKey = await request(`${world.server.url}/mcp`, {
       method: "POST",
       headers: { accept: "application/json, text/event-stream", ...bearer("sk_live_unknown") },
@@ -65,20 +67,23 @@ describe("MCP clients discover how to authenticate", () => {
     expect(wrongKey.headers.get("www-authenticate")).toContain("resource_metadata=")
   })
 
-  it("the metadata names the resource and bearer keys in the header, and no authorization server", async () => {
+  it("the metadata names the resource, bearer tokens in the header, and the service's authorization server", async () => {
     for (const url of [metadataUrl(), `${world.server.url}/.well-known/oauth-protected-resource`]) {
       const { json, status } = await request(url)
       expect(status).toBe(200)
       expect(json).toMatchObject({
         resource: `${world.server.baseUrl}/mcp`,
         bearer_methods_supported: ["header"],
-        authorization_servers: []
+        authorization_servers: [`${world.server.baseUrl}/oauth`]
       })
     }
-    // There is no OAuth server to discover: clients get a plain 404, not a login page.
-    const authServer = await request(`${world.server.url}/.well-known/oauth-authorization-server`)
-    expect(authServer.status).toBe(404)
-    expect(authServer.json.error.code).toBe("not_found")
+    // The issuer has a path, so its metadata is at the path-suffixed address (RFC 8414), not the root.
+    const authServer = await request(`${world.server.url}/.well-known/oauth-authorization-server/oauth`)
+    expect(authServer.status).toBe(200)
+    expect(authServer.json.issuer).toBe(`${world.server.baseUrl}/oauth`)
+    const root = await request(`${world.server.url}/.well-known/oauth-authorization-server`)
+    expect(root.status).toBe(404)
+    expect(root.json.error.code).toBe("not_found")
   })
 
   it("the MCP SDK client reports the missing key, and works once given one", async () => {

@@ -1,6 +1,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { availabilities, categories } from "../../src/Domain/Catalogue.js"
+import { taskTypeIds } from "../../src/Domain/TaskType.js"
+import { isFillerDescription } from "../../src/Http/OpenApi/Filler.js"
 import { bearer, seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
 import { rawRequest, request } from "../support/server.js"
 import { startWorld, topUp, type World } from "../support/world.js"
@@ -87,6 +90,80 @@ describe("MCP server", () => {
 
       const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
       expect(balance.json.org_credits.credits).toBe("991")
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("describes every tool for a model: the endpoint's own text, enums where values are fixed, no filler", async () => {
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId)
+    const client = await connect(agent.key)
+    try {
+      const { tools } = await client.listTools()
+      const openApi = (await request(`${world.server.url}/openapi.json`)).json
+      const operations = Object.values<any>(openApi.paths).flatMap((path) => Object.values<any>(path))
+      const byName = new Map(tools.map((t) => [t.name, t]))
+      const endpointOf: Record<string, string> = {
+        search_endpoints: "public.endpoints",
+        call_endpoint: "gateway.call",
+        recommend: "purchasing.recommend",
+        execute: "purchasing.execute",
+        get_job: "purchasing.job",
+        list_receipts: "purchasing.receipts",
+        get_receipt: "purchasing.receipt",
+        open_dispute: "purchasing.openDispute",
+        get_dispute: "purchasing.dispute",
+        get_approval: "purchasing.approval",
+        get_balance: "gateway.balance"
+      }
+      for (const [name, operationId] of Object.entries(endpointOf)) {
+        const tool = byName.get(name)!
+        const operation = operations.find((o) => o.operationId === operationId)
+        // One place for the words: the endpoint's summary and description in the OpenAPI document.
+        expect(tool.description, name).toBe(operation.description)
+        expect(tool.title, name).toBe(operation.summary)
+        expect(tool.annotations?.readOnlyHint, name).toBe(!["call_endpoint", "execute", "open_dispute"].includes(name))
+      }
+      // The two that spend reach outside providers; nothing destroys.
+      for (const name of ["call_endpoint", "execute"]) {
+        expect(byName.get(name)!.annotations).toMatchObject({ openWorldHint: true, destructiveHint: false })
+      }
+
+      // Every node of every input schema: no $ref, no empty list, no generated title or filler text.
+      const visit = (node: unknown, where: string): void => {
+        if (Array.isArray(node)) return node.forEach((entry, i) => visit(entry, `${where}[${i}]`))
+        if (typeof node !== "object" || node === null) return
+        const record = node as Record<string, unknown>
+        expect(record.$ref, where).toBeUndefined()
+        if ("properties" in record) expect(Object.keys(record.properties as object).length, where).toBeGreaterThan(0)
+        if ("required" in record) expect((record.required as Array<string>).length, where).toBeGreaterThan(0)
+        if (typeof record.title === "string") expect(record.title, where).not.toMatch(/\(.*\)$|^int$/)
+        if (typeof record.description === "string") expect(isFillerDescription(record.description), where).toBe(false)
+        for (const [key, value] of Object.entries(record)) visit(value, `${where}.${key}`)
+      }
+      for (const tool of tools) {
+        visit(tool.inputSchema, tool.name)
+        for (const [field, schema] of Object.entries<any>(tool.inputSchema.properties ?? {})) {
+          expect(schema.description, `${tool.name}.${field}`).toMatch(/\w{3,}/)
+        }
+      }
+      expect(byName.get("get_balance")!.inputSchema).toEqual({ type: "object", additionalProperties: false })
+
+      const properties = (name: string) => byName.get(name)!.inputSchema.properties as Record<string, any>
+      expect(properties("recommend").task_type.enum).toEqual([...taskTypeIds])
+      expect(byName.get("recommend")!.description).not.toContain("domain_search")
+      expect(properties("search_endpoints").category.enum).toEqual([...categories])
+      expect(properties("search_endpoints").availability.enum).toEqual([...availabilities])
+      expect(properties("execute").tool).not.toHaveProperty("title")
+      expect(properties("execute").inputs.items).toEqual({
+        type: "object",
+        additionalProperties: { anyOf: expect.any(Array) }
+      })
+      // The tool's body is the endpoint's body: the same fields the REST contract names.
+      const executeBody = openApi.components.schemas.ExecuteRequest
+      expect(Object.keys(properties("execute")).sort()).toEqual(Object.keys(executeBody.properties).sort())
+      expect(byName.get("execute")!.inputSchema.required).toEqual(executeBody.required)
     } finally {
       await client.close()
     }

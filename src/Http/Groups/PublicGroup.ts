@@ -133,10 +133,15 @@ export const ServiceStatus = Schema.Struct({
 export const EndpointList = Schema.Struct({ endpoints: Schema.Array(CatalogueEndpoint) })
 
 export const EndpointSearch = Schema.Struct({
-  q: Schema.optional(Schema.String),
-  category: Schema.optional(Category),
-  provider: Schema.optional(Schema.String),
-  availability: Schema.optional(Availability),
+  q: Schema.optional(Schema.String.annotations({ description: "Words that must all match the id, provider or name" })),
+  category: Schema.optional(Category.annotations({ description: "Only endpoints of this category" })),
+  provider: Schema.optional(Schema.String.annotations({ description: "Provider id" })),
+  availability: Schema.optional(
+    Availability.annotations({
+      description:
+        "live: callable now; on request: opened per customer on request (answers 409 endpoint_on_request until then)"
+    })
+  ),
   plan: Schema.optional(PlanId.annotations({
     description: "Prices for this plan (default Pay as you go); an agent key's own plan wins"
   }))
@@ -163,7 +168,7 @@ export class PublicGroup extends HttpApiGroup.make("public")
       .addError(wire(IpNotAllowed))
       .annotate(
         OpenApi.Description,
-        "No credential needed: prices are for Pay as you go. With an agent key, prices are for the agent's org plan."
+        "Searches the catalogue of provider endpoints: every word of `q` must match the id, provider or name. Answers each endpoint's method, path, path_params and price_per_call (credits). No credential needed: prices are for Pay as you go; with an agent key, for the agent's org plan."
       )
   )
   .middleware(PublicRateLimit)

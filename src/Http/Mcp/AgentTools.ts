@@ -1,5 +1,7 @@
-import { Effect, JSONSchema, Schema } from "effect"
-import { Availability, CatalogueEndpoint, Category } from "../../Domain/Catalogue.js"
+import { OpenApi } from "@effect/platform"
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Schema, Struct } from "effect"
+import { CatalogueEndpoint } from "../../Domain/Catalogue.js"
 import { CallRequest } from "../../Domain/GatewayCall.js"
 import {
   Approval,
@@ -27,29 +29,33 @@ import { Execute } from "../../Services/Purchasing/Execute.js"
 import { JobRunner } from "../../Services/Purchasing/Jobs.js"
 import { Receipts } from "../../Services/Purchasing/Receipts.js"
 import { Recommend } from "../../Services/Purchasing/Recommend.js"
+import { Api } from "../Api.js"
 import { Balance, CallResult } from "../Groups/GatewayGroup.js"
+import { EndpointSearch } from "../Groups/PublicGroup.js"
+import { type ToolInputSchema, toolInputSchema } from "./ToolSchema.js"
 
 /**
  * The agent API as MCP tools: the same services and answers as the agent endpoints (the
  * answer encoded by the endpoint's own schema), under the same key, allowlist and rate limit
  * (checked by the MCP route). A service error, and the answers that carry an error body
  * (`check_failed`, `approval_required`), come back as tool errors with that body.
+ *
+ * Each tool names its endpoint (`operation`): its title and description are the endpoint's
+ * in the OpenAPI document, and a body's schema is the endpoint's payload schema, so a model
+ * reads what a developer reads. Annotations say which tools only read and which spend.
  */
 export interface AgentTool {
   readonly name: string
+  readonly title: string
   readonly description: string
-  readonly inputSchema: { type: "object"; properties?: Record<string, object>; required?: Array<string> }
+  readonly inputSchema: ToolInputSchema
+  readonly annotations: ToolAnnotations
   /** Decodes the arguments with `input`, runs, and answers the encoded result. */
   readonly run: (agent: AuthenticatedAgent, args: unknown) => Effect.Effect<unknown, unknown>
-  readonly input: Schema.Schema.Any
 }
 
-export const SearchArguments = Schema.Struct({
-  q: Schema.optional(Schema.String.annotations({ description: "Words that must all match the id, provider or name" })),
-  category: Schema.optional(Category),
-  provider: Schema.optional(Schema.String.annotations({ description: "Provider id" })),
-  availability: Schema.optional(Availability)
-})
+/** The catalogue search's query parameters, less `plan`: an agent's own plan prices it. */
+export const SearchArguments = Schema.Struct(Struct.omit(EndpointSearch.fields, "plan"))
 
 const IdArguments = (what: string) =>
   Schema.Struct({ id: Schema.String.annotations({ description: `The ${what}'s id` }) })
@@ -63,38 +69,67 @@ const ReceiptListArguments = Schema.Struct({
   )
 })
 
-/**
- * A tool's input as JSON Schema. The struct is rebuilt from its fields so that a named schema
- * (`identifier`) is inlined: MCP wants `type: "object"` at the top, not a `$ref`.
- */
-const inputSchemaOf = (schema: { readonly fields: Schema.Struct.Fields }) => {
-  // An empty struct's JSON Schema is "any object or array"; a tool without arguments takes {}.
-  if (Object.keys(schema.fields).length === 0) return { type: "object", properties: {} } as AgentTool["inputSchema"]
-  const { $schema: _ignored, ...rest } = JSONSchema.make(Schema.Struct(schema.fields)) as unknown as Record<
-    string,
-    unknown
-  >
-  return rest as AgentTool["inputSchema"]
+/** Reads only: safe to call as often as a model likes. */
+const reads: ToolAnnotations = { readOnlyHint: true, openWorldHint: false }
+/** Spends the org's credits (or, with a test key, prices without spending) on outside providers. */
+const spends: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true
 }
+
+/** Writes a record of the org's (a dispute) without spending. */
+const writes: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false
+}
+
+/** Summary and description of every operation, from the finished OpenAPI document. */
+const operations = (() => {
+  const byId = new Map<string, { summary: string; description: string }>()
+  // The Api's own transform finishes the document (Document.ts: summaries, descriptions).
+  for (const path of Object.values<any>(OpenApi.fromApi(Api).paths)) {
+    for (const operation of Object.values<any>(path)) {
+      byId.set(operation.operationId, { summary: operation.summary, description: operation.description })
+    }
+  }
+  return byId
+})()
+
+const inputSchemaOf = (schema: Schema.Schema.Any & { readonly fields: Schema.Struct.Fields }): ToolInputSchema =>
+  // An empty struct's JSON Schema is "any object or array"; a tool without arguments takes {}.
+  Object.keys(schema.fields).length === 0
+    ? { type: "object", additionalProperties: false }
+    : toolInputSchema(schema)
 
 const tool = <Args, A, I, E>(definition: {
   readonly name: string
-  readonly description: string
+  /** The endpoint's operation id (`group.endpoint`): the tool's title and description. */
+  readonly operation: string
+  readonly annotations: ToolAnnotations
   readonly input: Schema.Schema<Args, any, never> & { readonly fields: Schema.Struct.Fields }
   readonly output: Schema.Schema<A, I, never>
   readonly run: (agent: AuthenticatedAgent, args: Args) => Effect.Effect<A, E>
-}): AgentTool => ({
-  name: definition.name,
-  description: definition.description,
-  input: definition.input,
-  inputSchema: inputSchemaOf(definition.input),
-  run: (agent, args) =>
-    Schema.decodeUnknown(definition.input)(args ?? {}).pipe(
-      Effect.mapError((error) => new InvalidInput({ message: `Invalid arguments: ${error.message}` })),
-      Effect.flatMap((decoded: Args) => definition.run(agent, decoded)),
-      Effect.flatMap((value) => Schema.encode(definition.output)(value).pipe(Effect.orDie))
-    )
-})
+}): AgentTool => {
+  const operation = operations.get(definition.operation)
+  if (operation === undefined) throw new Error(`No operation ${definition.operation} for the tool ${definition.name}`)
+  return {
+    name: definition.name,
+    title: operation.summary,
+    description: operation.description,
+    annotations: { title: operation.summary, ...definition.annotations },
+    inputSchema: inputSchemaOf(definition.input),
+    run: (agent, args) =>
+      Schema.decodeUnknown(definition.input)(args ?? {}).pipe(
+        Effect.mapError((error) => new InvalidInput({ message: `Invalid arguments: ${error.message}` })),
+        Effect.flatMap((decoded: Args) => definition.run(agent, decoded)),
+        Effect.flatMap((value) => Schema.encode(definition.output)(value).pipe(Effect.orDie))
+      )
+  }
+}
 
 export const makeAgentTools = Effect.gen(function*() {
   const catalogue = yield* Catalogue
@@ -111,36 +146,32 @@ export const makeAgentTools = Effect.gen(function*() {
   const tools: ReadonlyArray<AgentTool> = [
     tool({
       name: "search_endpoints",
-      description: "Search the gateway catalogue of provider endpoints. Every word of `q` must match the id, " +
-        "provider or name. Answers endpoint records with method, path, path_params and price_per_call (credits).",
+      operation: "public.endpoints",
+      annotations: reads,
       input: SearchArguments,
       output: Schema.Struct({ endpoints: Schema.Array(CatalogueEndpoint) }),
       run: (agent, args) => Effect.map(catalogue.search(args, agent.org_plan), (endpoints) => ({ endpoints }))
     }),
     tool({
       name: "call_endpoint",
-      description: "Call a live catalogue endpoint with the provider's own parameters. The price is held and " +
-        "charged only when the provider answers; failures, refusals and timeouts are refunded.",
+      operation: "gateway.call",
+      annotations: spends,
       input: CallRequest,
       output: CallResult,
       run: (agent, args) => gateway.call(agent, args)
     }),
     tool({
       name: "recommend",
-      description: "Rank the tools for a data task by measured quality and price before buying. Give `task_type` " +
-        "(email_find, email_verify, company_enrich, person_enrich, web_extract, phone_find, domain_search) or " +
-        "describe the task in free text as `task`. Each tool says whether it can be bought (`purchasable`).",
+      operation: "purchasing.recommend",
+      annotations: reads,
       input: RecommendRequest,
       output: RecommendResult,
       run: (agent, args) => recommend.recommend(agent, args)
     }),
     tool({
       name: "execute",
-      description: "Buy verified results from a tool (its id or slug from `recommend`): one object of the tool's " +
-        "input fields per item in `inputs` (1 to 1,000). A result is charged only when it passes the tool's " +
-        "published check. Up to 25 inputs answer at once; more answer a job (`status: queued`, follow it with " +
-        "`get_job`). Set `max_price` (credits) to cap the cost and `idempotency_key` to retry safely. An " +
-        "`approval_required` error means an owner must approve: retry with its `approval_id` once approved.",
+      operation: "purchasing.execute",
+      annotations: spends,
       input: ExecuteRequest,
       output: Schema.Union(ExecuteResult, JobAccepted),
       run: (agent, args) =>
@@ -150,52 +181,56 @@ export const makeAgentTools = Effect.gen(function*() {
     }),
     tool({
       name: "get_job",
-      description: "A purchase job's status, progress (done of total) and every item's outcome with its result.",
+      operation: "purchasing.job",
+      annotations: reads,
       input: IdArguments("job"),
       output: Schema.Struct({ job: Job }),
       run: (agent, args) => Effect.map(jobs.get(agent.org_id, args.id), (job) => ({ job }))
     }),
     tool({
       name: "list_receipts",
-      description: "The org's purchase receipts, newest first, with what each charged. Page with `starting_after`.",
+      operation: "purchasing.receipts",
+      annotations: reads,
       input: ReceiptListArguments,
       output: ReceiptList,
       run: (agent, args) => receipts.list(agent.org_id, { limit: args.limit ?? 50, startingAfter: args.starting_after })
     }),
     tool({
       name: "get_receipt",
-      description: "One receipt: every item's outcome, charge, refund, check and result hash.",
+      operation: "purchasing.receipt",
+      annotations: reads,
       input: IdArguments("receipt"),
       output: Schema.Struct({ receipt: Receipt }),
       run: (agent, args) => Effect.map(receipts.get(agent.org_id, args.id), (receipt) => ({ receipt }))
     }),
     tool({
       name: "open_dispute",
-      description: "Dispute a charged item (passed or partial) of a receipt within 7 days: give the receipt id, " +
-        "the item's index and why. An administrator decides; an upheld dispute refunds the item.",
+      operation: "purchasing.openDispute",
+      annotations: writes,
       input: DisputeRequest,
       output: Schema.Struct({ dispute: Dispute }),
       run: (agent, args) => Effect.map(disputes.open(agent, args), (dispute) => ({ dispute }))
     }),
     tool({
       name: "get_dispute",
-      description:
-        "A dispute's status (open, upheld, rejected), the administrator's decision and note, and the refund.",
+      operation: "purchasing.dispute",
+      annotations: reads,
       input: IdArguments("dispute"),
       output: Schema.Struct({ dispute: Dispute }),
       run: (agent, args) => Effect.map(disputes.get(agent.org_id, args.id), (dispute) => ({ dispute }))
     }),
     tool({
       name: "get_approval",
-      description: "An approval's status (waiting, approved, rejected, expired), the tool and amount it is locked " +
-        "to, and when it expires. Retry the purchase with its id once it is approved.",
+      operation: "purchasing.approval",
+      annotations: reads,
       input: IdArguments("approval"),
       output: Schema.Struct({ approval: Approval }),
       run: (agent, args) => Effect.map(approvals.get(agent.org_id, args.id), (approval) => ({ approval }))
     }),
     tool({
       name: "get_balance",
-      description: "This agent's month-to-date spend and monthly budget, and the org's credits and trial.",
+      operation: "gateway.balance",
+      annotations: reads,
       input: Schema.Struct({}),
       output: Balance,
       run: (agent) => balance.of(agent)

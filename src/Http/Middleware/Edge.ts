@@ -13,7 +13,7 @@ import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
 import { ObservabilityConfig } from "../../Services/Observability/ObservabilityConfig.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
-import { dashboardRoutes, extraRoutes, formRoutes } from "../ExtraRoutes.js"
+import { dashboardRoutes, extraRoutes, formRoutes, ownBodyPrefixes } from "../ExtraRoutes.js"
 import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
 import { makeRouteTable, routesOfApi } from "../RouteTable.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
@@ -97,13 +97,17 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
           if (declaredLength > MAX_BODY_BYTES) {
             return errorResponse(baseUrl, "payload_too_large", "Request body is over 1 MB")
           }
-          // A page's form posts a form body; everything else speaks JSON.
+          // A page's form posts a form body; the authorization server reads its own bodies;
+          // everything else speaks JSON.
+          const ownBody = ownBodyPrefixes.some((prefix) => pathname.startsWith(prefix))
           const form = request.method === "POST" && forms.match(request.method, pathname)._tag === "Found"
-          const typeProblem = form
+          const typeProblem = ownBody
+            ? undefined
+            : form
             ? problemInFormContentType(request.headers)
             : problemInContentType(request.method, request.headers)
           if (typeProblem !== undefined) return errorResponse(baseUrl, "invalid_input", typeProblem)
-          if (announcesBody(request.headers) && !form) {
+          if (!ownBody && !form && announcesBody(request.headers)) {
             const bodyProblem = problemInJsonBody(yield* request.text)
             if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
           }

@@ -138,6 +138,14 @@ export const operationDocs: Record<string, OperationDoc> = {
     "Create an org key",
     "A key for scripts acting on the org, with a read or write scope; shown once."
   ),
+  "agentConnections.list": doc(
+    "List an agent's connected MCP clients",
+    "The MCP clients an owner connected to this agent by OAuth, newest first, with who consented, when they last reached /mcp, and when they were revoked."
+  ),
+  "agentConnections.revoke": doc(
+    "Disconnect an MCP client",
+    "Revokes the client's grant: its access and refresh tokens stop working at once."
+  ),
   "orgKeys.list": doc("List org keys", "The org's keys with scope, maker and last use (never the secret)."),
   "orgKeys.revoke": doc("Revoke an org key", "The key stops working at once."),
   "adminSignIn.signIn": summary("Administrator sign-in"),
@@ -158,21 +166,30 @@ export const operationDocs: Record<string, OperationDoc> = {
   ),
   "purchasing.recommend": doc(
     "Recommend tools",
-    "Ranks the tools of a task type by measured quality and price for the given inputs."
+    "Ranks the tools of a task type by measured quality and price, before buying. Give `task_type` or describe the task in free text as `task`; each tool says whether it can be bought now (`purchasable`)."
   ),
   "purchasing.execute": doc(
     "Buy results",
-    "Runs a tool on one or more inputs; only results that pass the published check are charged. Large orders become jobs; an amount over the agent's approval threshold waits for an owner."
+    "Runs a tool (its id or slug from recommend) on 1 to 1,000 inputs, each an object of the tool's input fields; only results that pass the published check are charged. Up to 25 inputs answer at once; more answer a job (`status: queued`) to follow. `max_price` caps the cost; `idempotency_key` makes a retry safe. An amount over the agent's approval threshold answers `approval_required`: retry with its `approval_id` once an owner approved."
   ),
   "purchasing.job": doc("Get a job", "A job's progress and, when done, its items and receipt."),
-  "purchasing.receipts": doc("List receipts", "The agent's receipts newest first."),
+  "purchasing.receipts": doc(
+    "List receipts",
+    "The org's purchase receipts, newest first, with what each charged; page with `starting_after`."
+  ),
   "purchasing.receipt": doc("Get a receipt", "One receipt with its items, checks and charges."),
   "purchasing.openDispute": doc(
     "Dispute a charged item",
-    "Asks for a refund of a charged item whose result was wrong."
+    "Asks for a refund of a charged item (passed or partial) whose result was wrong, within 7 days: the receipt id, the item's index and why. An administrator decides; an upheld dispute refunds the item."
   ),
-  "purchasing.dispute": doc("Get a dispute", "A dispute's state and decision."),
-  "purchasing.approval": doc("Get an approval", "The state of a purchase waiting for an owner's approval."),
+  "purchasing.dispute": doc(
+    "Get a dispute",
+    "A dispute's status (open, upheld, rejected), the administrator's decision and note, and the refund."
+  ),
+  "purchasing.approval": doc(
+    "Get an approval",
+    "An approval's status (waiting, approved, rejected, expired), the tool and amount it is locked to, and when it expires; retry the purchase with its id once approved."
+  ),
   "orgPurchasing.approvals": doc("List approvals", "The org's approvals, the waiting ones first; filter by status."),
   "orgPurchasing.approval": doc("Get an approval", "One approval with tool, amount, reason and expiry."),
   "orgPurchasing.approve": doc(

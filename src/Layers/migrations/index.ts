@@ -13,6 +13,7 @@ import catalogueInMemory from "./0012_catalogue_in_memory.js"
 import paymentDisputes from "./0013_payment_disputes.js"
 import agentRefusals from "./0017_agent_refusals.js"
 import lowAlertFundedOnly from "./0018_low_alert_funded_only.js"
+import oauth from "./0022_oauth.js"
 import checkoutSessions from "./0030_checkout_sessions.js"
 import signingKeys from "./0040_signing_keys.js"
 import webhookSecretRotation from "./0041_webhook_secret_rotation.js"
@@ -35,6 +36,7 @@ export const migrations = {
   "0013_payment_disputes": paymentDisputes,
   "0017_agent_refusals": agentRefusals,
   "0018_low_alert_funded_only": lowAlertFundedOnly,
+  "0022_oauth": oauth,
   "0030_checkout_sessions": checkoutSessions,
   "0040_signing_keys": signingKeys,
   "0041_webhook_secret_rotation": webhookSecretRotation,

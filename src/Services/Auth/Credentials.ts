@@ -87,7 +87,7 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
       })
 
     const agentOf = (
-      hash: string,
+      hash: string | undefined,
       address: string,
       now: number,
       found: Option.Option<{
@@ -107,7 +107,10 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
             return yield* new IpNotAllowed({ message: `Address ${address} is not on this agent's allowlist` })
           }
         }
-        yield* stampOnce(`agent:${agent.id}:${address}`, now, repo.touchAgentKey(agent.id, address, new Date(now)))
+        // The key's last use is the key's: a grant keeps its own (OAuth/Connections.ts).
+        if (hash !== undefined) {
+          yield* stampOnce(`agent:${agent.id}:${address}`, now, repo.touchAgentKey(agent.id, address, new Date(now)))
+        }
         return {
           id: agent.id,
           org_id: agent.org_id,
@@ -117,7 +120,7 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
           monthly_budget_credits: agent.monthly_budget_credits,
           approval_threshold_credits: agent.approval_threshold_credits,
           key_prefix: agent.key_prefix,
-          ...(fromCache ? { cached: { key_hash: hash, ip_allowlist: agent.ip_allowlist } } : {})
+          ...(fromCache && hash !== undefined ? { cached: { key_hash: hash, ip_allowlist: agent.ip_allowlist } } : {})
         } satisfies AuthenticatedAgent
       })
 
@@ -136,6 +139,18 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
         const hash = sha256Hex(token)
         const now = yield* Clock.currentTimeMillis
         return yield* agentOf(hash, address, now, yield* agentKeyRow(hash, now, options?.cachedModes ?? []))
+      })
+
+    /**
+     * The agent an OAuth grant acts as (the grant names the agent, not its key): the same
+     * checks and the same answer as its key would get (active, caller on the allowlist), read
+     * from the database each time, never from the cache.
+     */
+    const authenticateAgentById = (agentId: string, address: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const row = yield* repo.agentById(agentId)
+        return yield* agentOf(undefined, address, now, Option.map(row, (found) => ({ row: found, fromCache: false })))
       })
 
     /** The agent of a cached credential read again from the database (its check found it changed). */
@@ -229,6 +244,7 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
 
     return {
       authenticateAgentKey,
+      authenticateAgentById,
       recheckAgentKey,
       stillValid,
       authenticateSession,

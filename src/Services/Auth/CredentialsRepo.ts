@@ -60,6 +60,19 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
     })
     const agentByKeyHash = (hash: string) => findAgent(hash).pipe(Effect.orDie)
 
+    const findAgentById = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: AgentKeyRow,
+      execute: (agentId) =>
+        direct(sql`
+          SELECT a.id, a.org_id, o.plan AS org_plan, a.name, a.mode, a.status, a.monthly_budget_credits,
+                 a.approval_threshold_credits, a.ip_allowlist, a.key_prefix
+          FROM agents a JOIN orgs o ON o.id = a.org_id
+          WHERE a.id = ${agentId}`)
+    })
+    /** An agent by id, as `agentByKeyHash` reads it: for a credential that names the agent (an OAuth grant). */
+    const agentById = (agentId: string) => findAgentById(agentId).pipe(Effect.orDie)
+
     const findSession = SqlSchema.findOne({
       Request: Schema.Struct({ hash: Schema.String, now: Schema.DateFromSelf }),
       Result: SessionRow,
@@ -139,6 +152,7 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
 
     return {
       agentByKeyHash,
+      agentById,
       sessionByTokenHash,
       orgKeyByHash,
       membership,

@@ -3,6 +3,7 @@ import { isApiError } from "../api/client.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { RowChart } from "../components/Charts.js"
+import { ConnectedClients } from "../components/ConnectedClients.js"
 import { credits, creditsInDollars, utcDay } from "../components/format.js"
 import { refusalOf } from "../components/refusals.js"
 import {
@@ -357,6 +358,7 @@ const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
       )}
       <ErrorNotice error={rotate.error ?? revoke.error ?? setStatus.error} />
       <AgentRefusals name={agent.name} refusals={refusals} />
+      <ConnectedClients orgId={orgId} agentId={agent.id} agentName={agent.name} />
     </li>
   )
 }

@@ -1,0 +1,30 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { OAuthConnectionList } from "../../Domain/OAuthConnection.js"
+import { NotFound } from "../../Errors/ApiErrors.js"
+import { wire } from "../../Errors/Wire.js"
+import { OrgAuth } from "../Security/AuthTags.js"
+import { PathId, Revoked } from "./IdentitySchemas.js"
+
+const AgentPath = Schema.Struct({ orgId: PathId, agentId: PathId })
+const ConnectionPath = Schema.Struct({ orgId: PathId, agentId: PathId, connectionId: PathId })
+
+/** The MCP clients connected to an agent by OAuth (an owner's consent), and their revocation. */
+export class AgentConnectionsGroup extends HttpApiGroup.make("agentConnections")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/orgs/:orgId/agents/:agentId/connections")
+      .setPath(AgentPath)
+      .addSuccess(OAuthConnectionList)
+  )
+  .add(
+    HttpApiEndpoint.post("revoke", "/v1/orgs/:orgId/agents/:agentId/connections/:connectionId/revoke")
+      .setPath(ConnectionPath)
+      .addSuccess(Revoked)
+  )
+  .addError(wire(NotFound))
+  .middleware(OrgAuth)
+  .annotateContext(OpenApi.annotations({
+    title: "Connected MCP clients",
+    description: "Any member: a session, or a write org key of this org (read keys: GET only)."
+  }))
+{}

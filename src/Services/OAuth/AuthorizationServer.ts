@@ -1,0 +1,114 @@
+import { Cause, Config, Effect, Runtime } from "effect"
+import Provider, { errors } from "oidc-provider"
+import { AuthConfig } from "../Auth/AuthConfig.js"
+import { PublicUrl } from "../PublicUrl.js"
+import { SecretBox } from "../SecretBox/SecretBox.js"
+import { OAuthRecordsRepo } from "./OAuthRecordsRepo.js"
+import { makePgAdapter } from "./PgAdapter.js"
+import { loadProviderKeys } from "./ProviderKeys.js"
+
+/** Where the authorization server is mounted; its issuer is `<BASE_URL>/oauth`. */
+export const OAUTH_PREFIX = "/oauth"
+
+/** The one scope: act as the agent the owner chose, under that agent's rules. */
+export const MCP_SCOPE = "mcp"
+
+/**
+ * The OAuth 2.1 authorization server for `/mcp` (oidc-provider, configured, not written by
+ * hand), as the MCP authorization specification asks: metadata, dynamic client
+ * registration, authorization code with PKCE S256 only, resource indicators (the only
+ * resource is `<BASE_URL>/mcp`, which every access token names as its audience), short-lived
+ * opaque access tokens checked against the store on each use (so a revocation ends them at
+ * once), rotating refresh tokens and revocation. Records live in PostgreSQL (PgAdapter.ts);
+ * the signing and cookie keys are sealed in the database (ProviderKeys.ts).
+ *
+ * Who the token acts as is chosen in the consent step (Http/Mcp/Consent.ts) and kept per
+ * grant in `oauth_connections` (Connections.ts).
+ */
+export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("OAuth/AuthorizationServer", {
+  dependencies: [OAuthRecordsRepo.Default, SecretBox.Default],
+  effect: Effect.gen(function*() {
+    const baseUrl = yield* PublicUrl
+    const { secureCookies } = yield* AuthConfig
+    const accessTokenSeconds = yield* Config.integer("OAUTH_ACCESS_TOKEN_SECONDS").pipe(Config.withDefault(600))
+    const keys = yield* loadProviderKeys
+    const Adapter = yield* makePgAdapter
+    const issuer = `${baseUrl}${OAUTH_PREFIX}`
+    const resource = `${baseUrl}/mcp`
+
+    const provider = new Provider(issuer, {
+      adapter: Adapter,
+      jwks: { keys: [keys.signing] },
+      cookies: {
+        keys: [...keys.cookies],
+        long: { signed: true, secure: secureCookies, sameSite: "lax" },
+        short: { signed: true, secure: secureCookies, sameSite: "lax" }
+      },
+      // Every client registers itself (dynamic registration) as a public client.
+      clientDefaults: {
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none"
+      },
+      responseTypes: ["code"],
+      scopes: [MCP_SCOPE, "offline_access"],
+      // The account is the signed-in person; the agent a grant acts as is the connection's.
+      findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+      features: {
+        devInteractions: { enabled: false },
+        registration: { enabled: true },
+        revocation: { enabled: true },
+        userinfo: { enabled: false },
+        resourceIndicators: {
+          enabled: true,
+          // Clients that send no `resource` get the only one there is.
+          defaultResource: () => resource,
+          useGrantedResource: () => true,
+          getResourceServerInfo: (_ctx, indicator) => {
+            if (indicator !== resource) throw new errors.InvalidTarget(`Unknown resource; the only one is ${resource}`)
+            return {
+              scope: MCP_SCOPE,
+              audience: resource,
+              accessTokenTTL: accessTokenSeconds,
+              accessTokenFormat: "opaque"
+            }
+          }
+        }
+      },
+      // PKCE for every client (S256 is the only method the library knows).
+      pkce: { required: () => true },
+      issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+      rotateRefreshToken: true,
+      // Tokens outlive the browser sign-in they came from: the grant is what a revocation ends.
+      expiresWithSession: () => false,
+      ttl: {
+        AccessToken: accessTokenSeconds,
+        AuthorizationCode: 60,
+        RefreshToken: 30 * 24 * 3600,
+        Grant: 365 * 24 * 3600,
+        IdToken: 600,
+        Interaction: 3600,
+        Session: 14 * 24 * 3600
+      },
+      interactions: { url: (_ctx, interaction) => `${issuer}/interaction/${interaction.uid}` },
+      routes: {
+        authorization: "/authorize",
+        token: "/token",
+        registration: "/register",
+        revocation: "/revoke",
+        jwks: "/jwks"
+      },
+      // Browser-based MCP clients call the token and registration endpoints across origins.
+      clientBasedCORS: () => true
+    })
+    // Its URLs are built from the forwarded headers the mount sets from BASE_URL (OAuthRoutes.ts).
+    provider.proxy = true
+    // The library answers its own failures with a 500 page; the cause goes to the service's log.
+    const runtime = yield* Effect.runtime<never>()
+    provider.on("server_error", (_ctx, error) => {
+      Runtime.runFork(runtime)(Effect.logError("OAuth authorization server failed", Cause.die(error)))
+    })
+
+    return { provider, issuer, resource } as const
+  })
+}) {}

@@ -1,0 +1,122 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { isUuid } from "../../Domain/Ids.js"
+import type { OAuthConnection } from "../../Domain/OAuthConnection.js"
+import { iso, isoOrNull } from "../../Domain/Timestamps.js"
+import { NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
+import { ExternalFailure } from "../../Errors/ExternalFailure.js"
+import { Agents } from "../Agents/Agents.js"
+import { Credentials } from "../Auth/Credentials.js"
+import type { AuthenticatedAgent, OrgActor } from "../Auth/Current.js"
+import { AuthorizationServer } from "./AuthorizationServer.js"
+import { type ConnectionRow, ConnectionsRepo } from "./ConnectionsRepo.js"
+import { OAuthRecordsRepo } from "./OAuthRecordsRepo.js"
+
+const connectionRecord = (row: ConnectionRow): OAuthConnection => ({
+  id: row.id,
+  agent_id: row.agent_id,
+  client_id: row.client_id,
+  client_name: row.client_name,
+  connected_by: row.user_email,
+  created_at: iso(row.created_at),
+  last_used_at: isoOrNull(row.last_used_at),
+  revoked_at: isoOrNull(row.revoked_at)
+})
+
+const invalidToken = new Unauthenticated({ message: "Invalid, expired or revoked access token" })
+
+/**
+ * The connections between MCP clients and agents: made when an owner consents (one per
+ * grant), read on every `/mcp` request that carries an access token, listed and revoked on
+ * the agent's page. A token acts exactly as its connection's agent, read afresh each time
+ * (mode, budget, threshold, allowlist), so it is never more than the agent; a revoked
+ * connection's grant, with every code and token of it, is deleted in the same transaction.
+ */
+export class Connections extends Effect.Service<Connections>()("OAuth/Connections", {
+  dependencies: [ConnectionsRepo.Default, OAuthRecordsRepo.Default],
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* ConnectionsRepo
+    const records = yield* OAuthRecordsRepo
+    const server = yield* AuthorizationServer
+    const credentials = yield* Credentials
+    const agents = yield* Agents
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    // Last use is kept to the minute: this replica writes it at most once a minute per grant
+    // (the statement itself also skips a fresher stamp written by another replica).
+    const lastStamped = new Map<string, number>()
+    const stampOnce = (grantId: string) =>
+      Effect.gen(function*() {
+        const at = yield* Clock.currentTimeMillis
+        const previous = lastStamped.get(grantId)
+        if (previous !== undefined && at - previous < 60_000) return
+        if (lastStamped.size > 100_000) lastStamped.clear()
+        lastStamped.set(grantId, at)
+        yield* repo.touch(grantId, new Date(at))
+      })
+
+    /** The agent an access token acts as, for a caller at `address`; 401 for any token that does not work. */
+    const agentForAccessToken = (token: string, address: string) =>
+      Effect.gen(function*() {
+        const accessToken = yield* Effect.tryPromise({
+          try: () => server.provider.AccessToken.find(token),
+          catch: (cause) => new ExternalFailure({ what: "oidc-provider AccessToken.find", cause })
+        }).pipe(Effect.orDie)
+        if (accessToken === undefined || accessToken.grantId === undefined) return yield* invalidToken
+        // Bound to /mcp: a token issued for another audience is not ours to accept.
+        const audiences = Array.isArray(accessToken.aud) ? accessToken.aud : [accessToken.aud]
+        if (!audiences.includes(server.resource)) return yield* invalidToken
+        const connection = yield* repo.byGrant(accessToken.grantId)
+        if (Option.isNone(connection) || connection.value.revoked_at !== null) return yield* invalidToken
+        const agent: AuthenticatedAgent = yield* credentials.authenticateAgentById(connection.value.agent_id, address)
+        yield* stampOnce(connection.value.grant_id)
+        return agent
+      })
+
+    /** Records the agent a new grant acts as (the consent step, once the owner chose). */
+    const connect = (input: {
+      readonly grantId: string
+      readonly clientId: string
+      readonly clientName: string | null
+      readonly actor: OrgActor
+      readonly agentId: string
+    }) =>
+      Effect.flatMap(now, (at) =>
+        repo.insert({
+          id: randomUUID(),
+          grantId: input.grantId,
+          clientId: input.clientId,
+          clientName: input.clientName,
+          orgId: input.actor.org_id,
+          agentId: input.agentId,
+          userId: input.actor.user_id,
+          now: at
+        }))
+
+    /** The agent's connected clients, newest first (revoked ones too, with when). */
+    const list = (actor: OrgActor, agentId: string) =>
+      Effect.gen(function*() {
+        yield* agents.get(actor, agentId)
+        const rows = yield* repo.ofAgent(actor.org_id, agentId)
+        return rows.map(connectionRecord)
+      })
+
+    /** Ends a connection: its grant and every token of it stop working at once. */
+    const revoke = (actor: OrgActor, agentId: string, connectionId: string) =>
+      Effect.gen(function*() {
+        yield* agents.get(actor, agentId)
+        const noSuchConnection = new NotFound({ message: "No such connection" })
+        if (!isUuid(connectionId)) return yield* noSuchConnection
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const at = yield* now
+          const revoked = yield* repo.revoke(actor.org_id, agentId, connectionId, at)
+          if (Option.isNone(revoked)) return yield* noSuchConnection
+          yield* records.destroyGrant(revoked.value.grant_id, at)
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+      })
+
+    return { agentForAccessToken, connect, list, revoke } as const
+  })
+}) {}
