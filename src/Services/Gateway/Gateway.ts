@@ -24,8 +24,8 @@ import { Providers } from "../Providers/Providers.js"
 import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"
 import { sandboxSample } from "../Providers/Sandbox.js"
 import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
-import { Refusals } from "../Usage/Refusals.js"
 import { sha256OfJcs } from "../Receipts/Jcs.js"
+import { Refusals } from "../Usage/Refusals.js"
 import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
 
 /**
