@@ -178,7 +178,7 @@ describe("logs", () => {
         }
         const ofRequest = lines.filter((line) => line.annotations?.request_id === requestId)
         // The SMS stand-in's line, written inside the request, carries its id too.
-        expect(ofRequest.some((line) => String(line.message).includes("SMS (not sent"))).toBe(true)
+        expect(ofRequest.some((line) => String(line.message).includes("Development SMS sink"))).toBe(true)
         const access = ofRequest.find((line) => line.message === "request")
         expect(access).toMatchObject({
           logLevel: "INFO",

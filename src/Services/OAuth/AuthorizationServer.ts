@@ -1,11 +1,11 @@
 import { Cause, Config, Effect, Runtime } from "effect"
-import Provider, { errors } from "oidc-provider"
 import { AuthConfig } from "../Auth/AuthConfig.js"
 import { PublicUrl } from "../PublicUrl.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
 import { OAuthRecordsRepo } from "./OAuthRecordsRepo.js"
 import { makePgAdapter } from "./PgAdapter.js"
 import { loadProviderKeys } from "./ProviderKeys.js"
+import { importProviderModule } from "./ProviderModule.js"
 
 /** Where the authorization server is mounted; its issuer is `<BASE_URL>/oauth`. */
 export const OAUTH_PREFIX = "/oauth"
@@ -31,6 +31,7 @@ export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("
     const baseUrl = yield* PublicUrl
     const { secureCookies } = yield* AuthConfig
     const accessTokenSeconds = yield* Config.integer("OAUTH_ACCESS_TOKEN_SECONDS").pipe(Config.withDefault(600))
+    const { default: Provider, errors } = yield* importProviderModule
     const keys = yield* loadProviderKeys
     const Adapter = yield* makePgAdapter
     const issuer = `${baseUrl}${OAUTH_PREFIX}`

@@ -76,11 +76,15 @@ export class Refusals extends Effect.Service<Refusals>()("Usage/Refusals", {
       }
     }
 
+    // One write at a time: a reader's flush waits for the periodic write already under way,
+    // so counts taken out of `pending` are in the table by the time the reader looks.
+    const writing = yield* Effect.makeSemaphore(1)
+
     /**
      * Writes the gathered counts in one statement. Rows of an agent deleted meanwhile are
      * skipped; when the write fails the counts wait for the next one.
      */
-    const flush = Effect.suspend(() => {
+    const flush = writing.withPermits(1)(Effect.suspend(() => {
       if (pending.size === 0) return Effect.void
       const rows = [...pending.values()]
       pending = new Map()
@@ -103,7 +107,7 @@ export class Refusals extends Effect.Service<Refusals>()("Usage/Refusals", {
           )
         )
       )
-    })
+    }))
 
     yield* Effect.addFinalizer(() => flush)
     yield* flush.pipe(Effect.repeat(Schedule.spaced(REFUSAL_FLUSH_EVERY)), Effect.forkScoped)
