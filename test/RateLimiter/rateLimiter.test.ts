@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, TestClock } from "effect"
+import { Context, Duration, Effect, Layer, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll } from "vitest"
 import { MemoryRateLimitStoreLive } from "../../src/Services/RateLimiter/MemoryRateLimitStore.js"
@@ -19,14 +19,19 @@ const stores = {
 for (const [name, store] of Object.entries(stores)) {
   describe(`RateLimiter with the ${name} store`, () => {
     const layer = RateLimiter.Default.pipe(Layer.provide(store))
+    /**
+     * The limiter built once the test clock reads `time`: a store's schedules (Redis's
+     * heartbeat) then start from it instead of catching up from the epoch.
+     */
+    const limiterAt = (time: number) =>
+      Effect.zipRight(TestClock.setTime(time), Effect.map(Layer.build(layer), Context.get(RateLimiter)))
     // Redis keys outlive the test clock's windows; a fresh policy name per run keeps runs apart.
     const policy = () => ({ name: `test-${randomBytes(4).toString("hex")}`, limit: 3, windowSeconds: 60 })
 
     it.scoped("allows the limit, refuses past it, and reports remaining and reset", () =>
       Effect.gen(function*() {
         // Real wall-clock epoch so Redis PEXPIREAT lands in the future.
-        yield* TestClock.setTime(Math.floor(Date.now() / 60_000) * 60_000 + 15_000)
-        const limiter = yield* RateLimiter
+        const limiter = yield* limiterAt(Math.floor(Date.now() / 60_000) * 60_000 + 15_000)
         const p = policy()
         const decisions = []
         for (let i = 0; i < 4; i++) decisions.push(yield* limiter.consume(p, "203.0.113.9"))
@@ -35,13 +40,12 @@ for (const [name, store] of Object.entries(stores)) {
         expect(decisions.every((d) => d.resetSeconds === 45)).toBe(true)
         // Another subject has its own counter.
         expect((yield* limiter.consume(p, "203.0.113.10")).remaining).toBe(2)
-      }).pipe(Effect.provide(layer)))
+      }))
 
     it.scoped("starts a new window at the next whole minute, not 60 s after the first hit", () =>
       Effect.gen(function*() {
         const start = Math.floor(Date.now() / 60_000) * 60_000 + 50_000
-        yield* TestClock.setTime(start)
-        const limiter = yield* RateLimiter
+        const limiter = yield* limiterAt(start)
         const p = policy()
         for (let i = 0; i < 3; i++) yield* limiter.consume(p, "s")
         const refused = yield* limiter.consume(p, "s")
@@ -52,7 +56,7 @@ for (const [name, store] of Object.entries(stores)) {
         expect(next.allowed).toBe(true)
         expect(next.remaining).toBe(2)
         expect(next.resetSeconds).toBe(60)
-      }).pipe(Effect.provide(layer)))
+      }))
   })
 }
 
