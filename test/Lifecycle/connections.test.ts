@@ -5,7 +5,7 @@ import { type ChildService, killChildService, startChildService } from "../suppo
 import { openConnections, tally } from "../support/connections.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "../support/fakeProvider.js"
-import { bearer, type SeededAgent, seedAgent, seedOrg } from "../support/fixtures.js"
+import { bearer, seedAgent, type SeededAgent, seedOrg } from "../support/fixtures.js"
 import { request } from "../support/server.js"
 import { eventually, ledgerRuntime } from "../support/world.js"
 
@@ -38,7 +38,9 @@ beforeAll(async () => {
   cleanups.push(() => ledger.dispose())
   await ledger.runPromise(Effect.flatMap(Ledger, (l) => l.credit(org.orgId, 1_000_000n, "top_up", "load")))
   // Three agents, so the agent limit (600 a minute) refuses none of the 1,500.
-  agents = await Promise.all([1, 2, 3].map(() => seedAgent(db, org.orgId, { mode: "live", monthlyBudgetCredits: 1_000_000n })))
+  agents = await Promise.all(
+    [1, 2, 3].map(() => seedAgent(db, org.orgId, { mode: "live", monthlyBudgetCredits: 1_000_000n }))
+  )
 }, 120_000)
 
 afterAll(async () => {
@@ -52,38 +54,44 @@ const callRequest = (key: string) => {
 }
 
 describe("every connection answered under overload", () => {
-  it("answers each of 1,500 concurrent connections with 200 or 503 service_unavailable, then serves normally", async () => {
-    const port = Number(new URL(service.url).port)
-    const results = (await Promise.all(
-      agents.map((agent) => openConnections({ port, count: 500, request: callRequest(agent.key), deadlineMs: 90_000 }))
-    )).flat()
-    const counts = tally(results)
-    const unanswered = results.filter((r) => r.outcome.kind !== "answered" || r.outcome.status === 500)
-    expect(unanswered.slice(0, 3), JSON.stringify(counts)).toEqual([])
-    // Only complete answers, only the two statuses.
-    expect(Object.keys(counts).sort()).toEqual(Object.keys(counts).filter((k) => k === "200" || k === "503").sort())
-    expect((counts["200"] ?? 0) + (counts["503"] ?? 0)).toBe(1500)
-    expect(counts["200"]).toBeGreaterThan(0)
-    for (const { outcome } of results) {
-      if (outcome.kind !== "answered" || outcome.status !== 503) continue
-      expect(outcome.headers).toMatch(/\r\nretry-after: 1(\r\n|$)/i)
-      expect(JSON.parse(outcome.body)).toEqual({
-        error: {
-          code: "service_unavailable",
-          message: expect.stringContaining("over capacity"),
-          doc_url: expect.stringContaining("/docs/errors#service_unavailable"),
-          retryable: true
-        }
-      })
-    }
-    // The load over, the replica serves again (within seconds, bounded here generously).
-    await eventually(async () => {
-      const answer = await request(`${service.url}/v1/call`, {
-        method: "POST",
-        headers: bearer(agents[0]!.key),
-        body: { endpoint: "fakeprov/ok" }
-      })
-      return answer.status === 200
-    }, { timeoutMs: 30_000, what: "a normal answer after the load" })
-  }, 180_000)
+  it(
+    "answers each of 1,500 concurrent connections with 200 or 503 service_unavailable, then serves normally",
+    async () => {
+      const port = Number(new URL(service.url).port)
+      const results = (await Promise.all(
+        agents.map((agent) =>
+          openConnections({ port, count: 500, request: callRequest(agent.key), deadlineMs: 90_000 })
+        )
+      )).flat()
+      const counts = tally(results)
+      const unanswered = results.filter((r) => r.outcome.kind !== "answered" || r.outcome.status === 500)
+      expect(unanswered.slice(0, 3), JSON.stringify(counts)).toEqual([])
+      // Only complete answers, only the two statuses.
+      expect(Object.keys(counts).sort()).toEqual(Object.keys(counts).filter((k) => k === "200" || k === "503").sort())
+      expect((counts["200"] ?? 0) + (counts["503"] ?? 0)).toBe(1500)
+      expect(counts["200"]).toBeGreaterThan(0)
+      for (const { outcome } of results) {
+        if (outcome.kind !== "answered" || outcome.status !== 503) continue
+        expect(outcome.headers).toMatch(/\r\nretry-after: 1(\r\n|$)/i)
+        expect(JSON.parse(outcome.body)).toEqual({
+          error: {
+            code: "service_unavailable",
+            message: expect.stringContaining("over capacity"),
+            doc_url: expect.stringContaining("/docs/errors#service_unavailable"),
+            retryable: true
+          }
+        })
+      }
+      // The load over, the replica serves again (within seconds, bounded here generously).
+      await eventually(async () => {
+        const answer = await request(`${service.url}/v1/call`, {
+          method: "POST",
+          headers: bearer(agents[0]!.key),
+          body: { endpoint: "fakeprov/ok" }
+        })
+        return answer.status === 200
+      }, { timeoutMs: 30_000, what: "a normal answer after the load" })
+    },
+    180_000
+  )
 })

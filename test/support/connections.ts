@@ -50,8 +50,10 @@ export const openConnections = (options: {
         socket.destroy()
         resolve({ outcome, arrival: arrivals++, ms: Date.now() - started })
       }
-      const timer = setTimeout(() => settle({ kind: "no_answer", detail: `nothing within ${options.deadlineMs} ms` }),
-        options.deadlineMs)
+      const timer = setTimeout(
+        () => settle({ kind: "no_answer", detail: `nothing within ${options.deadlineMs} ms` }),
+        options.deadlineMs
+      )
       socket.on("connect", () => {
         connected = true
         socket.write(options.request)
