@@ -49,13 +49,16 @@ export const unavailableResponse = (baseUrl: string, message: string) =>
  */
 const unreachableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "EMFILE"])
 const databaseTrouble = (u: unknown): "pool_exhausted" | "unreachable" | undefined => {
+  // Only a failure of the SQL client counts: the same socket errors elsewhere are not the database's.
+  let sql = false
   for (let current = u, depth = 0; current instanceof Error && depth < 6; depth++) {
     if (/timeout exceeded when trying to connect/i.test(current.message)) return "pool_exhausted"
+    if ((current as { _tag?: unknown })._tag === "SqlError") sql = true
     const code = (current as { code?: unknown }).code
-    if (typeof code === "string" && (unreachableCodes.has(code) || code.startsWith("08") || code.startsWith("57P"))) {
-      return "unreachable"
-    }
-    if (/^Connection terminated|connection error and is not queryable/i.test(current.message)) return "unreachable"
+    const lost = typeof code === "string" &&
+        (unreachableCodes.has(code) || code.startsWith("08") || code.startsWith("57P")) ||
+      /^Connection terminated|connection error and is not queryable/i.test(current.message)
+    if (sql && lost) return "unreachable"
     current = (current as { cause?: unknown }).cause
   }
   return undefined
