@@ -14,12 +14,13 @@ import { rawAnswer } from "./ClientErrors.js"
  * word, while the pool's new connections fail too (500s). So connections are budgeted
  * within the limit: what it leaves after the pool, one outgoing connection per running
  * request and a margin is split between connections served (MAX_CONNECTIONS, at most 4096,
- * so memory stays bounded) and the accept queue (the listen backlog), since a burst can be
+ * so memory stays bounded) and the accept queue (the listen backlog), since a burst is
  * accepted in one go before any of it is answered. A connection past the budget is answered
- * 503 `service_unavailable` with `Retry-After` and closed, without being parsed or queued;
- * its request is read and dropped first, since closing on unread bytes would reset the
- * connection and could lose the answer. Connections past the accept queue wait in the
- * client's kernel (its handshake is retried) instead of being reset.
+ * 503 `service_unavailable` with `Retry-After` at once and closed, without being parsed or
+ * queued; what its client sends is read and dropped until it closes, since closing on
+ * unread bytes would reset the connection and could lose the answer. Connections past the
+ * accept queue wait in the client's kernel (its handshake is retried) instead of being
+ * reset. A hard limit far below a burst can still run out (raise it: LimitNOFILE).
  */
 
 /** The hard limit on open files, from /proc (Linux); undefined elsewhere or when unlimited. */
@@ -64,20 +65,17 @@ export const ConnectionsLive = (server: Server, limits: ConnectionLimits) =>
         "The service is over capacity (too many connections); retry shortly",
         { "retry-after": "1" }
       )
-      /** Answers and closes a connection past the budget once its request has arrived (or soon). */
+      /**
+       * Answers a connection past the budget at once, then reads and drops what the client
+       * sends until it closes (or for at most SHED_LINGER_MS): the answer is followed by a
+       * half-close, never by a close on unread bytes.
+       */
       const shed = (socket: Socket) => {
         socket.on("error", () => socket.destroy())
         socket.setTimeout(SHED_LINGER_MS, () => socket.destroy())
-        let answered = false
-        const reply = () => {
-          if (answered) return
-          answered = true
-          socket.end(answer)
-        }
-        socket.on("data", reply)
         socket.once("end", () => socket.destroy())
-        // A client that sends nothing is answered all the same.
-        setTimeout(reply, 50).unref()
+        socket.resume()
+        socket.end(answer)
       }
 
       // Node's own handler for a new connection (it parses HTTP on it); served within the budget.
