@@ -5,11 +5,14 @@ import { bearer, seedAgent, type SeededAgent, seedOrg } from "../support/fixture
 import { invariants } from "../support/ledgerChecks.js"
 import { type PrivatePostgres, startPrivatePostgres } from "../support/privatePostgres.js"
 import { type PrivateRedis, startPrivateRedis } from "../support/privateRedis.js"
+import { startReceiver, type TestReceiver } from "../support/receiver.js"
 import { startServer, type TestServer } from "../support/server.js"
 import { benchmarkedToday, eventually, type LedgerRuntime, ledgerRuntime, topUp } from "../support/world.js"
+import { orgApi } from "../Webhooks/support.js"
 
 /**
- * PostgreSQL, then Redis, restarted under load (gateway calls, purchases, a running job):
+ * PostgreSQL, then Redis, restarted under load (gateway calls, purchases, a running job,
+ * webhook deliveries of the buyer's events):
  * requests during the outage answer 503 `service_unavailable` quickly (never a 500), the
  * service recovers by itself, and no credit is lost or doubled. Both are private servers of
  * this suite, never the shared ones.
@@ -22,6 +25,7 @@ let ledger: LedgerRuntime
 const INITIAL = 1_000_000n
 let caller: { orgId: string; agents: Array<SeededAgent> }
 let buyer: Buyer
+let receiver: TestReceiver
 const cleanups: Array<() => Promise<unknown>> = []
 
 beforeAll(async () => {
@@ -31,6 +35,8 @@ beforeAll(async () => {
   cleanups.push(() => redis.close())
   fake = await startFakeProvider()
   cleanups.push(() => fake.close())
+  receiver = await startReceiver()
+  cleanups.push(() => receiver.close())
   server = await startServer({
     DATABASE_URL: postgres.db.url,
     REDIS_URL: redis.url,
@@ -58,6 +64,11 @@ beforeAll(async () => {
   }
   buyer = await seedBuyer({ db: postgres.db })
   await topUp({ ledger }, buyer.org.orgId, INITIAL)
+  // Every event of the buyer's org is delivered to the receiver.
+  const webhook = await orgApi(server.url, buyer.org.orgId, buyer.org.owner.sessionToken).createWebhook({
+    url: receiver.url
+  })
+  expect(webhook.status).toBe(201)
 }, 120_000)
 
 afterAll(async () => {
