@@ -17,8 +17,8 @@ import { rawAnswer } from "./ClientErrors.js"
  * so memory stays bounded) and the accept queue (the listen backlog), since a burst is
  * accepted in one go before any of it is answered. A connection past the budget is answered
  * 503 `service_unavailable` with `Retry-After` at once and closed, without being parsed or
- * queued; what its client sends is read and dropped until it closes, since closing on
- * unread bytes would reset the connection and could lose the answer. Connections past the
+ * queued, as soon as its request has been read, since closing on unread bytes would reset
+ * the connection and could lose the answer. Connections past the
  * accept queue wait in the client's kernel (its handshake is retried) instead of being
  * reset. A hard limit far below a burst can still run out (raise it: LimitNOFILE).
  */
@@ -54,6 +54,14 @@ export const connectionLimits = Effect.gen(function*() {
 
 const SHED_LINGER_MS = 2000
 
+/** Whether `data` holds a whole request: its head, and as many body bytes as Content-Length says. */
+const requestComplete = (data: Buffer) => {
+  const headEnd = data.indexOf("\r\n\r\n")
+  if (headEnd < 0) return false
+  const length = /\r\ncontent-length:[ \t]*(\d+)/i.exec(data.subarray(0, headEnd).toString("latin1"))
+  return data.length >= headEnd + 4 + Number(length?.[1] ?? 0)
+}
+
 export const ConnectionsLive = (server: Server, limits: ConnectionLimits) =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
@@ -66,16 +74,27 @@ export const ConnectionsLive = (server: Server, limits: ConnectionLimits) =>
         { "retry-after": "1" }
       )
       /**
-       * Answers a connection past the budget at once, then reads and drops what the client
-       * sends until it closes (or for at most SHED_LINGER_MS): the answer is followed by a
-       * half-close, never by a close on unread bytes.
+       * Answers a connection past the budget at once, and closes it as soon as its whole
+       * request has been read (a close on unread bytes would reset the connection and could
+       * lose the answer), or when its client closes, or after SHED_LINGER_MS.
        */
       const shed = (socket: Socket) => {
         socket.on("error", () => socket.destroy())
         socket.setTimeout(SHED_LINGER_MS, () => socket.destroy())
         socket.once("end", () => socket.destroy())
-        socket.resume()
-        socket.end(answer)
+        let received = Buffer.alloc(0)
+        let sent = false
+        const closeWhenRead = () => {
+          if (sent && requestComplete(received)) socket.destroy()
+        }
+        socket.on("data", (chunk: Buffer) => {
+          received = received.length < 65_536 ? Buffer.concat([received, chunk]) : received
+          closeWhenRead()
+        })
+        socket.end(answer, () => {
+          sent = true
+          closeWhenRead()
+        })
       }
 
       // Node's own handler for a new connection (it parses HTTP on it); served within the budget.
