@@ -12,10 +12,11 @@ import { rawAnswer } from "./ClientErrors.js"
  * one at start; the hard one is the bound). A process out of them can accept nothing, and
  * Node (libuv) then closes every connection waiting in the kernel's accept queue without a
  * word, while the pool's new connections fail too (500s). So connections are budgeted
- * within the limit: what it leaves after the pool, one outgoing connection per running
- * request and a margin is split between connections served (MAX_CONNECTIONS, at most 4096,
- * so memory stays bounded) and the accept queue (the listen backlog), since a burst is
- * accepted in one go before any of it is answered. A connection past the budget is answered
+ * within the limit: what it leaves after the descriptors open at start, the pool, one
+ * outgoing connection per running request and a margin goes half to connections served
+ * (MAX_CONNECTIONS, at most 4096, so memory stays bounded), a quarter to the accept queue
+ * (the listen backlog: a burst is accepted in one go before any of it is answered) and a
+ * quarter to connections being refused. A connection past the budget is answered
  * 503 `service_unavailable` with `Retry-After` at once and closed, without being parsed or
  * queued, as soon as its request has been read, since closing on unread bytes would reset
  * the connection and could lose the answer. Connections past the
@@ -42,14 +43,26 @@ export interface ConnectionLimits {
 
 const MAX_SERVED = 4096
 
+/** Descriptors this process has open now (Linux); 0 elsewhere. */
+const openNow = () => {
+  try {
+    return fs.readdirSync("/proc/self/fd").length
+  } catch {
+    return 0
+  }
+}
+
 export const connectionLimits = Effect.gen(function*() {
   const configured = yield* Config.option(Config.integer("MAX_CONNECTIONS"))
   const poolSize = yield* Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(20))
   const running = yield* Config.integer("MAX_CONCURRENT_REQUESTS").pipe(Config.withDefault(256))
   const files = openFilesLimit()
-  const available = files === undefined ? 2 * MAX_SERVED : Math.max(128, files - poolSize - running - 64)
+  const available = files === undefined
+    ? 2 * MAX_SERVED
+    : Math.max(128, files - openNow() - poolSize - running - 64)
+  // Half served, a quarter for the accept queue, a quarter for connections being refused.
   const served = Option.getOrElse(configured, () => Math.min(MAX_SERVED, Math.floor(available / 2)))
-  return { served, backlog: Math.max(64, Math.min(MAX_SERVED, available - served)) } satisfies ConnectionLimits
+  return { served, backlog: Math.max(64, Math.min(MAX_SERVED, Math.floor(available / 4))) } satisfies ConnectionLimits
 })
 
 const SHED_LINGER_MS = 2000
