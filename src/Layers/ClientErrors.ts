@@ -12,7 +12,11 @@ import { PublicUrl } from "../Services/PublicUrl.js"
  * Node's size limit) get the service's error body instead of Node's empty 400 or 431.
  */
 
-const reasonPhrases: Record<number, string> = { 400: "Bad Request", 413: "Payload Too Large" }
+const reasonPhrases: Record<number, string> = {
+  400: "Bad Request",
+  413: "Payload Too Large",
+  503: "Service Unavailable"
+}
 
 /** What to answer for a parser error code (`HPE_*`), or undefined when nothing should be sent. */
 export const answerForParserError = (code: string | undefined): { code: ErrorCode; message: string } | undefined => {
@@ -36,11 +40,18 @@ export const answerForParserError = (code: string | undefined): { code: ErrorCod
   }
 }
 
-const rawAnswer = (baseUrl: string, code: ErrorCode, message: string): string => {
+/** A whole HTTP/1.1 answer with the error body, closing the connection, for a socket no handler will see. */
+export const rawAnswer = (
+  baseUrl: string,
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {}
+): string => {
   const body = JSON.stringify(wireBody(baseUrl, code, message))
   const status = errorCatalogue[code].status
   return `HTTP/1.1 ${status} ${reasonPhrases[status] ?? "Error"}\r\n` +
     "content-type: application/json\r\n" +
+    Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("") +
     `content-length: ${Buffer.byteLength(body)}\r\n` +
     "connection: close\r\n\r\n" + body
 }

@@ -107,6 +107,7 @@ import { WebhookWorkerLive } from "../Services/Webhooks/Delivery.js"
 import { Webhooks } from "../Services/Webhooks/Webhooks.js"
 import { ClientErrorsLive } from "./ClientErrors.js"
 import { announceReady } from "./Cluster.js"
+import { connectionLimits, ConnectionsLive } from "./Connections.js"
 import { DatabaseLive } from "./Database.js"
 import { DrainingIncomingMessage } from "./DrainingIncomingMessage.js"
 import { LoggingLive } from "./Logging.js"
@@ -288,11 +289,14 @@ export const HttpLive = ServeApiLive.pipe(
 
 /** The service listening on PORT (0 picks a free port, as the tests do); it offers its server and PublicUrl. */
 export const ServerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => {
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const limits = yield* connectionLimits
     const nodeServer = createServer({ IncomingMessage: DrainingIncomingMessage })
     // ShutdownLive is built last so that its draining runs first when the service stops.
     return ShutdownLive(nodeServer).pipe(
       Layer.provideMerge(ClientErrorsLive(nodeServer)),
+      Layer.provideMerge(ConnectionsLive(nodeServer, limits)),
       Layer.provideMerge(HttpLive),
       Layer.tap((context) =>
         Effect.zipRight(
@@ -300,7 +304,10 @@ export const ServerLive = Layer.unwrapEffect(
           announceReady(Context.get(context, PublicUrl))
         )
       ),
-      Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: "0.0.0.0" })),
+      // The accept queue within what the open-files limit leaves (Connections.ts).
+      Layer.provideMerge(
+        NodeHttpServer.layer(() => nodeServer, { port: config.port, host: "0.0.0.0", backlog: limits.backlog })
+      ),
       Layer.provideMerge(Lifecycle.Default)
     )
   })

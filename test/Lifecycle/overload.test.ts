@@ -1,5 +1,6 @@
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
+import { openConnections, tally } from "../support/connections.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
 import { request } from "../support/server.js"
 import { startWorld, topUp, type World } from "../support/world.js"
@@ -86,6 +87,39 @@ describe("bounded concurrency with a queue", () => {
     expect(open!.n).toBe(2)
     // The two running calls end when the world closes (past the short grace).
     void Promise.allSettled(running)
+  }, 120_000)
+})
+
+describe("a queue longer than the pace can serve", () => {
+  it("refuses at once what would only time out in the queue, instead of after the queue timeout", async () => {
+    const world: World = await startWorld("overload_pace", {
+      provider: true,
+      env: { MAX_CONCURRENT_REQUESTS: "1", REQUEST_QUEUE_TIMEOUT_MS: "3000" }
+    })
+    worlds.push(world)
+    const org = await seedOrg(world.db)
+    await topUp(world, org.orgId, 10_000n)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "live", monthlyBudgetCredits: 100_000n })
+    // One call at a time, 100 ms each: about 30 can be served within the queue timeout.
+    const body = JSON.stringify({ endpoint: "fakeprov/slow" })
+    const results = await openConnections({
+      port: Number(new URL(world.server.url).port),
+      count: 100,
+      deadlineMs: 60_000,
+      request: `POST /v1/call HTTP/1.1\r\nhost: service\r\nauthorization: Bearer ${agent.key}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`
+    })
+    const counts = tally(results)
+    expect((counts["200"] ?? 0) + (counts["503"] ?? 0), JSON.stringify(counts)).toBe(100)
+    expect(counts["200"]).toBeGreaterThan(0)
+    expect(counts["503"]).toBeGreaterThan(0)
+    // The refusals come early, while calls are still being served: the median refusal
+    // arrives before the median success (waiting out the queue timeout, they came after).
+    const arrivals = (status: number) =>
+      results.filter((r) => r.outcome.kind === "answered" && r.outcome.status === status).map((r) => r.arrival)
+        .sort((a, b) => a - b)
+    const median = (values: Array<number>) => values[Math.floor(values.length / 2)]!
+    expect(median(arrivals(503))).toBeLessThan(median(arrivals(200)))
   }, 120_000)
 })
 

@@ -1,8 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process"
-import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ChildService, killChildService, startChildService } from "../support/childService.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { type PrivateRedis, startPrivateRedis } from "../support/privateRedis.js"
 import { request } from "../support/server.js"
 import { eventually } from "../support/world.js"
 
@@ -13,36 +12,7 @@ import { eventually } from "../support/world.js"
  */
 let db: TestDatabase
 let service: ChildService
-let redis: ChildProcess | undefined
-let port: number
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port: found } = server.address() as net.AddressInfo
-      server.close(() => resolve(found))
-    })
-  })
-
-const startRedis = async () => {
-  redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-    stdio: "ignore"
-  })
-  await eventually(async () => {
-    const socket = net.connect(port, "127.0.0.1")
-    return new Promise<boolean>((resolve) => {
-      socket.once("connect", () => (socket.destroy(), resolve(true)))
-      socket.once("error", () => resolve(false))
-    })
-  }, { timeoutMs: 60_000, what: "Redis to listen" })
-}
-
-const stopRedis = () =>
-  new Promise<void>((resolve) => {
-    if (redis === undefined || redis.exitCode !== null || redis.signalCode !== null) return resolve()
-    redis.once("exit", () => resolve())
-    redis.kill("SIGKILL")
-  })
+let redis: PrivateRedis
 
 // The service trusts loopback as a proxy, so each part of the test can speak for its own client address.
 let statusClients = 0
@@ -68,12 +38,11 @@ const requestsUntilLimited = async () => {
 }
 
 beforeAll(async () => {
-  port = await freePort()
-  await startRedis()
+  redis = await startPrivateRedis()
   db = await createTestDatabase("redis_down")
   service = await startChildService({
     DATABASE_URL: db.url,
-    REDIS_URL: `redis://127.0.0.1:${port}`,
+    REDIS_URL: redis.url,
     REDIS_RETRY_AFTER_MS: "200",
     TRUSTED_PROXIES: "127.0.0.1"
   })
@@ -81,7 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (service !== undefined) await killChildService(service)
-  await stopRedis()
+  await redis?.close()
   await db?.drop()
 })
 
@@ -91,21 +60,21 @@ describe("rate limits with Redis failing", () => {
   it("counts in Redis, then in memory while Redis is down (logged once), then in Redis again", async () => {
     expect(await storeState()).toBe("redis")
 
-    await stopRedis()
+    await redis.kill()
     // Limits still hold while Redis is away: the public limit (120 a minute) is enforced.
     const allowed = await requestsUntilLimited()
     expect(allowed).toBeGreaterThan(0)
     expect(allowed).toBeLessThanOrEqual(120)
     expect(await storeState()).toBe("memory_fallback")
-    expect(occurrences(service.output(), "Redis unavailable")).toBe(1)
+    expect(occurrences(service.output(), "Redis unreachable")).toBe(1)
 
-    await startRedis()
+    await redis.start()
     await eventually(async () => {
       await request(`${service.url}/v1/task-types`, { headers: { "x-forwarded-for": "203.0.113.8" } })
       return (await storeState()) === "redis"
     }, { timeoutMs: 60_000, what: "the Redis store" })
     await eventually(async () => service.output().includes("Redis is back"), { timeoutMs: 60_000 })
-    expect(occurrences(service.output(), "Redis unavailable")).toBe(1)
+    expect(occurrences(service.output(), "Redis unreachable")).toBe(1)
     expect(occurrences(service.output(), "Redis is back")).toBe(1)
   }, 180_000)
 })

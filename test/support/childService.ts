@@ -11,11 +11,19 @@ export interface ChildService {
   readonly output: () => string
 }
 
-export const startChildService = (env: Record<string, string>) =>
+export const startChildService = (
+  env: Record<string, string>,
+  /** The process's limits on open files (sockets included), as prlimit takes them: "soft:hard". */
+  options: { readonly openFiles?: `${number}:${number}` } = {}
+) =>
   new Promise<ChildService>((resolve, reject) => {
     // The test runner's environment carries BASE_URL ("/", from Vite): not for the service.
     const { BASE_URL: _base, ...inherited } = process.env
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const command = [process.execPath, "--import", "tsx", "src/main.ts"]
+    const [file, ...args] = options.openFiles === undefined
+      ? command
+      : ["prlimit", `--nofile=${options.openFiles}`, "--", ...command]
+    const child = spawn(file!, args, {
       env: { ...inherited, PORT: "0", LOG_LEVEL: "Info", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })

@@ -22,7 +22,19 @@ export const makeShiftableClock = () => {
     advance: (duration: Duration.DurationInput) => {
       offsetMs += Duration.toMillis(duration)
     },
-    now: () => real.unsafeCurrentTimeMillis() + offsetMs
+    now: () => real.unsafeCurrentTimeMillis() + offsetMs,
+    /**
+     * Moves the service's time to one second past the start of the next window of
+     * `windowSeconds` (windows aligned to the epoch, as the rate limiter's are), so what
+     * follows has the whole window before it; answers that start.
+     */
+    toNextWindow: (windowSeconds: number) => {
+      const windowMs = windowSeconds * 1000
+      const now = real.unsafeCurrentTimeMillis() + offsetMs
+      const start = (Math.floor(now / windowMs) + 1) * windowMs
+      offsetMs += start + 1000 - now
+      return start
+    }
   }
 }
 

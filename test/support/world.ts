@@ -102,7 +102,7 @@ const missing = (part: string, option: string): never => {
  * today, so the publishing gate on a benchmark's age (35 days) holds whatever day the suite
  * runs. Suites about that gate write their own reports.
  */
-const benchmarkedToday = (db: TestDatabase) =>
+export const benchmarkedToday = (db: TestDatabase) =>
   db.query(`
     INSERT INTO tool_benchmarks (tool_id, date, sample_size, accuracy, coverage, latency_p50_ms, latency_p95_ms)
     SELECT DISTINCT ON (tool_id) tool_id, current_date, sample_size, accuracy, coverage, latency_p50_ms, latency_p95_ms

@@ -41,15 +41,27 @@ export const unavailableResponse = (baseUrl: string, message: string) =>
   )
 
 /**
- * No database connection came free within DATABASE_ACQUIRE_TIMEOUT_MS (the pool's answer
- * is an error whose cause chain says so): the replica is overloaded, not broken.
+ * What a failure says about the database, read along its cause chain: no connection came
+ * free within DATABASE_ACQUIRE_TIMEOUT_MS (the replica is overloaded), or the database
+ * cannot be reached (refused, reset or ended connections, a server shutting down or
+ * starting up: PostgreSQL's classes 08 and 57P). Either way the replica is not broken and
+ * the request may be retried shortly: 503, not 500.
  */
-const isPoolExhausted = (u: unknown): boolean => {
-  for (let current = u, depth = 0; current instanceof Error && depth < 5; depth++) {
-    if (/timeout exceeded when trying to connect/i.test(current.message)) return true
+const unreachableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "EMFILE"])
+const databaseTrouble = (u: unknown): "pool_exhausted" | "unreachable" | undefined => {
+  // Only a failure of the SQL client counts: the same socket errors elsewhere are not the database's.
+  let sql = false
+  for (let current = u, depth = 0; current instanceof Error && depth < 6; depth++) {
+    if (/timeout exceeded when trying to connect/i.test(current.message)) return "pool_exhausted"
+    if ((current as { _tag?: unknown })._tag === "SqlError") sql = true
+    const code = (current as { code?: unknown }).code
+    const lost = typeof code === "string" &&
+        (unreachableCodes.has(code) || code.startsWith("08") || code.startsWith("57P")) ||
+      /^Connection terminated|connection error and is not queryable/i.test(current.message)
+    if (sql && lost) return "unreachable"
     current = (current as { cause?: unknown }).cause
   }
-  return false
+  return undefined
 }
 
 const isRequestError = (u: unknown): u is HttpServerError.RequestError =>
@@ -83,12 +95,15 @@ export const responseForCause = (baseUrl: string, cause: Cause.Cause<unknown>) =
       const { code, message } = classifyBodyFailure(defect.value)
       return errorResponse(baseUrl, code, message)
     }
-    const squashed = Cause.squash(cause)
-    if (isPoolExhausted(squashed)) {
+    const trouble = databaseTrouble(Cause.squash(cause))
+    if (trouble === "pool_exhausted") {
       return unavailableResponse(
         baseUrl,
         "The service is over capacity (no database connection came free); retry shortly"
       )
+    }
+    if (trouble === "unreachable") {
+      return unavailableResponse(baseUrl, "The database cannot be reached right now; retry shortly")
     }
     if (Cause.isInterruptedOnly(cause)) {
       return yield* Effect.interrupt

@@ -6,8 +6,11 @@ import { ServiceUnavailable } from "../../Errors/ApiErrors.js"
  *
  * Overload: at most MAX_CONCURRENT_REQUESTS run at once; up to MAX_QUEUED_REQUESTS more
  * wait, each for at most REQUEST_QUEUE_TIMEOUT_MS. Past either bound a request answers at
- * once 503 `service_unavailable` with `Retry-After`, rather than late. Waiting happens
- * before a request does anything, so a gateway call never holds credits while queued.
+ * once 503 `service_unavailable` with `Retry-After`, rather than late. The queue is also
+ * kept to what can be served within the queue timeout at the pace requests finish now:
+ * a request that would only wait to time out is refused at once instead (on arrival, or
+ * from the back of the queue when the pace drops). Waiting happens before a request does
+ * anything, so a gateway call never holds credits while queued.
  *
  * Shutdown: once draining, new requests answer 503; `drain` waits for those admitted to
  * finish, up to the grace, then stops the rest (they answer 503; a gateway call's own
@@ -27,20 +30,51 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("Lifecycle/Lifecycle"
       yield* Config.integer("REQUEST_QUEUE_TIMEOUT_MS").pipe(Config.withDefault(5000))
     )
 
+    const clock = yield* Effect.clock
+    const queueSeconds = Duration.toMillis(queueTimeout) / 1000
+
     // Plain state changed only inside synchronous steps, so each change is atomic.
     let running = 0
     let draining = false
-    const waiting: Array<Deferred.Deferred<void>> = []
+    /** Waiting requests, oldest first; each is told `true` (a place) or `false` (refused). */
+    const waiting: Array<Deferred.Deferred<boolean>> = []
     /** The fibers of admitted requests, interrupted when the grace is over. */
     const admitted = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
     let stopping = false
 
-    /** Hands a freed place to the longest waiter, or gives it back. */
-    const release = Effect.sync(() => {
+    // The pace: when the requests of the last two seconds finished (at most 512 kept).
+    const finishedAt: Array<number> = []
+    const forgetOld = (now: number) => {
+      while (finishedAt.length > 512 || (finishedAt.length > 0 && finishedAt[0]! < now - 2000)) finishedAt.shift()
+    }
+    /**
+     * How many waiting requests can get a place within the queue timeout at the pace
+     * requests finish now; MAX_QUEUED_REQUESTS while there is no pace to judge by (fewer
+     * than two finished lately: a quiet replica, or long calls).
+     */
+    const servable = () => {
+      const now = clock.unsafeCurrentTimeMillis()
+      forgetOld(now)
+      if (finishedAt.length < 2) return maxQueued
+      const perSecond = finishedAt.length / Math.max(0.05, (now - finishedAt[0]!) / 1000)
+      return Math.min(maxQueued, Math.floor(perSecond * queueSeconds))
+    }
+
+    /** Hands a freed place to the longest waiter, or gives it back; refuses the waiters the pace cannot serve in time. */
+    const handOver = () => {
       const next = waiting.shift()
       if (next === undefined) running--
-      else Deferred.unsafeDone(next, Exit.void)
+      else Deferred.unsafeDone(next, Exit.succeed(true))
+      const keep = servable()
+      while (waiting.length > keep) Deferred.unsafeDone(waiting.pop()!, Exit.succeed(false))
+    }
+    /** A request finished: its place goes on, and the pace counts it. */
+    const release = Effect.sync(() => {
+      finishedAt.push(clock.unsafeCurrentTimeMillis())
+      handOver()
     })
+    /** A place handed to a waiter that had already given up goes on. */
+    const handBack = Effect.sync(handOver)
 
     const unavailable = (message: string) => new ServiceUnavailable({ message })
 
@@ -51,16 +85,17 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("Lifecycle/Lifecycle"
         running++
         return Effect.void
       }
-      if (waiting.length >= maxQueued) {
+      if (waiting.length >= servable()) {
         return Effect.fail(unavailable("The service is over capacity; retry shortly"))
       }
-      const place = Deferred.unsafeMake<void>(undefined as never)
+      const place = Deferred.unsafeMake<boolean>(undefined as never)
       waiting.push(place)
       return Deferred.await(place).pipe(
         Effect.timeoutOption(queueTimeout),
         Effect.onInterrupt(() => giveUp(place)),
         Effect.flatMap(Option.match({
-          onSome: () => Effect.void,
+          onSome: (placed) =>
+            placed ? Effect.void : Effect.fail(unavailable("The service is over capacity; retry shortly")),
           onNone: () =>
             Effect.zipRight(giveUp(place), Effect.fail(unavailable("The service is over capacity; retry shortly")))
         }))
@@ -68,14 +103,15 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("Lifecycle/Lifecycle"
     })
 
     /** A waiter that stops waiting: out of the queue, or, if a place reached it meanwhile, passes it on. */
-    const giveUp = (place: Deferred.Deferred<void>) =>
+    const giveUp = (place: Deferred.Deferred<boolean>) =>
       Effect.suspend(() => {
         const index = waiting.indexOf(place)
         if (index >= 0) {
           waiting.splice(index, 1)
           return Effect.void
         }
-        return release
+        // Refused meanwhile: it holds no place.
+        return Effect.flatMap(Deferred.await(place), (placed) => (placed ? handBack : Effect.void))
       })
 
     /**

@@ -210,7 +210,13 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
         } satisfies Job
       })
 
-    return { runNext, sweep, get, process } as const
+    /**
+     * Gives back the item claims and job leases of `owner`, whose run failed half-way (the
+     * database went away mid-batch, say): otherwise its job would wait for them to lapse.
+     */
+    const giveBack = (owner: string) => Effect.zipRight(itemRows.unclaimOwner(owner), jobRows.releaseLeasesOf(owner))
+
+    return { runNext, sweep, get, process, giveBack } as const
   })
 }) {}
 
@@ -233,7 +239,17 @@ export const JobWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
       if (!ran) yield* idle
     }).pipe(
       Effect.catchAllCause((cause) =>
-        Effect.zipRight(Effect.logError("Job worker failed; retrying", cause), Effect.sleep(Duration.seconds(1)))
+        Effect.logError("Job worker failed; giving back what it held, then retrying", cause).pipe(
+          // Until the database answers again (the failure may be its outage).
+          Effect.zipRight(
+            runner.giveBack(owner).pipe(
+              Effect.sandbox,
+              Effect.retry(Schedule.spaced(Duration.seconds(1))),
+              Effect.ignore
+            )
+          ),
+          Effect.zipRight(Effect.sleep(Duration.seconds(1)))
+        )
       ),
       Effect.forever
     )

@@ -54,6 +54,11 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", 
       sql`UPDATE purchase_jobs SET lease_owner = NULL, lease_until = NULL WHERE id = ${jobId} AND lease_owner = ${owner}`
         .pipe(Effect.asVoid, Effect.orDie)
 
+    /** Gives back every job lease `owner` holds (a worker whose run failed half-way). */
+    const releaseLeasesOf = (owner: string) =>
+      sql`UPDATE purchase_jobs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ${owner} AND status <> 'done'`
+        .pipe(Effect.asVoid, Effect.orDie)
+
     const findForCompletion = SqlSchema.findOne({
       Request: Schema.Struct({ jobId: Schema.String, owner: Schema.String }),
       Result: JobRow,
@@ -80,6 +85,7 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", 
       claimJob,
       renewJobLease,
       releaseJobLease,
+      releaseLeasesOf,
       lockJobForCompletion,
       completeJob,
       job

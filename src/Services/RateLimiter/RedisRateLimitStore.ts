@@ -1,29 +1,32 @@
-import { Clock, Config, Effect, Layer, Ref } from "effect"
+import { Clock, Config, Effect, Layer } from "effect"
 import { Redis } from "ioredis"
 import { ExternalFailure } from "../../Errors/ExternalFailure.js"
-import { makeMemoryRateLimitStore } from "./MemoryRateLimitStore.js"
+import { makeFallbackCounters } from "./FallbackCounters.js"
 import { RateLimitStore } from "./RateLimitStore.js"
+import { replicaHeartbeat } from "./ReplicaHeartbeat.js"
 
 /**
- * Counters in Redis, shared by every replica: INCR and PEXPIREAT in one MULTI, so a
+ * Counters in Redis, shared by every replica: INCRBY and PEXPIREAT in one MULTI, so a
  * counter never outlives its window.
  *
- * Redis away must not slow requests down nor switch limits off. Commands are bounded by
- * REDIS_COMMAND_TIMEOUT_MS (nothing queues while disconnected), and a circuit breaker
- * counts in this process's memory after a failure: for REDIS_RETRY_AFTER_MS no request
- * tries Redis, then one does, and success closes the breaker. The outage and the return
- * are logged once each, and `/v1/status` shows `memory_fallback` meanwhile. Limits are
- * then per replica, which is the best that can be done without the shared store.
+ * A slow Redis is waited for: on a busy machine answers come late, and counting anywhere
+ * else loosens the limit. Only an unreachable Redis moves counting into this process: a
+ * connection refused or closed (nothing queues while disconnected, so that is known at
+ * once), or no answer within REDIS_COMMAND_TIMEOUT_MS (a hung server). Then a circuit
+ * breaker counts in memory for REDIS_RETRY_AFTER_MS, after which one request tries Redis
+ * again and success closes it. In memory a replica admits its share of the limit, divided
+ * among the replicas known (ReplicaHeartbeat.ts, FallbackCounters.ts), and the hits it
+ * counted are added to Redis when it answers again. The outage and the return are logged
+ * once each, and `/v1/status` shows `memory_fallback` meanwhile.
  */
 export const makeRedisRateLimitStore = (url: string) =>
   Effect.gen(function*() {
-    const commandTimeoutMs = yield* Config.integer("REDIS_COMMAND_TIMEOUT_MS").pipe(Config.withDefault(250))
+    const commandTimeoutMs = yield* Config.integer("REDIS_COMMAND_TIMEOUT_MS").pipe(Config.withDefault(2000))
     const retryAfterMs = yield* Config.integer("REDIS_RETRY_AFTER_MS").pipe(Config.withDefault(5000))
     const client = yield* Effect.acquireRelease(
       Effect.sync(() =>
         new Redis(url, {
           connectTimeout: Math.max(commandTimeoutMs, 1000),
-          commandTimeout: commandTimeoutMs,
           enableOfflineQueue: false,
           maxRetriesPerRequest: 0,
           // Reconnect in the background, never more often than once a second.
@@ -34,58 +37,68 @@ export const makeRedisRateLimitStore = (url: string) =>
     )
     // Connection errors are expected while Redis is away: the breaker reports them.
     client.on("error", () => undefined)
+    // Commands are refused until the connection is up: give it its chance before serving.
+    yield* Effect.async<void>((resume) => {
+      if (client.status === "ready") return resume(Effect.void)
+      const done = () => resume(Effect.void)
+      client.once("ready", done)
+      return Effect.sync(() => client.off("ready", done))
+    }).pipe(Effect.timeout(Math.max(commandTimeoutMs, 1000)), Effect.ignore)
 
-    const fallback = yield* makeMemoryRateLimitStore
-    /** When the breaker lets the next request try Redis again; 0 while closed. */
-    const openUntil = yield* Ref.make(0)
+    const replicas = yield* replicaHeartbeat(client, commandTimeoutMs)
+    const fallback = makeFallbackCounters()
+    /** When the breaker lets a request try Redis again; 0 while closed. */
+    let retryAtMs = 0
 
-    const incrementInRedis = (key: string, expiresAtMs: number) =>
+    const incrementInRedis = (key: string, by: number, expiresAtMs: number) =>
       Effect.tryPromise({
-        try: () => client.multi().incr(key).pexpireat(key, expiresAtMs).exec(),
-        catch: (cause) => new ExternalFailure({ what: "INCR", cause })
+        try: () => client.multi().incrby(key, by).pexpireat(key, expiresAtMs).exec(),
+        catch: (cause) => new ExternalFailure({ what: "INCRBY", cause })
       }).pipe(
         Effect.flatMap((results) => {
           const [error, count] = results?.[0] ?? ["empty MULTI answer", null]
           return error
-            ? Effect.fail(new ExternalFailure({ what: "INCR", cause: error }))
+            ? Effect.fail(new ExternalFailure({ what: "INCRBY", cause: error }))
             : Effect.succeed(Number(count))
         }),
         Effect.timeoutFail({
           duration: commandTimeoutMs,
-          onTimeout: () => new ExternalFailure({ what: "INCR", cause: `no answer within ${commandTimeoutMs} ms` })
+          onTimeout: () => new ExternalFailure({ what: "INCRBY", cause: `no answer within ${commandTimeoutMs} ms` })
         })
       )
 
     const hit = (key: string, expiresAtMs: number) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const until = yield* Ref.get(openUntil)
-        if (until > now) return yield* fallback.hit(key, expiresAtMs)
-        return yield* incrementInRedis(key, expiresAtMs).pipe(
-          Effect.tap(() =>
-            until === 0 ? Effect.void : Effect.zipRight(
-              Ref.set(openUntil, 0),
-              Effect.logInfo("Redis is back; rate limits are shared again")
-            )
+        if (retryAtMs > now) return fallback.hit(key, expiresAtMs, yield* replicas, now)
+        const probing = retryAtMs !== 0
+        // While this request tries Redis again, the others keep counting in memory.
+        if (probing) retryAtMs = now + retryAfterMs
+        const pending = fallback.pending(key, now)
+        return yield* incrementInRedis(key, 1 + pending, expiresAtMs).pipe(
+          Effect.tap((count) =>
+            Effect.suspend(() => {
+              fallback.shared(key, expiresAtMs, count, pending, now)
+              if (!probing || retryAtMs === 0) return Effect.void
+              retryAtMs = 0
+              return Effect.logInfo("Redis is back; rate limits are shared again")
+            })
           ),
           Effect.catchAll((error) =>
             Effect.gen(function*() {
-              if (until === 0) {
+              if (retryAtMs === 0) {
                 yield* Effect.logWarning(
-                  `Redis unavailable (${error.detail}); counting rate limits in memory on this replica until it returns`
+                  `Redis unreachable (${error.detail}); counting rate limits in memory on this replica, its share of each limit, until it returns`
                 )
               }
-              yield* Ref.set(openUntil, now + retryAfterMs)
-              return yield* fallback.hit(key, expiresAtMs)
+              retryAtMs = now + retryAfterMs
+              return fallback.hit(key, expiresAtMs, yield* replicas, now)
             })
           )
         )
       })
 
-    const state = Effect.map(
-      Ref.get(openUntil),
-      (until) => (until === 0 ? "redis" as const : "memory_fallback" as const)
-    )
+    const state = Effect.sync(() => (retryAtMs === 0 ? "redis" as const : "memory_fallback" as const))
     return RateLimitStore.of({ hit, state })
   })
 
