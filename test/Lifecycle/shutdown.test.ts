@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "../support/fakeProvider.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
 import { invariants } from "../support/ledgerChecks.js"
-import { type LedgerRuntime, ledgerRuntime, topUp } from "../support/world.js"
+import { eventually, type LedgerRuntime, ledgerRuntime, topUp } from "../support/world.js"
 
 /**
  * Clean shutdown of the service as `npm start` runs it: on SIGTERM or SIGINT it stops
@@ -127,7 +127,7 @@ describe("clean shutdown", () => {
     const call = callGateway(service.url, agent.key, "fakeprov/hang").catch(() => "connection closed")
     await providerReceived("/v1/hang", 1)
     service.process.kill("SIGINT")
-    await new Promise((resolve) => setTimeout(resolve, 700))
+    await eventually(() => service.output().includes("Shutting down"), { what: "the drain to begin" })
     service.process.kill("SIGINT")
     expect(await exited(service)).toEqual({ code: 130, signal: null })
     expect(await call).toBe("connection closed")
