@@ -19,22 +19,18 @@ const fail = (message) => {
 
 const run = (command, args) => spawnSync(command, args, { stdio: ["ignore", "inherit", "inherit"] }).status === 0
 
-/** Sends `say` over TCP and answers whether the reply passes `expect` (false when nothing listens). */
-const talk = (url, defaultPort, say, expect) =>
+/** Redis answers PING with +PONG (false when nothing listens, or no answer within 2 s). */
+const redisUp = () =>
   new Promise((resolve) => {
-    const socket = createConnection({ host: url.hostname, port: Number(url.port || defaultPort) })
-    let reply = ""
-    const done = (ok) => {
+    const socket = createConnection({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) })
+    const done = (up) => {
       socket.destroy()
-      resolve(ok)
+      resolve(up)
     }
     socket.setTimeout(2_000, () => done(false))
     socket.on("error", () => done(false))
-    socket.on("connect", () => socket.write(say))
-    socket.on("data", (chunk) => {
-      reply += chunk.toString("latin1")
-      done(expect(reply))
-    })
+    socket.on("connect", () => socket.write("PING\r\n"))
+    socket.on("data", (chunk) => done(chunk.toString("latin1").startsWith("+PONG")))
   })
 
 /** "up", "no database" (the server answers, the suites' admin database is missing) or "down". */
@@ -45,13 +41,13 @@ const postgresState = async () => {
     await client.connect()
     return "up"
   } catch (error) {
-    return error?.code === "3D000" ? "no database" : "down"
+    // 57P03: it is starting (or recovering): up soon.
+    return error?.code === "3D000" ? "no database" : error?.code === "57P03" ? "starting" : "down"
   } finally {
     await client.end().catch(() => {})
   }
 }
-const postgresUp = async () => (await postgresState()) !== "down"
-const redisUp = () => talk(redisUrl, 6379, "PING\r\n", (reply) => reply.startsWith("+PONG"))
+const postgresUp = async () => !["down", "starting"].includes(await postgresState())
 
 /** Polls `check` for up to 30 s. */
 const waitFor = async (check) => {
@@ -65,6 +61,9 @@ const waitFor = async (check) => {
 
 const isLocal = (url) => ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)
 
+if ((await postgresState()) === "starting" && !(await waitFor(postgresUp))) {
+  fail(`PostgreSQL at ${databaseUrl.host} is still starting after 30 s.`)
+}
 if ((await postgresState()) === "down") {
   const where = `PostgreSQL at ${databaseUrl.host}`
   if (!isLocal(databaseUrl)) fail(`${where} does not answer (TEST_DATABASE_URL); start it and run again.`)
