@@ -13,7 +13,7 @@ const rounds = (worker: string) =>
 const until = <A>(read: Effect.Effect<A>, done: (a: A) => boolean) =>
   read.pipe(
     Effect.repeat({ until: done, schedule: Schedule.spaced("5 millis") }),
-    Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("never happened") })
+    Effect.timeout("10 seconds")
   )
 
 describe("worker rounds", () => {
