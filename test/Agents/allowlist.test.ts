@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, makeAgent, owner } from "../support/people.js"
 import { request, startServer, type TestServer } from "../support/server.js"
-import { call, startWorld, type World } from "../support/world.js"
+import { call, eventually, startWorld, type World } from "../support/world.js"
 
 /**
  * Agent allowlists: checked as soon as the key is found, on the request's address (the
@@ -70,8 +70,12 @@ describe("IP allowlists", () => {
       403,
       "ip_not_allowed"
     )
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    expect(await world.db.query("SELECT address FROM agent_key_addresses WHERE agent_id = $1", [id])).toEqual([])
+    // An allowed use is recorded (in the background, after the refused one's, had it been):
+    // once it has landed, it is the only address the key was used from.
+    expect((await call(world, "GET", "/v1/agent", { token: key, ip: "192.0.2.1" })).status).toBe(200)
+    const addresses = () => world.db.query("SELECT address FROM agent_key_addresses WHERE agent_id = $1", [id])
+    await eventually(async () => (await addresses()).length > 0, { what: "the allowed use's record" })
+    expect(await addresses()).toEqual([{ address: "192.0.2.1" }])
   })
 
   it("org keys and sessions have no allowlist", async () => {

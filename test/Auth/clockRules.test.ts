@@ -68,7 +68,13 @@ describe("usage stamps", () => {
 
       yield* TestClock.adjust(Duration.seconds(30))
       yield* credentials.authenticateAgentKey(key, "203.0.113.1")
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+      // A use from another address is recorded (a background write after the one above, had
+      // there been one): once it has landed, the key's stamp must not have moved.
+      yield* credentials.authenticateAgentKey(key, "203.0.113.2")
+      const other = sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM agent_key_addresses WHERE agent_id = ${agentId} AND address = '203.0.113.2'`
+        .pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+      yield* eventually(other, (row) => row.n === 1)
       expect((yield* lastUsed).at!.getTime()).toBe(t0)
 
       yield* TestClock.adjust(Duration.seconds(31))

@@ -7,7 +7,7 @@ import { Admins } from "../../src/Services/Auth/Admins.js"
 import { startIdp, type TestIdp } from "../support/oidc.js"
 import { freshEmail, freshIp, freshPhone, mailedToken, makeAgent, makeOrgKey } from "../support/people.js"
 import { request } from "../support/server.js"
-import { call, startWorld, type World } from "../support/world.js"
+import { call, eventually, startWorld, type World } from "../support/world.js"
 
 /**
  * Secrets never appear in clear in the database or in the logs: every flow that makes or
@@ -147,8 +147,17 @@ describe("secrets in clear", () => {
     await call(world, "POST", "/admin/sign-out", { token: adminSession })
     await call(world, "POST", "/auth/logout", { token: session })
 
-    // Let background usage stamps land before reading.
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // The usage stamps (the agent key's, its address's, the org key's) are written in the
+    // background: wait for them to land before reading.
+    await eventually(async () => {
+      const [stamps] = await world.db.query(
+        `SELECT (SELECT key_last_used_at FROM agents WHERE id = $1) IS NOT NULL
+            AND EXISTS (SELECT 1 FROM agent_key_addresses WHERE agent_id = $1)
+            AND (SELECT last_used_at FROM org_keys WHERE id = $2) IS NOT NULL AS landed`,
+        [agent.id, orgKey.id]
+      )
+      return stamps.landed
+    }, { what: "the usage stamps" })
 
     const tables = await world.db.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'"

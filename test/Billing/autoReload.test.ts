@@ -3,6 +3,7 @@ import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "../supp
 import { bearer, seedAgent, type SeededOrg } from "../support/fixtures.js"
 import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
 import { request } from "../support/server.js"
+import { workersSettled } from "../support/workerRounds.js"
 import { call, eventually, startWorld, type World } from "../support/world.js"
 import { errorBody, newOrg, paidTopUp } from "./support.js"
 
@@ -124,7 +125,7 @@ describe("auto-reload charges", () => {
       what: "the auto-reload charge"
     })
     // Give any second charge every chance to appear.
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    await workersSettled(["auto-reload"])
     expect(await autoReloads(org.orgId)).toEqual([{ status: "succeeded", credits: "20000", failure_message: null }])
     const charges = [...world.stripe.paymentIntents.values()].filter((p) =>
       p.metadata.payment_id !== undefined && p.amount === 2_000
@@ -149,11 +150,11 @@ describe("auto-reload charges", () => {
     })
     expect(answer.status).toBe(200)
     await eventually(async () => (await balanceOf(world.db, org.orgId)) >= 50_000n, { what: "two reloads" })
-    await new Promise((resolve) => setTimeout(resolve, 800))
+    await workersSettled(["auto-reload"])
     // 10,000 + 20,000 = 30,000 is still under 50,000: one more (40,000 of the month's limit), then no more.
     expect((await autoReloads(org.orgId)).map((p) => p.status)).toEqual(["succeeded", "succeeded"])
     await spend(org.orgId, 40_000n)
-    await new Promise((resolve) => setTimeout(resolve, 800))
+    await workersSettled(["auto-reload"])
     expect(await autoReloads(org.orgId)).toHaveLength(2)
     const shown = await call(world, "GET", `/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
     expect(shown.json.auto_reload).toMatchObject({
@@ -168,13 +169,13 @@ describe("auto-reload charges", () => {
     await spend(org.orgId, 180_000n)
     const answer = await setAutoReload(org, { enabled: true, threshold_credits: 50_000, amount_credits: 20_000 })
     expect(answer.status).toBe(200)
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    await workersSettled(["auto-reload"])
     expect(await autoReloads(org.orgId)).toEqual([])
     await setAutoReload(org, { enabled: true, threshold_credits: 50_000, amount_credits: 10_000 })
     await eventually(async () => (await autoReloads(org.orgId)).some((p) => p.status === "succeeded"), {
       what: "the reload that fits"
     })
-    await new Promise((resolve) => setTimeout(resolve, 600))
+    await workersSettled(["auto-reload"])
     expect((await autoReloads(org.orgId)).map((p) => p.credits)).toEqual(["10000"])
     await setAutoReload(org, { enabled: false })
     await expectLedgerInvariant(world.db)
@@ -189,7 +190,7 @@ describe("auto-reload charges", () => {
     const answer = await setAutoReload(org, { enabled: true, threshold_credits: 50_000, amount_credits: 20_000 })
     expect(answer.status).toBe(200)
     await eventually(async () => (await autoReloads(org.orgId)).length >= 3, { what: "three failed charges" })
-    await new Promise((resolve) => setTimeout(resolve, 800))
+    await workersSettled(["auto-reload"])
     const attempts = await autoReloads(org.orgId)
     expect(attempts.map((p) => p.status)).toEqual(["failed", "failed", "failed"])
     expect(attempts[0]!.failure_message).toBe("Your card was declined.")

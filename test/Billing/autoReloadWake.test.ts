@@ -3,6 +3,7 @@ import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "../supp
 import { bearer, seedAgent } from "../support/fixtures.js"
 import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
 import { request } from "../support/server.js"
+import { roundsFrom } from "../support/workerRounds.js"
 import { call, eventually, startWorld, type World } from "../support/world.js"
 import { newOrg, paidTopUp } from "./support.js"
 
@@ -38,12 +39,14 @@ describe("waking auto-reload", () => {
     await call(world, "POST", `/v1/orgs/${org.orgId}/billing/payments/${started.payment.id}/confirm`, {
       token: org.owner.sessionToken
     })
+    const rounds = roundsFrom(["auto-reload"])
     const enabled = await call(world, "PUT", `/v1/orgs/${org.orgId}/billing/auto-reload`, {
       token: org.owner.sessionToken,
       body: { enabled: true, threshold_credits: 9_995, amount_credits: 5_000 }
     })
     expect(enabled.status).toBe(200)
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Switching it on wakes the worker for one round (its periodic look is ten minutes away).
+    await rounds.ended(1)
     expect(await balanceOf(world.db, org.orgId)).toBe(10_000n)
     const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
     const gatewayCall = await request(`${world.server.url}/v1/call`, {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addMember, seedOrgKey, seedUser } from "../support/fixtures.js"
 import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
+import { workersSettled } from "../support/workerRounds.js"
 import { call, eventually, startWorld, type World } from "../support/world.js"
 import { errorBody, newOrg, paidTopUp, topUpEntries, webhookUrl } from "./support.js"
 
@@ -126,7 +127,7 @@ describe("a USD top-up", () => {
     const receipts = () =>
       world.smtp.messages.filter((m) => m.to.includes(org.owner.email.toLowerCase()) && m.subject.includes("Receipt"))
     await eventually(async () => receipts().length > 0, { what: "the receipt" })
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    await workersSettled(["mail worker"])
     expect(receipts()).toHaveLength(1)
     await expectLedgerInvariant(world.db)
   })

@@ -5,6 +5,7 @@ import { seedOrg } from "../support/fixtures.js"
 import { startReceiver } from "../support/receiver.js"
 import { startServer, type TestServer } from "../support/server.js"
 import { makeShiftableClock, type ShiftableClock } from "../support/shiftableClock.js"
+import { workersSettled } from "../support/workerRounds.js"
 import { eventually } from "../support/world.js"
 import { orgApi } from "../Webhooks/support.js"
 
@@ -88,7 +89,7 @@ describe("durability", () => {
       receiver.setMode({ kind: "ok" })
       const second = await start()
       // Still leased: nothing happens until the lease (60 s) runs out.
-      await new Promise((resolve) => setTimeout(resolve, 1_200))
+      await workersSettled(["webhook worker"])
       expect(receiver.received).toHaveLength(1)
       clock.advance(61_000)
       await eventually(async () => ((await deliveryRow(event.id)).status === "delivered" ? true : undefined))
@@ -117,7 +118,8 @@ describe("durability", () => {
         )
         return row.n === 120 ? true : undefined
       })
-      await new Promise((resolve) => setTimeout(resolve, 700))
+      // Both replicas (one count): enough rounds for each to have ended one.
+      await workersSettled(["webhook worker"], { rounds: 4 })
       const seen = new Map<string, number>()
       for (const r of receiver.received) {
         const key = `${r.path}:${r.headers["service-event-id"]}`

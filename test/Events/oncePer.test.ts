@@ -12,6 +12,7 @@ import { startReceiver, type TestReceiver } from "../support/receiver.js"
 import { startServer, type TestServer } from "../support/server.js"
 import { makeShiftableClock, type ShiftableClock } from "../support/shiftableClock.js"
 import { startSmtp, type TestSmtp } from "../support/smtp.js"
+import { workersSettled } from "../support/workerRounds.js"
 import { eventually } from "../support/world.js"
 import { orgApi } from "../Webhooks/support.js"
 
@@ -84,8 +85,8 @@ const received = (orgId: string, type: string) =>
 const mails = (email: string, pattern: RegExp) =>
   smtp.messages.filter((m) => m.to.includes(email) && pattern.test(m.subject))
 
-/** Lets the workers finish whatever is due, then answers. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 1_200))
+/** Waits until the workers have finished whatever is due. */
+const settle = () => workersSettled(["webhook worker", "mail worker"])
 
 describe("once-per rules, delivered and mailed", () => {
   it("balance.low: once per top-up, at the org's low_balance_usd", async () => {

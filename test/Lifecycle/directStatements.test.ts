@@ -1,11 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Duration, Effect, Fiber, Layer, Tracer } from "effect"
+import { Cause, Effect, Fiber, Layer, Tracer } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { responseForCause } from "../../src/Http/Middleware/ErrorResponses.js"
 import { directStatements, PgPool } from "../../src/Services/DirectStatements.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { eventually } from "../support/world.js"
 
 /**
  * The hot statements' runner (Services/DirectStatements.ts): on the pool directly outside a
@@ -149,8 +150,10 @@ describe("direct statements", () => {
       const sql = yield* SqlClient.SqlClient
       const direct = yield* directStatements
       const fiber = yield* Effect.fork(direct(sql`SELECT pg_sleep(${30}), ${"direct-sleep"}::text`))
-      yield* Effect.sleep(Duration.millis(300))
-      expect(yield* Effect.promise(sleepingStatements)).toBe(1)
+      // It runs on the server before the fiber is interrupted.
+      yield* Effect.promise(() =>
+        eventually(async () => (await sleepingStatements()) === 1, { what: "the statement to run" })
+      )
       yield* Fiber.interrupt(fiber)
     }))
     expect(Date.now() - started).toBeLessThan(10_000)

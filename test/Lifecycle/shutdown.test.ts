@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "../support/fakeProvider.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
 import { invariants } from "../support/ledgerChecks.js"
-import { type LedgerRuntime, ledgerRuntime, topUp } from "../support/world.js"
+import { eventually, type LedgerRuntime, ledgerRuntime, topUp } from "../support/world.js"
 
 /**
  * Clean shutdown of the service as `npm start` runs it: on SIGTERM or SIGINT it stops
@@ -126,8 +126,13 @@ describe("clean shutdown", () => {
     const { service, agent } = await start()
     const call = callGateway(service.url, agent.key, "fakeprov/hang").catch(() => "connection closed")
     await providerReceived("/v1/hang", 1)
+    const firstAt = Date.now()
     service.process.kill("SIGINT")
-    await new Promise((resolve) => setTimeout(resolve, 700))
+    // Draining, and past the half second in which another signal counts as a copy of the
+    // first (src/main.ts).
+    await eventually(() => service.output().includes("Shutting down") && Date.now() - firstAt > 600, {
+      what: "the drain to begin"
+    })
     service.process.kill("SIGINT")
     expect(await exited(service)).toEqual({ code: 130, signal: null })
     expect(await call).toBe("connection closed")

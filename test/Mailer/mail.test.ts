@@ -6,6 +6,7 @@ import { addMember, seedOrg, seedUser } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
 import { makeShiftableClock, type ShiftableClock } from "../support/shiftableClock.js"
 import { startSmtp, type TestSmtp } from "../support/smtp.js"
+import { workersSettled } from "../support/workerRounds.js"
 import { eventually } from "../support/world.js"
 
 /** Owner mail: durable rows sent through the Mailer to a real SMTP server on loopback. */
@@ -140,7 +141,7 @@ describe("owner mail", () => {
         ? true
         : undefined)
     )
-    await new Promise((resolve) => setTimeout(resolve, 700))
+    await workersSettled(["mail worker"])
     expect(mailsTo(member.email)).toEqual([])
     for (const owner of [org.owner.email, second.email]) {
       const mails = mailsTo(owner)
@@ -194,7 +195,7 @@ describe("owner mail", () => {
     await start()
     const mail = await eventually(() => mailsTo(address)[0])
     expect(mail.text).toContain("secret-token-123")
-    await new Promise((resolve) => setTimeout(resolve, 700))
+    await workersSettled(["mail worker"])
     expect(mailsTo(address)).toHaveLength(1)
   })
 
@@ -215,7 +216,7 @@ describe("owner mail", () => {
     expect(wait).toBeGreaterThanOrEqual(30)
     expect(wait).toBeLessThan(45)
     // Not before it is due.
-    await new Promise((resolve) => setTimeout(resolve, 800))
+    await workersSettled(["mail worker"])
     expect((await outboxRows(address))[0].attempts).toBe(1)
     clock.advance(31_000)
     await eventually(async () => ((await outboxRows(address))[0]?.attempts === 2 ? true : undefined))

@@ -6,13 +6,19 @@ import { taskTypeIds } from "../../src/Domain/TaskType.js"
 import { isFillerDescription } from "../../src/Http/OpenApi/Filler.js"
 import { bearer, seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
 import { rawRequest, request } from "../support/server.js"
+import { makeShiftableClock } from "../support/shiftableClock.js"
 import { startWorld, topUp, type World } from "../support/world.js"
 
 /** The MCP server at /mcp, driven by the SDK's own client over Streamable HTTP. */
 let world: World
+const clock = makeShiftableClock()
 
 beforeAll(async () => {
-  world = await startWorld("mcp", { provider: true, env: { PROVIDER_FAKEPROV_API_KEY: "fake-secret-123" } })
+  world = await startWorld("mcp", {
+    provider: true,
+    clock: clock.layer,
+    env: { PROVIDER_FAKEPROV_API_KEY: "fake-secret-123" }
+  })
 })
 
 afterAll(() => world?.close())
@@ -342,13 +348,11 @@ describe("MCP server", () => {
     const org = await seedOrg(world.db)
     const agent = await seedAgent(world.db, org.orgId)
     const balance = () => request(`${world.server.url}/v1/balance`, { headers: bearer(agent.key) })
-    // Windows are clock-aligned minutes: start in a fresh one so all 600 land in one window.
+    // Windows are clock-aligned minutes: move the service's clock to the start of the next
+    // one, so all 600 land in one window.
     const first = await balance()
-    const reset = Number(first.headers.get("ratelimit-reset"))
-    if (reset < 20) {
-      await new Promise((resolve) => setTimeout(resolve, (reset + 1) * 1000))
-      expect((await balance()).status).toBe(200)
-    }
+    clock.advance(Number(first.headers.get("ratelimit-reset")) * 1000)
+    expect((await balance()).status).toBe(200)
     // Use up the window through the REST agent endpoint; /mcp shares the same count.
     for (let sent = 1; sent < 600; sent += 50) {
       const batch = await Promise.all(Array.from({ length: Math.min(50, 600 - sent) }, balance))

@@ -36,14 +36,16 @@ describe("log lines (Layers/LogLines.ts)", () => {
     const writer = makeLineWriter(fd, { droppedLine, maxWaitingChars: 200_000 })
     const line = "x".repeat(99)
     for (let i = 0; i < 1_000; i++) writer.write(line) // 100 KB: the pipe fills and the write waits
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    // One turn: the writer's turn, queued first, hands the batch to the pipe.
+    await new Promise((resolve) => setImmediate(resolve))
     // The event loop turned although the write is still waiting; these queue up to the bound.
     for (let i = 0; i < 3_000; i++) writer.write(line)
     const reader = fs.createReadStream(fifo)
     let text = ""
     reader.on("data", (chunk) => (text += chunk.toString()))
     await writer.drained()
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    // The count of dropped lines comes last: read up to it.
+    while (!/dropped \d+\n$/.test(text)) await new Promise((resolve) => setTimeout(resolve, 20))
     reader.destroy()
     fs.closeSync(fd)
     const lines = text.split("\n").filter((l) => l.length > 0)

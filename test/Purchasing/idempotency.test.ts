@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { call, startWorld, type World } from "../support/world.js"
+import { call, eventually, startWorld, type World } from "../support/world.js"
 import { emailFindInput, seedBuyer } from "./support.js"
 
 /** Mock tools take 300 ms a try here, so a request is still running when its twins arrive. */
@@ -61,7 +61,15 @@ describe("idempotency keys", () => {
     const { agent } = await seedBuyer(world)
     const body = { tool: "hunter-email-finder", inputs: [emailFindInput(1)], idempotency_key: "order-3" }
     const first = execute(agent.key, body)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    // The first holds the key (its row written) before its twin arrives.
+    await eventually(
+      async () =>
+        (await world.db.query(`SELECT 1 FROM idempotency_keys WHERE agent_id = $1 AND key = $2`, [
+          agent.agentId,
+          "order-3"
+        ])).length > 0,
+      { what: "the first request's key" }
+    )
     const second = await execute(agent.key, body)
     expect(second.status).toBe(409)
     expect(second.json.error).toMatchObject({ code: "request_in_progress", retryable: true })

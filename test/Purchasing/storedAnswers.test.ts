@@ -19,7 +19,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js"
 let db: TestDatabase
 
 beforeAll(async () => {
-  db = await createTestDatabase("stored_answers")
+  db = await createTestDatabase("stored_answers", { empty: true })
 })
 
 afterAll(async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seedOrg } from "../support/fixtures.js"
 import { startReceiver } from "../support/receiver.js"
 import { makeShiftableClock, type ShiftableClock } from "../support/shiftableClock.js"
+import { workersSettled } from "../support/workerRounds.js"
 import { eventually, startWorld, type World } from "../support/world.js"
 import { independentlyVerify, orgApi } from "./support.js"
 
@@ -65,7 +66,7 @@ describe("retry schedule", () => {
     }
     expect(waits).toEqual([1, 5, 15, 30, 60, 120, 240, 480, 480])
     // Ten tries in all, the same event id and body every time, each freshly signed.
-    await new Promise((resolve) => setTimeout(resolve, 700))
+    await workersSettled(["webhook worker"])
     const tries = world.receiver.received.filter((r) => r.path === path)
     expect(tries).toHaveLength(10)
     expect(new Set(tries.map((r) => r.headers["service-event-id"]))).toEqual(new Set([event.id]))
@@ -77,7 +78,7 @@ describe("retry schedule", () => {
     for (let i = 1; i < stamps.length; i++) expect(stamps[i]!.t).toBeGreaterThan(stamps[i - 1]!.t)
     // Moving further on sends nothing more.
     clock.advance(24 * 60 * MINUTE)
-    await new Promise((resolve) => setTimeout(resolve, 1_200))
+    await workersSettled(["webhook worker"])
     expect(world.receiver.received.filter((r) => r.path === path)).toHaveLength(10)
   }, 60_000)
 

@@ -4,14 +4,49 @@ import pg from "pg"
 /**
  * Every suite gets its own database on the real PostgreSQL server named by
  * TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), dropped afterwards.
+ * It is a copy of the run's template (test/support/globalSetup.ts): migrated, and seeded as
+ * the service seeds at start.
  */
 export const serverUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
-const withDatabase = (url: string, database: string) => {
+export const withDatabase = (url: string, database: string) => {
   const parsed = new URL(url)
   parsed.pathname = `/${database}`
   return parsed.toString()
 }
+
+export const uniqueName = (label: string) =>
+  `t_${label.replace(/[^a-z0-9]/gi, "_").toLowerCase()}_${randomBytes(4).toString("hex")}`
+
+const onServer = async <A>(use: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: serverUrl })
+  await client.connect()
+  try {
+    return await use(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Creates `name`, empty or as a copy of `template` (which nobody may be connected to). */
+export const createDatabase = (name: string, template?: string) =>
+  onServer((client) => client.query(`CREATE DATABASE ${name}${template === undefined ? "" : ` TEMPLATE ${template}`}`))
+
+export const dropDatabase = (name: string) =>
+  onServer(async (client) => {
+    // Pools closed just before may still be hanging up: terminating a connection that is
+    // closing raises an error in its process with nobody to catch it. Wait for them (a few
+    // seconds at most), then force whatever is left.
+    const deadline = Date.now() + 5_000
+    while (Date.now() < deadline) {
+      const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`, [
+        name
+      ])
+      if (rows[0].n === 0) break
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  })
 
 export interface TestDatabase {
   readonly name: string
@@ -24,12 +59,16 @@ export interface TestDatabase {
   readonly drop: () => Promise<void>
 }
 
-export const createTestDatabase = async (label: string): Promise<TestDatabase> => {
-  const name = `t_${label.replace(/[^a-z0-9]/gi, "_").toLowerCase()}_${randomBytes(4).toString("hex")}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
+export interface TestDatabaseOptions {
+  /** A database with no tables at all (for suites that run migrations from the first one). */
+  readonly empty?: boolean
+}
+
+export const createTestDatabase = async (label: string, options: TestDatabaseOptions = {}): Promise<TestDatabase> => {
+  const name = uniqueName(label)
+  // Imported here, in a suite: the global setup (which runs outside any suite) imports this file too.
+  const { inject } = await import("vitest")
+  await createDatabase(name, options.empty === true ? undefined : inject("templateDatabase"))
   const url = withDatabase(serverUrl, name)
   const pool = new pg.Pool({ connectionString: url, max: 4 })
   return {
@@ -38,21 +77,7 @@ export const createTestDatabase = async (label: string): Promise<TestDatabase> =
     query: async (text, values) => (await pool.query(text, values as Array<unknown>)).rows,
     drop: async () => {
       await pool.end()
-      const client = new pg.Client({ connectionString: serverUrl })
-      await client.connect()
-      // Pools closed just before may still be hanging up: terminating a connection that is
-      // closing raises an error in its process with nobody to catch it. Wait for them (a few
-      // seconds at most), then force whatever is left.
-      const deadline = Date.now() + 5_000
-      while (Date.now() < deadline) {
-        const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`, [
-          name
-        ])
-        if (rows[0].n === 0) break
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
+      await dropDatabase(name)
     }
   }
 }

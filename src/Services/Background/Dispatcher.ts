@@ -1,4 +1,5 @@
 import { Cause, type Duration, Effect, FiberSet, Queue, Ref, type Scope } from "effect"
+import { roundEnded } from "./WorkerRounds.js"
 
 /**
  * The loop every durable-row worker runs: claim due rows (the claim uses
@@ -50,6 +51,8 @@ export const runDispatcher = <Row>(options: DispatcherOptions<Row>): Effect.Effe
       if (free <= 0) return yield* waitForWork
       yield* Ref.set(doneSinceClaim, 0)
       const rows = yield* options.claim(free, [...perKey])
+      // Nothing was in flight and nothing is due: all the work this round saw is done.
+      if (rows.length === 0 && free === options.concurrency) yield* roundEnded(options.name)
       for (const row of rows) {
         const key = options.keyOf?.(row)
         if (key !== undefined) perKey.set(key, (perKey.get(key) ?? 0) + 1)

@@ -1,4 +1,5 @@
 import { Clock, Duration, Effect, Layer } from "effect"
+import { roundEnded } from "../Background/WorkerRounds.js"
 import { runEvery } from "../Ledger/LedgerMaintenance.js"
 import { AutoReload, AutoReloadSignal } from "./AutoReload.js"
 import { BillingConfig } from "./BillingConfig.js"
@@ -42,6 +43,7 @@ export const BillingWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
     yield* autoReload.runOnce.pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("Auto-reload round failed", cause))
     )
+    yield* roundEnded("auto-reload")
     // Every gateway settlement wakes the worker: under load the wakes of the next 100 ms
     // make one round, not one query per call.
     yield* Effect.sleep(AUTO_RELOAD_ROUND_GAP)

@@ -1,0 +1,50 @@
+import { ConfigProvider, Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import type { TestProject } from "vitest/node"
+import { DatabaseLive } from "../../src/Layers/Database.js"
+import { MigrationsLive } from "../../src/Layers/Migrations.js"
+import { Catalogue } from "../../src/Services/Catalogue/Catalogue.js"
+import { Tools } from "../../src/Services/Tools/Tools.js"
+import { createDatabase, dropDatabase, serverUrl, uniqueName, withDatabase } from "./database.js"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The database every suite's database is cloned from: migrated, and seeded as the server seeds at start. */
+    readonly templateDatabase: string
+  }
+}
+
+/**
+ * Once per run, before any suite: a database with every migration applied and the
+ * catalogue and tools loaded from ./data, as the service leaves a new database when it
+ * starts. Suites clone it (`CREATE DATABASE ... TEMPLATE`, test/support/database.ts)
+ * instead of migrating a database of their own; a server started on a clone finds nothing
+ * left to migrate or load. Dropped when the run ends.
+ */
+export default async function setup(project: TestProject) {
+  const name = uniqueName("template")
+  await createDatabase(name)
+  try {
+    const config = ConfigProvider.fromMap(new Map([["DATABASE_URL", withDatabase(serverUrl, name)]]))
+    const database = Layer.provideMerge(MigrationsLive, DatabaseLive)
+    const runtime = ManagedRuntime.make(
+      Layer.mergeAll(Catalogue.Default, Tools.Default).pipe(
+        Layer.provide(database),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)),
+        Layer.provide(Layer.setConfigProvider(config))
+      )
+    )
+    await runtime.runPromise(
+      Effect.gen(function*() {
+        yield* (yield* Catalogue).load
+        yield* (yield* Tools).load
+      })
+    )
+    // Every connection to it closed: PostgreSQL copies a template nobody is connected to.
+    await runtime.dispose()
+  } catch (error) {
+    await dropDatabase(name)
+    throw error
+  }
+  project.provide("templateDatabase", name)
+  return () => dropDatabase(name)
+}
