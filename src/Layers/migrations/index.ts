@@ -11,13 +11,13 @@ import idempotencyAnswers from "./0010_idempotency_answers.js"
 import operations from "./0011_operations.js"
 import catalogueInMemory from "./0012_catalogue_in_memory.js"
 import paymentDisputes from "./0013_payment_disputes.js"
-import agentRefusals from "./0017_agent_refusals.js"
-import lowAlertFundedOnly from "./0018_low_alert_funded_only.js"
-import oauth from "./0022_oauth.js"
-import checkoutSessions from "./0030_checkout_sessions.js"
-import signingKeys from "./0040_signing_keys.js"
-import webhookSecretRotation from "./0041_webhook_secret_rotation.js"
-import webhookReplay from "./0042_webhook_replay.js"
+import agentRefusals from "./0014_agent_refusals.js"
+import lowAlertFundedOnly from "./0015_low_alert_funded_only.js"
+import oauth from "./0016_oauth.js"
+import checkoutSessions from "./0017_checkout_sessions.js"
+import signingKeys from "./0018_signing_keys.js"
+import webhookSecretRotation from "./0019_webhook_secret_rotation.js"
+import webhookReplay from "./0020_webhook_replay.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -34,13 +34,13 @@ export const migrations = {
   "0011_operations": operations,
   "0012_catalogue_in_memory": catalogueInMemory,
   "0013_payment_disputes": paymentDisputes,
-  "0017_agent_refusals": agentRefusals,
-  "0018_low_alert_funded_only": lowAlertFundedOnly,
-  "0022_oauth": oauth,
-  "0030_checkout_sessions": checkoutSessions,
-  "0040_signing_keys": signingKeys,
-  "0041_webhook_secret_rotation": webhookSecretRotation,
-  "0042_webhook_replay": webhookReplay
+  "0014_agent_refusals": agentRefusals,
+  "0015_low_alert_funded_only": lowAlertFundedOnly,
+  "0016_oauth": oauth,
+  "0017_checkout_sessions": checkoutSessions,
+  "0018_signing_keys": signingKeys,
+  "0019_webhook_secret_rotation": webhookSecretRotation,
+  "0020_webhook_replay": webhookReplay
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */
