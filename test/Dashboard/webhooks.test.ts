@@ -108,4 +108,16 @@ describe("webhook replay and secret rotation from the dashboard", () => {
     expect(await accessibilityProblems(page)).toEqual([])
     expect(problems).toEqual([])
   })
+
+  it("shows an event's payload from the event log, folded until opened", async () => {
+    const event = page.locator(".events li", { hasText: "webhook.test" }).first()
+    const payload = event.locator("pre")
+    expect(await payload.isVisible()).toBe(false)
+    await event.locator("summary").click()
+    await payload.waitFor()
+    expect(JSON.parse((await payload.textContent())!)).toEqual({
+      message: "Test delivery requested from the webhook settings"
+    })
+    expect(problems).toEqual([])
+  })
 })
