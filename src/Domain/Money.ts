@@ -22,6 +22,19 @@ export const creditsToUsd = (credits: bigint): string => {
   return `${negative ? "-" : ""}${whole}.${fraction}`
 }
 
+/**
+ * Dollars as people read them (mails to owners), the way the dashboard writes them: two
+ * decimals unless there is a fraction of a cent, with separators. Exact, never rounded:
+ * 4990n -> "$4.99", 4995n -> "$4.995", 1234500n -> "$1,234.50", -5n -> "-$0.005".
+ */
+export const creditsToDollars = (credits: bigint): string => {
+  const negative = credits < 0n
+  const abs = negative ? -credits : credits
+  const thousandths = (abs % CREDITS_PER_USD).toString().padStart(3, "0")
+  const fraction = thousandths.endsWith("0") ? thousandths.slice(0, 2) : thousandths
+  return `${negative ? "-" : ""}$${(abs / CREDITS_PER_USD).toLocaleString("en-US")}.${fraction}`
+}
+
 /** Credits for a whole or decimal USD amount with at most three decimals, e.g. "5" -> 5000n. */
 export const usdToCredits = (usd: number): bigint => BigInt(Math.round(usd * 1000))
 

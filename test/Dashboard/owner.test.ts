@@ -174,7 +174,9 @@ describe("the dashboard an owner trusts with money", () => {
     expect(money).not.toMatch(/charged/i)
     const listed = page.locator("tbody tr[data-mode=test]").first()
     await listed.waitFor()
-    expect(await listed.textContent()).toContain("rehearsal")
+    // The agent has a column of its own, by name.
+    const columns = await listed.locator("xpath=ancestor::table/thead//th").allTextContents()
+    expect(await listed.locator("td").nth(columns.indexOf("Agent")).textContent()).toBe("rehearsal")
     expect(await listed.textContent()).toContain("test: no credits moved")
 
     await orgPage()
@@ -240,7 +242,7 @@ describe("the dashboard an owner trusts with money", () => {
     expect(accepted.status).toBe(202)
     const job = page.getByTestId(`job-${accepted.json.job_id}`)
     await job.waitFor({ timeout: 20_000 })
-    expect(await job.textContent()).toContain("rehearsal")
+    expect(await job.textContent()).toContain("by rehearsal")
     expect(await job.textContent()).toContain("test: no credits moved")
     expect(problems).toEqual([])
   })

@@ -106,7 +106,7 @@ const samples: { [T in EventInput["type"]]: Extract<EventInput, { type: T }> } =
 }
 
 const expectedSubjects: Record<string, RegExp> = {
-  "balance.low": /Credit balance low: \$4\.200 left/,
+  "balance.low": /Credit balance low: \$4\.20 left/,
   "budget.80pct": /Agent "Scout" has used 80% of its monthly budget/,
   "tool.paused": /Tool paused: Finder <Pro>/,
   "dispute.decided": /Dispute upheld: 150 credits refunded/,
@@ -166,7 +166,15 @@ describe("owner mail", () => {
     expect(paused.html).toContain("Finder &lt;Pro&gt;")
     expect(paused.html).not.toContain("Finder <Pro>")
     const budget = mailsTo(org.owner.email).find((m) => m.subject.includes("80%"))!
-    expect(budget.text).toContain("40000 credits ($40.000) of its monthly budget of 50000 credits ($50.000)")
+    expect(budget.text).toContain("40000 credits ($40.00) of its monthly budget of 50000 credits ($50.00)")
+    // The low-balance mail: dollars with two decimals, and the dashboard's words where an API path was.
+    const low = mailsTo(org.owner.email).find((m) => m.subject.includes("Credit balance low"))!
+    expect(low.subject).toBe("[Acme] Credit balance low: $4.20 left")
+    expect(low.text).toContain("4200 credits ($4.20) are left")
+    expect(low.text).toContain(
+      `Settings in the dashboard: https://gateway.example/dashboard/orgs/${org.orgId}/settings`
+    )
+    expect(low.text).not.toMatch(/\/v1\//)
     const rows = await outboxRows(org.owner.email)
     expect(rows.every((r: any) => r.status === "sent" && r.attempts === 1 && r.message_enc === null)).toBe(true)
   })
@@ -262,6 +270,6 @@ describe("owner mail", () => {
     await start()
     const mail = await eventually(() => mailsTo(org.owner.email)[0])
     expect(mail.subject).toBe("[Restart Co] Your trial credits expire on 2026-12-01")
-    expect(mail.text).toContain("3500 trial credits ($3.500) expire on 2026-12-01")
+    expect(mail.text).toContain("3500 trial credits ($3.50) expire on 2026-12-01")
   })
 })

@@ -1,6 +1,6 @@
 import type { EmailedEventType, EventData } from "../../Domain/Events.js"
 import { escapeHtml } from "../../Domain/Html.js"
-import { creditsToUsd } from "../../Domain/Money.js"
+import { creditsToDollars } from "../../Domain/Money.js"
 
 /**
  * The mails owners receive for the events marked "emailed to owners": what happened and
@@ -26,22 +26,24 @@ interface Content {
   readonly todo: ReadonlyArray<string>
 }
 
-const usd = (credits: string) => `$${creditsToUsd(BigInt(credits))}`
+const usd = (credits: string) => creditsToDollars(BigInt(credits))
 const day = (timestamp: string) => timestamp.slice(0, 10)
 
 type Renderers = { readonly [T in EmailedEventType]: (data: EventData<T>, context: OwnerMailContext) => Content }
 
 const renderers: Renderers = {
-  "balance.low": (data, { orgId }) => ({
-    subject: `Credit balance low: $${data.balance_usd} left`,
+  "balance.low": (data, { baseUrl, orgId }) => ({
+    subject: `Credit balance low: ${usd(data.balance_credits)} left`,
     headline: "Your credit balance is low",
     happened: [
-      `The org's balance has fallen under its low-balance alert: ${data.balance_credits} credits ($${data.balance_usd}) are left.`,
+      `The org's balance has fallen under its low-balance alert: ${data.balance_credits} credits (${
+        usd(data.balance_credits)
+      }) are left.`,
       "When the balance cannot cover a purchase, agents' purchases and gateway calls are refused with insufficient_credits."
     ],
     todo: [
       "Top up the org's credits so agents can keep buying.",
-      `To change when this alert is sent, set low_balance_usd with PUT /v1/orgs/${orgId}/notifications.`
+      `To change when this alert is sent, set its amount under Settings in the dashboard: ${baseUrl}/dashboard/orgs/${orgId}/settings`
     ]
   }),
   "budget.80pct": (data, { orgId }) => ({

@@ -1,6 +1,7 @@
 import { useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { localDateTime } from "../components/format.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Empty, ErrorNotice, Loaded, Pager, type ShownSecret, Status, useSecretOnce, When } from "../components/ui.js"
 
@@ -77,12 +78,81 @@ type WebhookRecord = {
   readonly url: string
   readonly events: ReadonlyArray<string>
   readonly secret_prefix: string
+  readonly previous_secret_expires_at: string | null
   readonly created_at: string
 }
 
-const WebhookRow = ({ orgId, webhook }: { readonly orgId: string; readonly webhook: WebhookRecord }) => {
+/** What an owner keeps in mind after a rotation, in their words (the service's note names headers). */
+const rotationNote = (until: string | null) =>
+  "The new secret is shown only now: store it with your receiver. The previous secret keeps working for 24 hours" +
+  (until === null ? "" : `, until ${localDateTime(until)}`) +
+  ": meanwhile every delivery is signed with both, so switch your receiver to the new one within that time."
+
+/** The form's value for an instant: the viewer's local time, to the minute. */
+const toLocalInput = (at: Date) => {
+  const local = new Date(at.getTime() - at.getTimezoneOffset() * 60_000)
+  return local.toISOString().slice(0, 16)
+}
+
+/** Resends an endpoint's events since a time (all, or only those that failed), with their ids unchanged. */
+const ResendSince = ({ orgId, webhook }: { readonly orgId: string; readonly webhook: WebhookRecord }) => {
+  const [since, setSince] = useState(() => toLocalInput(new Date(Date.now() - 24 * 3600 * 1000)))
+  const [onlyFailed, setOnlyFailed] = useState(true)
+  const replay = useApiMutation(
+    (c) =>
+      c.webhooks.replay({
+        path: { orgId, id: webhook.id },
+        // The form's "2026-11-27T14:05" is read in the viewer's zone, as they typed it.
+        payload: { since: new Date(since), only_failed: onlyFailed }
+      }),
+    [["deliveries", orgId]]
+  )
+  return (
+    <form
+      className="row"
+      aria-label={`Resend events to ${webhook.url}`}
+      onSubmit={(event) => {
+        event.preventDefault()
+        replay.mutate(undefined)
+      }}
+    >
+      <label>
+        Resend since
+        <input type="datetime-local" required value={since} onChange={(e) => setSince(e.target.value)} />
+      </label>
+      <label className="check">
+        <input type="checkbox" checked={onlyFailed} onChange={(e) => setOnlyFailed(e.target.checked)} />
+        Only failed deliveries
+      </label>
+      <button type="submit" className="secondary" disabled={replay.isPending || since === ""}>
+        {replay.isPending ? "Resending…" : "Resend"}
+      </button>
+      {replay.data === undefined ? null : (
+        <p role="status" className="muted">
+          {replay.data.replayed === 0
+            ? "Nothing to resend since then."
+            : `${replay.data.replayed} ${
+              replay.data.replayed === 1 ? "event" : "events"
+            } sent again, with the same ids.`}
+        </p>
+      )}
+      <ErrorNotice error={replay.error} />
+    </form>
+  )
+}
+
+const WebhookRow = ({ orgId, webhook, isOwner, onSecret }: {
+  readonly orgId: string
+  readonly webhook: WebhookRecord
+  readonly isOwner: boolean
+  readonly onSecret: (secret: ShownSecret) => void
+}) => {
   const test = useApiMutation((c) => c.webhooks.test({ path: { orgId, id: webhook.id } }), [["deliveries", orgId]])
   const remove = useApiMutation((c) => c.webhooks.remove({ path: { orgId, id: webhook.id } }), [["webhooks", orgId]])
+  const rotate = useApiMutation(
+    (c) => c.webhooks.rotateSecret({ path: { orgId, id: webhook.id } }),
+    [["webhooks", orgId]]
+  )
   return (
     <li className="card" data-testid={`webhook-${webhook.url}`}>
       <div className="agent-head">
@@ -94,11 +164,37 @@ const WebhookRow = ({ orgId, webhook }: { readonly orgId: string; readonly webho
       <p className="muted">
         {webhook.events.length === 0 ? "Every event" : webhook.events.join(", ")}. Added{" "}
         <When at={webhook.created_at} />.
+        {webhook.previous_secret_expires_at === null ? null : (
+          <>
+            {" "}The previous secret keeps working until <When at={webhook.previous_secret_expires_at} />.
+          </>
+        )}
       </p>
       <div className="actions">
         <button type="button" className="secondary" disabled={test.isPending} onClick={() => test.mutate(undefined)}>
           {test.isPending ? "Sending…" : "Send a test"}
         </button>
+        {isOwner ?
+          (
+            <button
+              type="button"
+              className="secondary"
+              disabled={rotate.isPending}
+              onClick={() =>
+                confirm(`Make a new signing secret for ${webhook.url}? The current one keeps working for 24 hours.`) &&
+                rotate.mutate(undefined, {
+                  onSuccess: (made) =>
+                    onSecret({
+                      title: `New signing secret of ${made.webhook.url}`,
+                      secret: made.webhook.secret,
+                      note: rotationNote(made.webhook.previous_secret_expires_at)
+                    })
+                })}
+            >
+              Rotate secret
+            </button>
+          ) :
+          null}
         <button
           type="button"
           className="danger"
@@ -114,12 +210,41 @@ const WebhookRow = ({ orgId, webhook }: { readonly orgId: string; readonly webho
           {test.data.last_error === null ? null : <>: {test.data.last_error}</>}
         </p>
       )}
-      <ErrorNotice error={test.error ?? remove.error} />
+      <ErrorNotice error={test.error ?? remove.error ?? rotate.error} />
+      {isOwner ? <ResendSince orgId={orgId} webhook={webhook} /> : null}
     </li>
   )
 }
 
-const Deliveries = ({ orgId }: { readonly orgId: string }) => {
+type DeliveryRecord = {
+  readonly webhook_id: string
+  readonly event_id: string
+  readonly status: "pending" | "delivered" | "failed"
+}
+
+/** Sends one event to its endpoint again, with the same event id (not while a try is due). */
+const ResendButton = ({ orgId, delivery }: { readonly orgId: string; readonly delivery: DeliveryRecord }) => {
+  const replay = useApiMutation(
+    (c) => c.webhooks.replay({ path: { orgId, id: delivery.webhook_id }, payload: { event_id: delivery.event_id } }),
+    [["deliveries", orgId]]
+  )
+  return (
+    <>
+      <button
+        type="button"
+        className="secondary"
+        disabled={replay.isPending || delivery.status === "pending"}
+        onClick={() => replay.mutate(undefined)}
+      >
+        {replay.isPending ? "Resending…" : "Resend"}
+      </button>
+      {replay.isSuccess ? <span role="status" className="muted">Sent again</span> : null}
+      <ErrorNotice error={replay.error} />
+    </>
+  )
+}
+
+const Deliveries = ({ orgId, isOwner }: { readonly orgId: string; readonly isOwner: boolean }) => {
   const pages = useCursorPages()
   const deliveries = useApiQuery(
     ["deliveries", orgId, pages.after],
@@ -132,9 +257,9 @@ const Deliveries = ({ orgId }: { readonly orgId: string }) => {
       pages={pages}
       rows={(data) => data.deliveries}
       empty="No deliveries yet."
-      head={["Event", "Status", "Attempts", "Last answer", "Next try"]}
+      head={["Event", "Status", "Attempts", "Last answer", "Next try", ...(isOwner ? ["Action"] : [])]}
       row={(d) => (
-        <tr key={d.id}>
+        <tr key={d.id} data-testid={`delivery-${d.id}`}>
           <td>{d.event_type}</td>
           <td>
             <Status value={d.status} />
@@ -142,6 +267,13 @@ const Deliveries = ({ orgId }: { readonly orgId: string }) => {
           <td>{d.attempts}</td>
           <td>{d.last_status_code ?? d.last_error ?? "—"}</td>
           <td>{d.next_attempt_at === null ? "—" : <When at={d.next_attempt_at} />}</td>
+          {isOwner
+            ? (
+              <td>
+                <ResendButton orgId={orgId} delivery={d} />
+              </td>
+            )
+            : null}
         </tr>
       )}
     />
@@ -204,7 +336,15 @@ export const WebhooksPage = () => {
               <Empty>No endpoints. Events are still kept in the log below.</Empty> :
               (
                 <ul className="plain stack">
-                  {data.webhooks.map((w) => <WebhookRow key={w.id} orgId={org.id} webhook={w} />)}
+                  {data.webhooks.map((w) => (
+                    <WebhookRow
+                      key={w.id}
+                      orgId={org.id}
+                      webhook={w}
+                      isOwner={org.role === "owner"}
+                      onSecret={secret.show}
+                    />
+                  ))}
                 </ul>
               )}
           </>
@@ -212,7 +352,7 @@ export const WebhooksPage = () => {
       </Loaded>
       <section className="card">
         <h2>Deliveries</h2>
-        <Deliveries orgId={org.id} />
+        <Deliveries orgId={org.id} isOwner={org.role === "owner"} />
       </section>
       <section className="card">
         <h2>Event log</h2>
