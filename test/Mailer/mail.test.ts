@@ -159,6 +159,10 @@ describe("owner mail", () => {
         }
         expect(mail!.html).toContain("<h3>What to do</h3>")
         expect(mail!.text).toContain("https://gateway.example/docs")
+        // Owner words: no API path and no error code in what to do.
+        expect(mail!.text, type).not.toMatch(
+          /(GET|POST|PATCH|PUT|DELETE) \/v1\/|_credits with|over_budget|tool_paused|insufficient_credits/
+        )
       }
     }
     const paused = mailsTo(org.owner.email).find((m) => m.subject.includes("Tool paused"))!
@@ -175,6 +179,10 @@ describe("owner mail", () => {
       `Settings in the dashboard: https://gateway.example/dashboard/orgs/${org.orgId}/settings`
     )
     expect(low.text).not.toMatch(/\/v1\//)
+    expect(budget.text).toContain(
+      `on the Agents page of the dashboard: https://gateway.example/dashboard/orgs/${org.orgId}/agents`
+    )
+    expect(paused.text).toContain(`https://gateway.example/dashboard/orgs/${org.orgId}/tools`)
     const rows = await outboxRows(org.owner.email)
     expect(rows.every((r: any) => r.status === "sent" && r.attempts === 1 && r.message_enc === null)).toBe(true)
   })

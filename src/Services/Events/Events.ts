@@ -11,6 +11,7 @@ import {
 } from "../../Domain/Events.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { AppConfig } from "../AppConfig.js"
+import { AuthConfig } from "../Auth/AuthConfig.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
 import { MailOutboxLive } from "../Mailer/MailOutboxLive.js"
 import { OrgOwners } from "../Mailer/OrgOwners.js"
@@ -58,6 +59,7 @@ export class Events extends Effect.Service<Events>()("Events/Events", {
     const owners = yield* OrgOwners
     const config = yield* AppConfig
     const baseUrl = Option.getOrElse(config.baseUrl, () => `http://localhost:${config.port}`)
+    const { dashboardPath } = yield* AuthConfig
 
     const columns = sql`id, org_id, type, data, created_at, seq`
     const insertRow = SqlSchema.single({
@@ -114,6 +116,7 @@ export class Events extends Effect.Service<Events>()("Events/Events", {
             orgId,
             orgName: owner.org_name,
             baseUrl,
+            dashboardUrl: `${baseUrl}${dashboardPath}`,
             eventId: row.id
           })
           yield* outbox.enqueue({ to: owner.email, ...mail, dedupeKey: `event:${row.id}:owner:${owner.user_id}` })
@@ -154,5 +157,5 @@ export class Events extends Effect.Service<Events>()("Events/Events", {
 
     return { emit, list } as const
   }),
-  dependencies: [MailOutboxLive, OrgOwners.Default]
+  dependencies: [MailOutboxLive, OrgOwners.Default, AuthConfig.Default]
 }) {}

@@ -10,6 +10,8 @@ export interface OwnerMailContext {
   readonly orgId: string
   readonly orgName: string
   readonly baseUrl: string
+  /** The dashboard's address (`<public URL><DASHBOARD_PATH>`), where an owner acts on the mail. */
+  readonly dashboardUrl: string
   readonly eventId: string
 }
 
@@ -32,43 +34,43 @@ const day = (timestamp: string) => timestamp.slice(0, 10)
 type Renderers = { readonly [T in EmailedEventType]: (data: EventData<T>, context: OwnerMailContext) => Content }
 
 const renderers: Renderers = {
-  "balance.low": (data, { baseUrl, orgId }) => ({
+  "balance.low": (data, { dashboardUrl, orgId }) => ({
     subject: `Credit balance low: ${usd(data.balance_credits)} left`,
     headline: "Your credit balance is low",
     happened: [
       `The org's balance has fallen under its low-balance alert: ${data.balance_credits} credits (${
         usd(data.balance_credits)
       }) are left.`,
-      "When the balance cannot cover a purchase, agents' purchases and gateway calls are refused with insufficient_credits."
+      "When the balance cannot cover a purchase or a call, agents' purchases and gateway calls are refused until the org is topped up."
     ],
     todo: [
-      "Top up the org's credits so agents can keep buying.",
-      `To change when this alert is sent, set its amount under Settings in the dashboard: ${baseUrl}/dashboard/orgs/${orgId}/settings`
+      `Top up the org's credits so agents can keep buying: ${dashboardUrl}/orgs/${orgId}/billing`,
+      `To change when this alert is sent, set its amount under Settings in the dashboard: ${dashboardUrl}/orgs/${orgId}/settings`
     ]
   }),
-  "budget.80pct": (data, { orgId }) => ({
+  "budget.80pct": (data, { dashboardUrl, orgId }) => ({
     subject: `Agent "${data.agent_name}" has used 80% of its monthly budget`,
     headline: "An agent is close to its monthly budget",
     happened: [
       `Agent "${data.agent_name}" (${data.agent_id}) has spent ${data.spent_credits} credits (${
         usd(data.spent_credits)
       }) of its monthly budget of ${data.budget_credits} credits (${usd(data.budget_credits)}).`,
-      "Purchases past the budget answer over_budget, or wait for an owner's approval."
+      "Purchases and calls past the budget are refused, or wait for an owner's approval."
     ],
     todo: [
-      `If the agent needs more this month, raise monthly_budget_credits with PATCH /v1/orgs/${orgId}/agents/${data.agent_id}.`,
+      `If the agent needs more this month, raise its monthly budget on the Agents page of the dashboard: ${dashboardUrl}/orgs/${orgId}/agents`,
       "Otherwise nothing is needed: the budget resets at the start of the next calendar month (UTC)."
     ]
   }),
-  "tool.paused": (data) => ({
+  "tool.paused": (data, { dashboardUrl, orgId }) => ({
     subject: `Tool paused: ${data.tool_name}`,
     headline: "A tool your agents use was paused",
     happened: [
       `${data.tool_name} (${data.tool_id}) was paused: ${data.reason}`,
-      "Purchases of this tool answer tool_paused until it is resumed."
+      "Purchases of this tool are refused until it is resumed."
     ],
     todo: [
-      "Pick another tool for the same task type (GET /v1/scores ranks them), or send fallback: true with execute so the service may use another tool."
+      `Pick another tool for the same task type (the Tools page of the dashboard ranks them: ${dashboardUrl}/orgs/${orgId}/tools), or let your agents ask for a fallback so the service may use another tool.`
     ]
   }),
   "dispute.decided": (data) => ({
@@ -85,7 +87,7 @@ const renderers: Renderers = {
         : "Nothing is needed; if you disagree, reply with what the result got wrong."
     ]
   }),
-  "price.changed": (data) => ({
+  "price.changed": (data, { dashboardUrl, orgId }) => ({
     subject: `Price change for ${data.tool_name}`,
     headline: "A tool your agents use changed its price",
     happened: [
@@ -94,7 +96,7 @@ const renderers: Renderers = {
       }) to ${data.new_credits} credits (${usd(data.new_credits)}) from ${day(data.valid_from)}.`
     ],
     todo: [
-      "Check the max_price your agents send and their monthly budgets; compare tools with GET /v1/scores."
+      `Check the most your agents are set to pay and their monthly budgets; compare tools on the Tools page of the dashboard: ${dashboardUrl}/orgs/${orgId}/tools`
     ]
   }),
   "trial.expiring": (data) => ({
