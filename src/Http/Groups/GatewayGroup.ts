@@ -1,7 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { CallRequest } from "../../Domain/GatewayCall.js"
-import { AnyJson } from "../../Domain/Json.js"
+import { CallRequest, CallResult, Refunded } from "../../Domain/GatewayCall.js"
 import { Amount } from "../../Domain/Money.js"
 import { RecordSignature } from "../../Domain/RecordSignature.js"
 import {
@@ -23,42 +22,6 @@ import { PublicRateLimit } from "../Security/RateLimitTags.js"
 import { pageLimitOrDefault } from "./Pagination.js"
 
 /** The gateway (`POST /v1/call`), the agent's balance, and the org's call list. */
-
-export const CallStatus = Schema.Literal("succeeded", "refused", "failed", "timed_out", "test").annotations({
-  description: "succeeded: answered and charged; refused: provider 4xx; failed: provider 5xx or network error; " +
-    "timed_out: no answer within 60 s; test: a test key, checked and priced but not made"
-})
-
-export const Refunded = Schema.Struct({
-  credits: Schema.String,
-  usd: Schema.String,
-  reason: Schema.Literal(
-    "provider_refused",
-    "provider_error",
-    "timeout",
-    "lower_cost_reported",
-    "hold_expired",
-    "abandoned"
-  )
-}).annotations({ identifier: "Refunded", description: "Present when the hold was released in whole or in part" })
-
-export const CallResult = Schema.Struct({
-  call_id: Schema.String,
-  endpoint: Schema.String,
-  provider: Schema.String,
-  status: CallStatus,
-  price: Amount,
-  charged: Amount,
-  latency_ms: Schema.Int,
-  provider_status: Schema.NullOr(Schema.Int),
-  data: AnyJson.annotations({
-    description: "The provider's own answer (JSON, or text when it is not JSON); with a test key, the sandbox's sample"
-  }),
-  refunded: Schema.optional(Refunded),
-  sample: Schema.optional(Schema.Literal(true)).annotations({
-    description: "Present with a test key: the call was checked and priced, not made, and `data` is a sample"
-  })
-}).annotations({ identifier: "CallResult" })
 
 export const Balance = Schema.Struct({
   agent_id: Schema.String,

@@ -3,6 +3,7 @@ import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema, Struct } from "effect"
 import { CatalogueEndpoint } from "../../Domain/Catalogue.js"
 import { CallRequest } from "../../Domain/GatewayCall.js"
+import { CallResult } from "../../Domain/GatewayCall.js"
 import {
   Approval,
   Dispute,
@@ -30,7 +31,7 @@ import { JobRunner } from "../../Services/Purchasing/Jobs.js"
 import { Receipts } from "../../Services/Purchasing/Receipts.js"
 import { Recommend } from "../../Services/Purchasing/Recommend.js"
 import { Api } from "../Api.js"
-import { Balance, CallResult } from "../Groups/GatewayGroup.js"
+import { Balance } from "../Groups/GatewayGroup.js"
 import { EndpointSearch } from "../Groups/PublicGroup.js"
 import { type ToolInputSchema, toolInputSchema } from "./ToolSchema.js"
 

@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { Cache, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { placeholdersOf } from "../../Domain/Catalogue.js"
-import type { CallRequest } from "../../Domain/GatewayCall.js"
-import { type Amount, amountOf } from "../../Domain/Money.js"
+import type { CallRequest, CallResult, RefundReason } from "../../Domain/GatewayCall.js"
+import { amountOf } from "../../Domain/Money.js"
 import { gatewayPrice } from "../../Domain/Plans.js"
 import {
   EndpointOnRequest,
@@ -26,7 +26,7 @@ import { sandboxSample } from "../Providers/Sandbox.js"
 import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
 import { sha256OfJcs } from "../Receipts/Jcs.js"
 import { Refusals } from "../Usage/Refusals.js"
-import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
+import { GatewayRepo } from "./GatewayRepo.js"
 
 /**
  * `POST /v1/call`: check, price, hold, forward, then capture what the answer costs or
@@ -48,29 +48,6 @@ import { type CallStatus, GatewayRepo } from "./GatewayRepo.js"
  * `lower_cost_reported` (the provider reported a lower cost; the difference was released)
  * or `hold_expired` (the answer came after the hold's time and the sweeper released it).
  */
-
-export type RefundReason =
-  | "provider_refused"
-  | "provider_error"
-  | "timeout"
-  | "lower_cost_reported"
-  | "hold_expired"
-  | "abandoned"
-
-export interface CallResult {
-  readonly call_id: string
-  readonly endpoint: string
-  readonly provider: string
-  readonly status: Exclude<CallStatus, "pending" | "abandoned">
-  readonly price: Amount
-  readonly charged: Amount
-  readonly latency_ms: number
-  readonly provider_status: number | null
-  readonly data: unknown
-  readonly refunded?: Amount & { readonly reason: RefundReason }
-  /** Test keys only: `data` is the sandbox's sample, not a provider's answer. */
-  readonly sample?: true
-}
 
 /**
  * How long a gateway hold may stay unsettled before the sweeper takes it for left behind:
