@@ -48,28 +48,22 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
     // Read on every request that presents a credential: run on the pool directly.
     const direct = yield* directStatements
 
-    const findAgent = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: AgentKeyRow,
-      execute: (hash) =>
-        direct(sql`
-          SELECT a.id, a.org_id, o.plan AS org_plan, a.name, a.mode, a.status, a.monthly_budget_credits,
-                 a.approval_threshold_credits, a.ip_allowlist, a.key_prefix
-          FROM agents a JOIN orgs o ON o.id = a.org_id
-          WHERE a.key_hash = ${hash}`)
-    })
+    /** An agent's key row, found by the column a credential names (its key's hash, or its id). */
+    const findAgentBy = (column: "key_hash" | "id") =>
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: AgentKeyRow,
+        execute: (value) =>
+          direct(sql`
+            SELECT a.id, a.org_id, o.plan AS org_plan, a.name, a.mode, a.status, a.monthly_budget_credits,
+                   a.approval_threshold_credits, a.ip_allowlist, a.key_prefix
+            FROM agents a JOIN orgs o ON o.id = a.org_id
+            WHERE ${sql(`a.${column}`)} = ${value}`)
+      })
+    const findAgent = findAgentBy("key_hash")
     const agentByKeyHash = (hash: string) => findAgent(hash).pipe(Effect.orDie)
 
-    const findAgentById = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: AgentKeyRow,
-      execute: (agentId) =>
-        direct(sql`
-          SELECT a.id, a.org_id, o.plan AS org_plan, a.name, a.mode, a.status, a.monthly_budget_credits,
-                 a.approval_threshold_credits, a.ip_allowlist, a.key_prefix
-          FROM agents a JOIN orgs o ON o.id = a.org_id
-          WHERE a.id = ${agentId}`)
-    })
+    const findAgentById = findAgentBy("id")
     /** An agent by id, as `agentByKeyHash` reads it: for a credential that names the agent (an OAuth grant). */
     const agentById = (agentId: string) => findAgentById(agentId).pipe(Effect.orDie)
 
