@@ -18,6 +18,7 @@ import { PublicUrl } from "../../Services/PublicUrl.js"
 import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import { ClientAddress } from "../ClientAddress.js"
 import { enforceRateLimit } from "../Middleware/RateLimits.js"
+import { makeOwnOrigin } from "../Middleware/RequestSite.js"
 import { SESSION_COOKIE } from "../Security/Cookies.js"
 import { consentPage, mailSentPage, type OrgChoice, page, signInPage } from "./ConsentPage.js"
 import { providerRequest } from "./OAuthRoutes.js"
@@ -71,7 +72,8 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
     const limiter = yield* RateLimiter
     const addresses = yield* ClientAddress
     const baseUrl = yield* PublicUrl
-    const origin = new URL(baseUrl).origin
+    // The service's own origin exactly (no development loopback allowance, no header fallback).
+    const isOwnOrigin = makeOwnOrigin(baseUrl, false)
 
     const interactionOf = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
@@ -117,7 +119,8 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
 
     const sameOrigin = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      if (request.headers["origin"] !== origin) return yield* crossSite
+      const origin = request.headers["origin"]
+      if (origin === undefined || !isOwnOrigin(origin)) return yield* crossSite
     })
 
     const show = Effect.gen(function*() {
