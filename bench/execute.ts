@@ -80,7 +80,7 @@ const runPaired = async (otherCheckout: string) => {
         connections: CONNECTIONS,
         request: (i) => request(i + 10_000_000)
       })
-      sides.push({ name, url: `${service.url}/v1/execute`, pid: service.process.pid!, request })
+      sides.push({ name, url: `${service.url}/v1/execute`, pids: [service.process.pid!], request })
     }
     const loadBefore = os.loadavg()[0]!
     const outcome = await alternate([sides[0]!, sides[1]!], { slices, sliceMs, connections: CONNECTIONS })

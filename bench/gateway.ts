@@ -85,8 +85,19 @@ interface Measured {
 /** Idle backends hand in their statistics within PostgreSQL's 10 s idle interval. */
 const STATS_SETTLE_MS = 11_000
 
-/** This checkout's service against another's, closed loop in alternating slices. */
-const runPaired = async (otherCheckout: string) => {
+/** A service to run side by side: its name, its settings beyond the shipped defaults, its checkout. */
+interface SideSpec {
+  readonly name: string
+  readonly env: Record<string, string>
+  readonly checkout?: string | undefined
+}
+
+/**
+ * Services side by side, closed loop in alternating slices, the first against each of the
+ * others in turn: this checkout's against another's (BENCH_COMPARE_DIR), or the service as
+ * shipped against itself with settings changed (BENCH_VARIANTS), to price one default.
+ */
+const runSideBySide = async (specs: ReadonlyArray<SideSpec>) => {
   const slices = Number(process.env.BENCH_SLICES ?? 10)
   const sliceMs = Number(process.env.BENCH_SLICE_MS ?? 3_000)
   const provider = await startBenchProvider(benchPersonAnswer)
@@ -95,24 +106,26 @@ const runPaired = async (otherCheckout: string) => {
   > = []
   try {
     const sides: Array<Side> = []
-    for (const [name, checkout] of [["this checkout", undefined], [otherCheckout, otherCheckout]] as const) {
+    for (const spec of specs) {
       const db = await createBenchDatabase()
       const service = await startService({
         DATABASE_URL: db.url,
         PROVIDERS_UPSTREAM: provider.url,
-        ACCESS_LOG: "false",
-        ...JSON.parse(process.env.BENCH_SERVICE_ENV ?? "{}")
-      }, checkout)
+        ...JSON.parse(process.env.BENCH_SERVICE_ENV ?? "{}"),
+        ...spec.env
+      }, spec.checkout)
       const pool = new pg.Pool({ connectionString: db.url, max: 4 })
       started.push({ db, service, pool })
       const { call } = await seedGatewayCalls(pool, db.url, ORGS, AGENTS_PER_ORG)
       await runLoad({ url: `${service.url}/v1/call`, durationMs: 2_000, connections: 16, request: call })
-      sides.push({ name, url: `${service.url}/v1/call`, pid: service.process.pid!, request: call })
+      sides.push({ name: spec.name, url: `${service.url}/v1/call`, pids: [service.process.pid!], request: call })
     }
-    const loadBefore = os.loadavg()[0]!
-    const outcome = await alternate([sides[0]!, sides[1]!], { slices, sliceMs, connections: CONNECTIONS })
-    console.log(`\nPOST /v1/call side by side (${CONNECTIONS} connections, ${slices} slices of ${sliceMs} ms each)`)
-    printAlternation(outcome, { rate: "calls/s", each: "a call" }, loadBefore)
+    for (const other of sides.slice(1)) {
+      const loadBefore = os.loadavg()[0]!
+      const outcome = await alternate([sides[0]!, other], { slices, sliceMs, connections: CONNECTIONS })
+      console.log(`\nPOST /v1/call side by side (${CONNECTIONS} connections, ${slices} slices of ${sliceMs} ms each)`)
+      printAlternation(outcome, { rate: "calls/s", each: "a call" }, loadBefore)
+    }
     for (const { pool } of started) {
       const [{ open }] = (await pool.query(`SELECT count(*)::int AS open FROM ledger_holds WHERE status = 'held'`)).rows
       console.log(`Open holds after the run: ${open}`)
@@ -140,7 +153,17 @@ const startReference = async (script: string, label: string, env: Record<string,
 
 export const run = async () => {
   const compareWith = process.env.BENCH_COMPARE_DIR
-  if (compareWith !== undefined && compareWith.length > 0) return runPaired(compareWith)
+  if (compareWith !== undefined && compareWith.length > 0) {
+    return runSideBySide([{ name: "this checkout", env: {} }, { name: compareWith, env: {}, checkout: compareWith }])
+  }
+  const variants = process.env.BENCH_VARIANTS
+  if (variants !== undefined && variants.length > 0) {
+    const changed = Object.entries(JSON.parse(variants) as Record<string, Record<string, string>>)
+    return runSideBySide([
+      { name: "as shipped", env: {} },
+      ...changed.map(([name, env]) => ({ name, env }))
+    ])
+  }
   const loadBefore = os.loadavg()[0]!
   const db = await createBenchDatabase()
   const provider = await startBenchProvider(benchPersonAnswer)

@@ -73,15 +73,15 @@ const provider = await startBenchProvider(benchPersonAnswer)
 const service = await startService({
   DATABASE_URL: db.url,
   PROVIDERS_UPSTREAM: provider.url,
-  ACCESS_LOG: "false",
-  TRUSTED_PROXIES: "127.0.0.1"
+  TRUSTED_PROXIES: "127.0.0.1",
+  ...JSON.parse(process.env.BENCH_SERVICE_ENV ?? "{}")
 })
 const pool = new pg.Pool({ connectionString: db.url, max: 2 })
 try {
   let load: Parameters<typeof runLoad>[0]
   if (target === "gateway") {
-    const { call } = await seedGatewayCalls(pool, db.url, 8, 8)
-    load = { url: `${service.url}/v1/call`, durationMs: seconds * 1000, connections: 32, request: call }
+    const { call } = await seedGatewayCalls(pool, db.url, 16, 8)
+    load = { url: `${service.url}/v1/call`, durationMs: seconds * 1000, connections: 64, request: call }
   } else if (target === "execute") {
     const { purchase } = await seedPurchases(pool, 32)
     load = { url: `${service.url}/v1/execute`, durationMs: seconds * 1000, connections: 16, request: purchase }

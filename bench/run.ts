@@ -7,6 +7,8 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   webhooks: () => import("./webhooks.js"),
   execute: () => import("./execute.js"),
   gateway: () => import("./gateway.js"),
+  busyOrg: () => import("./busyOrg.js"),
+  replicas: () => import("./replicas.js"),
   observability: () => import("./observability.js"),
   autoReload: () => import("./autoReload.js"),
   cluster: () => import("./cluster.js")

@@ -1,5 +1,5 @@
 import * as os from "node:os"
-import { postgresCpuMsBetween, postgresTicks, processCpuMs } from "./cpu.js"
+import { postgresCpuMsBetween, postgresTicks, servicesCpuMs } from "./cpu.js"
 import { type LoadOptions, runLoad } from "./load.js"
 
 /**
@@ -14,7 +14,8 @@ import { type LoadOptions, runLoad } from "./load.js"
 export interface Side {
   readonly name: string
   readonly url: string
-  readonly pid: number
+  /** The service's processes (their workers are counted with them). */
+  readonly pids: ReadonlyArray<number>
   readonly request: NonNullable<LoadOptions["request"]>
 }
 
@@ -46,7 +47,7 @@ export const alternate = async (
     const order = slice % 2 === 0 ? [0, 1] : [1, 0]
     for (const index of order) {
       const side = sides[index]!
-      const cpuBefore = processCpuMs(side.pid)
+      const cpuBefore = servicesCpuMs(side.pids)
       const postgresBefore = postgresTicks()
       const started = performance.now()
       const result = await runLoad({
@@ -59,7 +60,7 @@ export const alternate = async (
       total.seconds += (performance.now() - started) / 1000
       total.requests += result.requests
       total.errors += result.errors
-      total.serviceCpuMs += processCpuMs(side.pid) - cpuBefore
+      total.serviceCpuMs += servicesCpuMs(side.pids) - cpuBefore
       total.postgresCpuMs += postgresCpuMsBetween(postgresBefore, postgresTicks())
       rates[index] = result.rps
     }
@@ -107,9 +108,9 @@ export const printAlternation = (
   }
   const cpu = (result: SideResult) => result.serviceCpuMs + result.postgresCpuMs
   console.log(
-    `this checkout against the other, slice by slice: ${ratio.median.toFixed(2)}x (${ratio.min.toFixed(2)}–${
-      ratio.max.toFixed(2)
-    }); over all slices ${(results[0]!.rps / results[1]!.rps).toFixed(2)}x; CPU ${words.each} ${
+    `${results[0]!.name} against ${results[1]!.name}, slice by slice: ${ratio.median.toFixed(2)}x (${
+      ratio.min.toFixed(2)
+    }–${ratio.max.toFixed(2)}); over all slices ${(results[0]!.rps / results[1]!.rps).toFixed(2)}x; CPU ${words.each} ${
       (cpu(results[0]!) / cpu(results[1]!)).toFixed(2)
     }x; load average (1 min) ${loadBefore.toFixed(2)} before, ${os.loadavg()[0]!.toFixed(2)} after`
   )

@@ -13,7 +13,38 @@ const ticksOf = (stat: string) => {
   return Number(fields[11]) + Number(fields[12])
 }
 
+const parentOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+
 export const processCpuMs = (pid: number) => ticksOf(fs.readFileSync(`/proc/${pid}/stat`, "utf8")) * TICK_MS
+
+/**
+ * The CPU of services made of several processes, in milliseconds: each pid's own and its
+ * children's (the workers of WORKER_PROCESSES), summed.
+ */
+export const servicesCpuMs = (pids: ReadonlyArray<number>) => {
+  let ms = 0
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      if (pids.includes(Number(entry)) || pids.includes(parentOf(stat))) ms += ticksOf(stat) * TICK_MS
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  return ms
+}
+
+let postmaster: number | undefined
+
+/**
+ * Counts only the PostgreSQL server the benchmarks use (the postmaster that forked the
+ * backend `backendPid`, and its children), so other clusters on the machine (tests start
+ * private ones) do not add to a benchmark's figures.
+ */
+export const measurePostgresOf = (backendPid: number) => {
+  postmaster = parentOf(fs.readFileSync(`/proc/${backendPid}/stat`, "utf8"))
+}
 
 /** Each PostgreSQL process's CPU ticks so far, by pid. */
 export const postgresTicks = (): ReadonlyMap<string, number> => {
@@ -22,7 +53,8 @@ export const postgresTicks = (): ReadonlyMap<string, number> => {
     if (!/^\d+$/.test(entry)) continue
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-      if (stat.includes("(postgres)")) ticks.set(entry, ticksOf(stat))
+      const ours = postmaster === undefined || Number(entry) === postmaster || parentOf(stat) === postmaster
+      if (stat.includes("(postgres)") && ours) ticks.set(entry, ticksOf(stat))
     } catch {
       // The process ended while the list was read.
     }

@@ -8,6 +8,7 @@ import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
 import type { TestDatabase } from "../../test/support/database.js"
 import { seedAgent, seedOrg } from "../../test/support/fixtures.js"
+import { measurePostgresOf } from "./cpu.js"
 
 /**
  * Starts the service as a child process (as `npm start` would) on a fresh database of the
@@ -19,6 +20,7 @@ export const createBenchDatabase = async () => {
   const name = `bench_${randomBytes(4).toString("hex")}`
   const admin = new pg.Client({ connectionString: benchServerUrl })
   await admin.connect()
+  measurePostgresOf(Number((await admin.query(`SELECT pg_backend_pid() AS pid`)).rows[0].pid))
   await admin.query(`CREATE DATABASE ${name}`)
   await admin.end()
   const url = new URL(benchServerUrl)
@@ -107,15 +109,20 @@ export const benchPersonAnswer = { ok: true, person: { name: "Ada Lovelace", ema
  * over their keys so the per-key limit is never what is measured.
  */
 export const seedGatewayCalls = async (pool: pg.Pool, databaseUrl: string, orgs: number, agentsPerOrg: number) => {
-  await seedBenchEndpoint(pool, { id: "benchprov/person", name: "Person", category: "people", path: "/v1/person" })
+  await seedBenchEndpoint(pool, benchPersonEndpoint)
   const keys = await seedLiveAgentKeys(databaseUrl, orgs, agentsPerOrg)
-  const call = (i: number) => ({
-    method: "POST",
-    headers: { authorization: `Bearer ${keys[i % keys.length]}`, "content-type": "application/json" },
-    body: JSON.stringify({ endpoint: "benchprov/person", query: { email: `user${i}@example.com` } })
-  })
-  return { keys, call }
+  return { keys, call: gatewayCallsOf(keys) }
 }
+
+/** The gateway benchmarks' endpoint: `benchprov/person`, 10 credits a call. */
+export const benchPersonEndpoint = { id: "benchprov/person", name: "Person", category: "people", path: "/v1/person" }
+
+/** The i-th `POST /v1/call` of `benchprov/person`, round robin over `keys`. */
+export const gatewayCallsOf = (keys: ReadonlyArray<string>) => (i: number) => ({
+  method: "POST",
+  headers: { authorization: `Bearer ${keys[i % keys.length]}`, "content-type": "application/json" },
+  body: JSON.stringify({ endpoint: "benchprov/person", query: { email: `user${i}@example.com` } })
+})
 
 /** A pool of the service's database (at `url`) as the test fixtures take it. */
 export const fixturesOf = (pool: pg.Pool, url = "") =>
