@@ -1,6 +1,6 @@
 // Readies this machine for `npm test` (run by `pretest`): the local PostgreSQL and Redis
-// started when they are down, Debian's Chromium installed when missing (the dashboard's
-// browser tests drive it). Starts or installs nothing that is already there; where it
+// started when they are down, Debian's Chromium and PgBouncer installed when missing (the
+// dashboard's browser tests drive one, a suite runs the service behind the other). Starts or installs nothing that is already there; where it
 // cannot (not root, no such service here), it says what to do and fails.
 import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync } from "node:fs"
@@ -96,14 +96,34 @@ if (!(await redisUp())) {
   if (!(await waitFor(redisUp))) fail(`${where} did not come up within 30 s.`)
 }
 
-if (!existsSync(chromiumPath)) {
-  const how = "apt-get install chromium"
-  if (process.env.CHROMIUM_PATH !== undefined) fail(`no browser at CHROMIUM_PATH=${chromiumPath}.`)
-  if (!isRoot) fail(`Chromium is missing (${chromiumPath}); install Debian's as root: ${how}`)
-  console.log("Test set-up: installing Debian's Chromium (a minute or two).")
+/**
+ * A Debian package the suites run as an outside program (`path`), installed when missing;
+ * `override` names the variable that points elsewhere, if any.
+ */
+const ensurePackage = ({ name, override, path, pkg, why }) => {
+  if (existsSync(path)) return
+  const how = `apt-get install ${pkg}`
+  if (override !== undefined && process.env[override] !== undefined) fail(`no ${name} at ${override}=${path}.`)
+  if (!isRoot) fail(`${name} is missing (${path}); ${why}; install Debian's as root: ${how}`)
+  console.log(`Test set-up: installing Debian's ${name} (${why}).`)
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
   const apt = (args) => spawnSync("apt-get", args, { stdio: ["ignore", "ignore", "inherit"], env }).status === 0
-  if (!apt(["update", "-qq"]) || !apt(["install", "-y", "-qq", "chromium"]) || !existsSync(chromiumPath)) {
-    fail(`installing Chromium failed; install it yourself: ${how}`)
+  if (!apt(["install", "-y", "-qq", pkg]) && !(apt(["update", "-qq"]) && apt(["install", "-y", "-qq", pkg]))) {
+    fail(`installing ${name} failed; install it yourself: ${how}`)
   }
+  if (!existsSync(path)) fail(`${name} is still missing at ${path} after ${how}`)
 }
+
+ensurePackage({
+  name: "Chromium",
+  override: "CHROMIUM_PATH",
+  path: chromiumPath,
+  pkg: "chromium",
+  why: "the dashboard's browser tests drive it"
+})
+ensurePackage({
+  name: "PgBouncer",
+  path: "/usr/sbin/pgbouncer",
+  pkg: "pgbouncer",
+  why: "a suite runs the service behind it"
+})
