@@ -1,15 +1,17 @@
-import { Effect } from "effect"
+import { Effect, Fiber, TestClock, TestContext } from "effect"
 import { execFile } from "node:child_process"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { clientLayer, makeAgentGateway } from "../../clients/typescript/src/client.js"
+import { clientError, serviceError } from "../../clients/typescript/src/errors.js"
 import {
   AgentGateway,
   backoffMs,
   isServiceError,
   retryPolicy,
+  retrySchedule,
   ServiceError
 } from "../../clients/typescript/src/index.js"
 import { seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
@@ -357,5 +359,34 @@ describe("the TypeScript client's retry rules", () => {
       expect(high).toBeLessThanOrEqual(ceiling)
     }
     expect(() => retryPolicy({ maxRetries: -1 })).toThrow()
+  })
+
+  it("waits on the Effect clock when no sleep is given, and stops at a non-retryable error", async () => {
+    const tries: Array<number> = []
+    const failures = [
+      serviceError("rate_limited", "slow down", {}, 7),
+      clientError("network_error", "down"),
+      serviceError("insufficient_credits", "empty")
+    ]
+    const outcome = await Effect.runPromise(
+      Effect.gen(function*() {
+        const call = Effect.suspend(() => {
+          tries.push(tries.length)
+          return Effect.fail(failures[Math.min(tries.length - 1, failures.length - 1)]!)
+        })
+        const fiber = yield* Effect.fork(
+          Effect.flip(Effect.retry(call, retrySchedule(retryPolicy({ random: () => 0 }))))
+        )
+        yield* TestClock.adjust("6999 millis")
+        const beforeRetryAfter = tries.length
+        yield* TestClock.adjust("1 millis")
+        const afterRetryAfter = tries.length
+        yield* TestClock.adjust("500 millis") // the second retry backs off: half of 1 s with no jitter
+        const error = yield* Fiber.join(fiber)
+        return { beforeRetryAfter, afterRetryAfter, code: error.code }
+      }).pipe(Effect.provide(TestContext.TestContext))
+    )
+    expect(outcome).toEqual({ beforeRetryAfter: 1, afterRetryAfter: 2, code: "insufficient_credits" })
+    expect(tries).toHaveLength(3)
   })
 })

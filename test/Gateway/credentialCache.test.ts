@@ -122,6 +122,44 @@ describe("the credential cache", () => {
       expect(fresh).toMatchObject({ name: "After" })
       expect(fresh.cached).toBeUndefined()
       expect((await authenticate(true)).name).toBe("After")
+      // Kept for live calls, the row is not what an endpoint caching only test agents reads.
+      await world.db.query(`UPDATE agents SET name = 'Later' WHERE id = $1`, [agent.agentId])
+      const testOnly = await runtime.runPromise(
+        Effect.flatMap(Credentials, (c) => c.authenticateAgentKey(agent.key, "127.0.0.1", { cachedModes: ["test"] }))
+      )
+      expect([testOnly.name, testOnly.cached]).toEqual(["Later", undefined])
+    } finally {
+      await runtime.dispose()
+    }
+  })
+
+  it("keeps no refusal: an agent disabled when read is served as soon as it is enabled", async () => {
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
+    await world.db.query(`UPDATE agents SET status = 'disabled' WHERE id = $1`, [agent.agentId])
+    const runtime = ManagedRuntime.make(
+      Credentials.Default.pipe(
+        Layer.provide(PgClient.layer({ url: Redacted.make(world.db.url), maxConnections: 2 })),
+        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["LOG_LEVEL", "Warn"]]))))
+      )
+    )
+    try {
+      const authenticate = () =>
+        runtime.runPromise(
+          Effect.either(
+            Effect.flatMap(
+              Credentials,
+              (c) => c.authenticateAgentKey(agent.key, "127.0.0.1", { cachedModes: ["live"] })
+            )
+          )
+        )
+      const refused = await authenticate()
+      expect(refused._tag === "Left" && refused.left._tag).toBe("unauthenticated")
+      await world.db.query(`UPDATE agents SET status = 'active' WHERE id = $1`, [agent.agentId])
+      const served = await authenticate()
+      expect(served._tag === "Right" && served.right.cached).toBeUndefined() // read again, not from the cache
+      const cached = await authenticate()
+      expect(cached._tag === "Right" && cached.right.cached?.key_hash).toMatch(/^[0-9a-f]{64}$/)
     } finally {
       await runtime.dispose()
     }

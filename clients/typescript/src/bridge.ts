@@ -10,9 +10,10 @@ import {
   ListToolsRequestSchema,
   McpError
 } from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Effect, Exit } from "effect"
 import { resolveOptions } from "./client.js"
 import { clientError, ServiceError } from "./errors.js"
-import { delayMs, retryPolicy, shouldRetry } from "./retry.js"
+import { retryPolicy, retrySchedule } from "./retry.js"
 
 /**
  * The MCP stdio bridge: a local MCP client (Claude Desktop, Cursor, an IDE agent) starts this
@@ -22,7 +23,7 @@ import { delayMs, retryPolicy, shouldRetry } from "./retry.js"
  * error `connection_failed`.
  */
 const { apiKey, baseUrl } = resolveOptions({})
-const policy = retryPolicy()
+const retries = retrySchedule(retryPolicy())
 
 let remote: Client | null = null
 
@@ -46,17 +47,16 @@ const isTransportFailure = (error: unknown) => !(error instanceof McpError) || e
 
 /** Runs `use` against the service, reconnecting and retrying while it cannot be reached. */
 const forward = async <A>(use: (client: Client) => Promise<A>): Promise<A> => {
-  for (let retries = 0;; retries++) {
-    try {
-      return await use(await connectRemote())
-    } catch (error) {
-      if (!isTransportFailure(error)) throw error
+  const once = Effect.tryPromise({ try: async () => use(await connectRemote()), catch: (error) => error }).pipe(
+    Effect.catchAll((error) => {
+      if (!isTransportFailure(error)) return Effect.die(error)
       remote = null
-      const failure: ServiceError = unreachable(error)
-      if (!shouldRetry(policy, failure, retries)) throw failure
-      await new Promise((resolve) => setTimeout(resolve, delayMs(policy, failure, retries)))
-    }
-  }
+      return Effect.fail(unreachable(error))
+    })
+  )
+  const exit = await Effect.runPromiseExit(Effect.retry(once, retries))
+  if (Exit.isSuccess(exit)) return exit.value
+  throw Cause.squash(exit.cause)
 }
 
 const errorResult = (error: ServiceError): CallToolResult => ({

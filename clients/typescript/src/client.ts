@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto"
 import type { ApprovalRequired, CheckFailed } from "../../../src/Errors/ApiErrors.js"
 import { Api } from "../../../src/Http/Api.js"
 import { clientError, isErrorCode, ServiceError, serviceError } from "./errors.js"
-import { delayMs, type RetryPolicy, retryPolicy, shouldRetry } from "./retry.js"
+import { type RetryPolicy, retryPolicy, retrySchedule } from "./retry.js"
 
 /**
  * The client of the Agent Purchasing and Gateway Service, derived from the service's own
@@ -133,9 +133,7 @@ export const makeAgentGateway = (options: ClientOptions = {}) =>
     const api = yield* makeApiClient(baseUrl, apiKey)
     const policy = retryPolicy({ maxRetries: options.maxRetries, random: options.random })
     const timeout = Duration.millis(options.timeoutMs ?? 60_000)
-    const sleep = options.sleep
-    const wait = (ms: number) =>
-      sleep === undefined ? Effect.sleep(Duration.millis(ms)) : Effect.promise(() => sleep(ms))
+    const retries = retrySchedule(policy, options.sleep)
 
     const run = <A, E>(call: (api: ApiClient) => Effect.Effect<A, E>): Effect.Effect<ErrorFree<A>, ServiceError> => {
       const once = Effect.suspend(() => {
@@ -150,12 +148,7 @@ export const makeAgentGateway = (options: ClientOptions = {}) =>
           Effect.locally(answerSeen, seen)
         )
       })
-      const attempt = (retries: number): Effect.Effect<ErrorFree<A>, ServiceError> =>
-        Effect.catchAll(once, (error) =>
-          shouldRetry(policy, error, retries)
-            ? Effect.zipRight(wait(delayMs(policy, error, retries)), attempt(retries + 1))
-            : Effect.fail(error))
-      return attempt(0)
+      return Effect.retry(once, retries)
     }
 
     return { api, run, policy } satisfies AgentGatewayEffect

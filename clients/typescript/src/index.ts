@@ -15,5 +15,5 @@ export {
 } from "./client.js"
 export { type AnyErrorCode, type ClientErrorCode, isServiceError, ServiceError } from "./errors.js"
 export * from "./receipts.js"
-export { backoffMs, delayMs, type RetryPolicy, retryPolicy } from "./retry.js"
+export { backoffMs, delayMs, type RetryPolicy, retryPolicy, retrySchedule } from "./retry.js"
 export * from "./webhooks.js"

@@ -1,3 +1,4 @@
+import { Duration, Effect, Schedule } from "effect"
 import type { ServiceError } from "./errors.js"
 
 /**
@@ -23,9 +24,6 @@ export const retryPolicy = (options: Partial<RetryPolicy> = {}): RetryPolicy => 
   return { maxRetries, random: options.random ?? Math.random }
 }
 
-export const shouldRetry = (policy: RetryPolicy, error: ServiceError, retriesDone: number) =>
-  retriesDone < policy.maxRetries && error.retryable
-
 /** The wait before retry number `retriesDone + 1` when the service named none. */
 export const backoffMs = (policy: RetryPolicy, retriesDone: number) => {
   const ceiling = Math.min(BASE_DELAY_MS * 2 ** retriesDone, MAX_DELAY_MS)
@@ -36,3 +34,21 @@ export const delayMs = (policy: RetryPolicy, error: ServiceError, retriesDone: n
   error.retryAfter !== null && error.retryAfter >= 0 && error.retryAfter <= MAX_RETRY_AFTER_SECONDS
     ? error.retryAfter * 1000
     : backoffMs(policy, retriesDone)
+
+/**
+ * The rules as a Schedule over the errors of one call's tries: it goes on while the error is
+ * retryable and fewer than `maxRetries` retries were made, and waits `delayMs` before each
+ * retry (the Effect clock's sleep, or `sleep` when one is given: tests record the waits).
+ * The same request is tried again, so an execute's idempotency key stays the same.
+ */
+export const retrySchedule = (
+  policy: RetryPolicy,
+  sleep?: (ms: number) => Promise<void>
+): Schedule.Schedule<number, ServiceError> => {
+  const waits = Schedule.recurWhile((error: ServiceError) => error.retryable).pipe(
+    Schedule.zipWith(Schedule.recurs(policy.maxRetries), (error, retriesDone) => delayMs(policy, error, retriesDone))
+  )
+  return sleep === undefined
+    ? Schedule.addDelay(waits, (ms) => Duration.millis(ms))
+    : Schedule.modifyDelayEffect(waits, (ms) => Effect.as(Effect.promise(() => sleep(ms)), Duration.zero))
+}

@@ -18,7 +18,12 @@ export const OrgName = Schema.Trim.pipe(
 )
 
 export class AccountGroup extends HttpApiGroup.make("account")
-  .add(HttpApiEndpoint.get("me", "/v1/me").addSuccess(Me))
+  .add(
+    HttpApiEndpoint.get("me", "/v1/me")
+      .annotateContext(
+        OpenApi.annotations({ summary: "Current user", description: "The signed-in person with their orgs and roles." })
+      ).addSuccess(Me)
+  )
   .add(
     HttpApiEndpoint.post("startPhone", "/v1/me/phone")
       .setPayload(Schema.Struct({ phone: PhoneNumber }))
@@ -26,10 +31,21 @@ export class AccountGroup extends HttpApiGroup.make("account")
       .addError(wire(PhoneInUse))
       .addError(wire(RateLimited))
       .addError(wire(NotConfigured))
-      .annotate(OpenApi.Description, "Texts a 6-digit code, valid 10 minutes (5 codes an hour per account).")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Verify a phone: send a code",
+          description: "Texts a 6-digit code, valid 10 minutes (5 codes an hour per account)."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.post("verifyPhone", "/v1/me/phone/verify")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Verify a phone: check the code",
+          description: "Checks the texted code; a phone verifies one account only."
+        })
+      )
       .setPayload(Schema.Struct({ code: Schema.String }))
       .addSuccess(Schema.Struct({ user: User }))
       .addError(wire(InvalidCode))
@@ -40,14 +56,22 @@ export class AccountGroup extends HttpApiGroup.make("account")
       .setPayload(Schema.Struct({ name: OrgName }))
       .addSuccess(Schema.Struct({ org: Org }), { status: 201 })
       .addError(wire(PhoneUnverified))
-      .annotate(OpenApi.Description, "Creates an org with the caller as owner; needs a verified phone.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Create an org",
+          description: "Creates an org with the caller as owner; needs a verified phone."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("myDeletionRequests", "/v1/me/deletion-requests")
       .addSuccess(Schema.Struct({ deletion_requests: Schema.Array(DeletionRequest) }))
-      .annotate(
-        OpenApi.Description,
-        "The data-deletion requests you filed, in any org, with their status and, once carried out, a summary of what was removed."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Your data-deletion requests",
+          description:
+            "The data-deletion requests you filed, in any org, with their status and, once carried out, a summary of what was removed."
+        })
       )
   )
   .middleware(SessionAuth)

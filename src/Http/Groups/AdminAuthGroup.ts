@@ -28,9 +28,11 @@ export class AdminSignInGroup extends HttpApiGroup.make("adminSignIn")
       .addError(wire(Locked))
       .addError(wire(WeakPassword))
       .addError(wire(RateLimited))
-      .annotate(
-        OpenApi.Description,
-        "Five failures lock the account for 15 minutes (401 invalid_credentials, then 429 locked)."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Administrator sign-in",
+          description: "Five failures lock the account for 15 minutes (401 invalid_credentials, then 429 locked)."
+        })
       )
   )
   .annotateContext(
@@ -43,11 +45,22 @@ export class AdminSignInGroup extends HttpApiGroup.make("adminSignIn")
 
 /** Endpoints every administrator session reaches; later admin groups use the same middleware. */
 export class AdminSessionGroup extends HttpApiGroup.make("adminSession")
-  .add(HttpApiEndpoint.get("me", "/admin/me").addSuccess(Schema.Struct({ admin: AdminRecord })))
   .add(
-    HttpApiEndpoint.post("signOut", "/admin/sign-out").addSuccess(
-      Schema.Struct({ status: Schema.Literal("signed_out") })
-    )
+    HttpApiEndpoint.get("me", "/admin/me")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Current administrator",
+          description: "The administrator the session belongs to."
+        })
+      ).addSuccess(Schema.Struct({ admin: AdminRecord }))
+  )
+  .add(
+    HttpApiEndpoint.post("signOut", "/admin/sign-out")
+      .annotateContext(
+        OpenApi.annotations({ summary: "Administrator sign-out", description: "Ends the administrator session." })
+      ).addSuccess(
+        Schema.Struct({ status: Schema.Literal("signed_out") })
+      )
   )
   .middleware(AdminAuth)
   .annotateContext(

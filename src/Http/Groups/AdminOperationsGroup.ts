@@ -72,16 +72,36 @@ export const ToolFieldsPayload = Schema.Struct({
 const Notified = Schema.Struct({ tool: AdminTool, notified_orgs: Schema.Int })
 
 export class AdminToolsGroup extends HttpApiGroup.make("adminTools")
-  .add(HttpApiEndpoint.get("list", "/admin/tools").addSuccess(Schema.Struct({ tools: Schema.Array(AdminTool) })))
+  .add(
+    HttpApiEndpoint.get("list", "/admin/tools")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List tools (administrators)",
+          description:
+            "Every tool, unpublished ones included, with its gates, adapter check, scheduled price and pause reason."
+        })
+      ).addSuccess(Schema.Struct({ tools: Schema.Array(AdminTool) }))
+  )
   .add(
     HttpApiEndpoint.post("create", "/admin/tools")
       .setPayload(ToolFieldsPayload)
       .addSuccess(Schema.Struct({ tool: AdminTool }), { status: 201 })
       .addError(wire(Conflict))
-      .annotate(OpenApi.Description, "A new tool starts information only; publish it when it passes the gates.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Create a tool",
+          description: "A new tool starts information only; publish it when it passes the gates."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/admin/tools/:tool")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Edit a tool",
+          description: "Changes the descriptive fields, resale rights, adapter endpoint or check."
+        })
+      )
       .setPath(ToolPath)
       .setPayload(Schema.partial(ToolFieldsPayload))
       .addSuccess(Schema.Struct({ tool: AdminTool }))
@@ -97,7 +117,12 @@ export class AdminToolsGroup extends HttpApiGroup.make("adminTools")
       .addError(wire(BenchmarkMissing))
       .addError(wire(BelowAccuracyFloor))
       .addError(wire(Conflict))
-      .annotate(OpenApi.Description, "Makes the tool live when it passes every publishing gate.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Publish a tool",
+          description: "Makes the tool live when it passes every publishing gate."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.post("pause", "/admin/tools/:tool/pause")
@@ -106,9 +131,12 @@ export class AdminToolsGroup extends HttpApiGroup.make("adminTools")
       .addSuccess(Notified)
       .addError(wire(ReasonRequired))
       .addError(wire(Conflict))
-      .annotate(
-        OpenApi.Description,
-        "Execute then answers 409 tool_paused; tool.paused goes to every org that used the tool in the last 30 days."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Pause a tool",
+          description:
+            "Execute then answers 409 tool_paused; tool.paused goes to every org that used the tool in the last 30 days."
+        })
       )
   )
   .add(
@@ -121,7 +149,12 @@ export class AdminToolsGroup extends HttpApiGroup.make("adminTools")
       .addError(wire(BenchmarkMissing))
       .addError(wire(BelowAccuracyFloor))
       .addError(wire(Conflict))
-      .annotate(OpenApi.Description, "Re-checks every publishing gate, then makes the tool live again.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Resume a tool",
+          description: "Re-checks every publishing gate, then makes the tool live again."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.post("price", "/admin/tools/:tool/price")
@@ -133,13 +166,22 @@ export class AdminToolsGroup extends HttpApiGroup.make("adminTools")
       }))
       .addSuccess(Notified)
       .addError(wire(InvalidAmount))
-      .annotate(
-        OpenApi.Description,
-        "The new price counts from valid_from (now when absent; never earlier). price.changed goes to every org that used the tool in the last 30 days; approvals already granted keep their amount."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Change a tool's price",
+          description:
+            "The new price counts from valid_from (now when absent; never earlier). price.changed goes to every org that used the tool in the last 30 days; approvals already granted keep their amount."
+        })
       )
   )
   .add(
     HttpApiEndpoint.post("checkAdapter", "/admin/tools/:tool/check-adapter")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Check a tool's adapter",
+          description: "Runs the health check of the tool's provider connection now and keeps the result."
+        })
+      )
       .setPath(ToolPath)
       .addSuccess(Schema.Struct({
         tool: AdminTool,
@@ -152,23 +194,44 @@ export class AdminToolsGroup extends HttpApiGroup.make("adminTools")
       .setPayload(Schema.Struct({ sample_set: Schema.optional(Schema.String.pipe(Schema.maxLength(200))) }))
       .addSuccess(Schema.Struct({ run: BenchmarkRun }), { status: 202 })
       .addError(wire(Conflict))
-      .annotate(
-        OpenApi.Description,
-        "Queues a measured benchmark run over a labelled sample set of the tool's task type (default: the newest); follow it at GET /admin/benchmark-runs/{id}. Nothing is charged to any org."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Start a benchmark run",
+          description:
+            "Queues a measured benchmark run over a labelled sample set of the tool's task type (default: the newest); follow it at GET /admin/benchmark-runs/{id}. Nothing is charged to any org."
+        })
       )
   )
   .add(
     HttpApiEndpoint.get("benchmarks", "/admin/tools/:tool/benchmarks")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "A tool's benchmark runs",
+          description: "The tool's runs, newest first, with progress and results."
+        })
+      )
       .setPath(ToolPath)
       .addSuccess(Schema.Struct({ runs: Schema.Array(BenchmarkRun) }))
   )
   .add(
     HttpApiEndpoint.get("benchmarkRun", "/admin/benchmark-runs/:id")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "A benchmark run",
+          description: "Status, progress and, once done, the measured results."
+        })
+      )
       .setPath(Schema.Struct({ id: PathId }))
       .addSuccess(Schema.Struct({ run: BenchmarkRun }))
   )
   .add(
     HttpApiEndpoint.get("sampleSets", "/admin/sample-sets")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Sample sets",
+          description: "The labelled sample sets benchmark runs use, by task type."
+        })
+      )
       .addSuccess(Schema.Struct({ sample_sets: Schema.Array(SampleSetSummary) }))
   )
   .middleware(AdminAuth)
@@ -191,9 +254,12 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
       .addError(wire(InvalidAmount))
       .addError(wire(ReasonRequired))
       .addError(wire(ConfirmationRequired))
-      .annotate(
-        OpenApi.Description,
-        "Credits (positive) or debits (negative) the org through the ledger. Above the confirmation size (default 1,000,000 credits) confirm_credits must equal credits."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Adjust an org's credits",
+          description:
+            "Credits (positive) or debits (negative) the org through the ledger. Above the confirmation size (default 1,000,000 credits) confirm_credits must equal credits."
+        })
       )
   )
   .add(
@@ -202,10 +268,21 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
       .setPayload(WithReason)
       .addSuccess(Schema.Struct({ org_id: Schema.String, credits_frozen: Schema.Literal(true) }))
       .addError(wire(ReasonRequired))
-      .annotate(OpenApi.Description, "Purchases and calls answer 403 credits_frozen; every read still works.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Freeze an org's credits",
+          description: "Purchases and calls answer 403 credits_frozen; every read still works."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.put("plan", "/admin/orgs/:orgId/plan")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Change an org's plan",
+          description: "Moves the org to another plan without a payment, with a reason."
+        })
+      )
       .setPath(OrgPath)
       .setPayload(Schema.Struct({ plan: PlanId, reason: Schema.optional(Reason) }))
       .addSuccess(Schema.Struct({ org_id: Schema.String, plan: PlanId }))
@@ -218,10 +295,21 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
         Schema.Struct({ endpoint: Schema.String.pipe(Schema.maxLength(200)), reason: Schema.optional(Reason) })
       )
       .addSuccess(Schema.Struct({ org_id: Schema.String, endpoint_id: Schema.String, open: Schema.Boolean }))
-      .annotate(OpenApi.Description, "Opens an on-request endpoint for this org's agents.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Open an endpoint for an org",
+          description: "Opens an on-request endpoint for this org's agents."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.post("closeEndpoint", "/admin/orgs/:orgId/openings/:endpoint/close")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Close an endpoint for an org",
+          description: "The org's agents get 409 endpoint_on_request again."
+        })
+      )
       .setPath(Schema.Struct({ orgId: PathId, endpoint: Schema.String }))
       .setPayload(WithReason)
       .addSuccess(Schema.Struct({ org_id: Schema.String, endpoint_id: Schema.String, open: Schema.Boolean }))
@@ -229,6 +317,12 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
   )
   .add(
     HttpApiEndpoint.get("deletionRequests", "/admin/deletion-requests")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Queue of data-deletion requests",
+          description: "Orgs' data-deletion requests, oldest first; filter by status."
+        })
+      )
       .setUrlParams(Schema.Struct({ status: Schema.optional(Schema.Literal("pending", "completed", "cancelled")) }))
       .addSuccess(Schema.Struct({
         deletion_requests: Schema.Array(Schema.Struct({ ...DeletionRequest.fields, org_name: Schema.String }))
@@ -239,9 +333,12 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
       .setPath(Schema.Struct({ id: PathId }))
       .addSuccess(Schema.Struct({ deletion_request: DeletionRequest }))
       .addError(wire(Conflict))
-      .annotate(
-        OpenApi.Description,
-        "Erases or anonymises the org's personal data, keeps ledger entries, receipts and payments without personal fields, closes the org, and mails the asker a summary."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Carry out a data-deletion request",
+          description:
+            "Erases or anonymises the org's personal data, keeps ledger entries, receipts and payments without personal fields, closes the org, and mails the asker a summary."
+        })
       )
   )
   .middleware(AdminAuth)
@@ -257,24 +354,45 @@ export class AdminGatewayGroup extends HttpApiGroup.make("adminGateway")
       .setPayload(Schema.Struct({ enabled: Schema.Boolean, reason: Schema.optional(Reason) }))
       .addSuccess(Schema.Struct({ enabled: Schema.Boolean }))
       .addError(wire(ReasonRequired))
-      .annotate(
-        OpenApi.Description,
-        "Switches the gateway on or off for every replica within a second (503 endpoint_unavailable while off)."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Switch the gateway on or off",
+          description:
+            "Switches the gateway on or off for every replica within a second (503 endpoint_unavailable while off)."
+        })
       )
   )
   .add(
     HttpApiEndpoint.put("providerCap", "/admin/providers/:provider/cap")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Change a provider's daily call cap",
+          description: "Each org's daily calls to the provider are capped at this number (429 provider_quota)."
+        })
+      )
       .setPath(Schema.Struct({ provider: Schema.String }))
       .setPayload(Schema.Struct({ daily_call_cap: Schema.Number, reason: Schema.optional(Reason) }))
       .addSuccess(Schema.Struct({ provider_id: Schema.String, daily_call_cap: Schema.Int }))
   )
   .add(
     HttpApiEndpoint.get("openingRequests", "/admin/opening-requests")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Queue of opening requests",
+          description: "Orgs' requests to open on-request endpoints, oldest first; filter by status."
+        })
+      )
       .setUrlParams(Schema.Struct({ status: Schema.optional(Schema.Literal("pending", "opened", "declined")) }))
       .addSuccess(Schema.Struct({ requests: Schema.Array(OpeningRequest) }))
   )
   .add(
     HttpApiEndpoint.post("declineOpening", "/admin/opening-requests/:id/decline")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Decline an opening request",
+          description: "Declines a pending request with a written reason."
+        })
+      )
       .setPath(Schema.Struct({ id: PathId }))
       .setPayload(WithReason)
       .addSuccess(Schema.Struct({ request: OpeningRequest }))
@@ -300,7 +418,12 @@ export class AdminAuditGroup extends HttpApiGroup.make("adminAudit")
         starting_after: Schema.optional(Schema.String)
       }))
       .addSuccess(Schema.Struct({ entries: Schema.Array(AuditEntry), has_more: Schema.Boolean }))
-      .annotate(OpenApi.Description, "Newest first. The log is append-only: nothing in it can be edited or deleted.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Read the audit log",
+          description: "Newest first. The log is append-only: nothing in it can be edited or deleted."
+        })
+      )
   )
   .middleware(AdminAuth)
   .annotateContext(OpenApi.annotations({

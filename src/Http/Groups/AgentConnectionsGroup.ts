@@ -13,11 +13,24 @@ const ConnectionPath = Schema.Struct({ orgId: PathId, agentId: PathId, connectio
 export class AgentConnectionsGroup extends HttpApiGroup.make("agentConnections")
   .add(
     HttpApiEndpoint.get("list", "/v1/orgs/:orgId/agents/:agentId/connections")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List an agent's connected MCP clients",
+          description:
+            "The MCP clients an owner connected to this agent by OAuth, newest first, with who consented, when they last reached /mcp, and when they were revoked."
+        })
+      )
       .setPath(AgentPath)
       .addSuccess(OAuthConnectionList)
   )
   .add(
     HttpApiEndpoint.post("revoke", "/v1/orgs/:orgId/agents/:agentId/connections/:connectionId/revoke")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Disconnect an MCP client",
+          description: "Revokes the client's grant: its access and refresh tokens stop working at once."
+        })
+      )
       .setPath(ConnectionPath)
       .addSuccess(Revoked)
   )

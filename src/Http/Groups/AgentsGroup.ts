@@ -46,6 +46,12 @@ const AgentPath = Schema.Struct({ orgId: PathId, agentId: PathId })
 export class AgentsGroup extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.post("create", "/v1/orgs/:orgId/agents")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Create an agent",
+          description: "A new agent with its budget, approval threshold and IP allowlist; its key is shown once."
+        })
+      )
       .setPath(OrgPath)
       .setPayload(CreateAgent)
       .addSuccess(Schema.Struct({ agent: Agent, key: AgentKey.fields.key, key_note: Schema.String }), { status: 201 })
@@ -54,6 +60,12 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/orgs/:orgId/agents")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List agents",
+          description: "The org's agents with mode, status, budget and month-to-date spend, paginated."
+        })
+      )
       .setPath(OrgPath)
       .setUrlParams(Schema.Struct({
         limit: pageLimitOrDefault,
@@ -64,11 +76,23 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/orgs/:orgId/agents/:agentId")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Get an agent",
+          description: "One agent with its settings and month-to-date spend."
+        })
+      )
       .setPath(AgentPath)
       .addSuccess(Schema.Struct({ agent: Agent }))
   )
   .add(
     HttpApiEndpoint.patch("update", "/v1/orgs/:orgId/agents/:agentId")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Change an agent",
+          description: "Edits name, budget, approval threshold, IP allowlist, or disables and enables it."
+        })
+      )
       .setPath(AgentPath)
       .setPayload(UpdateAgent)
       .addSuccess(Schema.Struct({ agent: Agent }))
@@ -77,11 +101,23 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.post("rotateKey", "/v1/orgs/:orgId/agents/:agentId/rotate-key")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Rotate an agent's key",
+          description: "Issues a new key (shown once); the old one stops working at once."
+        })
+      )
       .setPath(AgentPath)
       .addSuccess(AgentKey)
   )
   .add(
     HttpApiEndpoint.post("revokeKey", "/v1/orgs/:orgId/agents/:agentId/revoke-key")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Revoke an agent's key",
+          description: "The key stops working at once; the agent keeps its history."
+        })
+      )
       .setPath(AgentPath)
       .addSuccess(Revoked)
   )
@@ -95,7 +131,15 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
 
 /** The calling agent's own record. */
 export class AgentSelfGroup extends HttpApiGroup.make("agentSelf")
-  .add(HttpApiEndpoint.get("agent", "/v1/agent").addSuccess(Schema.Struct({ agent: Agent })))
+  .add(
+    HttpApiEndpoint.get("agent", "/v1/agent")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "The calling agent",
+          description: "The agent the key belongs to: mode, budget, spend and limits."
+        })
+      ).addSuccess(Schema.Struct({ agent: Agent }))
+  )
   .middleware(AgentAuth)
   .annotateContext(OpenApi.annotations({ title: "Agent", description: "An agent key." }))
 {}

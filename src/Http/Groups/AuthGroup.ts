@@ -49,14 +49,22 @@ export class AuthGroup extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.get("options", "/auth/options")
       .addSuccess(SignInOptions)
-      .annotate(OpenApi.Description, "Which ways of signing in this deployment offers (the dashboard shows those).")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Ways to sign in",
+          description: "Which ways of signing in this deployment offers (the dashboard shows those)."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("session", "/auth/session")
       .addSuccess(SessionState)
-      .annotate(
-        OpenApi.Description,
-        "Whether this browser is signed in, answered without a 401, so a page can choose between sign-in and the app."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Am I signed in?",
+          description:
+            "Whether this browser is signed in, answered without a 401, so a page can choose between sign-in and the app."
+        })
       )
   )
   .add(
@@ -64,9 +72,12 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .setPayload(Schema.Struct({ email: EmailAddress, next: Schema.optional(ReturnPath) }))
       .addSuccess(Schema.Struct({ status: Schema.Literal("sent") }), { status: 202 })
       .addError(wire(RateLimited))
-      .annotate(
-        OpenApi.Description,
-        "Mails a one-time sign-in link (15 minutes). 20 an hour per address, 5 mails an hour to one email."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Start email sign-in",
+          description:
+            "Mails a one-time sign-in link (15 minutes). 20 an hour per address, 5 mails an hour to one email."
+        })
       )
   )
   .add(
@@ -74,9 +85,12 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String), next: Schema.optional(Schema.String) }))
       .addSuccess(HttpApiSchema.Empty(302))
       .addError(wire(InvalidToken))
-      .annotate(
-        OpenApi.Description,
-        "The emailed link: sets the service_session cookie and redirects to the dashboard (to the page `next` names, when the sign-in was started with one)."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Open a sign-in link",
+          description:
+            "The emailed link: sets the service_session cookie and redirects to the dashboard (to the page `next` names, when the sign-in was started with one)."
+        })
       )
   )
   .add(
@@ -84,14 +98,24 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .setPayload(SignInToken)
       .addSuccess(SessionCreated)
       .addError(wire(InvalidToken))
-      .annotate(OpenApi.Description, "Spends a sign-in link token and answers a session token (for scripts).")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Spend a sign-in token",
+          description: "Spends a sign-in link token and answers a session token (for scripts)."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("idpStart", "/auth/idp/start")
       .addSuccess(HttpApiSchema.Empty(302))
       .addError(wire(NotConfigured))
       .addError(wire(IdpFailed))
-      .annotate(OpenApi.Description, "Browser only: redirects to the identity provider (finish within 10 minutes).")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Start identity-provider sign-in",
+          description: "Browser only: redirects to the identity provider (finish within 10 minutes)."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("idpCallback", "/auth/idp/callback")
@@ -105,7 +129,12 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .addError(wire(IdpFailed))
       .addError(wire(UnverifiedEmail))
       .addError(wire(NotConfigured))
-      .annotate(OpenApi.Description, "Browser only: sets the service_session cookie and redirects to the dashboard.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Finish identity-provider sign-in",
+          description: "Browser only: sets the service_session cookie and redirects to the dashboard."
+        })
+      )
   )
   .annotateContext(OpenApi.annotations({ title: "Sign-in", description: "No credential needed." }))
 {}
@@ -114,10 +143,19 @@ export class AuthGroup extends HttpApiGroup.make("auth")
 export class AuthSessionGroup extends HttpApiGroup.make("authSession")
   .add(
     HttpApiEndpoint.post("logout", "/auth/logout")
+      .annotateContext(
+        OpenApi.annotations({ summary: "Sign out", description: "Ends the current session and clears its cookie." })
+      )
       .addSuccess(Schema.Struct({ status: Schema.Literal("signed_out") }))
   )
   .add(
     HttpApiEndpoint.post("acceptInvite", "/auth/invites/accept")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Accept an invitation",
+          description: "Joins the org of an invitation mailed to the signed-in address."
+        })
+      )
       .setPayload(SignInToken)
       .addSuccess(Schema.Struct({ org: Org }))
       .addError(wire(InvalidToken))

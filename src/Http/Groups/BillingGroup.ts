@@ -149,9 +149,12 @@ export class BillingGroup extends HttpApiGroup.make("billing")
     HttpApiEndpoint.get("summary", "/v1/orgs/:orgId/billing")
       .setPath(OrgPath)
       .addSuccess(BillingSummary)
-      .annotate(
-        OpenApi.Description,
-        "Members: balance, trial, plan and renewal, saved card, auto-reload, the new-account cap, the INR rate."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Billing summary",
+          description:
+            "Members: balance, trial, plan and renewal, saved card, auto-reload, the new-account cap, the INR rate."
+        })
       )
   )
   .add(
@@ -162,10 +165,18 @@ export class BillingGroup extends HttpApiGroup.make("billing")
         starting_after: Schema.optional(Schema.String)
       }))
       .addSuccess(Schema.Struct({ payments: Schema.Array(Payment), has_more: Schema.Boolean, provider: ProviderLabel }))
-      .annotate(OpenApi.Description, "Members: the org's payments, newest first.")
+      .annotateContext(
+        OpenApi.annotations({ summary: "List payments", description: "Members: the org's payments, newest first." })
+      )
   )
   .add(
     HttpApiEndpoint.get("payment", "/v1/orgs/:orgId/billing/payments/:paymentId")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Get a payment",
+          description: "One payment with its state and the credits it brought."
+        })
+      )
       .setPath(PaymentPath)
       .addSuccess(Schema.Struct({ payment: Payment, provider: ProviderLabel }))
   )
@@ -182,9 +193,12 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addError(wire(RequestInProgress))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "Owners: buy credits with a card (USD, or INR at the ECB rate). Confirm the answer's client_secret with Stripe.js (or the sandbox), then POST .../confirm; credits land once, whichever of the webhook and the confirmation comes first."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Top up credits",
+          description:
+            "Owners: buy credits with a card (USD, or INR at the ECB rate). Confirm the answer's client_secret with Stripe.js (or the sandbox), then POST .../confirm; credits land once, whichever of the webhook and the confirmation comes first."
+        })
       )
   )
   .add(
@@ -200,10 +214,11 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addError(wire(RequestInProgress))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "Owners: buy credits on the payment provider's hosted checkout page (the dashboard's Buy credits). Send the owner to checkout_url; the page returns to the billing page, which POSTs .../confirm for the payment's state. Same amounts, cap and idempotency keys as top-ups; an unpaid checkout that expires or is cancelled gives back its cap allowance."
-      )
+      .annotateContext(OpenApi.annotations({
+        summary: "Buy credits on the checkout page",
+        description:
+          "Owners: buy credits on the payment provider's hosted checkout page (the dashboard's Buy credits). Send the owner to checkout_url; the page returns to the billing page, which POSTs .../confirm for the payment's state. Same amounts, cap and idempotency keys as top-ups; an unpaid checkout that expires or is cancelled gives back its cap allowance."
+      }))
   )
   .add(
     HttpApiEndpoint.post("cancel", "/v1/orgs/:orgId/billing/payments/:paymentId/cancel")
@@ -212,9 +227,12 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addError(wire(Forbidden))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "Owners: end a payment that was not paid (the owner left the checkout page); its cap allowance comes back. One paid meanwhile is credited instead."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Cancel an unpaid payment",
+          description:
+            "Owners: end a payment that was not paid (the owner left the checkout page); its cap allowance comes back. One paid meanwhile is credited instead."
+        })
       )
   )
   .add(
@@ -223,13 +241,22 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addSuccess(Schema.Struct({ payment: Payment, provider: ProviderLabel }))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "The client came back from paying: the payment's state is read from the provider and applied once."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Confirm a payment",
+          description:
+            "The client came back from paying: the payment's state is read from the provider and applied once."
+        })
       )
   )
   .add(
     HttpApiEndpoint.get("autoReload", "/v1/orgs/:orgId/billing/auto-reload")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Auto-reload settings",
+          description: "Whether the saved card is charged when the balance runs low."
+        })
+      )
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({ auto_reload: AutoReloadSettings, provider: ProviderLabel }))
   )
@@ -249,9 +276,12 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addError(wire(InvalidAmount))
       .addError(wire(NoSavedCard))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "Owners: charge the saved card (USD) for amount_credits when the balance is under threshold_credits."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Change auto-reload",
+          description:
+            "Owners: charge the saved card (USD) for amount_credits when the balance is under threshold_credits."
+        })
       )
   )
   .add(
@@ -263,9 +293,12 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addError(wire(Forbidden))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "Owners: add or replace the saved card on the payment provider's hosted page (nothing is charged). Send the owner to checkout_url; the page returns to the billing page, which POSTs .../card/setup/confirm."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Save a card on the checkout page",
+          description:
+            "Owners: add or replace the saved card on the payment provider's hosted page (nothing is charged). Send the owner to checkout_url; the page returns to the billing page, which POSTs .../card/setup/confirm."
+        })
       )
   )
   .add(
@@ -278,9 +311,12 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       }))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "The owner came back from saving a card: the org's last card setup is read from the provider and its card kept."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Finish saving a card",
+          description:
+            "The owner came back from saving a card: the org's last card setup is read from the provider and its card kept."
+        })
       )
   )
   .add(
@@ -289,9 +325,11 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addSuccess(Schema.Struct({ status: Schema.Literal("removed"), provider: ProviderLabel }))
       .addError(wire(Forbidden))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "Owners: forget the saved card; auto-reload switches off and a paid plan ends at renewal."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Forget the saved card",
+          description: "Owners: forget the saved card; auto-reload switches off and a paid plan ends at renewal."
+        })
       )
   )
   .add(
@@ -316,9 +354,12 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addError(wire(RequestInProgress))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "Owners: Pay as you go takes effect at once; Pro or Max (offer: founding-pro for the founding fee) when the month's fee is paid."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Change plan",
+          description:
+            "Owners: Pay as you go takes effect at once; Pro or Max (offer: founding-pro for the founding fee) when the month's fee is paid."
+        })
       )
   )
   .addError(wire(NotFound))
@@ -338,10 +379,11 @@ export class PaymentWebhookGroup extends HttpApiGroup.make("paymentWebhook")
       .addError(wire(InvalidSignature))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "The payment provider's events (Stripe): the raw body signed in the Stripe-Signature header. Events handled: checkout.session.completed, checkout.session.expired, payment_intent.succeeded, payment_intent.payment_failed, payment_intent.canceled, charge.refunded, charge.dispute.created, charge.dispute.closed."
-      )
+      .annotateContext(OpenApi.annotations({
+        summary: "Payment provider events",
+        description:
+          "The payment provider's events (Stripe): the raw body signed in the Stripe-Signature header. Events handled: checkout.session.completed, checkout.session.expired, payment_intent.succeeded, payment_intent.payment_failed, payment_intent.canceled, charge.refunded, charge.dispute.created, charge.dispute.closed."
+      }))
   )
   .annotateContext(OpenApi.annotations({ title: "Payment webhook", description: "Signed by the payment provider." }))
 {}
@@ -353,9 +395,12 @@ export class SandboxPaymentsGroup extends HttpApiGroup.make("sandboxPayments")
       .addSuccess(Schema.Struct({ payment: Payment, provider: ProviderLabel }))
       .addError(wire(NotFound))
       .addError(wire(NotConfigured))
-      .annotate(
-        OpenApi.Description,
-        "Development sandbox only (no money moves): pays a payment's client_secret with a test card, as Stripe.js would. 4242424242424242 succeeds; 4000000000000002 is declined."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Pay in the sandbox",
+          description:
+            "Development sandbox only (no money moves): pays a payment's client_secret with a test card, as Stripe.js would. 4242424242424242 succeeds; 4000000000000002 is declined."
+        })
       )
   )
   .annotateContext(
@@ -372,7 +417,12 @@ export class AdminBillingGroup extends HttpApiGroup.make("adminBilling")
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({ org_id: Schema.String, credits_frozen: Schema.Literal(false) }))
       .addError(wire(NotFound))
-      .annotate(OpenApi.Description, "Unfreezes an org's credits frozen by a chargeback.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Unfreeze an org's credits",
+          description: "Unfreezes an org's credits frozen by a chargeback."
+        })
+      )
   )
   .middleware(AdminAuth)
   .annotateContext(

@@ -32,17 +32,35 @@ export const NotificationUpdate = Schema.Struct({
 export class EventsGroup extends HttpApiGroup.make("events")
   .add(
     HttpApiEndpoint.get("list", "/v1/orgs/:orgId/events")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List events",
+          description: "The org's events newest first, whether or not a webhook endpoint received them."
+        })
+      )
       .setPath(OrgPath)
       .setUrlParams(EventQuery)
       .addSuccess(EventList)
   )
   .add(
     HttpApiEndpoint.get("notifications", "/v1/orgs/:orgId/notifications")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Notification settings",
+          description: "The low-balance alert threshold of the org."
+        })
+      )
       .setPath(OrgPath)
       .addSuccess(NotificationSettings)
   )
   .add(
     HttpApiEndpoint.put("setNotifications", "/v1/orgs/:orgId/notifications")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Change notification settings",
+          description: "Sets the low-balance alert threshold (USD, at most three decimals)."
+        })
+      )
       .setPath(OrgPath)
       .setPayload(NotificationUpdate)
       .addSuccess(NotificationSettings)

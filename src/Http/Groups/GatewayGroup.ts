@@ -67,6 +67,13 @@ export const CallRecord = Schema.Struct({
 export class GatewayGroup extends HttpApiGroup.make("gateway")
   .add(
     HttpApiEndpoint.post("call", "/v1/call")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Call a provider endpoint",
+          description:
+            "Calls one catalogue endpoint with the agent's credits: held before the call, settled after it, refunded when the provider fails. A test key checks and prices the call without making it and answers the endpoint's sandbox sample."
+        })
+      )
       .setPayload(CallRequest)
       .addSuccess(CallResult)
       .addError(wire(InvalidInput))
@@ -81,7 +88,15 @@ export class GatewayGroup extends HttpApiGroup.make("gateway")
       .addError(wire(AupLimit))
       .addError(wire(EndpointUnavailable))
   )
-  .add(HttpApiEndpoint.get("balance", "/v1/balance").addSuccess(Balance))
+  .add(
+    HttpApiEndpoint.get("balance", "/v1/balance")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Agent balance",
+          description: "The org's balance and the agent's budget left this month."
+        })
+      ).addSuccess(Balance)
+  )
   .middleware(AgentAuth)
   .annotateContext(OpenApi.annotations({
     title: "Gateway",
@@ -92,6 +107,12 @@ export class GatewayGroup extends HttpApiGroup.make("gateway")
 export class GatewayCallsGroup extends HttpApiGroup.make("gatewayCalls")
   .add(
     HttpApiEndpoint.get("list", "/v1/orgs/:orgId/calls")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List gateway calls",
+          description: "The org's gateway calls newest first, with endpoint, status, charge and latency."
+        })
+      )
       .setPath(Schema.Struct({ orgId: Schema.String }))
       .setUrlParams(Schema.Struct({
         limit: pageLimitOrDefault,
@@ -132,7 +153,13 @@ export const ProviderRecord = Schema.Struct({
 /** Public: the gateway's providers with their published daily call caps. */
 export class GatewayProvidersGroup extends HttpApiGroup.make("gatewayProviders")
   .add(
-    HttpApiEndpoint.get("list", "/v1/providers").addSuccess(Schema.Struct({ providers: Schema.Array(ProviderRecord) }))
+    HttpApiEndpoint.get("list", "/v1/providers")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List providers",
+          description: "The gateway's providers with their endpoint counts and availability."
+        })
+      ).addSuccess(Schema.Struct({ providers: Schema.Array(ProviderRecord) }))
   )
   .middleware(PublicRateLimit)
   .annotateContext(OpenApi.annotations({

@@ -19,7 +19,21 @@ export const Readiness = Schema.Struct({
 }).annotations({ identifier: "Readiness" })
 
 export class HealthGroup extends HttpApiGroup.make("health")
-  .add(HttpApiEndpoint.get("live", "/healthz").addSuccess(Health))
-  .add(HttpApiEndpoint.get("ready", "/readyz").addSuccess(Readiness).addError(wire(ServiceUnavailable)))
+  .add(
+    HttpApiEndpoint.get("live", "/healthz")
+      .annotateContext(
+        OpenApi.annotations({ summary: "Liveness probe", description: "Answers while the process serves at all." })
+      ).addSuccess(Health)
+  )
+  .add(
+    HttpApiEndpoint.get("ready", "/readyz")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Readiness probe",
+          description:
+            "Answers 200 only while this replica takes new requests: database reachable, migrations applied, not draining."
+        })
+      ).addSuccess(Readiness).addError(wire(ServiceUnavailable))
+  )
   .annotateContext(OpenApi.annotations({ title: "Health", description: "Liveness and readiness probes." }))
 {}

@@ -9,6 +9,12 @@ import { OrgKey, OrgPath, PathId, Revoked } from "./IdentitySchemas.js"
 export class OrgKeysGroup extends HttpApiGroup.make("orgKeys")
   .add(
     HttpApiEndpoint.post("create", "/v1/orgs/:orgId/keys")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Create an org key",
+          description: "A key for scripts acting on the org, with a read or write scope; shown once."
+        })
+      )
       .setPath(OrgPath)
       .setPayload(Schema.Struct({
         name: Schema.Trim.pipe(
@@ -30,11 +36,20 @@ export class OrgKeysGroup extends HttpApiGroup.make("orgKeys")
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/orgs/:orgId/keys")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List org keys",
+          description: "The org's keys with scope, maker and last use (never the secret)."
+        })
+      )
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({ keys: Schema.Array(OrgKey) }))
   )
   .add(
     HttpApiEndpoint.del("revoke", "/v1/orgs/:orgId/keys/:keyId")
+      .annotateContext(
+        OpenApi.annotations({ summary: "Revoke an org key", description: "The key stops working at once." })
+      )
       .setPath(Schema.Struct({ orgId: PathId, keyId: PathId }))
       .addSuccess(Revoked)
       .addError(wire(Forbidden))

@@ -11,11 +11,15 @@ import { DeletionRequest, Invite, Member, Org, OrgPath, PathId, Revoked, Role } 
 export class OrgsGroup extends HttpApiGroup.make("orgs")
   .add(
     HttpApiEndpoint.get("get", "/v1/orgs/:orgId")
+      .annotateContext(
+        OpenApi.annotations({ summary: "Get an org", description: "The org's name, slug, plan, balance and trial." })
+      )
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({ org: Org }))
   )
   .add(
     HttpApiEndpoint.get("members", "/v1/orgs/:orgId/members")
+      .annotateContext(OpenApi.annotations({ summary: "List members", description: "Members with their roles." }))
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({ members: Schema.Array(Member) }))
   )
@@ -26,7 +30,12 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
       .addSuccess(Schema.Struct({ member: Member }))
       .addError(wire(Forbidden))
       .addError(wire(LastOwner))
-      .annotate(OpenApi.Description, "Owner only. The last owner cannot step down (409 last_owner).")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Change a member's role",
+          description: "Owner only. The last owner cannot step down (409 last_owner)."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.del("removeMember", "/v1/orgs/:orgId/members/:userId")
@@ -34,9 +43,11 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
       .addSuccess(Schema.Struct({ status: Schema.Literal("removed") }))
       .addError(wire(Forbidden))
       .addError(wire(LastOwner))
-      .annotate(
-        OpenApi.Description,
-        "Owner only, or a member removing themselves (leaving). Org keys the person made stop working."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Remove a member",
+          description: "Owner only, or a member removing themselves (leaving). Org keys the person made stop working."
+        })
       )
   )
   .add(
@@ -49,15 +60,29 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
       .addError(wire(Forbidden))
       .addError(wire(PlanLimit))
       .addError(wire(Conflict))
-      .annotate(OpenApi.Description, "Owner only. Mails a link valid 7 days. Seats = members + pending invitations.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Invite a person",
+          description: "Owner only. Mails a link valid 7 days. Seats = members + pending invitations."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("invites", "/v1/orgs/:orgId/invites")
+      .annotateContext(
+        OpenApi.annotations({ summary: "List invitations", description: "Pending invitations with their expiry." })
+      )
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({ invites: Schema.Array(Invite) }))
   )
   .add(
     HttpApiEndpoint.del("revokeInvite", "/v1/orgs/:orgId/invites/:inviteId")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Revoke an invitation",
+          description: "The mailed link stops working and the seat is free again."
+        })
+      )
       .setPath(Schema.Struct({ orgId: PathId, inviteId: PathId }))
       .addSuccess(Revoked)
       .addError(wire(Forbidden))
@@ -71,10 +96,21 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
       .addSuccess(Schema.Struct({ deletion_request: DeletionRequest }), { status: 201 })
       .addError(wire(Forbidden))
       .middleware(SessionOnly)
-      .annotate(OpenApi.Description, "Owner, session only: asks for the org's data to be deleted.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Request data deletion",
+          description: "Owner, session only: asks for the org's data to be deleted."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("deletionRequests", "/v1/orgs/:orgId/deletion-requests")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List deletion requests",
+          description: "The org's data-deletion requests and their state."
+        })
+      )
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({ deletion_requests: Schema.Array(DeletionRequest) }))
   )
@@ -88,13 +124,22 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
       .addSuccess(Schema.Struct({ request: OpeningRequest }), { status: 201 })
       .addError(wire(Forbidden))
       .addError(wire(Conflict))
-      .annotate(
-        OpenApi.Description,
-        "Owner: asks for an on-request gateway endpoint to be opened for the org; administrators see it in their queue."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Ask for an endpoint to be opened",
+          description:
+            "Owner: asks for an on-request gateway endpoint to be opened for the org; administrators see it in their queue."
+        })
       )
   )
   .add(
     HttpApiEndpoint.get("openings", "/v1/orgs/:orgId/endpoint-openings")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Endpoint openings",
+          description: "The on-request endpoints open for this org, and its requests with their state."
+        })
+      )
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({
         openings: Schema.Array(Schema.Struct({ endpoint_id: Schema.String, opened_at: Schema.String })),

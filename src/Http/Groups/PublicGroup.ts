@@ -148,17 +148,71 @@ export const EndpointSearch = Schema.Struct({
 })
 
 export class PublicGroup extends HttpApiGroup.make("public")
-  .add(HttpApiEndpoint.get("tools", "/v1/tools").addSuccess(ToolList))
+  .add(
+    HttpApiEndpoint.get("tools", "/v1/tools")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List tools",
+          description: "Every tool with its task type, price per success and whether it can be bought now."
+        })
+      ).addSuccess(ToolList)
+  )
   .add(
     HttpApiEndpoint.get("scores", "/v1/scores")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Tool scores",
+          description: "Measured quality per tool (accuracy, coverage, latency), optionally for one task type."
+        })
+      )
       .setUrlParams(Schema.Struct({ task_type: Schema.optional(TaskTypeId) }))
       .addSuccess(ScoreList)
   )
-  .add(HttpApiEndpoint.get("taskTypes", "/v1/task-types").addSuccess(TaskTypeList))
-  .add(HttpApiEndpoint.get("pricing", "/v1/pricing").addSuccess(Pricing))
-  .add(HttpApiEndpoint.get("formula", "/v1/formula").addSuccess(Formula))
-  .add(HttpApiEndpoint.get("reports", "/v1/reports").addSuccess(ReportList))
-  .add(HttpApiEndpoint.get("status", "/v1/status").addSuccess(ServiceStatus))
+  .add(
+    HttpApiEndpoint.get("taskTypes", "/v1/task-types")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List task types",
+          description: "The seven task types, with their input and output fields and the published check."
+        })
+      ).addSuccess(TaskTypeList)
+  )
+  .add(
+    HttpApiEndpoint.get("pricing", "/v1/pricing")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Plans and prices",
+          description: "The plans with their fees, allowances and limits, and the price of a credit."
+        })
+      ).addSuccess(Pricing)
+  )
+  .add(
+    HttpApiEndpoint.get("formula", "/v1/formula")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Recommendation formula",
+          description: "How recommend ranks tools: the published weights and terms."
+        })
+      ).addSuccess(Formula)
+  )
+  .add(
+    HttpApiEndpoint.get("reports", "/v1/reports")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Benchmark reports",
+          description: "The latest benchmark report of each tool, with sample size and check version."
+        })
+      ).addSuccess(ReportList)
+  )
+  .add(
+    HttpApiEndpoint.get("status", "/v1/status")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Service status",
+          description: "Whether the service and its parts are up, with the rate-limit store's state."
+        })
+      ).addSuccess(ServiceStatus)
+  )
   .add(
     HttpApiEndpoint.get("endpoints", "/v1/endpoints")
       .setUrlParams(EndpointSearch)
@@ -166,10 +220,11 @@ export class PublicGroup extends HttpApiGroup.make("public")
       // With an agent key, prices are for its org's plan; a bad key is refused, not ignored.
       .addError(wire(Unauthenticated))
       .addError(wire(IpNotAllowed))
-      .annotate(
-        OpenApi.Description,
-        "Searches the catalogue of provider endpoints: every word of `q` must match the id, provider or name. Answers each endpoint's method, path, path_params and price_per_call (credits). No credential needed: prices are for Pay as you go; with an agent key, for the agent's org plan."
-      )
+      .annotateContext(OpenApi.annotations({
+        summary: "Gateway endpoint catalogue",
+        description:
+          "Searches the catalogue of provider endpoints: every word of `q` must match the id, provider or name. Answers each endpoint's method, path, path_params and price_per_call (credits). No credential needed: prices are for Pay as you go; with an agent key, for the agent's org plan."
+      }))
   )
   .middleware(PublicRateLimit)
   .annotateContext(OpenApi.annotations({ title: "Public data", description: "No credential needed." }))
@@ -180,6 +235,12 @@ export const WaitlistRequest = Schema.Struct({ email: EmailAddress })
 export class WaitlistGroup extends HttpApiGroup.make("waitlist")
   .add(
     HttpApiEndpoint.post("join", "/v1/waitlist")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Join the waitlist",
+          description: "Leaves an email address for an invitation; answers the same whether or not it was new."
+        })
+      )
       .setPayload(WaitlistRequest)
       .addSuccess(Schema.Struct({ status: Schema.Literal("on_waitlist") }), { status: 202 })
   )
@@ -192,8 +253,24 @@ export class WaitlistGroup extends HttpApiGroup.make("waitlist")
 export const HtmlPage = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
 
 export class DocsGroup extends HttpApiGroup.make("docs")
-  .add(HttpApiEndpoint.get("errors", "/docs/errors").addSuccess(HtmlPage))
-  .add(HttpApiEndpoint.get("webhookEventSchema", "/schemas/webhook-event.json").addSuccess(Schema.Unknown))
+  .add(
+    HttpApiEndpoint.get("errors", "/docs/errors")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Error code page",
+          description: "An HTML page listing every error code with its status, meaning and retry rule."
+        })
+      ).addSuccess(HtmlPage)
+  )
+  .add(
+    HttpApiEndpoint.get("webhookEventSchema", "/schemas/webhook-event.json")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Webhook event schema",
+          description: "The JSON Schema of the body of every webhook delivery."
+        })
+      ).addSuccess(Schema.Unknown)
+  )
   .annotateContext(
     OpenApi.annotations({
       title: "Documentation",

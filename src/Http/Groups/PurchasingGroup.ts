@@ -68,6 +68,13 @@ const ListQuery = Schema.Struct({
 export class PurchasingGroup extends HttpApiGroup.make("purchasing")
   .add(
     HttpApiEndpoint.post("recommend", "/v1/recommend")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Recommend tools",
+          description:
+            "Ranks the tools of a task type by measured quality and price, before buying. Give `task_type` or describe the task in free text as `task`; each tool says whether it can be bought now (`purchasable`)."
+        })
+      )
       .setPayload(RecommendRequest)
       .addSuccess(RecommendResult)
       .addError(wire(UnknownTaskType))
@@ -75,6 +82,11 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
   )
   .add(
     HttpApiEndpoint.post("execute", "/v1/execute")
+      .annotateContext(OpenApi.annotations({
+        summary: "Buy results",
+        description:
+          "Runs a tool (its id or slug from recommend) on 1 to 1,000 inputs, each an object of the tool's input fields; only results that pass the published check are charged. Up to 25 inputs answer at once; more answer a job (`status: queued`) to follow. `max_price` caps the cost; `idempotency_key` makes a retry safe. An amount over the agent's approval threshold answers `approval_required`: retry with its `approval_id` once an owner approved."
+      }))
       .setPayload(ExecuteRequest)
       .addSuccess(ExecuteResult)
       .addSuccess(JobAccepted, { status: 202 })
@@ -100,13 +112,42 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .addError(wire(TrialLimit))
       .addError(wire(ProviderError))
   )
-  .add(HttpApiEndpoint.get("job", "/v1/jobs/:id").setPath(IdPath).addSuccess(Schema.Struct({ job: Job })))
-  .add(HttpApiEndpoint.get("receipts", "/v1/receipts").setUrlParams(ListQuery).addSuccess(ReceiptList))
   .add(
-    HttpApiEndpoint.get("receipt", "/v1/receipts/:id").setPath(IdPath).addSuccess(Schema.Struct({ receipt: Receipt }))
+    HttpApiEndpoint.get("job", "/v1/jobs/:id")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Get a job",
+          description: "A job's progress and, when done, its items and receipt."
+        })
+      ).setPath(IdPath).addSuccess(Schema.Struct({ job: Job }))
+  )
+  .add(
+    HttpApiEndpoint.get("receipts", "/v1/receipts")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List receipts",
+          description: "The org's purchase receipts, newest first, with what each charged; page with `starting_after`."
+        })
+      ).setUrlParams(ListQuery).addSuccess(ReceiptList)
+  )
+  .add(
+    HttpApiEndpoint.get("receipt", "/v1/receipts/:id")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Get a receipt",
+          description: "One receipt with its items, checks and charges."
+        })
+      ).setPath(IdPath).addSuccess(Schema.Struct({ receipt: Receipt }))
   )
   .add(
     HttpApiEndpoint.post("openDispute", "/v1/disputes")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Dispute a charged item",
+          description:
+            "Asks for a refund of a charged item (passed or partial) whose result was wrong, within 7 days: the receipt id, the item's index and why. An administrator decides; an upheld dispute refunds the item."
+        })
+      )
       .setPayload(DisputeRequest)
       .addSuccess(Schema.Struct({ dispute: Dispute }), { status: 201 })
       .addError(wire(DisputeWindowClosed))
@@ -115,12 +156,26 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .addError(wire(PlanLimit))
   )
   .add(
-    HttpApiEndpoint.get("dispute", "/v1/disputes/:id").setPath(IdPath).addSuccess(Schema.Struct({ dispute: Dispute }))
+    HttpApiEndpoint.get("dispute", "/v1/disputes/:id")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Get a dispute",
+          description:
+            "A dispute's status (open, upheld, rejected), the administrator's decision and note, and the refund."
+        })
+      ).setPath(IdPath).addSuccess(Schema.Struct({ dispute: Dispute }))
   )
   .add(
-    HttpApiEndpoint.get("approval", "/v1/approvals/:id").setPath(IdPath).addSuccess(
-      Schema.Struct({ approval: Approval })
-    )
+    HttpApiEndpoint.get("approval", "/v1/approvals/:id")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Get an approval",
+          description:
+            "An approval's status (waiting, approved, rejected, expired), the tool and amount it is locked to, and when it expires; retry the purchase with its id once approved."
+        })
+      ).setPath(IdPath).addSuccess(
+        Schema.Struct({ approval: Approval })
+      )
   )
   .addError(wire(InvalidInput))
   .addError(wire(NotFound))
@@ -136,17 +191,35 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
 export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
   .add(
     HttpApiEndpoint.get("approvals", "/v1/orgs/:orgId/approvals")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List approvals",
+          description: "The org's approvals, the waiting ones first; filter by status."
+        })
+      )
       .setPath(OrgIdPath)
       .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: ApprovalListParams.fields.status }))
       .addSuccess(ApprovalList)
   )
   .add(
     HttpApiEndpoint.get("approval", "/v1/orgs/:orgId/approvals/:id")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Get an approval",
+          description: "One approval with tool, amount, reason and expiry."
+        })
+      )
       .setPath(OrgItemPath)
       .addSuccess(Schema.Struct({ approval: Approval }))
   )
   .add(
     HttpApiEndpoint.post("approve", "/v1/orgs/:orgId/approvals/:id/approve")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Approve a purchase",
+          description: "Runs the waiting purchase; an optional note is kept with the decision."
+        })
+      )
       .setPath(OrgItemPath)
       .setPayload(DecisionRequest)
       .addSuccess(Schema.Struct({ approval: Approval }))
@@ -155,6 +228,12 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
   )
   .add(
     HttpApiEndpoint.post("reject", "/v1/orgs/:orgId/approvals/:id/reject")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Reject a purchase",
+          description: "The purchase is not made; an optional note is kept with the decision."
+        })
+      )
       .setPath(OrgItemPath)
       .setPayload(DecisionRequest)
       .addSuccess(Schema.Struct({ approval: Approval }))
@@ -162,17 +241,36 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
       .addError(wire(ApprovalExpired))
   )
   .add(
-    HttpApiEndpoint.get("receipts", "/v1/orgs/:orgId/receipts").setPath(OrgIdPath).setUrlParams(ListQuery).addSuccess(
-      ReceiptList
-    )
+    HttpApiEndpoint.get("receipts", "/v1/orgs/:orgId/receipts")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List the org's receipts",
+          description: "Receipts of every agent of the org, newest first."
+        })
+      ).setPath(OrgIdPath).setUrlParams(ListQuery).addSuccess(
+        ReceiptList
+      )
   )
   .add(
     HttpApiEndpoint.get("receipt", "/v1/orgs/:orgId/receipts/:id")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Get one of the org's receipts",
+          description: "One receipt with its items, checks and charges."
+        })
+      )
       .setPath(OrgItemPath)
       .addSuccess(Schema.Struct({ receipt: Receipt }))
   )
   .add(
     HttpApiEndpoint.post("openDispute", "/v1/orgs/:orgId/disputes")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Dispute a charged item",
+          description:
+            "Disputes a passed or partial item of one of the org's receipts within 7 days; an administrator decides."
+        })
+      )
       .setPath(OrgIdPath)
       .setPayload(DisputeRequest)
       .addSuccess(Schema.Struct({ dispute: Dispute }), { status: 201 })
@@ -183,6 +281,12 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
   )
   .add(
     HttpApiEndpoint.get("disputes", "/v1/orgs/:orgId/disputes")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List the org's disputes",
+          description: "The org's disputes, oldest first; filter by status."
+        })
+      )
       .setPath(OrgIdPath)
       .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: DisputeListParams.fields.status }))
       .addSuccess(DisputeList)
@@ -216,15 +320,44 @@ export const ApprovalLinkPreview = Schema.Struct({
  * browsers without JavaScript.
  */
 export class ApprovalLinksGroup extends HttpApiGroup.make("approvalLinks")
-  .add(HttpApiEndpoint.get("show", "/v1/approval-links/:token").setPath(TokenPath).addSuccess(ApprovalPage))
-  .add(HttpApiEndpoint.post("decide", "/v1/approval-links/:token").setPath(TokenPath).addSuccess(ApprovalPage))
+  .add(
+    HttpApiEndpoint.get("show", "/v1/approval-links/:token")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Open an approval link",
+          description: "The approval behind a one-click link from the approval mail."
+        })
+      ).setPath(TokenPath).addSuccess(ApprovalPage)
+  )
+  .add(
+    HttpApiEndpoint.post("decide", "/v1/approval-links/:token")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Decide through an approval link",
+          description: "Approves or rejects the purchase of a one-click link."
+        })
+      ).setPath(TokenPath).addSuccess(ApprovalPage)
+  )
   .add(
     HttpApiEndpoint.get("preview", "/v1/approval-links/:token/approval")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Read an approval link",
+          description:
+            "The approval behind a one-click link and the decision the link makes, as JSON (the dashboard's page)."
+        })
+      )
       .setPath(TokenPath)
       .addSuccess(ApprovalLinkPreview)
   )
   .add(
     HttpApiEndpoint.post("decision", "/v1/approval-links/:token/decision")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Use an approval link",
+          description: "Makes the link's decision (once) and answers the decided approval, as JSON."
+        })
+      )
       .setPath(TokenPath)
       .addSuccess(Schema.Struct({ approval: Approval }))
   )
@@ -243,13 +376,25 @@ export class ApprovalLinksGroup extends HttpApiGroup.make("approvalLinks")
 /** Administrators decide disputes. */
 export class AdminDisputesGroup extends HttpApiGroup.make("adminDisputes")
   .add(
-    HttpApiEndpoint.get("list", "/admin/disputes").setUrlParams(Schema.Struct({
-      ...ListQuery.fields,
-      status: DisputeListParams.fields.status
-    })).addSuccess(DisputeList)
+    HttpApiEndpoint.get("list", "/admin/disputes")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List disputes",
+          description: "Disputes for administrators to decide; filter by status."
+        })
+      ).setUrlParams(Schema.Struct({
+        ...ListQuery.fields,
+        status: DisputeListParams.fields.status
+      })).addSuccess(DisputeList)
   )
   .add(
     HttpApiEndpoint.post("decide", "/admin/disputes/:id/decide")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Decide a dispute",
+          description: "Upholds (refunds the item) or rejects a dispute, with a note."
+        })
+      )
       .setPath(IdPath)
       .setPayload(DisputeDecisionRequest)
       .addSuccess(Schema.Struct({ dispute: Dispute }))

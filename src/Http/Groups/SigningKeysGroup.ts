@@ -19,7 +19,16 @@ export const Jwks = Schema.Struct({
 }).annotations({ identifier: "Jwks" })
 
 export class SigningKeysGroup extends HttpApiGroup.make("signingKeys")
-  .add(HttpApiEndpoint.get("jwks", "/.well-known/jwks.json").addSuccess(Jwks))
+  .add(
+    HttpApiEndpoint.get("jwks", "/.well-known/jwks.json")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Receipt signing keys",
+          description:
+            "The Ed25519 public keys (JWK Set) that check the `signature` of receipts, gateway calls and disputes. Keys rotate; an older key stays listed so what it signed can still be checked."
+        })
+      ).addSuccess(Jwks)
+  )
   .middleware(PublicRateLimit)
   .annotateContext(OpenApi.annotations({
     title: "Signing keys",

@@ -88,6 +88,13 @@ export const ExportQuery = Schema.Struct({
 export class UsageGroup extends HttpApiGroup.make("usage")
   .add(
     HttpApiEndpoint.get("get", "/v1/orgs/:orgId/usage")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Org balance and usage",
+          description:
+            "Balance, trial and its hourly limit, frozen state, spend per agent and per day, test activity apart from spend, the agents' refusals per day and code, and the top endpoints and tools by spend over a date range (default: this month)."
+        })
+      )
       .setPath(OrgPath)
       .setUrlParams(UsageQuery)
       .addSuccess(OrgUsage)
@@ -95,6 +102,13 @@ export class UsageGroup extends HttpApiGroup.make("usage")
   )
   .add(
     HttpApiEndpoint.get("export", "/v1/orgs/:orgId/exports/:dataset")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Export calls, receipts, ledger or usage",
+          description:
+            "The org's gateway calls, receipt items (with input and result where kept), ledger entries or daily usage over a range of UTC days (default: this month), as CSV or JSON Lines, streamed as the rows are read."
+        })
+      )
       .setPath(ExportPath)
       .setUrlParams(ExportQuery)
       .addSuccess(

@@ -102,27 +102,61 @@ export const DeliveryQuery = Schema.Struct({
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("create", "/v1/orgs/:orgId/webhooks")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Add a webhook endpoint",
+          description: "Registers an HTTPS address for the chosen event types; the signing secret is shown once."
+        })
+      )
       .setPath(OrgPath)
       .setPayload(CreateWebhookRequest)
       .addSuccess(CreatedWebhook, { status: 201 })
       .addError(wire(Forbidden))
       .addError(wire(PlanLimit))
   )
-  .add(HttpApiEndpoint.get("list", "/v1/orgs/:orgId/webhooks").setPath(OrgPath).addSuccess(WebhookList))
+  .add(
+    HttpApiEndpoint.get("list", "/v1/orgs/:orgId/webhooks")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List webhook endpoints",
+          description: "The org's webhook endpoints with their event types (never the secret)."
+        })
+      ).setPath(OrgPath).addSuccess(WebhookList)
+  )
   .add(
     HttpApiEndpoint.del("remove", "/v1/orgs/:orgId/webhooks/:id")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Remove a webhook endpoint",
+          description: "Stops deliveries to the endpoint; pending ones are dropped."
+        })
+      )
       .setPath(WebhookPath)
       .addSuccess(Schema.Struct({ id: Schema.String, status: Schema.Literal("deleted") }))
       .addError(wire(Forbidden))
   )
   .add(
     HttpApiEndpoint.post("rotateSecret", "/v1/orgs/:orgId/webhooks/:id/rotate-secret")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Rotate a webhook endpoint's secret",
+          description:
+            "Makes a new signing secret, shown once. For 24 hours deliveries are signed with both the new and the previous secret (in `Service-Signature` and in the Standard Webhooks `webhook-signature`)."
+        })
+      )
       .setPath(WebhookPath)
       .addSuccess(RotatedWebhookSecret)
       .addError(wire(Forbidden))
   )
   .add(
     HttpApiEndpoint.post("replay", "/v1/orgs/:orgId/webhooks/:id/replay")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Replay webhook deliveries",
+          description:
+            "Resends one event (`event_id`), or every event of the endpoint since a time (`since`, `only_failed`), with the same event ids, so receivers drop what they already have. Owners; 20 replays an hour per org."
+        })
+      )
       .setPath(WebhookPath)
       .setPayload(ReplayRequest)
       .addSuccess(ReplayAnswer, { status: 202 })
@@ -133,12 +167,24 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   )
   .add(
     HttpApiEndpoint.post("test", "/v1/orgs/:orgId/webhooks/:id/test")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Send a test event",
+          description: "Delivers a `webhook.test` event to the endpoint now and answers the delivery's result."
+        })
+      )
       .setPath(WebhookPath)
       .addSuccess(WebhookDelivery)
       .addError(wire(Forbidden))
   )
   .add(
     HttpApiEndpoint.get("deliveries", "/v1/orgs/:orgId/webhook-deliveries")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List webhook deliveries",
+          description: "Deliveries newest first, with status, attempts and next try; filter by endpoint and status."
+        })
+      )
       .setPath(OrgPath)
       .setUrlParams(DeliveryQuery)
       .addSuccess(DeliveryList)

@@ -91,7 +91,7 @@ const writes: ToolAnnotations = {
 /** Summary and description of every operation, from the finished OpenAPI document. */
 const operations = (() => {
   const byId = new Map<string, { summary: string; description: string }>()
-  // The Api's own transform finishes the document (Document.ts: summaries, descriptions).
+  // The endpoints' own summaries and descriptions (their `OpenApi.annotations` in Groups/).
   for (const path of Object.values<any>(OpenApi.fromApi(Api).paths)) {
     for (const operation of Object.values<any>(path)) {
       byId.set(operation.operationId, { summary: operation.summary, description: operation.description })

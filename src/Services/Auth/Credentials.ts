@@ -1,4 +1,4 @@
-import { Clock, Config, Effect, FiberSet, Option } from "effect"
+import { Cache, Clock, Config, Duration, Effect, Either, Exit, FiberSet, Option } from "effect"
 import { isUuid } from "../../Domain/Ids.js"
 import { inAnyRange, type IpRange, parseRange } from "../../Domain/IpRanges.js"
 import { sha256Hex } from "../../Domain/Secrets.js"
@@ -9,6 +9,8 @@ import type { AuthenticatedAgent, CachedCredential, OrgActor, SessionUser } from
 const USAGE_STAMP_MS = 60_000
 
 const isStale = (error: unknown): error is StaleCredential => error instanceof StaleCredential
+
+const fromDatabase = (row: Option.Option<AgentKeyRow>) => Option.map(row, (found) => ({ row: found, fromCache: false }))
 
 /**
  * Runs a request for `agent`. An agent from the credential cache whose check in the
@@ -64,27 +66,32 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
     // call's hold, a purchase's write: `stillValid`), so such a request reads no key row at
     // all. A revoked, rotated or disabled key, a changed allowlist, mode, plan, budget or
     // approval threshold is caught by that check in every replica at once; the cache only
-    // spares the read.
-    const agentKeys = new Map<string, { readonly row: AgentKeyRow; readonly until: number }>()
+    // spares the read. Only an active agent's row is kept: a refusal kept in the cache could
+    // not be undone by an enable elsewhere until the entry expired.
+    const agentKeys = yield* Cache.makeWith({
+      capacity: 10_000,
+      lookup: (hash: string) => repo.agentByKeyHash(hash),
+      timeToLive: (exit) =>
+        Exit.isSuccess(exit) && Option.isSome(exit.value) && exit.value.value.status === "active"
+          ? Duration.millis(agentKeyCacheMs)
+          : Duration.zero
+    })
 
-    const agentKeyRow = (hash: string, now: number, cachedModes: ReadonlyArray<AgentKeyRow["mode"]>) =>
-      Effect.gen(function*() {
-        const entry = cachedModes.length > 0 ? agentKeys.get(hash) : undefined
-        if (entry !== undefined && entry.until > now && cachedModes.includes(entry.row.mode)) {
-          return Option.some({ row: entry.row, fromCache: true })
-        }
-        const row = yield* repo.agentByKeyHash(hash)
-        // Only an active agent's row: a refusal read from the cache could not be undone by
-        // an enable elsewhere until the entry expired.
-        if (
-          agentKeyCacheMs > 0 && Option.isSome(row) && row.value.status === "active" &&
-          cachedModes.includes(row.value.mode)
-        ) {
-          if (agentKeys.size >= 10_000) agentKeys.clear()
-          agentKeys.set(hash, { row: row.value, until: now + agentKeyCacheMs })
-        }
-        return Option.map(row, (found) => ({ row: found, fromCache: false }))
+    /**
+     * The key row by its hash: from the cache when the endpoint checks it again
+     * (`cachedModes` names the agent's mode), else from the database. One read of the cache
+     * a request; a row kept for another mode is read again, as it was never cached for this.
+     */
+    const agentKeyRow = (hash: string, cachedModes: ReadonlyArray<AgentKeyRow["mode"]>) => {
+      if (cachedModes.length === 0 || agentKeyCacheMs <= 0) return Effect.map(repo.agentByKeyHash(hash), fromDatabase)
+      return Effect.flatMap(agentKeys.getEither(hash), (found) => {
+        if (Either.isRight(found)) return Effect.succeed(fromDatabase(found.right))
+        const row = found.left
+        return Option.isSome(row) && cachedModes.includes(row.value.mode)
+          ? Effect.succeed(Option.some({ row: row.value, fromCache: true }))
+          : Effect.map(repo.agentByKeyHash(hash), fromDatabase)
       })
+    }
 
     const agentOf = (
       hash: string | undefined,
@@ -138,7 +145,7 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
       Effect.gen(function*() {
         const hash = sha256Hex(token)
         const now = yield* Clock.currentTimeMillis
-        return yield* agentOf(hash, address, now, yield* agentKeyRow(hash, now, options?.cachedModes ?? []))
+        return yield* agentOf(hash, address, now, yield* agentKeyRow(hash, options?.cachedModes ?? []))
       })
 
     /**
@@ -150,15 +157,15 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const row = yield* repo.agentById(agentId)
-        return yield* agentOf(undefined, address, now, Option.map(row, (found) => ({ row: found, fromCache: false })))
+        return yield* agentOf(undefined, address, now, fromDatabase(row))
       })
 
     /** The agent of a cached credential read again from the database (its check found it changed). */
     const recheckAgentKey = (cached: CachedCredential, address: string) =>
       Effect.gen(function*() {
-        agentKeys.delete(cached.key_hash)
+        yield* agentKeys.invalidate(cached.key_hash)
         const now = yield* Clock.currentTimeMillis
-        return yield* agentOf(cached.key_hash, address, now, yield* agentKeyRow(cached.key_hash, now, []))
+        return yield* agentOf(cached.key_hash, address, now, yield* agentKeyRow(cached.key_hash, []))
       })
 
     /**

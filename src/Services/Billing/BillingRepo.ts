@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { isUuid, OrgId } from "../../Domain/Ids.js"
+import { type OrgRow, OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { statementRows } from "../StatementRows.js"
 
 /**
@@ -74,6 +75,33 @@ export const ProfileRow = Schema.Struct({
 })
 export type ProfileRow = typeof ProfileRow.Type
 
+/** A column as written: credits and minor units as their decimal text, as `NewPayment` writes them. */
+type Written<A> = A extends bigint ? string : A
+
+/** The columns of a row that change after it is made (any subset), always with the time of the change. */
+type ChangesOf<Row, Fixed extends keyof Row> =
+  & { readonly [K in Exclude<keyof Row, Fixed | "updated_at">]?: Written<Row[K]> }
+  & { readonly updated_at: Date }
+
+/** What may change on a payment: its state, the provider's answers, money returned or disputed. */
+export type PaymentChanges = ChangesOf<
+  PaymentRow,
+  | "id"
+  | "org_id"
+  | "purpose"
+  | "provider"
+  | "provider_idempotency_key"
+  | "currency"
+  | "amount_minor"
+  | "usd_cents"
+  | "credits"
+  | "created_by"
+  | "created_at"
+>
+
+/** What may change on an org's billing profile: the saved card, auto-reload, the plan period. */
+export type ProfileChanges = ChangesOf<ProfileRow, "org_id">
+
 const OrgIdText = Schema.String
 const Used = Schema.Struct({ used: Schema.BigInt })
 const OrgSince = Schema.Struct({ orgId: Schema.String, since: Schema.DateFromSelf })
@@ -137,8 +165,10 @@ export const offSessionPayment = (input: {
 })
 
 export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingRepo", {
+  dependencies: [OrgsRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const orgs = yield* OrgsRepo
     const paymentRows = statementRows(PaymentRow)
     const takenRows = statementRows(Schema.Struct({ taken: Schema.Number }))
 
@@ -264,8 +294,8 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
     /** Paid plans whose period has ended: renewed on the saved card, or back to pay-as-you-go. */
     const dueRenewals = (at: Date) => findDueRenewals(at).pipe(Effect.orDie)
 
-    const updatePayment = (id: string, fields: Record<string, unknown>) =>
-      sql`UPDATE payments SET ${sql.update(fields)} WHERE id = ${id}`.pipe(Effect.asVoid)
+    const updatePayment = (id: string, changes: PaymentChanges) =>
+      sql`UPDATE payments SET ${sql.update(changes)} WHERE id = ${id}`.pipe(Effect.asVoid)
 
     /** The org's payments, newest first. */
     const listPage = SqlSchema.findAll({
@@ -390,8 +420,8 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
     const autoReloadCandidates = (at: Date) =>
       findCandidates(at).pipe(Effect.map((rows) => rows.map((r) => r.org_id)), Effect.orDie)
 
-    const updateProfile = (orgId: string, fields: Record<string, unknown>) =>
-      sql`UPDATE billing_profiles SET ${sql.update(fields)} WHERE org_id = ${orgId}`.pipe(Effect.asVoid)
+    const updateProfile = (orgId: string, changes: ProfileChanges) =>
+      sql`UPDATE billing_profiles SET ${sql.update(changes)} WHERE org_id = ${orgId}`.pipe(Effect.asVoid)
 
     // -- webhook events ------------------------------------------------------------------------
 
@@ -417,7 +447,6 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
         sql`
           SELECT
             NOT EXISTS (SELECT 1 FROM payments WHERE org_id = ${orgId} AND dispute_status IN ('open', 'lost'))
-            AND COALESCE((SELECT closed_at IS NULL FROM orgs WHERE id = ${orgId}), false)
             AND COALESCE((
               SELECT action = 'org.unfreeze_credits' FROM admin_audit
               WHERE target_type = 'org' AND target_id = ${orgId}
@@ -430,21 +459,16 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
      * (the audit log) was not a freeze.
      */
     const disputeFreezeLiftable = (orgId: string) =>
-      liftable(orgId).pipe(Effect.map((row) => row.liftable), Effect.orDie)
+      Effect.zipWith(
+        liftable(orgId).pipe(Effect.map((row) => row.liftable), Effect.orDie),
+        orgs.isOpen(orgId),
+        (liftable, open) => liftable && open
+      )
 
     // -- owners ------------------------------------------------------------------------------
 
-    const findOrg = SqlSchema.findOne({
-      Request: OrgIdText,
-      Result: Schema.Struct({
-        id: OrgId,
-        name: Schema.String,
-        plan: Schema.Literal("payg", "pro", "max"),
-        created_at: Schema.DateFromSelf
-      }),
-      execute: (orgId) => sql`SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId}`
-    })
-    const org = (orgId: string) => !isUuid(orgId) ? Effect.succeed(Option.none()) : findOrg(orgId).pipe(Effect.orDie)
+    /** The org as OrgsRepo reads it; none for an id that is not one. */
+    const org = (orgId: string) => !isUuid(orgId) ? Effect.succeed(Option.none<OrgRow>()) : orgs.org(orgId)
 
     return {
       insertPayment,

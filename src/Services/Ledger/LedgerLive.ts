@@ -2,7 +2,6 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { HoldId, isUuid } from "../../Domain/Ids.js"
-import { creditsToUsd } from "../../Domain/Money.js"
 import { trialTerms } from "../../Domain/Plans.js"
 import {
   AlreadySettled,
@@ -20,6 +19,7 @@ import { statementRows } from "../StatementRows.js"
 import { BatchSettled, batchSettlementSql } from "./BatchSettlement.js"
 import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
 import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
+import { makeLedgerEvents } from "./LedgerEvents.js"
 import { type HoldInput, type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
 import { type HoldSettled, type SettlementGate, SettlementGateClosed, type SettlementWrite } from "./SettlementFence.js"
 import { hourStartOf, monthOf } from "./Time.js"
@@ -47,7 +47,7 @@ const isEventDueSignal = (error: { readonly _tag: string }): error is SqlError.S
 export const makeLedger = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const repo = yield* LedgerRepo
-  const events = yield* Events
+  const ledgerEvents = makeLedgerEvents(yield* Events, repo)
 
   const now = Clock.currentTimeMillis
 
@@ -207,25 +207,16 @@ export const makeLedger = Effect.gen(function*() {
       }
       const held = settled.value
       const amount = held.amount
-      // The agent's month row is locked by the settling statement: one emitter.
-      if (held.budget_alert_due && (yield* repo.markBudgetAlerted(held.agent_id, held.month))) {
-        yield* events.emit(held.org_id, {
-          type: "budget.80pct",
-          data: {
-            agent_id: held.agent_id,
-            agent_name: held.agent_name ?? "",
-            spent_credits: (held.spent ?? 0n).toString(),
-            budget_credits: (held.budget ?? 0n).toString()
-          }
+      if (held.budget_alert_due) {
+        yield* ledgerEvents.budgetReached(held.org_id, {
+          agentId: held.agent_id,
+          agentName: held.agent_name ?? "",
+          month: held.month,
+          spent: held.spent ?? 0n,
+          budget: held.budget ?? 0n
         })
       }
-      if (held.low_alert_fired && held.balance !== null) {
-        const balance = held.balance
-        yield* events.emit(held.org_id, {
-          type: "balance.low",
-          data: { balance_credits: balance.toString(), balance_usd: creditsToUsd(balance) }
-        })
-      }
+      if (held.low_alert_fired && held.balance !== null) yield* ledgerEvents.balanceLow(held.org_id, held.balance)
       return { captured, released: amount - captured } satisfies Settlement
     })
 
@@ -313,13 +304,7 @@ export const makeLedger = Effect.gen(function*() {
         const at = new Date(yield* now)
         yield* repo.insertEntries([{ orgId, kind: "adjustment", amount: -amount, credits: amount, note, at }])
         const balance = yield* repo.removeCredits(orgId, amount, at)
-        const disarmed = yield* repo.disarmLowAlert(orgId)
-        if (Option.isSome(disarmed)) {
-          yield* events.emit(orgId, {
-            type: "balance.low",
-            data: { balance_credits: disarmed.value.toString(), balance_usd: creditsToUsd(disarmed.value) }
-          })
-        }
+        yield* ledgerEvents.lowBalanceAfterRemoval(orgId)
         return { balance }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
@@ -388,26 +373,18 @@ export const makeLedger = Effect.gen(function*() {
         }
       }
       for (const month of row.months) {
-        // The agent's month row is locked by the settling statement: one emitter.
-        if (
-          month.budget_alert_due && row.agent_id !== null && (yield* repo.markBudgetAlerted(row.agent_id, month.month))
-        ) {
-          yield* events.emit(row.org_id!, {
-            type: "budget.80pct",
-            data: {
-              agent_id: row.agent_id,
-              agent_name: month.agent_name,
-              spent_credits: month.spent.toString(),
-              budget_credits: month.budget.toString()
-            }
+        if (month.budget_alert_due && row.agent_id !== null && row.org_id !== null) {
+          yield* ledgerEvents.budgetReached(row.org_id, {
+            agentId: row.agent_id,
+            agentName: month.agent_name,
+            month: month.month,
+            spent: month.spent,
+            budget: month.budget
           })
         }
       }
       if (row.low_alert_fired && row.balance !== null && row.org_id !== null) {
-        yield* events.emit(row.org_id, {
-          type: "balance.low",
-          data: { balance_credits: row.balance.toString(), balance_usd: creditsToUsd(row.balance) }
-        })
+        yield* ledgerEvents.balanceLow(row.org_id, row.balance)
       }
       return settled as ReadonlySet<string>
     })

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Option, Schedule } from "effect"
-import { creditsToUsd } from "../../Domain/Money.js"
 import { Events } from "../Events/Events.js"
 import { Ledger } from "./Ledger.js"
+import { makeLedgerEvents } from "./LedgerEvents.js"
 import { LedgerRepo, type TrialGrantRow } from "./LedgerRepo.js"
 import { dateString } from "./Time.js"
 
@@ -23,6 +23,7 @@ export class LedgerMaintenance extends Effect.Service<LedgerMaintenance>()("Ledg
     const repo = yield* LedgerRepo
     const ledger = yield* Ledger
     const events = yield* Events
+    const ledgerEvents = makeLedgerEvents(events, repo)
 
     /** Releases every expired open hold; answers how many it released. */
     const sweepHolds = Effect.gen(function*() {
@@ -79,13 +80,7 @@ export class LedgerMaintenance extends Effect.Service<LedgerMaintenance>()("Ledg
               at: now
             }])
             yield* repo.removeCredits(orgId, take, now)
-            const disarmed = yield* repo.disarmLowAlert(orgId)
-            if (Option.isSome(disarmed)) {
-              yield* events.emit(orgId, {
-                type: "balance.low",
-                data: { balance_credits: disarmed.value.toString(), balance_usd: creditsToUsd(disarmed.value) }
-              })
-            }
+            yield* ledgerEvents.lowBalanceAfterRemoval(orgId)
           }
           yield* repo.markTrialExpired(id, take, now)
           return true

@@ -85,6 +85,13 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
     })
     const org = (orgId: string) => findOrg(orgId).pipe(Effect.orDie)
 
+    /** Whether the org exists and is not closed (its data deleted). */
+    const isOpen = (orgId: string) =>
+      sql`SELECT 1 AS one FROM orgs WHERE id = ${orgId} AND closed_at IS NULL`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
     /** Serialises changes that count against the org's limits (seats, agents, keys). */
     const findOrgForUpdate = SqlSchema.findOne({
       Request: Schema.String,
@@ -280,6 +287,7 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
       insertOrg,
       insertMember,
       org,
+      isOpen,
       lockOrg,
       members,
       member,

@@ -129,11 +129,8 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
       : { _tag: "direct" }
 
     // Credentials are read once per provider from the ambient configuration.
-    const keys = new Map<string, Option.Option<Redacted.Redacted>>()
-    const apiKeyOf = (providerId: string) =>
+    const apiKeyOf = yield* Effect.cachedFunction((providerId: string) =>
       Effect.gen(function*() {
-        const known = keys.get(providerId)
-        if (known !== undefined) return known
         // A blank value is no credential: the provider would refuse every call made with it.
         const key = yield* Config.option(Config.redacted(providerEnvName(providerId))).pipe(
           Effect.map(Option.filter((value) => Redacted.value(value).trim().length > 0)),
@@ -144,9 +141,9 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
             `${providerEnvName(providerId)} is not set; calls to ${providerId} go without a credential`
           )
         }
-        keys.set(providerId, key)
         return key
       })
+    )
 
     /** Makes the call; never fails: every ending is an outcome. */
     const send = (endpoint: EndpointRecord, params: CallParams): Effect.Effect<ProviderOutcome> =>
