@@ -15,6 +15,7 @@ import {
   Job,
   JobAccepted,
   Receipt,
+  ReceiptItemList,
   ReceiptList,
   RecommendRequest,
   RecommendResult
@@ -170,6 +171,17 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
     HttpApiEndpoint.get("receipt", "/v1/orgs/:orgId/receipts/:id")
       .setPath(OrgItemPath)
       .addSuccess(Schema.Struct({ receipt: Receipt }))
+  )
+  .add(
+    HttpApiEndpoint.get("receiptItems", "/v1/orgs/:orgId/receipts/:id/items")
+      .setPath(OrgItemPath)
+      .setUrlParams(Schema.Struct({
+        limit: pageLimitOrDefault,
+        starting_after: Schema.optional(
+          Schema.String.annotations({ description: "The index of the last item of the page before" })
+        )
+      }))
+      .addSuccess(ReceiptItemList)
   )
   .add(
     HttpApiEndpoint.post("openDispute", "/v1/orgs/:orgId/disputes")

@@ -202,6 +202,10 @@ export const operationDocs: Record<string, OperationDoc> = {
   ),
   "orgPurchasing.receipts": doc("List the org's receipts", "Receipts of every agent of the org, newest first."),
   "orgPurchasing.receipt": doc("Get one of the org's receipts", "One receipt with its items, checks and charges."),
+  "orgPurchasing.receiptItems": doc(
+    "List a receipt's items with inputs and results",
+    "The receipt's items in index order, each with the input the agent sent and its result (charged items, kept 30 days). Not signed: the signed receipt holds their hashes. Page with `starting_after` (the last index seen)."
+  ),
   "orgPurchasing.openDispute": doc(
     "Dispute a charged item",
     "Disputes a passed or partial item of one of the org's receipts within 7 days; an administrator decides."
