@@ -180,6 +180,27 @@ export const Receipt = Schema.Struct({
 }).annotations({ identifier: "Receipt" })
 export type Receipt = typeof Receipt.Type
 
+/**
+ * An item with its input and its kept result, as the org's members read it: not part of the
+ * signed receipt (which holds their hashes), and a result is kept for 30 days.
+ */
+export const ReceiptItemDetail = Schema.Struct({
+  ...ResultItem.fields,
+  input: Schema.Record({ key: Schema.String, value: AnyJson }).annotations({
+    description: "The input as the agent sent it"
+  }),
+  result: Schema.NullOr(AnyJson).annotations({
+    description:
+      "The result in the task type's canonical shape: charged items only, kept 30 days after the item finished (result_hash stays)"
+  })
+}).annotations({ identifier: "ReceiptItemDetail" })
+export type ReceiptItemDetail = typeof ReceiptItemDetail.Type
+
+export const ReceiptItemList = Schema.Struct({
+  items: Schema.Array(ReceiptItemDetail),
+  has_more: Schema.Boolean
+}).annotations({ identifier: "ReceiptItemList" })
+
 export const ReceiptList = Schema.Struct({
   receipts: Schema.Array(ReceiptSummary),
   has_more: Schema.Boolean

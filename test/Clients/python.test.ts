@@ -2,7 +2,7 @@ import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { errorCatalogue } from "../../src/Errors/ErrorCatalogue.js"
-import { seedAgent, seedOrg } from "../support/fixtures.js"
+import { seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
 import { startWorld, topUp, type World } from "../support/world.js"
 
 /**
@@ -31,6 +31,8 @@ beforeAll(async () => {
     SERVICE_API_URL: world.server.url,
     SERVICE_API_KEY: testAgent.key,
     AGENT_GATEWAY_LIVE_KEY: liveAgent.key,
+    AGENT_GATEWAY_ORG_ID: org.orgId,
+    AGENT_GATEWAY_ORG_KEY: (await seedOrgKey(world.db, org.orgId, org.owner, "read")).secret,
     AGENT_GATEWAY_REQUIRE_SERVICE: "1"
   }
 })
@@ -76,7 +78,7 @@ describe("the Python client", () => {
 
   it("buys, reads receipts, waits for jobs and calls the gateway against the service", async () => {
     const { stderr } = await unittest("tests.test_service")
-    expect(stderr).toMatch(/Ran 11 tests[\s\S]*OK$/m)
+    expect(stderr).toMatch(/Ran 12 tests[\s\S]*OK$/m)
     expect(stderr).not.toMatch(/skipped/)
   }, 120_000)
 

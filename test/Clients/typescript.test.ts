@@ -167,7 +167,7 @@ describe("the TypeScript client against the service", () => {
     expect(stdout).toMatch(/^receipt [0-9a-f-]{36}: (passed|partial), charged \d+ credits$/m)
   }, 60_000)
 
-  it("a script with an org key reaches the org endpoints: agents, a new agent, usage, approvals, events", async () => {
+  it("a script with an org key reaches the org endpoints: agents, a new agent, usage, approvals, events, receipt items", async () => {
     const org = await seedOrg(world.db)
     const orgKey = (await seedOrgKey(world.db, org.orgId, org.owner, "write")).secret
     const scripts = new AgentGateway({ apiKey: orgKey, baseUrl: world.server.url }).org(org.orgId)
@@ -178,6 +178,16 @@ describe("the TypeScript client against the service", () => {
     expect((await scripts.usage({ urlParams: {} })).total_spend.credits).toBe("0")
     expect((await scripts.approvals({ urlParams: { limit: 10 } })).approvals).toEqual([])
     expect((await scripts.events({ urlParams: {} })).events).toEqual([])
+    const bought = await new AgentGateway({ apiKey: made.key, baseUrl: world.server.url }).execute({
+      tool: "hunter-email-finder",
+      inputs: [{ first_name: "Ada", last_name: "Byron", domain: "analytical.example.com" }]
+    })
+    const receiptId = bought.status === "done" ? bought.receipt_id : ""
+    const items = await scripts.receiptItems(receiptId, { urlParams: { limit: 1 } })
+    expect(items.items.map((item) => [item.index, item.input])).toEqual([
+      [0, { first_name: "Ada", last_name: "Byron", domain: "analytical.example.com" }]
+    ])
+    expect(items.has_more).toBe(false)
     const elsewhere = await rejection(
       new AgentGateway({ apiKey: orgKey, baseUrl: world.server.url }).org((await seedOrg(world.db)).orgId).agents({
         urlParams: { limit: 10 }

@@ -172,6 +172,22 @@ describe("the dashboard an owner trusts with money", () => {
     expect(money).toContain("A test purchase")
     expect(money).toContain("No credits moved")
     expect(money).not.toMatch(/charged/i)
+    // Each item with the input the agent sent and the (mock) result it got, labelled as test.
+    const items = receipt.getByRole("region", { name: "Inputs and results" })
+    expect(await items.getByTestId("receipt-items-test").textContent()).toContain("not real data")
+    const first = items.getByTestId("receipt-item-0")
+    await first.waitFor()
+    const firstText = (await first.textContent())!
+    expect(firstText).toContain("first name")
+    expect(firstText).toContain("Jane1")
+    expect(firstText).toContain("acme1.example.com")
+    expect(firstText).toContain("Result (test)")
+    expect(await first.locator("dd").allTextContents()).toContain(
+      (await call(world, "GET", `/v1/orgs/${person.orgId}/receipts/${bought.json.receipt_id}/items`, {
+        token: person.token
+      })).json.items[0].result.email
+    )
+    expect(await items.getByTestId("receipt-item-1").textContent()).toContain("Jane2")
     const listed = page.locator("tbody tr[data-mode=test]").first()
     await listed.waitFor()
     // The agent has a column of its own, by name.
@@ -186,6 +202,24 @@ describe("the dashboard an owner trusts with money", () => {
     expect(await page.getByTestId("total-spend").textContent()).toContain("0 cr ($0.00)")
     expect(await page.locator("main").textContent()).toContain("No live purchases yet")
     await screenshot(page, "overview-test-activity-desktop")
+
+    // A long result (a page's text) is folded away; its JSON opens on demand.
+    const extracted = await call(world, "POST", "/v1/execute", {
+      token: tester.key,
+      body: { tool: "jina-reader", inputs: [{ url: "https://news.example.com/story" }] }
+    })
+    expect(extracted.status).toBe(200)
+    await orgPage(`/receipts/${extracted.json.receipt_id}`)
+    const item = page.getByRole("region", { name: "Inputs and results" }).getByTestId("receipt-item-0")
+    await item.waitFor()
+    expect(await item.textContent()).toContain("https://news.example.com/story")
+    const folded = item.locator("details.item-json")
+    expect(await folded.locator("summary").textContent()).toMatch(/^Result \(\d+ fields\): show JSON$/)
+    expect(await folded.locator("pre").isVisible()).toBe(false)
+    await folded.locator("summary").click()
+    const shown = JSON.parse((await folded.locator("pre").textContent())!)
+    expect(shown).toEqual(extracted.json.items[0].result)
+    expect(await accessibilityProblems(page)).toEqual([])
     expect(problems).toEqual([])
   })
 

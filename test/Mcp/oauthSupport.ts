@@ -4,7 +4,13 @@ import type {
   OAuthClientMetadata,
   OAuthTokens
 } from "@modelcontextprotocol/sdk/shared/auth.js"
+import { execFileSync } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import * as https from "node:https"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { linkIn } from "../support/smtp.js"
 import type { World } from "../support/world.js"
 
@@ -126,3 +132,65 @@ export const pkcePair = () => {
   const verifier = randomBytes(32).toString("base64url")
   return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") }
 }
+
+/** A certificate for `localhost` and 127.0.0.1, signed by itself (openssl), valid a day. */
+const loopbackCertificate = () => {
+  const dir = mkdtempSync(join(tmpdir(), "cimd-"))
+  try {
+    execFileSync("openssl", [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+      "-days",
+      "1",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=DNS:localhost,IP:127.0.0.1"
+    ], { stdio: "ignore" })
+    return { key: readFileSync(join(dir, "key.pem"), "utf8"), cert: readFileSync(join(dir, "cert.pem"), "utf8") }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * An MCP client's website on loopback, over https: serves the client ID metadata documents
+ * the test puts at paths, and counts the requests for each.
+ */
+export const startDocumentServer = async () => {
+  const { cert, key } = loopbackCertificate()
+  const documents = new Map<string, { readonly body: string; readonly headers?: Record<string, string> }>()
+  const hits = new Map<string, number>()
+  const server = https.createServer({ cert, key }, (request, response) => {
+    const path = new URL(request.url ?? "/", "https://localhost").pathname
+    hits.set(path, (hits.get(path) ?? 0) + 1)
+    const document = documents.get(path)
+    if (document === undefined) {
+      response.writeHead(404).end()
+      return
+    }
+    response.writeHead(200, { "content-type": "application/json", ...document.headers }).end(document.body)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    /** The certificate to trust (the service's ClientMetadataTrust). */
+    cert,
+    url: (path: string, host = "localhost") => `https://${host}:${port}${path}`,
+    put: (path: string, body: unknown, headers?: Record<string, string>) =>
+      void documents.set(path, { body: typeof body === "string" ? body : JSON.stringify(body), headers }),
+    hits: (path: string) => hits.get(path) ?? 0,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
+export type DocumentServer = Awaited<ReturnType<typeof startDocumentServer>>

@@ -103,6 +103,63 @@ describe("receipts", () => {
   })
 })
 
+describe("a receipt's items with inputs and results", () => {
+  it("lists them by index, a page at a time, for the org's members and org keys only", async () => {
+    const { agent, org } = await seedBuyer(world)
+    const id = await buyMixed(agent.key)
+    const path = `/v1/orgs/${org.orgId}/receipts/${id}/items`
+    const member = await seedUser(world.db)
+    await addMember(world.db, org.orgId, member.userId, "member")
+    const readKey = await seedOrgKey(world.db, org.orgId, member, "read")
+    for (const token of [org.owner.sessionToken, member.sessionToken, readKey.secret]) {
+      const all = await call(world, "GET", path, { token })
+      expect(all.status).toBe(200)
+      expect(all.json.has_more).toBe(false)
+      expect(all.json.items.map((i: any) => [i.index, i.outcome, i.input])).toEqual([
+        [0, "passed", emailFindInput(1)],
+        [1, "partial", emailFindInput(2, "mock-partial")],
+        [2, "failed", emailFindInput(3, "mock-fail")]
+      ])
+    }
+    const { json } = await call(world, "GET", path, { token: org.owner.sessionToken })
+    // A charged item's result is the one its hash on the signed receipt covers; a failed item has none.
+    const signed = (await call(world, "GET", `/v1/receipts/${id}`, { token: agent.key })).json.receipt
+    expect(json.items[0].result).toMatchObject({ email: expect.any(String) })
+    expect(json.items.map((i: any) => i.result_hash)).toEqual(signed.items.map((i: any) => i.result_hash))
+    expect(json.items[2].result).toBeNull()
+    expect(json).not.toHaveProperty("signature")
+
+    const first = await call(world, "GET", `${path}?limit=2`, { token: readKey.secret })
+    expect(first.json.items.map((i: any) => i.index)).toEqual([0, 1])
+    expect(first.json.has_more).toBe(true)
+    const second = await call(world, "GET", `${path}?limit=2&starting_after=1`, { token: readKey.secret })
+    expect(second.json.items.map((i: any) => i.index)).toEqual([2])
+    expect(second.json.has_more).toBe(false)
+    for (const cursor of ["3", "-1", "nope"]) {
+      const refused = await call(world, "GET", `${path}?starting_after=${cursor}`, { token: readKey.secret })
+      expect(refused.status, cursor).toBe(404)
+    }
+    expect((await call(world, "GET", `${path}?limit=201`, { token: readKey.secret })).status).toBe(400)
+
+    // Another org: its members see no such receipt, even under their own org's path.
+    const stranger = await seedBuyer(world)
+    const foreign = await call(world, "GET", `/v1/orgs/${stranger.org.orgId}/receipts/${id}/items`, {
+      token: stranger.org.owner.sessionToken
+    })
+    expect(foreign.status).toBe(404)
+    expect(foreign.json.error.code).toBe("not_found")
+    expect((await call(world, "GET", path, { token: stranger.org.owner.sessionToken })).status).toBe(404)
+    expect(
+      (await call(world, "GET", `/v1/orgs/${org.orgId}/receipts/${randomUUID()}/items`, {
+        token: org.owner.sessionToken
+      })).status
+    ).toBe(404)
+    // Agent keys read the signed receipt only: an org path does not take them.
+    expect((await call(world, "GET", path, { token: agent.key })).status).toBe(401)
+    expect((await call(world, "GET", path)).status).toBe(401)
+  })
+})
+
 describe("disputes", () => {
   it("opens a dispute on a charged item; an administrator upholds it and the charge is refunded", async () => {
     const { agent, org } = await seedBuyer(world)

@@ -49,6 +49,8 @@ export interface WorldOptions {
   readonly clock?: Layer.Layer<never>
   /** Receives each of the service's log lines (which then do not go to stdout). */
   readonly logLines?: (line: string) => void
+  /** Other context for the service: a stand-in for an outside party's part (DNS, a test CA). */
+  readonly layer?: Layer.Layer<never>
 }
 
 export type LedgerRuntime = ReturnType<typeof ledgerRuntime>
@@ -150,9 +152,10 @@ export const startWorld = async (label: string, options: WorldOptions = {}): Pro
       : undefined
     const fullEnv = { ...env, ...options.env }
     const clock = options.clock ?? Layer.empty
+    const context = Layer.merge(clock, options.layer ?? Layer.empty)
     const extra = options.logLines === undefined
-      ? clock
-      : Layer.merge(clock, Layer.succeed(LogLineSink, { write: options.logLines }))
+      ? context
+      : Layer.merge(context, Layer.succeed(LogLineSink, { write: options.logLines }))
 
     let server = await startServer(fullEnv, extra)
     stops.push(() => server.close())

@@ -245,6 +245,11 @@ class OrgClient:
         query = {"limit": limit, "starting_after": starting_after}
         return self._client.request("GET", f"{self._prefix}/receipts", query=query)
 
+    def receipt_items(self, receipt_id: str, *, limit: int = 50, starting_after: Optional[int] = None) -> Dict[str, Any]:
+        """A page of a receipt's items with their inputs and kept results, by index."""
+        query = {"limit": limit, "starting_after": None if starting_after is None else str(starting_after)}
+        return self._client.request("GET", f"{self._prefix}/receipts/{_segment(receipt_id)}/items", query=query)
+
     def approvals(self, status: Optional[str] = None) -> Dict[str, Any]:
         return self._client.request("GET", f"{self._prefix}/approvals", query={"status": status})
 

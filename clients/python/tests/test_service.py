@@ -1,7 +1,8 @@
 """The client against the running service (real PostgreSQL), as the service's suite starts it.
 
-Needs SERVICE_API_URL and SERVICE_API_KEY (a test agent's key) and AGENT_GATEWAY_LIVE_KEY (a
-live agent's key with credits, for the gateway call). Without them the suite is skipped, unless
+Needs SERVICE_API_URL and SERVICE_API_KEY (a test agent's key), AGENT_GATEWAY_LIVE_KEY (a
+live agent's key with credits, for the gateway call), and AGENT_GATEWAY_ORG_ID with
+AGENT_GATEWAY_ORG_KEY (a read org key of the agents' org). Without them the suite is skipped, unless
 AGENT_GATEWAY_REQUIRE_SERVICE is set (as in CI), where their absence fails it.
 """
 from __future__ import annotations
@@ -16,6 +17,8 @@ from agent_gateway import CheckFailed, Client, Unauthenticated, UnknownTool
 URL = os.environ.get("SERVICE_API_URL")
 KEY = os.environ.get("SERVICE_API_KEY")
 LIVE_KEY = os.environ.get("AGENT_GATEWAY_LIVE_KEY")
+ORG_ID = os.environ.get("AGENT_GATEWAY_ORG_ID")
+ORG_KEY = os.environ.get("AGENT_GATEWAY_ORG_KEY")
 REQUIRED = os.environ.get("AGENT_GATEWAY_REQUIRE_SERVICE") == "1"
 
 
@@ -23,14 +26,17 @@ def person(i: int, domain: str = "") -> Dict[str, Any]:
     return {"first_name": f"Jane{i}", "last_name": "Doe", "domain": domain or f"acme{i}.example.com"}
 
 
-@unittest.skipUnless(REQUIRED or (URL and KEY and LIVE_KEY), "no service to test against")
+@unittest.skipUnless(REQUIRED or (URL and KEY and LIVE_KEY and ORG_KEY), "no service to test against")
 class AgainstTheService(unittest.TestCase):
     client: Client
 
     @classmethod
     def setUpClass(cls) -> None:
-        if not (URL and KEY and LIVE_KEY):
-            raise AssertionError("SERVICE_API_URL, SERVICE_API_KEY and AGENT_GATEWAY_LIVE_KEY are required")
+        if not (URL and KEY and LIVE_KEY and ORG_ID and ORG_KEY):
+            raise AssertionError(
+                "SERVICE_API_URL, SERVICE_API_KEY, AGENT_GATEWAY_LIVE_KEY, AGENT_GATEWAY_ORG_ID and "
+                "AGENT_GATEWAY_ORG_KEY are required"
+            )
         cls.client = Client()  # from the environment
 
     def test_reads_the_agent_and_its_balance(self) -> None:
@@ -75,6 +81,17 @@ class AgainstTheService(unittest.TestCase):
         seen = [receipt["id"] for receipt in self.client.receipts(page_size=1)]
         self.assertEqual(len(seen), len(set(seen)))
         self.assertEqual([r for r in seen if r in bought], list(reversed(bought)))
+
+    def test_an_org_key_reads_a_receipts_items_with_inputs_and_results(self) -> None:
+        result = self.client.execute("hunter-email-finder", [person(30), person(31, "mock-fail.example.com")])
+        org = Client(ORG_KEY, URL).org(str(ORG_ID))
+        first = org.receipt_items(result["receipt_id"], limit=1)
+        self.assertEqual([item["input"] for item in first["items"]], [person(30)])
+        self.assertTrue(first["has_more"])
+        self.assertIn("@acme30.example.com", first["items"][0]["result"]["email"])
+        rest = org.receipt_items(result["receipt_id"], starting_after=0)
+        self.assertEqual([(item["index"], item["result"]) for item in rest["items"]], [(1, None)])
+        self.assertFalse(rest["has_more"])
 
     def test_waits_for_a_job_and_reports_its_progress(self) -> None:
         accepted = self.client.execute("jina-reader", [{"url": f"https://py.example.com/{i}"} for i in range(30)])

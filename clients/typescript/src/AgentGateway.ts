@@ -119,7 +119,7 @@ export class AgentGateway {
 
   /**
    * The endpoints under `/v1/orgs/{orgId}` for a script holding an org key (or a session):
-   * agents, usage, receipts, approvals and events.
+   * agents, usage, receipts (and their items' inputs and results), approvals and events.
    */
   org(orgId: string) {
     const path = { orgId }
@@ -133,6 +133,9 @@ export class AgentGateway {
         this.run((api) => api.usage.get({ ...request, path }), options),
       receipts: (request: OrgRequest<Api["orgPurchasing"]["receipts"]>, options?: CallOptions) =>
         this.run((api) => api.orgPurchasing.receipts({ ...request, path }), options),
+      /** A receipt's items with their inputs and kept results, by index (`starting_after`: the last index seen). */
+      receiptItems: (id: string, request: OrgRequest<Api["orgPurchasing"]["receiptItems"]>, options?: CallOptions) =>
+        this.run((api) => api.orgPurchasing.receiptItems({ ...request, path: { orgId, id } }), options),
       approvals: (request: OrgRequest<Api["orgPurchasing"]["approvals"]>, options?: CallOptions) =>
         this.run((api) => api.orgPurchasing.approvals({ ...request, path }), options),
       approve: (id: string, note?: string, options?: CallOptions) =>

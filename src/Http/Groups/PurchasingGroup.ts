@@ -15,6 +15,7 @@ import {
   Job,
   JobAccepted,
   Receipt,
+  ReceiptItemList,
   ReceiptList,
   RecommendRequest,
   RecommendResult
@@ -261,6 +262,24 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
       )
       .setPath(OrgItemPath)
       .addSuccess(Schema.Struct({ receipt: Receipt }))
+  )
+  .add(
+    HttpApiEndpoint.get("receiptItems", "/v1/orgs/:orgId/receipts/:id/items")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List a receipt's items with inputs and results",
+          description:
+            "The receipt's items in index order, each with the input the agent sent and its result (charged items, kept 30 days). Not signed: the signed receipt holds their hashes. Page with `starting_after` (the last index seen)."
+        })
+      )
+      .setPath(OrgItemPath)
+      .setUrlParams(Schema.Struct({
+        limit: pageLimitOrDefault,
+        starting_after: Schema.optional(
+          Schema.String.annotations({ description: "The index of the last item of the page before" })
+        )
+      }))
+      .addSuccess(ReceiptItemList)
   )
   .add(
     HttpApiEndpoint.post("openDispute", "/v1/orgs/:orgId/disputes")

@@ -80,6 +80,9 @@ export const OrgPurchasingHandlers = HttpApiBuilder.group(Api, "orgPurchasing", 
       .handle("receipt", ({ path }) =>
         Effect.flatMap(CurrentActor, (actor) =>
           Effect.map(receipts.get(actor.org_id, path.id), (receipt) => ({ receipt }))))
+      .handle("receiptItems", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentActor, (actor) =>
+          receipts.items(actor.org_id, path.id, { limit: urlParams.limit, startingAfter: urlParams.starting_after })))
       .handle("openDispute", ({ payload }) =>
         Effect.flatMap(CurrentActor, (actor) =>
           Effect.map(disputes.openForOrg(actor.org_id, payload), (dispute) => ({ dispute }))))

@@ -1,7 +1,15 @@
 import { Cause, Config, Effect, Runtime } from "effect"
+import { AppConfig } from "../AppConfig.js"
 import { AuthConfig } from "../Auth/AuthConfig.js"
 import { PublicUrl } from "../PublicUrl.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
+import {
+  DOCUMENT_CACHE_SECONDS,
+  DOCUMENT_MAX_BYTES,
+  documentRefusal,
+  makeDocumentFetch
+} from "./ClientMetadataDocuments.js"
+import { oauthErrorPage } from "./ErrorPage.js"
 import { OAuthRecordsRepo } from "./OAuthRecordsRepo.js"
 import { makePgAdapter } from "./PgAdapter.js"
 import { loadProviderKeys } from "./ProviderKeys.js"
@@ -16,7 +24,8 @@ export const MCP_SCOPE = "mcp"
 /**
  * The OAuth 2.1 authorization server for `/mcp` (oidc-provider, configured, not written by
  * hand), as the MCP authorization specification asks: metadata, dynamic client
- * registration, authorization code with PKCE S256 only, resource indicators (the only
+ * registration and client ID metadata documents (ClientMetadataDocuments.ts), authorization
+ * code with PKCE S256 only, resource indicators (the only
  * resource is `<BASE_URL>/mcp`, which every access token names as its audience), short-lived
  * opaque access tokens checked against the store on each use (so a revocation ends them at
  * once), rotating refresh tokens and revocation. Records live in PostgreSQL (PgAdapter.ts);
@@ -30,12 +39,16 @@ export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("
   effect: Effect.gen(function*() {
     const baseUrl = yield* PublicUrl
     const { secureCookies } = yield* AuthConfig
+    const { isProduction } = yield* AppConfig
     const accessTokenSeconds = yield* Config.integer("OAUTH_ACCESS_TOKEN_SECONDS").pipe(Config.withDefault(600))
     const { default: Provider, errors } = yield* importProviderModule
     const keys = yield* loadProviderKeys
     const Adapter = yield* makePgAdapter
     const issuer = `${baseUrl}${OAUTH_PREFIX}`
     const resource = `${baseUrl}/mcp`
+    const documentFetch = yield* makeDocumentFetch({ isProduction })
+    const runtime = yield* Effect.runtime<never>()
+    const runPromise = Runtime.runPromise(runtime)
 
     const provider = new Provider(issuer, {
       adapter: Adapter,
@@ -58,6 +71,19 @@ export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("
       features: {
         devInteractions: { enabled: false },
         registration: { enabled: true },
+        // A client whose client_id is the https URL of its metadata document needs no registration.
+        clientIdMetadataDocument: {
+          enabled: true,
+          ack: "draft-02",
+          cacheDuration: DOCUMENT_CACHE_SECONDS,
+          allowFetch: async (_ctx, clientId) => {
+            const refusal = await runPromise(documentRefusal(clientId, { isProduction }))
+            if (refusal !== undefined) {
+              throw new errors.InvalidClient(`client_id metadata document not fetched: ${refusal}`)
+            }
+            return true
+          }
+        },
         revocation: { enabled: true },
         userinfo: { enabled: false },
         resourceIndicators: {
@@ -99,13 +125,22 @@ export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("
         revocation: "/revoke",
         jwks: "/jwks"
       },
+      fetch: documentFetch,
+      fetchResponseBodyLimits: {
+        "client_id metadata document": DOCUMENT_MAX_BYTES,
+        jwks_uri: DOCUMENT_MAX_BYTES,
+        sector_identifier_uri: DOCUMENT_MAX_BYTES
+      },
+      renderError: (ctx, out, error) => {
+        ctx.type = "html"
+        ctx.body = oauthErrorPage({ ...out }, error as { error_detail?: unknown })
+      },
       // Browser-based MCP clients call the token and registration endpoints across origins.
       clientBasedCORS: () => true
     })
     // Its URLs are built from the forwarded headers the mount sets from BASE_URL (OAuthRoutes.ts).
     provider.proxy = true
     // The library answers its own failures with a 500 page; the cause goes to the service's log.
-    const runtime = yield* Effect.runtime<never>()
     provider.on("server_error", (_ctx, error) => {
       Runtime.runFork(runtime)(Effect.logError("OAuth authorization server failed", Cause.die(error)))
     })

@@ -87,6 +87,16 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
     })
     const items = (receiptId: string) => findItems(receiptId).pipe(Effect.orDie)
 
+    const findPage = SqlSchema.findAll({
+      Request: Schema.Struct({ receiptId: Schema.String, afterIndex: Schema.Number, limit: Schema.Number }),
+      Result: ItemRow,
+      execute: ({ afterIndex, limit, receiptId }) =>
+        sql`SELECT * FROM receipt_items WHERE receipt_id = ${receiptId} AND idx > ${afterIndex} ORDER BY idx LIMIT ${limit}`
+    })
+    /** Up to `limit` items of a receipt after the index `afterIndex` (-1 for the first), in order. */
+    const itemsPage = (receiptId: string, afterIndex: number, limit: number) =>
+      findPage({ receiptId, afterIndex, limit }).pipe(Effect.orDie)
+
     const findItemAt = SqlSchema.findOne({
       Request: Schema.Struct({ receiptId: Schema.String, index: Schema.Number }),
       Result: ItemRow,
@@ -291,6 +301,7 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
     return {
       itemsRecord,
       items,
+      itemsPage,
       itemAt,
       lockClaimedItems,
       recordOutcomes,

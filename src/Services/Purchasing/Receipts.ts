@@ -1,7 +1,14 @@
 import { Effect, Option } from "effect"
 import { isUuid } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
-import type { ItemCounts, Receipt, ReceiptItem, ReceiptSummary, ResultItem } from "../../Domain/Purchasing.js"
+import type {
+  ItemCounts,
+  Receipt,
+  ReceiptItem,
+  ReceiptItemDetail,
+  ReceiptSummary,
+  ResultItem
+} from "../../Domain/Purchasing.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { RecordSigner } from "../Receipts/RecordSigner.js"
@@ -12,7 +19,9 @@ import { ReceiptsRepo, type ReceiptTotalsRow } from "./ReceiptsRepo.js"
 /**
  * Receipts: one per purchase, written when it starts, with one item per input (provider,
  * cost, result hash, check version, outcome, refund). The org's agents, members and org
- * keys read them; results themselves are shown only to the buyer (execute answers, jobs).
+ * keys read them, signed. The inputs and kept results are a list of their own for the org's
+ * members and org keys (`items`), unsigned: the signed record carries their hashes, and a
+ * result is forgotten after 30 days while the receipt stays.
  */
 const CHARGED = new Set(["passed", "partial"])
 
@@ -37,6 +46,8 @@ export const resultItemView = (row: ItemRow): ResultItem => ({
   ...itemView(row),
   result: CHARGED.has(row.status) ? (row.result ?? null) : null
 })
+
+export const detailItemView = (row: ItemRow): ReceiptItemDetail => ({ ...resultItemView(row), input: row.input })
 
 export const countsOf = (
   row: Pick<ReceiptTotalsRow, "passed" | "partial" | "failed" | "expired" | "pending">
@@ -108,6 +119,28 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
         return { receipts: rows.slice(0, options.limit).map(summaryView), has_more: rows.length > options.limit }
       })
 
-    return { get, list, totals } as const
+    /** A receipt's items with their inputs and kept results, by index, a page at a time. */
+    const items = (
+      orgId: string,
+      id: string,
+      options: { readonly limit: number; readonly startingAfter?: string | undefined }
+    ) =>
+      Effect.gen(function*() {
+        const receipt = isUuid(id) ? yield* receiptRows.receiptCursor(orgId, id) : Option.none()
+        if (Option.isNone(receipt)) return yield* notFound
+        let afterIndex = -1
+        if (options.startingAfter !== undefined) {
+          const index = /^\d{1,9}$/.test(options.startingAfter) ? Number(options.startingAfter) : -1
+          const named = index < 0 ? Option.none() : yield* itemRows.itemAt(receipt.value.id, index)
+          if (Option.isNone(named)) {
+            return yield* new NotFound({ message: "starting_after names no item index of this receipt" })
+          }
+          afterIndex = index
+        }
+        const rows = yield* itemRows.itemsPage(receipt.value.id, afterIndex, options.limit + 1)
+        return { items: rows.slice(0, options.limit).map(detailItemView), has_more: rows.length > options.limit }
+      })
+
+    return { get, list, items, totals } as const
   })
 }) {}

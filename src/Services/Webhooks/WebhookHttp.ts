@@ -62,6 +62,36 @@ const describeError = (error: NodeJS.ErrnoException): string => {
   }
 }
 
+type LookupCallback = (error: NodeJS.ErrnoException | null, address?: any, family?: number) => void
+
+/**
+ * A socket's `lookup` that resolves through `resolver` and refuses (`EADDRNOTALLOWED`) when
+ * any address the name resolves to is forbidden by `policy`: the check is made on the
+ * addresses the connection then uses, so an answer that changes after an earlier check
+ * (DNS rebinding) cannot reach an internal address.
+ */
+export const guardedLookup = (resolver: DnsResolver["Type"], policy: AddressPolicy) =>
+(
+  hostname: string,
+  lookupOptions: { all?: boolean },
+  callback: LookupCallback
+) => {
+  resolver.lookup(hostname).then(
+    (addresses) => {
+      if (addresses.length === 0) {
+        return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }))
+      }
+      for (const candidate of addresses) {
+        const refusal = addressRefusal(candidate.address, policy)
+        if (refusal !== undefined) return callback(new AddressRefused(`${hostname} resolves to ${refusal}`))
+      }
+      if (lookupOptions.all) return callback(null, addresses)
+      callback(null, addresses[0]!.address, addresses[0]!.family)
+    },
+    (error: NodeJS.ErrnoException) => callback(error)
+  )
+}
+
 export const postWebhook = (options: {
   readonly url: string
   readonly headers: Record<string, string>
@@ -76,26 +106,7 @@ export const postWebhook = (options: {
       const refusal = addressRefusal(host, options.policy)
       if (refusal !== undefined) return { delivered: false, statusCode: null, error: `Address not allowed: ${refusal}` }
     }
-    const lookup = (
-      hostname: string,
-      lookupOptions: { all?: boolean },
-      callback: (error: NodeJS.ErrnoException | null, address?: any, family?: number) => void
-    ) => {
-      resolver.lookup(hostname).then(
-        (addresses) => {
-          if (addresses.length === 0) {
-            return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }))
-          }
-          for (const candidate of addresses) {
-            const refusal = addressRefusal(candidate.address, options.policy)
-            if (refusal !== undefined) return callback(new AddressRefused(`${hostname} resolves to ${refusal}`))
-          }
-          if (lookupOptions.all) return callback(null, addresses)
-          callback(null, addresses[0]!.address, addresses[0]!.family)
-        },
-        (error: NodeJS.ErrnoException) => callback(error)
-      )
-    }
+    const lookup = guardedLookup(resolver, options.policy)
     const secure = target.protocol === "https:"
     const send = (pooled: boolean) =>
       Effect.async<PostOutcome | typeof STALE_CONNECTION>((resume) => {

@@ -4,6 +4,7 @@ import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { ExportPanel } from "../components/Export.js"
 import { PagedTable, Table } from "../components/PagedTable.js"
+import { ReceiptItems } from "../components/ReceiptItems.js"
 import { Credits, ErrorNotice, Loaded, Status, TestNote, When } from "../components/ui.js"
 
 const DisputeItem = (
@@ -45,7 +46,10 @@ const DisputeItem = (
   )
 }
 
-/** One receipt: its items, each with its outcome, cost, check and (when charged) a dispute button. */
+/**
+ * One receipt: its items, each with its outcome, cost, check and (when charged) a dispute
+ * button; below, their inputs and results.
+ */
 export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: string; readonly receiptId: string }) => {
   const receipt = useApiQuery(
     ["receipt", orgId, receiptId],
@@ -114,6 +118,7 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: string; re
               )
             }}
           />
+          <ReceiptItems orgId={orgId} receiptId={r.id} mode={r.mode} running={r.status === "running"} />
         </section>
       )}
     </Loaded>
