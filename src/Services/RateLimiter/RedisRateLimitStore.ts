@@ -1,13 +1,22 @@
 import { Clock, Config, Effect, Layer } from "effect"
-import { Redis } from "ioredis"
+import { Redis, type Result } from "ioredis"
 import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import { makeFallbackCounters } from "./FallbackCounters.js"
 import { RateLimitStore } from "./RateLimitStore.js"
 import { replicaHeartbeat } from "./ReplicaHeartbeat.js"
 
+declare module "ioredis" {
+  interface RedisCommander<Context> {
+    /** The script defined below: INCRBY the key, PEXPIREAT its window's end; the new count. */
+    countHit(key: string, by: number, expiresAtMs: number): Result<number, Context>
+  }
+}
+
 /**
- * Counters in Redis, shared by every replica: INCRBY and PEXPIREAT in one MULTI, so a
- * counter never outlives its window.
+ * Counters in Redis, shared by every replica: INCRBY and PEXPIREAT in one script (one
+ * command, run atomically), so a counter never outlives its window. Commands of concurrent
+ * requests leave in one write (ioredis's auto-pipelining), and a command's deadline is the
+ * client's own (`commandTimeout`), not a timer raced per request.
  *
  * A slow Redis is waited for: on a busy machine answers come late, and counting anywhere
  * else loosens the limit. Only an unreachable Redis moves counting into this process: a
@@ -27,6 +36,8 @@ export const makeRedisRateLimitStore = (url: string) =>
       Effect.sync(() =>
         new Redis(url, {
           connectTimeout: Math.max(commandTimeoutMs, 1000),
+          commandTimeout: commandTimeoutMs,
+          enableAutoPipelining: true,
           enableOfflineQueue: false,
           maxRetriesPerRequest: 0,
           // Reconnect in the background, never more often than once a second.
@@ -50,22 +61,18 @@ export const makeRedisRateLimitStore = (url: string) =>
     /** When the breaker lets a request try Redis again; 0 while closed. */
     let retryAtMs = 0
 
+    // EVALSHA, loaded by the client on first use (EVAL once when the server does not know it).
+    client.defineCommand("countHit", {
+      numberOfKeys: 1,
+      lua: `local count = redis.call("INCRBY", KEYS[1], ARGV[1])
+redis.call("PEXPIREAT", KEYS[1], ARGV[2])
+return count`
+    })
     const incrementInRedis = (key: string, by: number, expiresAtMs: number) =>
       Effect.tryPromise({
-        try: () => client.multi().incrby(key, by).pexpireat(key, expiresAtMs).exec(),
+        try: () => client.countHit(key, by, expiresAtMs),
         catch: (cause) => new ExternalFailure({ what: "INCRBY", cause })
-      }).pipe(
-        Effect.flatMap((results) => {
-          const [error, count] = results?.[0] ?? ["empty MULTI answer", null]
-          return error
-            ? Effect.fail(new ExternalFailure({ what: "INCRBY", cause: error }))
-            : Effect.succeed(Number(count))
-        }),
-        Effect.timeoutFail({
-          duration: commandTimeoutMs,
-          onTimeout: () => new ExternalFailure({ what: "INCRBY", cause: `no answer within ${commandTimeoutMs} ms` })
-        })
-      )
+      })
 
     const hit = (key: string, expiresAtMs: number) =>
       Effect.gen(function*() {
