@@ -114,7 +114,10 @@ describe("client ID metadata documents", () => {
     const browser = makeBrowser(world)
     const interaction = await openAuthorization(browser, authorizationUrl)
     const consentPage = await signInOnConsentPage(world, browser, interaction, person.email)
-    expect(consentPage.text).toContain("Document Client")
+    // The name is the document's; the site that publishes it is shown beside it.
+    expect(consentPage.text).toContain(
+      `<strong>Document Client</strong> (published at ${new URL(clientId).host}) asks to use this service.`
+    )
     const decided = await browser.send(interaction, {
       form: {
         decision: "allow",
