@@ -154,6 +154,8 @@ describe("client ID metadata documents", () => {
     expect(answer.status).toBe(400)
     expect(answer.text).toContain("invalid_client_metadata")
     expect(answer.text).toContain("client_id metadata document client_id does not match the expected value")
+    // The service's own page: nothing loaded from another site.
+    expect(answer.text).not.toMatch(/https?:\/\/(?!localhost)[^"\s<]*\.(css|woff2?)|@import/)
   })
 
   it("refuses a document larger than 5 KiB without reading the rest", async () => {
