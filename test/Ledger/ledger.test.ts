@@ -648,8 +648,13 @@ describe("settleMany (a batch of one agent's holds in one statement)", () => {
         { holdId: holds[2]!.id, captured: 250n }
       ])
       // 850 of 1,000 spent; 5,300 - 900 held + 50 released = 4,450, under the 5,000 alert.
-      expect((yield* eventsOf(orgId, "budget.80pct")).map((e: any) => e.data.spent_credits)).toEqual(["850"])
-      expect((yield* eventsOf(orgId, "balance.low")).map((e: any) => e.data.balance_credits)).toEqual(["4450"])
+      // The same data as a single settlement's events.
+      expect((yield* eventsOf(orgId, "budget.80pct")).map((e: any) => e.data)).toEqual([
+        { agent_id: agentId, agent_name: "Scout", spent_credits: "850", budget_credits: "1000" }
+      ])
+      expect((yield* eventsOf(orgId, "balance.low")).map((e: any) => e.data)).toEqual([
+        { balance_credits: "4450", balance_usd: "4.450" }
+      ])
       const more = yield* holdFor(orgId, agentId, 100n)
       yield* settleMany([{ holdId: more.id, captured: 100n }])
       expect(yield* eventsOf(orgId, "budget.80pct")).toHaveLength(1)

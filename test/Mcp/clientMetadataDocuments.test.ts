@@ -114,7 +114,10 @@ describe("client ID metadata documents", () => {
     const browser = makeBrowser(world)
     const interaction = await openAuthorization(browser, authorizationUrl)
     const consentPage = await signInOnConsentPage(world, browser, interaction, person.email)
-    expect(consentPage.text).toContain("Document Client")
+    // The name is the document's; the site that publishes it is shown beside it.
+    expect(consentPage.text).toContain(
+      `<strong>Document Client</strong> (published at ${new URL(clientId).host}) asks to use this service.`
+    )
     const decided = await browser.send(interaction, {
       form: {
         decision: "allow",
@@ -151,6 +154,8 @@ describe("client ID metadata documents", () => {
     expect(answer.status).toBe(400)
     expect(answer.text).toContain("invalid_client_metadata")
     expect(answer.text).toContain("client_id metadata document client_id does not match the expected value")
+    // The service's own page: nothing loaded from another site.
+    expect(answer.text).not.toMatch(/https?:\/\/(?!localhost)[^"\s<]*\.(css|woff2?)|@import/)
   })
 
   it("refuses a document larger than 5 KiB without reading the rest", async () => {

@@ -86,7 +86,10 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
         if (details.uid !== route.params["uid"]) return yield* gone
         const clientId = String(details.params["client_id"])
         const client = yield* Effect.promise(() => server.provider.Client.find(clientId))
-        return { details, clientId, clientName: client?.clientName ?? clientId }
+        const clientName = client?.clientName ?? clientId
+        // A client named by its metadata document's URL: the owner sees whose site vouches for the name.
+        const site = client?.clientIdMetadataDocument === true ? new URL(clientId).host : undefined
+        return { details, clientId, clientName, shown: { name: clientName, site } }
       })
 
     const signedIn = (request: HttpServerRequest.HttpServerRequest) =>
@@ -125,28 +128,28 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
 
     const show = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const { clientName, details } = yield* interactionOf(request)
+      const { details, shown } = yield* interactionOf(request)
       const session = yield* signedIn(request)
-      if (Option.isNone(session)) return signInPage(details.uid, clientName)
+      if (Option.isNone(session)) return signInPage(details.uid, shown)
       const { token, user } = session.value
-      return consentPage(details.uid, clientName, user.email, yield* ownedOrgs(user, token))
+      return consentPage(details.uid, shown, user.email, yield* ownedOrgs(user, token))
     })
 
     const startSignIn = Effect.gen(function*() {
       yield* sameOrigin
       const request = yield* HttpServerRequest.HttpServerRequest
-      const { clientName, details } = yield* interactionOf(request)
+      const { details, shown } = yield* interactionOf(request)
       const form = yield* request.urlParamsBody
       const email = normalizeEmail(form.find(([key]) => key === "email")?.[1] ?? "")
       if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
-        return signInPage(details.uid, clientName, "Enter an email address")
+        return signInPage(details.uid, shown, "Enter an email address")
       }
       // The same limits as POST /auth/email/start.
       const ip = yield* addresses.current
       yield* enforceRateLimit(limiter, policies.emailStart, ip)
       const perAddress = yield* limiter.consume(policies.emailPerAddress, sha256Hex(email))
       if (!perAddress.allowed) {
-        return signInPage(details.uid, clientName, "Too many sign-in mails to this address: try again later")
+        return signInPage(details.uid, shown, "Too many sign-in mails to this address: try again later")
       }
       yield* emailSignIn.start(email, ip, baseUrl)
       return mailSentPage(details.uid, email)
@@ -155,9 +158,9 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
     const decide = Effect.gen(function*() {
       yield* sameOrigin
       const request = yield* HttpServerRequest.HttpServerRequest
-      const { clientId, clientName, details } = yield* interactionOf(request)
+      const { clientId, clientName, details, shown } = yield* interactionOf(request)
       const session = yield* signedIn(request)
-      if (Option.isNone(session)) return signInPage(details.uid, clientName)
+      if (Option.isNone(session)) return signInPage(details.uid, shown)
       const { token, user } = session.value
       const form = new Map(yield* request.urlParamsBody)
       const finish = (result: Parameters<typeof server.provider.interactionResult>[2]) =>
@@ -203,7 +206,7 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
           Effect.map(
             ownedOrgs(user, token),
             (orgs) =>
-              consentPage(details.uid, clientName, user.email, orgs, error.message).pipe(
+              consentPage(details.uid, shown, user.email, orgs, error.message).pipe(
                 HttpServerResponse.setStatus(errorCatalogue[error._tag].status)
               )
           ))

@@ -43,15 +43,24 @@ button{font-size:1.05rem;padding:.5rem 1.2rem;cursor:pointer;margin-right:.6rem}
     })
   )
 
-const clientLine = (clientName: string) => `<p><strong>${escapeHtml(clientName)}</strong> asks to use this service.</p>`
+/** The client as the owner is shown it: its name, and for a client named by its metadata document's URL, that site. */
+export interface ClientShown {
+  readonly name: string
+  readonly site: string | undefined
+}
+
+const clientLine = (client: ClientShown) =>
+  `<p><strong>${escapeHtml(client.name)}</strong>${
+    client.site === undefined ? "" : ` (published at ${escapeHtml(client.site)})`
+  } asks to use this service.</p>`
 
 const problemLine = (problem: string | undefined) =>
   problem === undefined ? "" : `<p class="error" role="alert">${escapeHtml(problem)}</p>`
 
-export const signInPage = (uid: string, clientName: string, problem?: string) =>
+export const signInPage = (uid: string, client: ClientShown, problem?: string) =>
   page(
     "Sign in to connect",
-    `${clientLine(clientName)}${problemLine(problem)}
+    `${clientLine(client)}${problemLine(problem)}
 <p>Sign in as an org owner: we mail you a link. Open it in this browser, then come back to this page.</p>
 <form method="post" action="${escapeHtml(uid)}/sign-in">
 <label>Email address <input type="email" name="email" required autocomplete="email"></label>
@@ -76,14 +85,14 @@ const agentLine = (agent: AgentChoice) =>
 
 export const consentPage = (
   uid: string,
-  clientName: string,
+  client: ClientShown,
   email: string,
   orgs: ReadonlyArray<OrgChoice>,
   problem?: string
 ) =>
   page(
     "Connect an agent",
-    `${clientLine(clientName)}${problemLine(problem)}
+    `${clientLine(client)}${problemLine(problem)}
 <p>Signed in as ${escapeHtml(email)}. Choose the agent it acts as: it spends that agent's credits within that
 agent's mode, monthly budget, approval threshold, allowlist and rate limits, and never more.
 You can disconnect it from the agent's page at any time.</p>
@@ -107,7 +116,7 @@ ${
           ).join("\n")
         }
 <fieldset><legend>A new agent</legend>
-<label>Name <input type="text" name="name" maxlength="80" value="${escapeHtml(clientName.slice(0, 80))}"></label>
+<label>Name <input type="text" name="name" maxlength="80" value="${escapeHtml(client.name.slice(0, 80))}"></label>
 <label>Mode <select name="mode"><option value="test">test: prices without spending</option>
 <option value="live">live: spends credits</option></select></label>
 <label>Monthly budget (credits) <input type="number" name="monthly_budget" min="0" step="1" value="10000"></label>

@@ -5,8 +5,7 @@ import { sha256Hex } from "../../Domain/Secrets.js"
 import { EmailUnverified, Forbidden, IpNotAllowed, NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { type AgentKeyRow, CredentialsRepo, StaleCredential } from "./CredentialsRepo.js"
 import type { AuthenticatedAgent, CachedCredential, OrgActor, SessionUser } from "./Current.js"
-
-const USAGE_STAMP_MS = 60_000
+import { makeUsageStamps } from "./UsageStamps.js"
 
 const isStale = (error: unknown): error is StaleCredential => error instanceof StaleCredential
 
@@ -45,20 +44,16 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
     const repo = yield* CredentialsRepo
     const agentKeyCacheMs = yield* Config.integer("AGENT_KEY_CACHE_MS").pipe(Config.withDefault(30_000))
     const background = yield* FiberSet.make()
-    // Usage stamps are best-effort and off the request path; this memo spares the database
-    // a write per request (the SQL itself also keeps them to once a minute across replicas).
-    const lastStamped = new Map<string, number>()
-    const stampOnce = (key: string, now: number, write: Effect.Effect<void>) => {
-      const previous = lastStamped.get(key)
-      if (previous !== undefined && now - previous < USAGE_STAMP_MS) return Effect.void
-      lastStamped.set(key, now)
-      if (lastStamped.size > 100_000) lastStamped.clear()
-      return FiberSet.run(
-        background,
-        write.pipe(Effect.catchAllCause((cause) => Effect.logWarning("usage stamp", cause)))
-      )
-        .pipe(Effect.asVoid)
-    }
+    // Usage stamps are best-effort and off the request path, at most once a minute.
+    const stamps = yield* makeUsageStamps
+    const stampOnce = (key: string, write: Effect.Effect<void>) =>
+      Effect.flatMap(stamps.due(key), (due) =>
+        due
+          ? FiberSet.run(
+            background,
+            write.pipe(Effect.catchAllCause((cause) => Effect.logWarning("usage stamp", cause)))
+          ).pipe(Effect.asVoid)
+          : Effect.void)
 
     const invalidAgentKey = new Unauthenticated({ message: "Invalid or revoked API key" })
 
@@ -116,7 +111,7 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
         }
         // The key's last use is the key's: a grant keeps its own (OAuth/Connections.ts).
         if (hash !== undefined) {
-          yield* stampOnce(`agent:${agent.id}:${address}`, now, repo.touchAgentKey(agent.id, address, new Date(now)))
+          yield* stampOnce(`agent:${agent.id}:${address}`, repo.touchAgentKey(agent.id, address, new Date(now)))
         }
         return {
           id: agent.id,
@@ -235,7 +230,7 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
           return yield* new Forbidden({ message: "This org key is read-only" })
         }
         const now = yield* Clock.currentTimeMillis
-        yield* stampOnce(`orgkey:${key.id}`, now, repo.touchOrgKey(key.id, new Date(now)))
+        yield* stampOnce(`orgkey:${key.id}`, repo.touchOrgKey(key.id, new Date(now)))
         return {
           org_id: key.org_id,
           org_plan: key.org_plan,

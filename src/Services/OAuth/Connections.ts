@@ -9,6 +9,7 @@ import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import { Agents } from "../Agents/Agents.js"
 import { Credentials } from "../Auth/Credentials.js"
 import type { AuthenticatedAgent, OrgActor } from "../Auth/Current.js"
+import { makeUsageStamps } from "../Auth/UsageStamps.js"
 import { AuthorizationServer } from "./AuthorizationServer.js"
 import { type ConnectionRow, ConnectionsRepo } from "./ConnectionsRepo.js"
 import { OAuthRecordsRepo } from "./OAuthRecordsRepo.js"
@@ -44,18 +45,13 @@ export class Connections extends Effect.Service<Connections>()("OAuth/Connection
     const agents = yield* Agents
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    // Last use is kept to the minute: this replica writes it at most once a minute per grant
-    // (the statement itself also skips a fresher stamp written by another replica).
-    const lastStamped = new Map<string, number>()
+    // Last use is kept to the minute: this replica writes it at most once a minute per grant.
+    const stamps = yield* makeUsageStamps
     const stampOnce = (grantId: string) =>
-      Effect.gen(function*() {
-        const at = yield* Clock.currentTimeMillis
-        const previous = lastStamped.get(grantId)
-        if (previous !== undefined && at - previous < 60_000) return
-        if (lastStamped.size > 100_000) lastStamped.clear()
-        lastStamped.set(grantId, at)
-        yield* repo.touch(grantId, new Date(at))
-      })
+      Effect.flatMap(
+        stamps.due(grantId),
+        (due) => due ? Effect.flatMap(now, (at) => repo.touch(grantId, at)) : Effect.void
+      )
 
     /** The agent an access token acts as, for a caller at `address`; 401 for any token that does not work. */
     const agentForAccessToken = (token: string, address: string) =>
