@@ -11,7 +11,7 @@ import type { PaymentRow } from "./BillingRepo.js"
  * Billing's mails to every owner of an org, queued in the durable outbox inside the
  * transaction of the change they report (so a mail exists exactly when the change does):
  * a receipt for each successful payment, a failed auto-reload, auto-reload switched off,
- * a plan that ended.
+ * a plan that ended, a plan's fee that could not be charged.
  */
 const render = (headline: string, lines: ReadonlyArray<string>, footer: string) => ({
   text: [headline, "", ...lines.map((line) => `- ${line}`), "", footer].join("\n"),
@@ -105,11 +105,23 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
         lines: [
           reason,
           "Existing agents and members are kept; new ones above the Pay as you go limits are refused.",
-          `To return to the plan, choose it again: POST /v1/orgs/${orgId}/billing/plan.`
+          "To return to the plan, choose it again on the org's Billing page in the dashboard."
         ]
       }))
 
-    return { receipt, autoReloadFailed, planEnded } as const
+    /** A plan's monthly fee (a renewal or a prorated change) could not be charged; the provider tries again. */
+    const planPaymentFailed = (payment: PaymentRow) =>
+      toOwners(payment.org_id, `payment:${payment.id}:plan-payment-failed`, () => ({
+        subject: "Your plan's monthly fee could not be charged",
+        headline: "The plan's payment failed",
+        lines: [
+          `The card could not be charged ${describeAmount(payment)}: ${payment.failure_message ?? "declined"}.`,
+          "The payment will be tried again over the next days; if every try fails, the org returns to Pay as you go.",
+          "To avoid that, replace the card: open Manage billing on the org's Billing page in the dashboard."
+        ]
+      }))
+
+    return { receipt, autoReloadFailed, planEnded, planPaymentFailed } as const
   }),
   dependencies: [OrgOwners.Default, AppConfig.Default]
 }) {}
