@@ -134,7 +134,8 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
               request.idempotency_key ?? (yield* now).toISOString()
             }`
           })
-          yield* subscriptions.apply({ subscription: moved, invoice: null })
+          // The prorated invoice, when the provider charged one now, is one of the org's plan payments.
+          yield* subscriptions.apply(yield* subscriptions.read(moved.id))
           return { _tag: "changed", plan } satisfies PlanChangeResult
         }
         const started = yield* payments.start(

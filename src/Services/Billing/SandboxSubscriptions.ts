@@ -277,7 +277,7 @@ export class SandboxSubscriptions extends Effect.Service<SandboxSubscriptions>()
           // Moving the period first is the claim: another replica's round finds nothing due.
           const claimed = yield* sql`
             UPDATE sandbox_subscriptions SET current_period_end = ${addMonth(sub.current_period_end)}
-            WHERE id = ${sub.id} AND status = 'active' AND current_period_end = ${sub.current_period_end}
+            WHERE id = ${sub.id} AND status = 'active' AND current_period_end <= ${at}
             RETURNING id`
           if (claimed.length === 0) return null
           const charged = yield* invoice(sub.id, "subscription_cycle", sub.amount_minor, sub.payment_method_id)
