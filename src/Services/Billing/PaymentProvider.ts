@@ -41,6 +41,8 @@ export interface ProviderPayment {
   readonly receiptUrl: string | null
   /** Why the last attempt failed (a decline, authentication needed). */
   readonly failureMessage: string | null
+  /** The card holder must confirm the charge with their bank (3-D Secure): only they can finish it. */
+  readonly needsAuthentication?: boolean
   /** Our payment id, set when the payment was created. */
   readonly ourPaymentId: string | null
 }

@@ -114,7 +114,7 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
             : profile.auto_reload_disabled_reason,
           updated_at: now
         })
-        yield* mail.autoReloadFailed(failed, failures, disabled)
+        yield* mail.autoReloadFailed(failed, failures, disabled, payment.needsAuthentication === true)
       })
 
     const cancel = (row: PaymentRow, payment: ProviderPayment, now: Date) =>

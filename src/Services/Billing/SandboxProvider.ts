@@ -59,6 +59,7 @@ const toPayment = (row: SandboxRow): ProviderPayment => ({
     },
   receiptUrl: null,
   failureMessage: row.failure_message,
+  needsAuthentication: row.status === "requires_action",
   ourPaymentId: typeof row.metadata?.payment_id === "string" ? row.metadata.payment_id : null
 })
 

@@ -66,7 +66,10 @@ const PaymentIntentShape = Schema.Struct({
     ))
   ),
   last_payment_error: Schema.optional(
-    Schema.NullOr(Schema.Struct({ message: Schema.optional(Schema.NullOr(Schema.String)) }))
+    Schema.NullOr(Schema.Struct({
+      message: Schema.optional(Schema.NullOr(Schema.String)),
+      code: Schema.optional(Schema.NullOr(Schema.String))
+    }))
   ),
   metadata: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
 })
@@ -167,6 +170,8 @@ export const toProviderPayment = (raw: unknown) =>
           : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year },
         receiptUrl: charge?.receipt_url ?? null,
         failureMessage: pi.last_payment_error?.message ?? null,
+        needsAuthentication: pi.status === "requires_action" ||
+          pi.last_payment_error?.code === "authentication_required",
         ourPaymentId: pi.metadata?.payment_id ?? null
       }
     }

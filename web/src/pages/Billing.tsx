@@ -3,6 +3,7 @@ import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { BuyCredits } from "../components/billing/BuyCredits.js"
 import { CheckoutReturn } from "../components/billing/CheckoutReturn.js"
+import { FinishCharge } from "../components/billing/FinishCharge.js"
 import { ManageBilling } from "../components/billing/ManageBilling.js"
 import { PlanChooser } from "../components/billing/PlanChooser.js"
 import { SavedCard } from "../components/billing/SavedCard.js"
@@ -73,6 +74,7 @@ export const BillingPage = () => {
           <>
             {data.provider.notice === null ? null : <p className="notice">{ownerText(data.provider.notice)}</p>}
             <CheckoutReturn orgId={org.id} balance={data.balance} />
+            {owner ? <FinishCharge orgId={org.id} /> : null}
             <div className="tiles">
               <div className="tile">
                 <span className="tile-label">Balance</span>
