@@ -30,12 +30,15 @@ export const extraRoutes: ReadonlyArray<RouteSpec> = [
 ]
 
 /**
- * The development sandbox's checkout page (Billing/SandboxCheckoutPage.ts): a page a browser
- * opens and posts its card form to, so its POST takes a form body instead of JSON.
+ * The development sandbox's checkout and portal pages (SandboxCheckoutPage.ts,
+ * SandboxPortalPage.ts): pages a browser opens and posts forms to, so their POST takes a
+ * form body instead of JSON.
  */
 export const formRoutes: ReadonlyArray<RouteSpec> = [
   { method: "GET", path: "/v1/billing/sandbox/checkout/:sessionId" },
-  { method: "POST", path: "/v1/billing/sandbox/checkout/:sessionId" }
+  { method: "POST", path: "/v1/billing/sandbox/checkout/:sessionId" },
+  { method: "GET", path: "/v1/billing/sandbox/portal/:sessionId" },
+  { method: "POST", path: "/v1/billing/sandbox/portal/:sessionId" }
 ]
 
 /** The dashboard's pages and files, wherever DASHBOARD_PATH puts them. */

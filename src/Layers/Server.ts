@@ -39,6 +39,7 @@ import {
   PurchasingHandlers
 } from "../Http/Handlers/PurchasingHandlers.js"
 import { SandboxCheckoutPageLive } from "../Http/Handlers/SandboxCheckoutPage.js"
+import { SandboxPortalPageLive } from "../Http/Handlers/SandboxPortalPage.js"
 import { SigningKeysHandlers } from "../Http/Handlers/SigningKeysHandlers.js"
 import { UsageHandlers } from "../Http/Handlers/UsageHandlers.js"
 import { WebhooksHandlers } from "../Http/Handlers/WebhooksHandlers.js"
@@ -250,6 +251,7 @@ const Handlers = Layer.mergeAll(
   PaymentWebhookHandlers,
   SandboxPaymentsHandlers,
   SandboxCheckoutPageLive,
+  SandboxPortalPageLive,
   AdminBillingHandlers,
   AdminToolsHandlers,
   AdminOrgsHandlers,

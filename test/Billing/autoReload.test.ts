@@ -57,8 +57,8 @@ const spend = async (orgId: string, credits: bigint) => {
 }
 
 const autoReloads = (orgId: string) =>
-  world.db.query<{ status: string; credits: string; failure_message: string | null }>(
-    `SELECT status, credits::text, failure_message FROM payments WHERE org_id = $1 AND purpose = 'auto_reload' ORDER BY created_at`,
+  world.db.query<{ id: string; status: string; credits: string; failure_message: string | null }>(
+    `SELECT id, status, credits::text, failure_message FROM payments WHERE org_id = $1 AND purpose = 'auto_reload' ORDER BY created_at`,
     [orgId]
   )
 
@@ -126,7 +126,12 @@ describe("auto-reload charges", () => {
     })
     // Give any second charge every chance to appear.
     await workersSettled(["auto-reload"])
-    expect(await autoReloads(org.orgId)).toEqual([{ status: "succeeded", credits: "20000", failure_message: null }])
+    expect(await autoReloads(org.orgId)).toEqual([{
+      id: expect.any(String),
+      status: "succeeded",
+      credits: "20000",
+      failure_message: null
+    }])
     const charges = [...world.stripe.paymentIntents.values()].filter((p) =>
       p.metadata.payment_id !== undefined && p.amount === 2_000
     )
@@ -221,13 +226,33 @@ describe("auto-reload charges", () => {
     await eventually(async () => (await autoReloads(org.orgId)).some((p) => p.status === "failed"), {
       what: "a failed charge"
     })
-    const [first] = await autoReloads(org.orgId)
+    const first = (await autoReloads(org.orgId))[0]!
     expect(first).toMatchObject({
       status: "failed",
       failure_message: expect.stringContaining("requires authentication")
     })
-    const mail = await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("Auto-reload charge failed"))
+    const mail = await world.smtp.waitFor(
+      org.owner.email,
+      (m) => m.subject.includes("confirm the charge with your bank")
+    )
     expect(mail.text).toContain("requires authentication")
     await setAutoReload(org, { enabled: false })
+
+    // The mail's link: the billing page names the charge, and Stripe's hosted page lets the holder confirm it.
+    const link = /(https?:\/\/\S+\?authenticate=([0-9a-f-]+))/.exec(mail.text)
+    // The service's public address (BASE_URL) leads it; the test server has none of its own.
+    expect(link?.[1]).toMatch(new RegExp(`/dashboard/orgs/${org.orgId}/billing\\?authenticate=${first.id}$`))
+    const before = await balanceOf(world.db, org.orgId)
+    const started = await call(world, "POST", `/v1/orgs/${org.orgId}/billing/checkout`, {
+      token: org.owner.sessionToken,
+      body: { credits: first.credits, save_card: true, idempotency_key: `authenticate:${first.id}` }
+    })
+    expect(started.status).toBe(201)
+    const paid = await world.stripe.payCheckout(started.json.checkout_url, "4000 0027 6000 3184")
+    expect(paid.status, paid.text).toBe(303)
+    await call(world, "POST", `/v1/orgs/${org.orgId}/billing/payments/${started.json.payment.id}/confirm`, {
+      token: org.owner.sessionToken
+    })
+    expect(await balanceOf(world.db, org.orgId)).toBe(before + BigInt(first.credits))
   })
 })

@@ -1,12 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { seedAgent, type SeededOrg } from "../support/fixtures.js"
+import type { StoredEvent } from "../support/fakeStripe.js"
+import { addMember, seedAgent, type SeededOrg, seedUser } from "../support/fixtures.js"
 import { expectLedgerInvariant } from "../support/ledgerChecks.js"
 import { call, eventually, startWorld, type World } from "../support/world.js"
-import { errorBody, newOrg } from "./support.js"
+import { errorBody, newOrg, webhookUrl } from "./support.js"
 
 /**
- * Plans: the monthly fee paid through the provider, limits following the plan at once, a
- * downgrade keeping what exists, renewals on the saved card, and the founding offer.
+ * Plans as Stripe subscriptions, against the fake Stripe over its socket: subscribing on
+ * the hosted Checkout page (`mode: subscription`, the plan's price by lookup key), limits
+ * following at once, renewals when Stripe's clock moves a month, a failed renewal kept
+ * through Stripe's retries and then back to Pay as you go with a mail, upgrades prorated
+ * by Stripe, the customer portal, and the founding offer's seats. Events are delivered
+ * shuffled and several times over: the plan only ever follows what Stripe says now.
  */
 let world: World
 
@@ -18,17 +23,50 @@ afterAll(async () => {
   await world?.close()
 })
 
+const DAY = 86_400
+
 const choose = (org: SeededOrg, body: unknown) =>
   call(world, "POST", `/v1/orgs/${org.orgId}/billing/plan`, { token: org.owner.sessionToken, body })
 
-const pay = async (org: SeededOrg, answer: any, paymentMethod = "pm_card_visa") => {
-  await world.stripe.browserConfirm(answer.payment.provider_payment_id, answer.client_secret, paymentMethod)
-  return call(world, "POST", `/v1/orgs/${org.orgId}/billing/payments/${answer.payment.id}/confirm`, {
-    token: org.owner.sessionToken
-  })
+const planOf = async (orgId: string) => (await world.db.query(`SELECT plan FROM orgs WHERE id = $1`, [orgId]))[0]!.plan
+
+const profileOf = async (orgId: string) =>
+  (await world.db.query(`SELECT * FROM billing_profiles WHERE org_id = $1`, [orgId]))[0]!
+
+const planPayments = (orgId: string) =>
+  world.db.query(
+    `SELECT status, amount_minor::text AS amount, offer FROM payments WHERE org_id = $1 AND purpose = 'plan'
+     ORDER BY created_at, amount_minor`,
+    [orgId]
+  )
+
+/** Events emitted since `from`, each delivered `times` times, shuffled, several at once. */
+const deliverShuffled = async (events: ReadonlyArray<StoredEvent>, times = 2) => {
+  const all = events.flatMap((event) => Array.from({ length: times }, () => event))
+  for (let i = all.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1))
+    ;[all[i], all[j]] = [all[j]!, all[i]!]
+  }
+  const answers = await Promise.all(all.map((event) => world.stripe.deliver(webhookUrl(world), event)))
+  for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200)
 }
 
-const planOf = async (orgId: string) => (await world.db.query(`SELECT plan FROM orgs WHERE id = $1`, [orgId]))[0]!.plan
+/** Subscribes on the hosted page with a card; answers the start answer and the events Stripe emitted. */
+const subscribe = async (org: SeededOrg, body: Record<string, unknown>, card = "4242 4242 4242 4242") => {
+  const started = await choose(org, body)
+  expect(started.status, JSON.stringify(started.json)).toBe(200)
+  const from = world.stripe.events.length
+  const paid = await world.stripe.payCheckout(started.json.checkout_url, card)
+  expect(paid.status, paid.text).toBe(303)
+  return { started: started.json, events: world.stripe.events.slice(from) }
+}
+
+/** The owner comes back to the billing page, which confirms the payment. */
+const comeBack = (org: SeededOrg, paymentId: string) =>
+  call(world, "POST", `/v1/orgs/${org.orgId}/billing/payments/${paymentId}/confirm`, { token: org.owner.sessionToken })
+
+const subscriptionOf = async (orgId: string) =>
+  world.stripe.subscriptions.get((await profileOf(orgId)).subscription_id)!
 
 const newAgent = (org: SeededOrg) =>
   call(world, "POST", `/v1/orgs/${org.orgId}/agents`, {
@@ -36,8 +74,8 @@ const newAgent = (org: SeededOrg) =>
     body: { name: `agent ${Math.random()}` }
   })
 
-describe("changing plan", () => {
-  it("moves to Pro when its fee is paid, limits following at once; a downgrade keeps agents and refuses new ones", async () => {
+describe("subscribing", () => {
+  it("goes through Checkout in subscription mode; the plan and its limits follow once the first month is paid", async () => {
     const org = await newOrg(world)
     for (let i = 0; i < 5; i++) await seedAgent(world.db, org.orgId)
     expect((await newAgent(org)).status).toBe(402)
@@ -46,26 +84,36 @@ describe("changing plan", () => {
     expect(started.status).toBe(200)
     expect(started.json).toMatchObject({
       plan: "payg",
-      payment: {
-        purpose: "plan",
-        plan: "pro",
-        amount: "99.00",
-        currency: "usd",
-        credits: { credits: "0" },
-        status: "pending"
-      },
-      client_secret: expect.any(String)
+      payment: { purpose: "plan", plan: "pro", amount: "99.00", currency: "usd", status: "pending" },
+      client_secret: null,
+      checkout_url: expect.stringContaining(`${world.stripe.url}/c/pay/cs_test_`)
     })
+    expect(started.json.next_step).not.toMatch(/POST|client_secret|Stripe\.js/)
+    const session = [...world.stripe.checkoutSessions.values()].find((s) => started.json.checkout_url === s.url)!
+    expect(session).toMatchObject({
+      mode: "subscription",
+      amount_total: 9900,
+      customer: expect.stringMatching(/^cus_/)
+    })
+    const price = [...world.stripe.prices.values()].find((p) => p.lookup_key === "plan_pro_monthly")!
+    expect(price).toMatchObject({ unit_amount: 9900, recurring: { interval: "month" } })
     expect(await planOf(org.orgId)).toBe("payg")
-    const paid = await pay(org, started.json)
-    expect(paid.json.payment.status).toBe("succeeded")
+
+    const paid = await world.stripe.payCheckout(started.json.checkout_url, "4242 4242 4242 4242")
+    expect(paid.location).toContain(`/orgs/${org.orgId}/billing?payment=${started.json.payment.id}`)
+    const back = await comeBack(org, started.json.payment.id)
+    expect(back.json.payment).toMatchObject({ status: "succeeded", amount: "99.00", plan: "pro" })
     expect(await planOf(org.orgId)).toBe("pro")
     expect((await newAgent(org)).status).toBe(201)
 
+    const sub = await subscriptionOf(org.orgId)
+    expect(sub).toMatchObject({
+      status: "active",
+      metadata: { org_id: org.orgId, payment_id: started.json.payment.id }
+    })
     const summary = await call(world, "GET", `/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
-    expect(summary.json.plan).toMatchObject({ id: "pro", name: "Pro", monthly_fee_usd: "99.00", founding_offer: null })
-    const renews = Date.parse(summary.json.plan.renews_at)
-    expect(renews - Date.now()).toBeGreaterThan(27 * 86_400_000)
+    expect(summary.json.plan).toMatchObject({ id: "pro", monthly_fee_usd: "99.00", founding_offer: null })
+    expect(Date.parse(summary.json.plan.renews_at)).toBe(sub.items.data[0]!.current_period_end * 1000)
     expect(summary.json.card).toMatchObject({ last4: "4242" })
     await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("Receipt") && m.text.includes("Plan: pro"))
 
@@ -74,83 +122,185 @@ describe("changing plan", () => {
     expect(again.json.error.code).toBe("conflict")
 
     const down = await choose(org, { plan: "payg" })
-    expect(down.json).toMatchObject({ plan: "payg", payment: null })
+    expect(down.json).toMatchObject({ plan: "payg", payment: null, checkout_url: null })
+    expect(sub.status).toBe("canceled")
     expect(await planOf(org.orgId)).toBe("payg")
-    const [active] = await world.db.query(
-      `SELECT count(*)::int AS n FROM agents WHERE org_id = $1 AND status = 'active'`,
-      [org.orgId]
-    )
-    expect(active.n).toBe(6)
+    // Stripe's own news of the cancellation, late and twice, changes nothing.
+    await deliverShuffled(world.stripe.events.filter((e) => e.payload.includes(sub.id)))
+    expect(await planOf(org.orgId)).toBe("payg")
     const refused = await newAgent(org)
     expect(refused.status).toBe(402)
     expect(refused.json.error.code).toBe("plan_limit")
+    expect(await planPayments(org.orgId)).toEqual([{ status: "succeeded", amount: "9900", offer: null }])
     await expectLedgerInvariant(world.db)
   })
 
-  it("renews on the saved card when the month ends, and returns to Pay as you go when the card fails", async () => {
+  it("follows Stripe's events alone, in any order and many times over, when the owner never comes back", async () => {
     const org = await newOrg(world)
-    await pay(org, (await choose(org, { plan: "max" })).json)
+    const { events, started } = await subscribe(org, { plan: "max" })
+    expect(events.map((e) => e.type).sort()).toEqual(
+      ["checkout.session.completed", "customer.subscription.created", "invoice.paid"]
+    )
+    await deliverShuffled(events, 4)
     expect(await planOf(org.orgId)).toBe("max")
-    const [before] = await world.db.query(`SELECT plan_period_end FROM billing_profiles WHERE org_id = $1`, [org.orgId])
-    const ended = new Date(Date.now() - 1_000)
-    await world.db.query(`UPDATE billing_profiles SET plan_period_end = $2 WHERE org_id = $1`, [org.orgId, ended])
-    await eventually(async () => {
-      const [row] = await world.db.query(`SELECT plan_period_end FROM billing_profiles WHERE org_id = $1`, [org.orgId])
-      return row.plan_period_end > ended
-    }, { what: "the renewal" })
-    const renewals = await world.db.query(
-      `SELECT status, amount_minor::text FROM payments WHERE org_id = $1 AND purpose = 'plan' ORDER BY created_at`,
-      [org.orgId]
-    )
-    expect(renewals).toEqual([{ status: "succeeded", amount_minor: "49900" }, {
-      status: "succeeded",
-      amount_minor: "49900"
-    }])
-    expect(before.plan_period_end).toBeInstanceOf(Date)
+    expect(await planPayments(org.orgId)).toEqual([{ status: "succeeded", amount: "49900", offer: null }])
+    const [row] = await world.db.query(`SELECT provider_payment_id FROM payments WHERE id = $1`, [started.payment.id])
+    expect(row.provider_payment_id).toMatch(/^in_/)
+  })
+})
 
-    const [profile] = await world.db.query(`SELECT card_payment_method_id FROM billing_profiles WHERE org_id = $1`, [
-      org.orgId
+describe("renewals", () => {
+  it("renews when Stripe's clock moves a month: invoice.paid moves the period and records the payment", async () => {
+    const org = await newOrg(world)
+    const { events } = await subscribe(org, { plan: "max" })
+    await deliverShuffled(events)
+    const before = (await profileOf(org.orgId)).plan_period_end as Date
+    const sub = await subscriptionOf(org.orgId)
+    const renewal = world.stripe.advanceClock(31 * DAY).filter((e) => e.payload.includes(sub.id))
+    expect(renewal.map((e) => e.type).sort()).toEqual(["customer.subscription.updated", "invoice.paid"])
+    // Reversed and doubled: the subscription's update may come before its invoice.
+    await deliverShuffled([...renewal].reverse(), 3)
+    const after = (await profileOf(org.orgId)).plan_period_end as Date
+    expect(after.getTime()).toBeGreaterThan(before.getTime() + 27 * DAY * 1000)
+    expect(await planOf(org.orgId)).toBe("max")
+    expect(await planPayments(org.orgId)).toEqual([
+      { status: "succeeded", amount: "49900", offer: null },
+      { status: "succeeded", amount: "49900", offer: null }
     ])
-    world.stripe.setBehaviour(profile.card_payment_method_id, "declined")
-    await world.db.query(
-      `UPDATE billing_profiles SET plan_period_end = now() - interval '1 second' WHERE org_id = $1`,
-      [org.orgId]
-    )
-    await eventually(async () => (await planOf(org.orgId)) === "payg", { what: "the plan to end" })
+    await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("Receipt") && m.text.includes("Plan: max"))
+  })
+
+  it("keeps the plan while Stripe retries a failed renewal, then returns to Pay as you go with a mail", async () => {
+    const org = await newOrg(world)
+    const { events } = await subscribe(org, { plan: "pro" })
+    await deliverShuffled(events)
+    const sub = await subscriptionOf(org.orgId)
+    world.stripe.setBehaviour(sub.default_payment_method!, "declined")
+    // Stripe's clock is the fake's, shared by every org here: only this subscription's events count.
+    const failed = world.stripe.advanceClock(31 * DAY).filter((e) => e.payload.includes(sub.id))
+    expect(failed.map((e) => e.type).sort()).toEqual(["customer.subscription.updated", "invoice.payment_failed"])
+    await deliverShuffled(failed)
+    expect(sub.status).toBe("past_due")
+    expect(await planOf(org.orgId)).toBe("pro")
+    expect(await planPayments(org.orgId)).toEqual([
+      { status: "succeeded", amount: "9900", offer: null },
+      { status: "failed", amount: "9900", offer: null }
+    ])
+    const warning = await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("could not be charged"))
+    expect(warning.text).toContain("tried again")
+
+    // Stripe's retries (one per move of its clock here) fail too; after the last it cancels.
+    const retries: Array<StoredEvent> = []
+    for (let i = 0; i < 3; i++) retries.push(...world.stripe.advanceClock(3 * DAY))
+    expect(retries.map((e) => e.type)).toContain("customer.subscription.deleted")
+    await deliverShuffled(retries)
+    expect(await planOf(org.orgId)).toBe("payg")
+    expect((await profileOf(org.orgId)).subscription_id).toBeNull()
+    const ended = await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("plan ended"))
+    expect(ended.text).toContain("retries failed")
+    expect(ended.text).toContain("on the org's Billing page in the dashboard")
+  })
+})
+
+describe("changing plan", () => {
+  it("moves Pro to Max at once, Stripe invoicing the prorated difference", async () => {
+    const org = await newOrg(world)
+    const { events } = await subscribe(org, { plan: "pro" })
+    await deliverShuffled(events)
+    const from = world.stripe.events.length
+    const up = await choose(org, { plan: "max" })
+    expect(up.json).toMatchObject({ plan: "max", payment: null, checkout_url: null })
+    expect(up.json.next_step).toContain("Max")
+    expect(await planOf(org.orgId)).toBe("max")
+    const sub = await subscriptionOf(org.orgId)
+    expect(sub.items.data[0]!.price.lookup_key).toBe("plan_max_monthly")
+    const invoice = world.stripe.invoices.get(sub.latest_invoice!)!
+    expect(invoice.billing_reason).toBe("subscription_update")
+    // Almost the whole month is left: almost the whole difference of $400.
+    expect(invoice.amount_due).toBeGreaterThan(39_900)
+    expect(invoice.amount_due).toBeLessThanOrEqual(40_000)
+    await deliverShuffled(world.stripe.events.slice(from))
+    expect(await planPayments(org.orgId)).toEqual([
+      { status: "succeeded", amount: "9900", offer: null },
+      { status: "succeeded", amount: String(invoice.amount_due), offer: null }
+    ])
+    const down = await choose(org, { plan: "pro" })
+    expect(down.json.plan).toBe("pro")
+    expect(await planOf(org.orgId)).toBe("pro")
+  })
+})
+
+describe("the customer portal", () => {
+  it("is opened for owners only; cancelling there returns the org to Pay as you go, a new card becomes the org's", async () => {
+    const org = await newOrg(world)
+    const { events } = await subscribe(org, { plan: "pro" })
+    await deliverShuffled(events)
+    const member = await seedUser(world.db, { phoneVerified: true })
+    await addMember(world.db, org.orgId, member.userId, "member")
+    const refused = await call(world, "POST", `/v1/orgs/${org.orgId}/billing/portal`, { token: member.sessionToken })
+    expect(refused.status).toBe(403)
+    const opened = await call(world, "POST", `/v1/orgs/${org.orgId}/billing/portal`, { token: org.owner.sessionToken })
+    expect(opened.status).toBe(201)
+    expect(opened.json.portal_url).toMatch(new RegExp(`^${world.stripe.url}/p/session/bps_`))
+
+    const from = world.stripe.events.length
+    const replaced = await world.stripe.usePortal(opened.json.portal_url, {
+      action: "card",
+      card_number: "5555555555554444"
+    })
+    expect(replaced.text).toContain("Card ending 4444 saved")
+    await deliverShuffled(world.stripe.events.slice(from))
+    const summary = await call(world, "GET", `/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
+    expect(summary.json.card).toMatchObject({ brand: "mastercard", last4: "4444" })
+
+    const cancelFrom = world.stripe.events.length
+    const cancelled = await world.stripe.usePortal(opened.json.portal_url, { action: "cancel" })
+    expect(cancelled.text).toContain("Subscription cancelled")
+    await deliverShuffled(world.stripe.events.slice(cancelFrom), 3)
+    expect(await planOf(org.orgId)).toBe("payg")
     const mail = await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("plan ended"))
-    expect(mail.text).toContain("Your card was declined.")
+    expect(mail.text).toContain("cancelled in the billing portal")
   })
 })
 
 describe("the founding offer", () => {
-  it("gives Pro at the founding fee once per org, and shows the seats taken in /v1/pricing", async () => {
+  it("subscribes at the founding price once per org; the seat is reserved at checkout and taken when paid", async () => {
     const before = (await call(world, "GET", "/v1/pricing")).json.founding_offer
     const org = await newOrg(world)
     const started = await choose(org, { plan: "pro", offer: "founding-pro" })
     expect(started.json.payment).toMatchObject({ amount: "49.00", offer: "founding-pro" })
-    // The seat is reserved while the payment is under way.
     expect((await call(world, "GET", "/v1/pricing")).json.founding_offer.taken).toBe(before.taken + 1)
     const second = await choose(org, { plan: "pro", offer: "founding-pro" })
     expect(second.status).toBe(409)
     expect(second.json).toEqual(
       errorBody(world, "offer_unavailable", false, expect.stringContaining("already under way"))
     )
-    await pay(org, started.json)
+
+    const from = world.stripe.events.length
+    await world.stripe.payCheckout(started.json.checkout_url, "4242 4242 4242 4242")
+    await deliverShuffled(world.stripe.events.slice(from))
     expect(await planOf(org.orgId)).toBe("pro")
+    const sub = await subscriptionOf(org.orgId)
+    expect(sub.items.data[0]!.price).toMatchObject({ lookup_key: "plan_pro_founding_monthly", unit_amount: 4900 })
     const summary = await call(world, "GET", `/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
     expect(summary.json.plan).toMatchObject({ id: "pro", monthly_fee_usd: "49.00", founding_offer: "founding-pro" })
+    const [claim] = await world.db.query(`SELECT status FROM founding_offer_claims WHERE org_id = $1`, [org.orgId])
+    expect(claim.status).toBe("taken")
     const used = await choose(org, { plan: "pro", offer: "founding-pro" })
-    expect(used.status).toBe(409)
     expect(used.json).toEqual(
       errorBody(world, "offer_unavailable", false, "This org has already used the founding offer (once per org)")
     )
+    // Max and back keeps the founding price: the seat is the org's for life.
+    await choose(org, { plan: "max" })
+    await choose(org, { plan: "pro" })
+    expect(sub.items.data[0]!.price.lookup_key).toBe("plan_pro_founding_monthly")
     expect((await call(world, "GET", "/v1/pricing")).json.founding_offer).toMatchObject({
       taken: before.taken + 1,
       status: "open"
     })
   })
 
-  it("gives a seat back when its payment expires unpaid", async () => {
+  it("gives a seat back when its checkout expires unpaid", async () => {
     const before = (await call(world, "GET", "/v1/pricing")).json.founding_offer.taken
     const org = await newOrg(world)
     const started = await choose(org, { plan: "pro", offer: "founding-pro" })
@@ -158,8 +308,11 @@ describe("the founding offer", () => {
     await eventually(async () => {
       const [row] = await world.db.query(`SELECT status FROM payments WHERE id = $1`, [started.json.payment.id])
       return row.status === "canceled"
-    }, { what: "the payment to expire" })
-    expect(world.stripe.paymentIntents.get(started.json.payment.provider_payment_id)!.status).toBe("canceled")
+    }, { what: "the checkout to expire" })
+    const session = [...world.stripe.checkoutSessions.values()].find((s) =>
+      s.url === null && s.metadata.payment_id === started.json.payment.id
+    )
+    expect(session?.status).toBe("expired")
     expect((await call(world, "GET", "/v1/pricing")).json.founding_offer.taken).toBe(before)
     expect((await choose(org, { plan: "pro", offer: "founding-pro" })).status).toBe(200)
   })

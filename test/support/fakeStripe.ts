@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto"
 import * as http from "node:http"
 import Stripe from "stripe"
 import { STRIPE_API_VERSION } from "../../src/Services/Billing/StripeProvider.js"
+import { fakeBilling } from "./fakeStripeBilling.js"
 
 /**
  * A fake Stripe API on loopback: the handful of endpoints the service uses, answering
@@ -15,6 +16,10 @@ import { STRIPE_API_VERSION } from "../../src/Services/Billing/StripeProvider.js
  * form taking a test card number, as a test posts it); the PaymentIntent is made when the
  * customer first tries to pay, as Stripe does, and a paid session redirects to its success
  * address.
+ *
+ * Billing (fakeStripeBilling.ts): prices by lookup key, Checkout in `mode: subscription`,
+ * subscriptions and invoices, proration, renewals and Stripe's retries when the fake's clock
+ * moves (`advanceClock`), and the customer portal with its own page (`/p/session/<id>`).
  *
  * Events are kept, not pushed: a test delivers them (as often and as concurrently as it
  * likes) with a signature made by the library's own `generateTestHeaderString`.
@@ -86,6 +91,7 @@ interface CheckoutSession {
   client_reference_id: string | null
   payment_intent: string | null
   setup_intent: string | null
+  subscription: string | null
   payment_intent_data: {
     description: string | null
     metadata: Record<string, string>
@@ -190,6 +196,21 @@ export interface FakeStripe {
   /** The session runs out of time at Stripe; answers the `checkout.session.expired` event. */
   readonly expireCheckout: (sessionId: string) => StoredEvent
   readonly lastEvent: (type: string, paymentIntentId: string) => StoredEvent
+  readonly subscriptions: ReturnType<typeof fakeBilling>["subscriptions"]
+  readonly invoices: ReturnType<typeof fakeBilling>["invoices"]
+  readonly prices: ReturnType<typeof fakeBilling>["prices"]
+  /**
+   * Moves the fake's clock (seconds) and runs what came due: renewals, and one more try of
+   * each renewal being retried; answers the events it emitted.
+   */
+  readonly advanceClock: (seconds: number) => Array<StoredEvent>
+  /** How many tries of a renewal Stripe makes before it cancels the subscription (default 4). */
+  readonly setRenewalAttempts: (attempts: number) => void
+  /** The customer uses the portal page: cancels, or replaces the card; answers the page's status and text. */
+  readonly usePortal: (
+    portalUrl: string,
+    form: { action: "cancel" } | { action: "card"; card_number: string }
+  ) => Promise<{ status: number; text: string }>
   /** Posts an event to `url`, signed with the library's test-header helper; answers status and body. */
   readonly deliver: (url: string, event: StoredEvent, secret?: string) => Promise<{ status: number; body: any }>
   readonly count: (prefix: string) => number
@@ -213,6 +234,12 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
   const holds: Array<{ prefix: string; reached: () => void; released: Promise<void> }> = []
   const hanging = new Set<http.ServerResponse>()
   const stripeLib = new Stripe(FAKE_SECRET_KEY, { apiVersion: STRIPE_API_VERSION })
+  let clockOffset = 0
+  /** Subscription requests of checkout sessions in `mode: subscription`. */
+  const subscriptionRequests = new Map<
+    string,
+    { priceId: string; metadata: Record<string, string>; description: string | null }
+  >()
 
   const emit = (type: string, object: unknown): StoredEvent => {
     const event = {
@@ -257,6 +284,14 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     paymentMethods.set(pm.id, pm)
     return pm
   }
+
+  const billing = fakeBilling({
+    emit,
+    methodFor,
+    method: (pmId) => paymentMethods.get(pmId),
+    clock: () => now() + clockOffset,
+    baseUrl: () => baseUrl
+  })
 
   /** Charges a payment intent with a method; answers the error body when it is declined. */
   const attempt = (pi: PaymentIntent, pm: PaymentMethod, offSession: boolean) => {
@@ -334,6 +369,8 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     if (session.status !== "open") return page(410, `<p>This checkout is ${session.status}</p>`)
     const action = session.mode === "setup"
       ? "Save card"
+      : session.mode === "subscription"
+      ? `Subscribe ${(session.amount_total / 100).toFixed(2)} ${session.currency.toUpperCase()} a month`
       : `Pay ${(session.amount_total / 100).toFixed(2)} ${session.currency.toUpperCase()}`
     const form_ =
       `<form method="post"><input name="card_number"><button>${action}</button></form><a href="${session.cancel_url}">Back</a>`
@@ -360,6 +397,19 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       setupIntents.set(setup.id, setup)
       session.setup_intent = setup.id
       session.status = "complete"
+      session.url = null
+      emit("checkout.session.completed", { ...session })
+      return { status: 303, location: session.success_url.replace("{CHECKOUT_SESSION_ID}", session.id) }
+    }
+    if (session.mode === "subscription") {
+      const started = billing.subscribe(
+        { customer: session.customer, ...subscriptionRequests.get(session.id)! },
+        methodFor(token, session.customer)!
+      )
+      if ("error" in started) return page(200, `<p role="alert">${started.error}</p>${form_}`)
+      session.subscription = started.subscription.id
+      session.status = "complete"
+      session.payment_status = "paid"
       session.url = null
       emit("checkout.session.completed", { ...session })
       return { status: 303, location: session.success_url.replace("{CHECKOUT_SESSION_ID}", session.id) }
@@ -427,6 +477,8 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       body: { error: { type: "invalid_request_error", code: "resource_missing", message: `No such ${what}` } }
     })
     const segments = path.split("/").filter((s) => s !== "")
+    const billed = secret ? billing.route(method, segments, form) : undefined
+    if (billed !== undefined) return billed
     if (method === "POST" && path === "/v1/customers" && secret) {
       const customer = {
         id: id("cus"),
@@ -470,11 +522,20 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     }
     if (method === "POST" && path === "/v1/checkout/sessions" && secret) {
       const items = asList(form.line_items) as unknown as Array<Record<string, any>>
-      const lineItems = items.map((item) => ({
-        name: String(item.price_data?.product_data?.name ?? ""),
-        unit_amount: Number(item.price_data?.unit_amount),
-        quantity: Number(item.quantity ?? 1)
-      }))
+      const lineItems = items.map((item) => {
+        const price = item.price === undefined ? undefined : billing.prices.get(String(item.price))
+        return {
+          name: price === undefined ? String(item.price_data?.product_data?.name ?? "") : price.nickname ?? "",
+          unit_amount: price === undefined ? Number(item.price_data?.unit_amount) : price.unit_amount,
+          quantity: Number(item.quantity ?? 1)
+        }
+      })
+      if (form.mode === "subscription" && (items.length !== 1 || !billing.prices.has(String(items[0]!.price)))) {
+        return {
+          status: 400,
+          body: { error: { type: "invalid_request_error", message: "A subscription needs one recurring price" } }
+        }
+      }
       const session: CheckoutSession = {
         id: id("cs_test"),
         object: "checkout.session",
@@ -488,6 +549,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
         client_reference_id: form.client_reference_id ?? null,
         payment_intent: null,
         setup_intent: null,
+        subscription: null,
         payment_intent_data: {
           description: form.payment_intent_data?.description ?? null,
           metadata: form.payment_intent_data?.metadata ?? {},
@@ -503,6 +565,13 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       }
       session.url = `${baseUrl}/c/pay/${session.id}`
       checkoutSessions.set(session.id, session)
+      if (session.mode === "subscription") {
+        subscriptionRequests.set(session.id, {
+          priceId: String(items[0]!.price),
+          metadata: form.subscription_data?.metadata ?? {},
+          description: form.subscription_data?.description ?? null
+        })
+      }
       return { status: 200, body: session }
     }
     if (segments[0] === "v1" && segments[1] === "checkout" && segments[2] === "sessions" && segments[3] !== undefined) {
@@ -569,10 +638,22 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", async () => {
       const url = new URL(req.url ?? "/", "http://fake")
-      const body = req.method === "GET" ? url.search.slice(1) : Buffer.concat(chunks).toString("utf8")
+      const sent = Buffer.concat(chunks).toString("utf8")
+      // The library sends the parameters of a GET (and a DELETE) in the query string.
+      const body = req.method === "GET" || (req.method === "DELETE" && sent === "") ? url.search.slice(1) : sent
       const line = `${req.method} ${url.pathname}`
       const key = req.headers["idempotency-key"] as string | undefined
       requests.push({ line, idempotencyKey: key })
+      if (url.pathname.startsWith("/p/session/")) {
+        const answer = billing.portal(
+          req.method ?? "GET",
+          url.pathname.slice("/p/session/".length),
+          parseForm(body),
+          (number) => hostedCards[number.replace(/\s/g, "")]
+        )
+        res.writeHead(answer.status, { "content-type": "text/html; charset=utf-8" })
+        return void res.end(answer.html)
+      }
       if (url.pathname.startsWith("/c/pay/")) {
         const answer = hosted(req.method ?? "GET", url.pathname.slice("/c/pay/".length), parseForm(body))
         res.writeHead(answer.status, {
@@ -725,6 +806,24 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       const session = checkoutSessions.get(sessionId)
       if (session === undefined || session.status !== "open") throw new Error(`${sessionId} is not open`)
       return expire(session)
+    },
+    subscriptions: billing.subscriptions,
+    invoices: billing.invoices,
+    prices: billing.prices,
+    advanceClock: (seconds) => {
+      const before = events.length
+      clockOffset += seconds
+      billing.renewDue()
+      return events.slice(before)
+    },
+    setRenewalAttempts: billing.setMaxAttempts,
+    usePortal: async (portalUrl, form) => {
+      const response = await fetch(portalUrl, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(form).toString()
+      })
+      return { status: response.status, text: await response.text() }
     },
     lastEvent: (type, paymentIntentId) => {
       const found = [...events].reverse().find((e) => e.type === type && e.payload.includes(paymentIntentId))

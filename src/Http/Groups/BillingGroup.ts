@@ -344,6 +344,9 @@ export class BillingGroup extends HttpApiGroup.make("billing")
         plan: PlanId,
         payment: Schema.NullOr(Payment),
         client_secret: Schema.NullOr(Schema.String),
+        checkout_url: Schema.NullOr(Schema.String).annotations({
+          description: "The provider's hosted checkout page where the owner subscribes (while open)"
+        }),
         provider: ProviderLabel,
         next_step: Schema.String
       }))
@@ -358,7 +361,22 @@ export class BillingGroup extends HttpApiGroup.make("billing")
         OpenApi.annotations({
           summary: "Change plan",
           description:
-            "Owners: Pay as you go takes effect at once; Pro or Max (offer: founding-pro for the founding fee) when the month's fee is paid."
+            "Owners: Pay as you go takes effect at once (the subscription ends). From Pay as you go, Pro or Max (offer: founding-pro for the founding fee) answers a checkout_url where the owner subscribes; the plan changes when the first month is paid. Between Pro and Max the subscription moves at once, the difference for the rest of the month charged (prorated)."
+        })
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("portal", "/v1/orgs/:orgId/billing/portal")
+      .setPath(OrgPath)
+      .addSuccess(Schema.Struct({ portal_url: Schema.String, provider: ProviderLabel }), { status: 201 })
+      .addError(wire(Forbidden))
+      .addError(wire(PaymentUnavailable))
+      .addError(wire(NotConfigured))
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Open the customer portal",
+          description:
+            "Owners: the payment provider's customer portal (add, replace or remove the card, invoices and receipts, cancel the plan). Send the owner to portal_url; it returns to the billing page."
         })
       )
   )
@@ -382,7 +400,7 @@ export class PaymentWebhookGroup extends HttpApiGroup.make("paymentWebhook")
       .annotateContext(OpenApi.annotations({
         summary: "Payment provider events",
         description:
-          "The payment provider's events (Stripe): the raw body signed in the Stripe-Signature header. Events handled: checkout.session.completed, checkout.session.expired, payment_intent.succeeded, payment_intent.payment_failed, payment_intent.canceled, charge.refunded, charge.dispute.created, charge.dispute.closed."
+          "The payment provider's events (Stripe): the raw body signed in the Stripe-Signature header. Events handled: checkout.session.completed, checkout.session.expired, customer.subscription.created, customer.subscription.updated, customer.subscription.deleted, invoice.paid, invoice.payment_failed, customer.updated, payment_intent.succeeded, payment_intent.payment_failed, payment_intent.canceled, charge.refunded, charge.dispute.created, charge.dispute.closed."
       }))
   )
   .annotateContext(OpenApi.annotations({ title: "Payment webhook", description: "Signed by the payment provider." }))

@@ -1,10 +1,12 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
+import { plans } from "../../Domain/Plans.js"
 import { NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
 import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
 import { CurrentActor, CurrentAdmin } from "../../Services/Auth/Current.js"
 import { requireOwner } from "../../Services/Auth/Roles.js"
 import { AutoReload } from "../../Services/Billing/AutoReload.js"
+import { BillingPortal } from "../../Services/Billing/BillingPortal.js"
 import { BillingRepo } from "../../Services/Billing/BillingRepo.js"
 import { CardSetups } from "../../Services/Billing/CardSetups.js"
 import { PaymentProvider } from "../../Services/Billing/PaymentProvider.js"
@@ -43,6 +45,7 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
     const planChanges = yield* PlanChanges
     const summary = yield* Summary
     const cardSetups = yield* CardSetups
+    const portal = yield* BillingPortal
     const repo = yield* BillingRepo
     const label = providerLabel(provider.kind, provider.publishableKey)
     const { dashboardPath } = yield* AuthConfig
@@ -131,23 +134,32 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
         }))
       .handle("changePlan", ({ payload }) =>
         Effect.gen(function*() {
-          const result = yield* planChanges.change(yield* CurrentActor, payload)
-          if (result.payment === null) {
+          const result = yield* planChanges.change(yield* CurrentActor, payload, { dashboardUrl })
+          if (result._tag === "changed") {
             return {
               plan: result.plan,
               payment: null,
               client_secret: null,
               checkout_url: null,
               provider: label,
-              next_step: "The org is on Pay as you go now."
+              next_step: result.plan === "payg"
+                ? "The org is on Pay as you go now."
+                : `The org is on ${
+                  plans[result.plan].name
+                } now; the difference for the rest of the month is charged to the card on file.`
             }
           }
           const answer = started(result.payment)
           return {
             plan: result.plan,
             ...answer,
-            next_step: `The plan changes when this payment succeeds. ${answer.next_step}`
+            next_step: `The plan changes when the first month is paid. ${answer.next_step}`
           }
+        }))
+      .handle("portal", () =>
+        Effect.gen(function*() {
+          const url = yield* portal.open(yield* CurrentActor, { dashboardUrl })
+          return { portal_url: url, provider: label }
         }))
   }))
 

@@ -19,23 +19,26 @@ import {
  */
 const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
 
-const headers = {
+export const sandboxPageHeaders = {
   "content-security-policy": PAGE_CSP,
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin"
 }
 
-const html = (body: string) =>
+/** A sandbox page (checkout, portal): marked, plain, its own strict CSP. */
+export const sandboxPageHtml = (title: string, body: string) =>
   HttpServerResponse.text(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox checkout</title>` +
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
       `<meta name="viewport" content="width=device-width, initial-scale=1"><style>` +
       `body{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}` +
       `.banner{background:#fde68a;border:2px solid #b45309;padding:.75rem;font-weight:bold}` +
       `.error{color:#b91c1c}label{display:block;margin:1rem 0}input{font-size:1.1rem;width:100%}` +
       `button{font-size:1.1rem;padding:.5rem 1rem}</style></head><body>${body}</body></html>`,
-    { contentType: "text/html; charset=utf-8", headers }
+    { contentType: "text/html; charset=utf-8", headers: sandboxPageHeaders }
   )
+
+const html = (body: string) => sandboxPageHtml("Sandbox checkout", body)
 
 const cards = Object.entries(sandboxTestCards)
   .map(([number, card]) =>
@@ -46,12 +49,14 @@ const cards = Object.entries(sandboxTestCards)
 const render = (page: SandboxCheckoutPage) => {
   const banner = `<p class="banner" role="note">Sandbox checkout: development only, no money moves.</p>`
   const amount = page.amountMinor === null ? null : `${minorToDecimal(page.amountMinor)} ${page.currency.toUpperCase()}`
-  const action = amount === null ? "Save the card" : `Pay ${amount}`
+  const action = amount === null ? "Save the card" : page.monthly ? `Subscribe: ${amount} a month` : `Pay ${amount}`
   if (page.checkout.status !== "open") {
     const back = page.checkout.status === "complete" ? page.successUrl : page.cancelUrl
     return html(
       `${banner}<h1>${
-        page.checkout.status === "complete" ? (amount === null ? "Card saved" : "Paid") : "This checkout has ended"
+        page.checkout.status === "complete"
+          ? (amount === null ? "Card saved" : page.monthly ? "Subscribed" : "Paid")
+          : "This checkout has ended"
       }</h1>` +
         `<p><a href="${escapeHtml(back)}">Back to billing</a></p>`
     )
@@ -67,7 +72,7 @@ const render = (page: SandboxCheckoutPage) => {
   )
 }
 
-const notFound = HttpServerResponse.text("No such sandbox checkout", { status: 404, headers })
+const notFound = HttpServerResponse.text("No such sandbox checkout", { status: 404, headers: sandboxPageHeaders })
 
 export const SandboxCheckoutPageLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
@@ -104,7 +109,10 @@ export const SandboxCheckoutPageLive = HttpApiBuilder.Router.use((router) =>
         // As Stripe's events do before the customer is back: the outcome is known to the service.
         yield* checkouts.sync(id).pipe(Effect.orDie)
         if (page.checkout.status === "complete") {
-          return HttpServerResponse.empty({ status: 303, headers: { ...headers, location: page.successUrl } })
+          return HttpServerResponse.empty({
+            status: 303,
+            headers: { ...sandboxPageHeaders, location: page.successUrl }
+          })
         }
         // The decline is shown on the page with its form, as a hosted checkout page does.
         return render(page)

@@ -17,6 +17,17 @@ export interface StripeSettings {
   readonly apiBase: Option.Option<string>
 }
 
+/**
+ * Price ids of the plans named by settings (STRIPE_PRICE_PRO, STRIPE_PRICE_MAX,
+ * STRIPE_PRICE_PRO_FOUNDING); a plan without one uses the price with its lookup key,
+ * made on start when missing.
+ */
+export interface PlanPriceSettings {
+  readonly pro: string | null
+  readonly max: string | null
+  readonly founding: string | null
+}
+
 export type PaymentMode =
   | { readonly _tag: "stripe"; readonly stripe: StripeSettings }
   | { readonly _tag: "sandbox" }
@@ -51,9 +62,16 @@ export class BillingConfig extends Effect.Service<BillingConfig>()("Billing/Bill
     } else {
       mode = app.isProduction ? { _tag: "off" } : { _tag: "sandbox" }
     }
+    const priceId = (name: string) => Config.option(Config.string(name)).pipe(Effect.map(Option.getOrNull))
+    const planPrices: PlanPriceSettings = {
+      pro: yield* priceId("STRIPE_PRICE_PRO"),
+      max: yield* priceId("STRIPE_PRICE_MAX"),
+      founding: yield* priceId("STRIPE_PRICE_PRO_FOUNDING")
+    }
     const integer = (name: string, fallback: number) => Config.integer(name).pipe(Config.withDefault(fallback))
     return {
       mode,
+      planPrices,
       /** How long a payment-provider request may take before it counts as no answer. */
       providerTimeoutMs: yield* integer("PAYMENT_PROVIDER_TIMEOUT_MS", 20_000),
       /** An unpaid payment is cancelled after this long (its cap allowance and offer seat come back). */

@@ -5,6 +5,7 @@ import { LedgerLive } from "../Ledger/LedgerLive.js"
 import { AutoReload, AutoReloadSignal } from "./AutoReload.js"
 import { BillingConfig } from "./BillingConfig.js"
 import { BillingMail } from "./BillingMail.js"
+import { BillingPortal } from "./BillingPortal.js"
 import { BillingRepo } from "./BillingRepo.js"
 import { CardSetups } from "./CardSetups.js"
 import { Checkouts } from "./Checkouts.js"
@@ -15,7 +16,11 @@ import { Payments } from "./Payments.js"
 import { PaymentStates } from "./PaymentStates.js"
 import { PaymentWebhooks } from "./PaymentWebhooks.js"
 import { PlanChanges } from "./PlanChanges.js"
+import { PlanPrices } from "./PlanPrices.js"
+import { PlanSubscriptions } from "./PlanSubscriptions.js"
 import { SandboxPayments, SandboxProviderLive } from "./SandboxProvider.js"
+import { SandboxSubscriptions } from "./SandboxSubscriptions.js"
+import { SavedCards } from "./SavedCards.js"
 import { StripeProvider } from "./StripeProvider.js"
 import { Summary } from "./Summary.js"
 import { TopUps } from "./TopUps.js"
@@ -41,6 +46,14 @@ const OffProvider = Layer.succeed(
     chargeOffSession: () => notConfigured,
     retrievePayment: () => notConfigured,
     cancelPayment: () => notConfigured,
+    planPrice: () => notConfigured,
+    retrieveSubscription: () => notConfigured,
+    changeSubscriptionPrice: () => notConfigured,
+    cancelSubscription: () => notConfigured,
+    retrieveInvoice: () => notConfigured,
+    createPortal: () => notConfigured,
+    retrieveDefaultCard: () => notConfigured,
+    renewDue: Effect.succeed([]),
     verifyWebhook: () => notConfigured
   })
 )
@@ -83,6 +96,7 @@ export const BillingLive = Layer.mergeAll(
   BillingMail.Default,
   Fx.Default,
   SandboxPayments.Default,
+  SandboxSubscriptions.Default,
   PaymentReturns.Default,
   PaymentStates.Default,
   Checkouts.Default,
@@ -90,7 +104,11 @@ export const BillingLive = Layer.mergeAll(
   Payments.Default,
   TopUps.Default,
   AutoReload.Default,
+  PlanPrices.Default,
+  SavedCards.Default,
+  PlanSubscriptions.Default,
   PlanChanges.Default,
+  BillingPortal.Default,
   Summary.Default,
   PaymentWebhooks.Default
 ).pipe(

@@ -3,6 +3,7 @@ import { minorToDecimal } from "../../Domain/Billing.js"
 import { escapeHtml } from "../../Domain/Html.js"
 import { creditsToUsd } from "../../Domain/Money.js"
 import { AppConfig } from "../AppConfig.js"
+import { AuthConfig } from "../Auth/AuthConfig.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
 import { OrgOwners } from "../Mailer/OrgOwners.js"
 import type { PaymentRow } from "./BillingRepo.js"
@@ -10,8 +11,9 @@ import type { PaymentRow } from "./BillingRepo.js"
 /**
  * Billing's mails to every owner of an org, queued in the durable outbox inside the
  * transaction of the change they report (so a mail exists exactly when the change does):
- * a receipt for each successful payment, a failed auto-reload, auto-reload switched off,
- * a plan that ended.
+ * a receipt for each successful payment, a failed auto-reload (with a link to finish one
+ * that needs the card holder), auto-reload switched off,
+ * a plan that ended, a plan's fee that could not be charged.
  */
 const render = (headline: string, lines: ReadonlyArray<string>, footer: string) => ({
   text: [headline, "", ...lines.map((line) => `- ${line}`), "", footer].join("\n"),
@@ -33,6 +35,8 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
     const orgOwners = yield* OrgOwners
     const config = yield* AppConfig
     const baseUrl = Option.getOrElse(config.baseUrl, () => `http://localhost:${config.port}`)
+    const { dashboardPath } = yield* AuthConfig
+    const dashboardUrl = `${baseUrl}${dashboardPath === "/" ? "" : dashboardPath}`
 
     const toOwners = (
       orgId: string,
@@ -86,12 +90,26 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
         }
       })
 
-    const autoReloadFailed = (payment: PaymentRow, failures: number, disabled: boolean) =>
+    /**
+     * A failed auto-reload charge. One the card's bank wants its holder to confirm (3-D
+     * Secure) links to the billing page, which sends an owner to the payment page for the same
+     * credits, where the bank asks them (the card is kept again for later charges).
+     */
+    const autoReloadFailed = (payment: PaymentRow, failures: number, disabled: boolean, needsAuthentication: boolean) =>
       toOwners(payment.org_id, `payment:${payment.id}:auto-reload-failed`, () => ({
-        subject: disabled ? "Auto-reload switched off after 3 failed charges" : "Auto-reload charge failed",
+        subject: needsAuthentication
+          ? "Auto-reload: confirm the charge with your bank"
+          : disabled
+          ? "Auto-reload switched off after 3 failed charges"
+          : "Auto-reload charge failed",
         headline: disabled ? "Auto-reload is now off" : "An auto-reload charge failed",
         lines: [
           `The saved card could not be charged ${describeAmount(payment)}: ${payment.failure_message ?? "declined"}.`,
+          ...(needsAuthentication
+            ? [
+              `The card's bank asks its holder to confirm this charge. To finish it (${payment.credits} credits), open ${dashboardUrl}/orgs/${payment.org_id}/billing?authenticate=${payment.id} and continue to the payment page.`
+            ]
+            : []),
           disabled
             ? "That was the 3rd failure in a row, so auto-reload has been switched off. Replace the card on the org's Billing page in the dashboard, then switch auto-reload on again."
             : `Failures in a row: ${failures} of 3; after 3, auto-reload switches off. It will try again later; to fix it now, replace the card on the org's Billing page in the dashboard.`
@@ -105,11 +123,23 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
         lines: [
           reason,
           "Existing agents and members are kept; new ones above the Pay as you go limits are refused.",
-          `To return to the plan, choose it again: POST /v1/orgs/${orgId}/billing/plan.`
+          "To return to the plan, choose it again on the org's Billing page in the dashboard."
         ]
       }))
 
-    return { receipt, autoReloadFailed, planEnded } as const
+    /** A plan's monthly fee (a renewal or a prorated change) could not be charged; the provider tries again. */
+    const planPaymentFailed = (payment: PaymentRow) =>
+      toOwners(payment.org_id, `payment:${payment.id}:plan-payment-failed`, () => ({
+        subject: "Your plan's monthly fee could not be charged",
+        headline: "The plan's payment failed",
+        lines: [
+          `The card could not be charged ${describeAmount(payment)}: ${payment.failure_message ?? "declined"}.`,
+          "The payment will be tried again over the next days; if every try fails, the org returns to Pay as you go.",
+          "To avoid that, replace the card: open Manage billing on the org's Billing page in the dashboard."
+        ]
+      }))
+
+    return { receipt, autoReloadFailed, planEnded, planPaymentFailed } as const
   }),
-  dependencies: [OrgOwners.Default, AppConfig.Default]
+  dependencies: [OrgOwners.Default, AppConfig.Default, AuthConfig.Default]
 }) {}

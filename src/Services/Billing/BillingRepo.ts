@@ -71,7 +71,9 @@ export const ProfileRow = Schema.Struct({
   plan_period_end: Schema.NullOr(Schema.DateFromSelf),
   plan_founding: Schema.Boolean,
   /** The card setup (a checkout session saving a card) the owner was last sent to. */
-  card_setup_session_id: Schema.NullOr(Schema.String)
+  card_setup_session_id: Schema.NullOr(Schema.String),
+  /** The provider's subscription the org's paid plan follows. */
+  subscription_id: Schema.NullOr(Schema.String)
 })
 export type ProfileRow = typeof ProfileRow.Type
 
@@ -273,27 +275,6 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
     const releaseOfferSeat = (paymentId: string) =>
       sql`DELETE FROM founding_offer_claims WHERE payment_id = ${paymentId} AND status = 'reserved'`.pipe(Effect.asVoid)
 
-    const findDueRenewals = SqlSchema.findAll({
-      Request: Schema.DateFromSelf,
-      Result: Schema.Struct({
-        org_id: OrgId,
-        plan: Schema.Literal("pro", "max"),
-        plan_period_end: Schema.DateFromSelf,
-        plan_founding: Schema.Boolean,
-        customer_id: Schema.NullOr(Schema.String),
-        card_payment_method_id: Schema.NullOr(Schema.String)
-      }),
-      // Joins the org's plan: a period only renews while the org is still on a paid plan.
-      execute: (at) =>
-        sql`
-          SELECT p.org_id, o.plan, p.plan_period_end, p.plan_founding, p.customer_id, p.card_payment_method_id
-          FROM billing_profiles p JOIN orgs o ON o.id = p.org_id
-          WHERE o.plan IN ('pro', 'max') AND p.plan_period_end <= ${at}
-          LIMIT 100`
-    })
-    /** Paid plans whose period has ended: renewed on the saved card, or back to pay-as-you-go. */
-    const dueRenewals = (at: Date) => findDueRenewals(at).pipe(Effect.orDie)
-
     const updatePayment = (id: string, changes: PaymentChanges) =>
       sql`UPDATE payments SET ${sql.update(changes)} WHERE id = ${id}`.pipe(Effect.asVoid)
 
@@ -470,6 +451,15 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
     /** The org as OrgsRepo reads it; none for an id that is not one. */
     const org = (orgId: string) => !isUuid(orgId) ? Effect.succeed(Option.none<OrgRow>()) : orgs.org(orgId)
 
+    const findOrgOfCustomer = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ org_id: OrgId }),
+      execute: (customerId) => sql`SELECT org_id FROM billing_profiles WHERE customer_id = ${customerId}`
+    })
+    /** The org whose provider customer this is, if any. */
+    const orgOfCustomer = (customerId: string) =>
+      findOrgOfCustomer(customerId).pipe(Effect.map(Option.map((row) => row.org_id)), Effect.orDie)
+
     return {
       insertPayment,
       findPayment,
@@ -485,7 +475,6 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       reserveOfferSeat,
       takeOfferSeat,
       releaseOfferSeat,
-      dueRenewals,
       updatePayment,
       listPayments,
       capUsed,
@@ -501,7 +490,8 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       recordEvent,
       eventSeen,
       disputeFreezeLiftable,
-      org
+      org,
+      orgOfCustomer
     } as const
   })
 }) {}

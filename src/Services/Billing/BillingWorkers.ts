@@ -8,7 +8,8 @@ import { Checkouts } from "./Checkouts.js"
 import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { PaymentStates } from "./PaymentStates.js"
-import { PlanChanges } from "./PlanChanges.js"
+import { PlanPrices } from "./PlanPrices.js"
+import { PlanSubscriptions } from "./PlanSubscriptions.js"
 
 /** The least time between two auto-reload rounds. */
 const AUTO_RELOAD_ROUND_GAP = Duration.millis(100)
@@ -21,7 +22,8 @@ const AUTO_RELOAD_ROUND_GAP = Duration.millis(100)
  *   were paid after all, credited), giving back their cap allowance and offer seat (a
  *   checkout's session is expired at the provider); rows a
  *   crash left `creating` are taken up again with the same provider idempotency key;
- * - paid plans renewed on the saved card when their month ends.
+ * - the plans' prices found or made at the provider (by lookup key);
+ * - in the sandbox, its subscriptions renewed when their month ends (Stripe renews its own).
  */
 export const BillingWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const config = yield* BillingConfig
@@ -33,7 +35,14 @@ export const BillingWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const repo = yield* BillingRepo
   const states = yield* PaymentStates
   const checkouts = yield* Checkouts
-  const planChanges = yield* PlanChanges
+  const subscriptions = yield* PlanSubscriptions
+  const prices = yield* PlanPrices
+
+  // The plans' prices are found (or made) on start; one that fails is tried again when needed.
+  yield* prices.all.pipe(
+    Effect.catchAll((error) => Effect.logWarning("The plans' prices could not be found or made yet", error)),
+    Effect.forkScoped
+  )
 
   // With Stripe the rate is kept fresh; the sandbox fetches it only when an INR top-up needs it.
   if (provider.kind === "stripe") yield* runEvery("USD/INR rates", Duration.millis(config.fxRefreshMs), fx.refresh)
@@ -68,7 +77,8 @@ export const BillingWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
         if (outcome._tag === "Right") yield* states.apply(outcome.right)
       }
     }
-    yield* planChanges.renewDue
+    // The sandbox's own renewals (Stripe renews on its side and says so by webhook).
+    if (provider.kind === "sandbox") yield* subscriptions.renewDue
   })
   yield* runEvery("billing sweep", Duration.millis(config.workerIntervalMs), sweepOpenPayments)
 }))

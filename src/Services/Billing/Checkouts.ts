@@ -1,5 +1,4 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
 import {
   PaymentProvider,
@@ -8,6 +7,8 @@ import {
   type ProviderPayment
 } from "./PaymentProvider.js"
 import { PaymentStates } from "./PaymentStates.js"
+import { PlanSubscriptions, type SubscriptionState } from "./PlanSubscriptions.js"
+import { SavedCards } from "./SavedCards.js"
 
 /**
  * What a checkout session says about its payment, applied to ours once. The session makes
@@ -17,62 +18,54 @@ import { PaymentStates } from "./PaymentStates.js"
  * to `PaymentStates.apply` (the one exactly-once crediting path, which also serves
  * `payment_intent.*`). A session that ended unpaid ends our payment `canceled`, which
  * gives back its cap allowance. A session that saves a card (`mode: setup`, no charge) makes
- * it the org's card once it is complete, from the return or `checkout.session.completed`.
+ * it the org's card once it is complete, from the return or `checkout.session.completed`. A
+ * plan's session (`mode: subscription`) hands its subscription to PlanSubscriptions.
  */
 export interface CheckoutState {
   readonly session: ProviderCheckout
   readonly payment: ProviderPayment | null
   /** A card setup's outcome (`mode: setup`). */
   readonly setup: ProviderCardSetup | null
+  /** The subscription a plan's session started (`mode: subscription`), with its first invoice. */
+  readonly subscription: SubscriptionState | null
 }
 
 export class Checkouts extends Effect.Service<Checkouts>()("Billing/Checkouts", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo
     const provider = yield* PaymentProvider
     const states = yield* PaymentStates
+    const cards = yield* SavedCards
+    const subscriptions = yield* PlanSubscriptions
 
     const withPayment = (session: ProviderCheckout) =>
       Effect.all({
         session: Effect.succeed(session),
         payment: session.paymentId === null ? Effect.succeed(null) : provider.retrievePayment(session.paymentId),
-        setup: session.setupId === null ? Effect.succeed(null) : provider.retrieveCardSetup(session.setupId)
+        setup: session.setupId === null ? Effect.succeed(null) : provider.retrieveCardSetup(session.setupId),
+        subscription: session.subscriptionId === null
+          ? Effect.succeed(null)
+          : subscriptions.read(session.subscriptionId)
       })
-
-    /**
-     * A saved card becomes the org's card for off-session charges (auto-reload, renewals),
-     * and auto-reload's failure count starts again. Saving the same card again changes nothing.
-     */
-    const keepCard = (orgId: string, setup: ProviderCardSetup) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const profile = yield* repo.lockProfile(orgId, now)
-        if (setup.paymentMethodId === null || profile.card_payment_method_id === setup.paymentMethodId) return
-        yield* repo.updateProfile(orgId, {
-          customer_id: setup.customerId ?? profile.customer_id,
-          card_payment_method_id: setup.paymentMethodId,
-          card_brand: setup.card?.brand ?? null,
-          card_last4: setup.card?.last4 ?? null,
-          card_exp_month: setup.card?.expMonth ?? null,
-          card_exp_year: setup.card?.expYear ?? null,
-          auto_reload_failures: 0,
-          auto_reload_next_attempt_at: null,
-          updated_at: now
-        })
-      })).pipe(Effect.orDie)
 
     /** The provider's calls, made before any transaction. */
     const read = (sessionId: string) => Effect.flatMap(provider.retrieveCheckout(sessionId), withPayment)
 
     /** Applies what was read (inside the webhook's transaction, or on its own). */
-    const apply = ({ payment, session, setup }: CheckoutState) =>
+    const apply = ({ payment, session, setup, subscription }: CheckoutState) =>
       Effect.gen(function*() {
         if (session.mode === "setup") {
           if (session.status === "complete" && setup?.succeeded === true && session.orgId !== null) {
-            yield* keepCard(session.orgId, setup)
+            yield* cards.keep(session.orgId, setup)
           }
           return Option.none<PaymentRow>()
+        }
+        if (subscription !== null) {
+          // A plan's session: its first invoice is our payment, its subscription the org's plan.
+          yield* subscriptions.apply(subscription)
+          return session.ourPaymentId === null
+            ? Option.none<PaymentRow>()
+            : yield* repo.lockPaymentById(session.ourPaymentId)
         }
         const applied = payment === null ? Option.none<PaymentRow>() : yield* states.apply(payment)
         const paid = payment !== null && (payment.status === "succeeded" || payment.status === "processing")
@@ -91,5 +84,5 @@ export class Checkouts extends Effect.Service<Checkouts>()("Billing/Checkouts", 
 
     return { read, apply, sync, end } as const
   }),
-  dependencies: [PaymentStates.Default, BillingRepo.Default]
+  dependencies: [PaymentStates.Default, BillingRepo.Default, SavedCards.Default, PlanSubscriptions.Default]
 }) {}

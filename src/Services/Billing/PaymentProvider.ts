@@ -41,6 +41,8 @@ export interface ProviderPayment {
   readonly receiptUrl: string | null
   /** Why the last attempt failed (a decline, authentication needed). */
   readonly failureMessage: string | null
+  /** The card holder must confirm the charge with their bank (3-D Secure): only they can finish it. */
+  readonly needsAuthentication?: boolean
   /** Our payment id, set when the payment was created. */
   readonly ourPaymentId: string | null
 }
@@ -65,6 +67,11 @@ export interface CreatePayment {
 export interface CreateCheckout extends CreatePayment {
   readonly successUrl: string
   readonly cancelUrl: string
+  /**
+   * A plan: the session starts a subscription to this price (`mode: subscription`, the
+   * card kept for its renewals) instead of a one-time payment of the amount.
+   */
+  readonly subscription: { readonly priceId: string; readonly orgId: string } | null
 }
 
 /**
@@ -90,8 +97,10 @@ export interface ProviderCardSetup {
 /** A checkout session: `open` until paid (`complete`) or ended unpaid (`expired`). */
 export interface ProviderCheckout {
   readonly id: string
-  /** `payment` buys credits; `setup` saves a card. */
-  readonly mode: "payment" | "setup"
+  /** `payment` buys credits; `setup` saves a card; `subscription` starts a plan. */
+  readonly mode: "payment" | "setup" | "subscription"
+  /** The subscription a plan's session started, once the customer paid. */
+  readonly subscriptionId: string | null
   readonly status: "open" | "complete" | "expired"
   /** The hosted page, while the session is open. */
   readonly url: string | null
@@ -102,6 +111,48 @@ export interface ProviderCheckout {
   readonly setupId: string | null
   /** The org a card setup is for. */
   readonly orgId: string | null
+}
+
+/** A plan's recurring price, found by its lookup key (made when missing) or named by a setting. */
+export interface PlanPriceSpec {
+  readonly lookupKey: string
+  readonly productName: string
+  readonly amountMinor: bigint
+  /** A price id from the settings: used as it is. */
+  readonly configuredId: string | null
+}
+
+/**
+ * A subscription as billing reads it. `active`, `trialing` and `past_due` (the provider is
+ * retrying a renewal) keep the plan; `unpaid`, `canceled` and `incomplete_expired` end it.
+ */
+export interface ProviderSubscription {
+  readonly id: string
+  readonly status: string
+  readonly customerId: string
+  readonly priceId: string | null
+  /** The org and our checkout payment, from the metadata the checkout gave it. */
+  readonly orgId: string | null
+  readonly ourPaymentId: string | null
+  readonly currentPeriodEnd: Date | null
+  /** Why it ended: the renewals could not be charged, or someone cancelled it. */
+  readonly endedBecause: "payment_failed" | "cancellation_requested" | null
+  readonly paymentMethodId: string | null
+  readonly card: CardDetails | null
+  readonly latestInvoiceId: string | null
+}
+
+/** An invoice of a subscription: its first month, a renewal, or a prorated plan change. */
+export interface ProviderInvoice {
+  readonly id: string
+  readonly status: string
+  readonly subscriptionId: string | null
+  readonly billingReason: string | null
+  readonly amountDueMinor: bigint
+  readonly currency: string
+  readonly attempted: boolean
+  readonly receiptUrl: string | null
+  readonly failureMessage: string | null
 }
 
 export interface OffSessionCharge {
@@ -120,6 +171,9 @@ export type ProviderEvent =
   & (
     | { readonly kind: "payment_changed"; readonly payment: ProviderPayment }
     | { readonly kind: "checkout_changed"; readonly sessionId: string }
+    | { readonly kind: "subscription_changed"; readonly subscriptionId: string }
+    | { readonly kind: "invoice_changed"; readonly invoiceId: string; readonly subscriptionId: string }
+    | { readonly kind: "customer_changed"; readonly customerId: string }
     | { readonly kind: "refunded"; readonly paymentId: string; readonly amountRefundedMinor: bigint }
     | {
       readonly kind: "disputed"
@@ -150,6 +204,26 @@ export class PaymentProvider extends Context.Tag("Billing/PaymentProvider")<Paym
   readonly retrievePayment: (providerPaymentId: string) => Effect.Effect<ProviderPayment, ProviderError>
   /** Cancels an unpaid payment; one that already succeeded comes back unchanged. */
   readonly cancelPayment: (providerPaymentId: string) => Effect.Effect<ProviderPayment, ProviderError>
+  readonly planPrice: (spec: PlanPriceSpec) => Effect.Effect<string, ProviderError>
+  readonly retrieveSubscription: (subscriptionId: string) => Effect.Effect<ProviderSubscription, ProviderError>
+  /** Moves a subscription to another price; the difference for the rest of the period is invoiced at once. */
+  readonly changeSubscriptionPrice: (request: {
+    readonly subscriptionId: string
+    readonly priceId: string
+    readonly idempotencyKey: string
+  }) => Effect.Effect<ProviderSubscription, ProviderError>
+  /** Ends a subscription now; one already ended comes back unchanged. */
+  readonly cancelSubscription: (subscriptionId: string) => Effect.Effect<ProviderSubscription, ProviderError>
+  readonly retrieveInvoice: (invoiceId: string) => Effect.Effect<ProviderInvoice, ProviderError>
+  /** The provider's customer portal (card, invoices, cancelling), returning to `returnUrl`; answers its address. */
+  readonly createPortal: (customerId: string, returnUrl: string) => Effect.Effect<string, ProviderError>
+  /** The customer's default card (set in the portal), as a card setup. */
+  readonly retrieveDefaultCard: (customerId: string) => Effect.Effect<ProviderCardSetup, ProviderError>
+  /**
+   * Renewals that are due by the provider's own clock, as the events they make: the
+   * sandbox's (it sends no webhooks); Stripe renews on its side and answers none.
+   */
+  readonly renewDue: Effect.Effect<ReadonlyArray<ProviderEvent>>
   /** Checks the signature against the raw body before anything is parsed. */
   readonly verifyWebhook: (
     rawBody: string,

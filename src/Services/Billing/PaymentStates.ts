@@ -1,7 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { Ledger } from "../Ledger/Ledger.js"
-import { OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { BillingMail } from "./BillingMail.js"
 import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
 import { PaymentProvider, type ProviderPayment } from "./PaymentProvider.js"
@@ -13,33 +12,16 @@ import { PaymentReturns } from "./PaymentReturns.js"
  * the expiry sweep) calls `apply`, which locks our payment row and moves it only forward:
  * the first caller to see `succeeded` credits the ledger (one `top_up` entry naming the
  * payment), takes back at once what was refunded or disputed before (PaymentReturns.ts),
- * saves the card, starts the plan period and queues the receipts, all in one transaction;
+ * saves the card, takes a plan's founding seat and queues the receipts, all in one transaction;
  * every later caller finds it credited and does nothing. A payment that failed again keeps
  * the latest reason.
  */
 export const AUTO_RELOAD_MAX_FAILURES = 3
 
-/** The same instant one calendar month later (UTC), the day clamped to the month's end. */
-export const addMonth = (from: Date): Date => {
-  const year = from.getUTCFullYear()
-  const month = from.getUTCMonth() + 1
-  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
-  return new Date(Date.UTC(
-    year,
-    month,
-    Math.min(from.getUTCDate(), lastDay),
-    from.getUTCHours(),
-    from.getUTCMinutes(),
-    from.getUTCSeconds(),
-    from.getUTCMilliseconds()
-  ))
-}
-
 export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/PaymentStates", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo
-    const orgs = yield* OrgsRepo
     const ledger = yield* Ledger
     const mail = yield* BillingMail
     const provider = yield* PaymentProvider
@@ -78,7 +60,7 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
         }
         // Refunds and disputes may have come first (Stripe does not order its events).
         yield* returns.settle(done, "paid", now)
-        // Plan payments always keep the card: the fee renews on it.
+        // Plan payments always keep the card: the subscription renews on it.
         const keepCard = (row.save_card || row.purpose === "plan") && payment.paymentMethodId !== null &&
           payment.customerId !== null
         if (keepCard) {
@@ -99,27 +81,9 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
             updated_at: now
           })
         }
-        if (row.purpose === "plan" && row.plan !== null) yield* startPlanPeriod(row, now)
+        // The plan itself follows its subscription (PlanSubscriptions.ts); its first fee takes the founding seat.
+        if (row.purpose === "plan" && row.offer !== null) yield* repo.takeOfferSeat(row.org_id, row.id, now)
         yield* mail.receipt(done, sandbox)
-      })
-
-    /** The plan takes effect at once: limits and quotas read `orgs.plan`. A renewal extends the period. */
-    const startPlanPeriod = (row: PaymentRow, now: Date) =>
-      Effect.gen(function*() {
-        const profile = yield* repo.lockProfile(row.org_id, now)
-        const org = yield* repo.org(row.org_id)
-        // A renewal continues the month it follows; a new plan starts now.
-        const continuing = Option.isSome(org) && org.value.plan === row.plan && profile.plan_period_end !== null
-        const from = continuing ? profile.plan_period_end! : now
-        if (row.plan !== null) yield* orgs.setPlan(row.org_id, row.plan)
-        yield* repo.updateProfile(row.org_id, {
-          plan_period_end: addMonth(from),
-          plan_founding: row.offer !== null,
-          updated_at: now
-        })
-        if (row.offer !== null) {
-          yield* repo.takeOfferSeat(row.org_id, row.id, now)
-        }
       })
 
     const fail = (row: PaymentRow, payment: ProviderPayment, now: Date) =>
@@ -150,7 +114,7 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
             : profile.auto_reload_disabled_reason,
           updated_at: now
         })
-        yield* mail.autoReloadFailed(failed, failures, disabled)
+        yield* mail.autoReloadFailed(failed, failures, disabled, payment.needsAuthentication === true)
       })
 
     const cancel = (row: PaymentRow, payment: ProviderPayment, now: Date) =>
@@ -218,5 +182,5 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
 
     return { apply, endCheckout } as const
   }),
-  dependencies: [BillingRepo.Default, OrgsRepo.Default, BillingMail.Default, PaymentReturns.Default]
+  dependencies: [BillingRepo.Default, BillingMail.Default, PaymentReturns.Default]
 }) {}

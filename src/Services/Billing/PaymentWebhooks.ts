@@ -1,11 +1,12 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { NotConfigured } from "../../Errors/ApiErrors.js"
 import { BillingRepo } from "./BillingRepo.js"
 import { Checkouts } from "./Checkouts.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { PaymentReturns } from "./PaymentReturns.js"
 import { PaymentStates } from "./PaymentStates.js"
+import { PlanSubscriptions } from "./PlanSubscriptions.js"
 
 /**
  * `POST /v1/billing/webhook`: the payment provider's events. The signature is checked with
@@ -20,6 +21,11 @@ import { PaymentStates } from "./PaymentStates.js"
  * - `checkout.session.completed` / `.expired`: the session and its payment, read again from
  *   the provider and applied the same way; an expired session ends an unpaid payment,
  *   giving back its cap allowance;
+ * - `customer.subscription.created` / `.updated` / `.deleted`, `invoice.paid` /
+ *   `.payment_failed`: the subscription (and the invoice) read again and applied
+ *   (PlanSubscriptions.ts: the org's plan, its plan payments, the founding seat);
+ * - `customer.updated`: the customer's default card (replaced in the portal) becomes the
+ *   org's card;
  * - `charge.refunded`: the refunded share of the credits is taken back;
  * - `charge.dispute.created`: the disputed share is taken back and the org's credits are
  *   frozen;
@@ -37,6 +43,7 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
     const states = yield* PaymentStates
     const returns = yield* PaymentReturns
     const checkouts = yield* Checkouts
+    const subscriptions = yield* PlanSubscriptions
 
     const receive = (rawBody: string, signature: string | undefined) =>
       Effect.gen(function*() {
@@ -51,14 +58,16 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
         // The provider call happens before the transaction: none is held open across it.
         const fresh = event.kind === "payment_changed" ? yield* provider.retrievePayment(event.payment.id) : null
         const checkout = event.kind === "checkout_changed" ? yield* checkouts.read(event.sessionId) : null
+        const plan = yield* subscriptions.readEvent(event)
         const first = yield* sql.withTransaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
           if (!(yield* repo.recordEvent(event.eventId, event.type, now))) return false
           if (event.kind === "payment_changed") yield* states.apply(fresh!)
           else if (event.kind === "checkout_changed") yield* checkouts.apply(checkout!)
+          else if (Option.isSome(plan)) yield* subscriptions.applyEvent(plan.value)
           else if (event.kind === "refunded") {
             yield* returns.record(event.paymentId, { kind: "refund", refundedMinor: event.amountRefundedMinor })
-          } else {
+          } else if (event.kind === "disputed") {
             yield* returns.record(event.paymentId, {
               kind: "dispute",
               amountMinor: event.amountMinor,
@@ -72,5 +81,11 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
 
     return { receive } as const
   }),
-  dependencies: [BillingRepo.Default, PaymentStates.Default, PaymentReturns.Default, Checkouts.Default]
+  dependencies: [
+    BillingRepo.Default,
+    PaymentStates.Default,
+    PaymentReturns.Default,
+    Checkouts.Default,
+    PlanSubscriptions.Default
+  ]
 }) {}

@@ -13,6 +13,7 @@ import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { paymentRecord } from "./PaymentRecords.js"
 import { PaymentStates } from "./PaymentStates.js"
+import { PlanPrices } from "./PlanPrices.js"
 
 /**
  * Starting a payment the customer confirms (a top-up, a plan fee) and learning how it
@@ -110,6 +111,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
     const checkouts = yield* Checkouts
     const fx = yield* Fx
     const config = yield* BillingConfig
+    const prices = yield* PlanPrices
 
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -153,9 +155,14 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
           // A retry of a request cut off by a crash may come without the return address; the
           // sweep removes such a row instead (its customer never saw the page).
           if (checkout === null) return yield* Effect.dieMessage(`Payment ${row.id} needs its return address`)
+          // A plan is a subscription to its price, started on the hosted page.
+          const subscription = row.purpose === "plan" && row.plan !== null
+            ? { priceId: yield* prices.priceFor(row.plan, row.offer !== null), orgId: row.org_id }
+            : null
           const session = yield* provider.createCheckout({
             ...request,
-            ...checkoutUrls(checkout.dashboardUrl, row.org_id, row.id)
+            ...checkoutUrls(checkout.dashboardUrl, row.org_id, row.id),
+            subscription
           })
           yield* repo.setCheckoutSession(row.id, session.id, yield* now).pipe(Effect.orDie)
           checkoutUrl = session.url
@@ -341,5 +348,12 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
 
     return { start, confirm, cancel, get, list, requireConfigured, customerFor } as const
   }),
-  dependencies: [BillingRepo.Default, PaymentStates.Default, Checkouts.Default, Fx.Default, BillingConfig.Default]
+  dependencies: [
+    BillingRepo.Default,
+    PaymentStates.Default,
+    Checkouts.Default,
+    Fx.Default,
+    BillingConfig.Default,
+    PlanPrices.Default
+  ]
 }) {}

@@ -1,31 +1,34 @@
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
-import { randomUUID } from "node:crypto"
-import { parseDecimal } from "../../Domain/Billing.js"
 import { foundingOffer, type PlanId, plans } from "../../Domain/Plans.js"
 import { Conflict, InvalidInput, OfferUnavailable } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
-import { OrgsRepo } from "../Orgs/OrgsRepo.js"
-import { BillingMail } from "./BillingMail.js"
-import { BillingRepo, offSessionPayment } from "./BillingRepo.js"
+import { BillingRepo } from "./BillingRepo.js"
 import { PaymentProvider } from "./PaymentProvider.js"
-import { Payments } from "./Payments.js"
-import { PaymentStates } from "./PaymentStates.js"
+import { type CheckoutReturn, Payments, type StartedPayment } from "./Payments.js"
+import { planFeeCents } from "./PlanFees.js"
+import { PlanPrices } from "./PlanPrices.js"
+import { PlanSubscriptions } from "./PlanSubscriptions.js"
 
 /**
- * Moving an org between Pay as you go, Pro and Max. A paid plan's monthly fee is a
- * payment the owner confirms like a top-up (the card is kept for renewals); the plan
- * takes effect the moment that payment succeeds, for one calendar month, and renews on
- * the saved card (`renewDue`); a renewal that cannot be charged returns the org to Pay as
- * you go. Moving to Pay as you go takes effect at once. Limits and quotas read the org's
- * plan on every request, so they follow at once; a downgrade keeps existing agents and
- * members and refuses new ones over the limit.
+ * Moving an org between Pay as you go, Pro and Max. A paid plan is a subscription at the
+ * payment provider (PlanSubscriptions.ts follows it):
+ *
+ * - from Pay as you go, Pro or Max starts a checkout in `mode: subscription` (the owner pays
+ *   the first month on the hosted page; the card is kept for renewals) and the plan changes
+ *   when it is paid;
+ * - between Pro and Max, the subscription moves to the other price at once, the provider
+ *   invoicing the difference for the rest of the month (prorated);
+ * - Pay as you go ends the subscription at once.
+ *
+ * Limits and quotas read the org's plan on every request, so they follow at once; a
+ * downgrade keeps existing agents and members and refuses new ones over the limit.
  *
  * The founding offer (Pro at the founding fee for life) is for the first orgs that take
- * it, once per org, until it ends. A seat is reserved when its payment starts (under one
- * lock, so it cannot be oversold) and taken when the payment succeeds; a payment that
- * expires unpaid gives its seat back.
+ * it, once per org, until it ends. A seat is reserved when its checkout starts (under one
+ * lock, so it cannot be oversold), taken when the first month is paid, and given back when
+ * the checkout expires unpaid. An org holding a seat is on the founding price whenever it is
+ * on Pro.
  */
 export interface PlanChangeRequest {
   readonly plan: PlanId
@@ -33,31 +36,22 @@ export interface PlanChangeRequest {
   readonly idempotency_key?: string | undefined
 }
 
-const feeCents = (usd: string) => {
-  const d = parseDecimal(usd)!
-  return d.scale >= 2 ? d.units / 10n ** BigInt(d.scale - 2) : d.units * 10n ** BigInt(2 - d.scale)
-}
-
-export const planFeeCents = (plan: "pro" | "max", founding: boolean) =>
-  feeCents(founding ? foundingOffer.monthly_fee_usd : plans[plan].monthly_fee_usd)
+export type PlanChangeResult =
+  | { readonly _tag: "changed"; readonly plan: PlanId }
+  | { readonly _tag: "checkout"; readonly plan: PlanId; readonly payment: StartedPayment }
 
 export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChanges", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const repo = yield* BillingRepo
-    const orgs = yield* OrgsRepo
     const payments = yield* Payments
-    const states = yield* PaymentStates
     const provider = yield* PaymentProvider
-    const mail = yield* BillingMail
+    const prices = yield* PlanPrices
+    const subscriptions = yield* PlanSubscriptions
 
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    /** Seats of the founding offer reserved or taken. */
-    const offerTaken = repo.offerSeatsTaken
-
     const offerStatus = Effect.gen(function*() {
-      const taken = yield* offerTaken
+      const taken = yield* repo.offerSeatsTaken
       const ended = (yield* Clock.currentTimeMillis) > Date.parse(foundingOffer.ends_at)
       const remaining = Math.max(foundingOffer.total_seats - taken, 0)
       return {
@@ -79,29 +73,34 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
           return yield* new OfferUnavailable({
             message: mine.value === "taken"
               ? "This org has already used the founding offer (once per org)"
-              : "This org's founding-offer payment is already under way; confirm it, or wait until it expires"
+              : "This org's founding-offer checkout is already under way; finish it, or wait until it expires"
           })
         }
-        if ((yield* offerTaken) >= foundingOffer.total_seats) {
+        if ((yield* repo.offerSeatsTaken) >= foundingOffer.total_seats) {
           return yield* new OfferUnavailable({ message: `All ${foundingOffer.total_seats} founding seats are taken` })
         }
         yield* repo.reserveOfferSeat(orgId, paymentId, at)
       })
 
-    const toPayg = (orgId: string, at: Date) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* repo.lockProfile(orgId, at)
-        yield* orgs.setPlan(orgId, "payg")
-        yield* repo.updateProfile(orgId, { plan_period_end: null, plan_founding: false, updated_at: at })
-      })).pipe(Effect.orDie)
+    /** Pay as you go: the subscription ends now (no mail: the owner chose it). */
+    const toPayg = (orgId: string, subscriptionId: string | null) =>
+      Effect.gen(function*() {
+        if (subscriptionId !== null) {
+          const ended = yield* provider.cancelSubscription(subscriptionId)
+          yield* subscriptions.apply({ subscription: ended, invoice: null }, true)
+        }
+        // An org without a subscription (or whose subscription was not its plan) is moved all the same.
+        yield* subscriptions.moveToPayg(orgId)
+      })
 
-    const change = (actor: OrgActor, request: PlanChangeRequest) =>
+    const change = (actor: OrgActor, request: PlanChangeRequest, checkout: CheckoutReturn) =>
       Effect.gen(function*() {
         yield* payments.requireConfigured
         yield* requireOwner(actor)
-        const at = yield* now
         const org = yield* repo.org(actor.org_id)
         const current = Option.match(org, { onNone: () => "payg" as PlanId, onSome: (o) => o.plan })
+        const profile = yield* repo.profile(actor.org_id)
+        const subscriptionId = Option.getOrNull(Option.flatMapNullable(profile, (p) => p.subscription_id))
         const offer = request.offer ?? null
         if (offer !== null && (offer !== foundingOffer.id || request.plan !== foundingOffer.plan)) {
           return yield* new InvalidInput({
@@ -109,15 +108,36 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
           })
         }
         if (request.plan === "payg") {
-          if (current !== "payg") yield* toPayg(actor.org_id, at)
-          return { plan: "payg" as PlanId, payment: null }
-        }
-        if (request.plan === current && offer === null) {
-          return yield* new Conflict({
-            message: `The org is already on ${plans[current].name}; it renews on the saved card`
-          })
+          if (current !== "payg" || subscriptionId !== null) yield* toPayg(actor.org_id, subscriptionId)
+          return { _tag: "changed", plan: "payg" } satisfies PlanChangeResult
         }
         const plan = request.plan
+        if (subscriptionId !== null) {
+          const claim = yield* repo.offerClaimOf(actor.org_id)
+          if (offer !== null) {
+            return yield* new OfferUnavailable({
+              message: Option.isSome(claim) && claim.value === "taken"
+                ? "This org has already used the founding offer (once per org)"
+                : "The founding offer is for subscribing from Pay as you go; this org already has a paid plan"
+            })
+          }
+          if (plan === current) {
+            return yield* new Conflict({
+              message: `The org is already on ${plans[current].name}; it renews every month`
+            })
+          }
+          const priceId = yield* prices.priceFor(plan, Option.isSome(claim) && claim.value === "taken")
+          const moved = yield* provider.changeSubscriptionPrice({
+            subscriptionId,
+            priceId,
+            idempotencyKey: `plan-change:${subscriptionId}:${plan}:${
+              request.idempotency_key ?? (yield* now).toISOString()
+            }`
+          })
+          // The prorated invoice, when the provider charged one now, is one of the org's plan payments.
+          yield* subscriptions.apply(yield* subscriptions.read(moved.id))
+          return { _tag: "changed", plan } satisfies PlanChangeResult
+        }
         const started = yield* payments.start(
           actor,
           {
@@ -128,7 +148,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
             saveCard: true,
             plan,
             offer,
-            checkout: null
+            checkout
           },
           request.idempotency_key,
           ({ now: reservedAt, orgId, paymentId }) =>
@@ -137,64 +157,15 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("Billing/PlanChan
           // A plan fee is charged in USD: no rate is ever needed.
           Effect.catchTag("fx_unavailable", Effect.die)
         )
-        return { plan: current, payment: started }
+        return { _tag: "checkout", plan: current, payment: started } satisfies PlanChangeResult
       })
 
-    /** Renews every paid plan whose month ended, on the saved card; a plan that cannot be paid ends. */
-    const renewDue = Effect.gen(function*() {
-      if (provider.kind === "off") return 0
-      const at = yield* now
-      const due = yield* repo.dueRenewals(at)
-      let renewed = 0
-      for (const org of due) {
-        const dedupe = `plan-ended:${org.org_id}:${org.plan_period_end.toISOString()}`
-        const end = (reason: string) =>
-          sql.withTransaction(
-            Effect.zipRight(toPayg(org.org_id, at), mail.planEnded(org.org_id, plans[org.plan].name, reason, dedupe))
-          )
-            .pipe(Effect.orDie)
-        if (org.customer_id === null || org.card_payment_method_id === null) {
-          yield* end("There is no saved card to renew the plan's monthly fee on.")
-          continue
-        }
-        const cents = planFeeCents(org.plan, org.plan_founding)
-        const id = randomUUID()
-        const inserted = yield* repo.insertPayment(offSessionPayment({
-          id,
-          orgId: org.org_id,
-          purpose: "plan",
-          provider: provider.kind === "stripe" ? "stripe" : "sandbox",
-          // One renewal per period, across replicas: the key is unique.
-          providerIdempotencyKey: `renewal:${org.org_id}:${org.plan_period_end.toISOString()}`,
-          cents,
-          credits: 0n,
-          plan: org.plan,
-          offer: org.plan_founding ? foundingOffer.id : null,
-          at
-        })).pipe(Effect.orDie)
-        if (Option.isNone(inserted)) continue
-        const outcome = yield* provider.chargeOffSession({
-          ourPaymentId: id,
-          amountMinor: cents,
-          currency: "usd",
-          description: `Plan ${org.plan}, renewal`,
-          customerId: org.customer_id,
-          paymentMethodId: org.card_payment_method_id,
-          idempotencyKey: inserted.value.provider_idempotency_key
-        }).pipe(Effect.either)
-        if (outcome._tag === "Left") {
-          // Nothing changed: the plan stays until the provider answers a later round.
-          yield* repo.deletePayment(id).pipe(Effect.orDie)
-          continue
-        }
-        const after = yield* states.apply(outcome.right)
-        if (Option.isSome(after) && after.value.status === "succeeded") renewed++
-        else yield* end(`The renewal charge on the saved card failed: ${outcome.right.failureMessage ?? "declined"}.`)
-      }
-      return renewed
-    })
-
-    return { change, offerStatus, renewDue } as const
+    return { change, offerStatus } as const
   }),
-  dependencies: [BillingRepo.Default, OrgsRepo.Default, Payments.Default, PaymentStates.Default, BillingMail.Default]
+  dependencies: [
+    BillingRepo.Default,
+    Payments.Default,
+    PlanPrices.Default,
+    PlanSubscriptions.Default
+  ]
 }) {}

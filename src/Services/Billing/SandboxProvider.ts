@@ -9,6 +9,8 @@ import {
   type ProviderPayment,
   ProviderPaymentStatus
 } from "./PaymentProvider.js"
+import { type Behaviour, behaviourOf, declineMessages, sandboxTestCards } from "./SandboxCards.js"
+import { SandboxSubscriptions } from "./SandboxSubscriptions.js"
 
 /**
  * The development payment sandbox: a payment provider inside the service, behind the same
@@ -16,27 +18,9 @@ import {
  * account. No money moves. Payments are rows of `sandbox_payment_intents`; a client
  * confirms one with its client secret and a test card (`SandboxPayments.confirm`, served
  * at `POST /v1/billing/sandbox/confirm`), as a browser would with Stripe.js.
- *
- * Test cards (any future expiry, any CVC):
- * - 4242 4242 4242 4242 (Visa), 5555 5555 5555 4444 (Mastercard): succeed;
- * - 4000 0000 0000 0002: declined; 4000 0000 0000 9995: declined, insufficient funds;
- * - 4000 0027 6000 3184: succeeds when its holder is there, needs authentication off-session.
+ * The test cards are SandboxCards.ts's.
  */
-export const sandboxTestCards = {
-  "4242424242424242": { brand: "visa", behaviour: "succeeds" },
-  "5555555555554444": { brand: "mastercard", behaviour: "succeeds" },
-  "4000000000000002": { brand: "visa", behaviour: "declined" },
-  "4000000000009995": { brand: "visa", behaviour: "insufficient_funds" },
-  "4000002760003184": { brand: "visa", behaviour: "authentication_required" }
-} as const
-
-type Behaviour = typeof sandboxTestCards[keyof typeof sandboxTestCards]["behaviour"]
-
-const declineMessages: Record<Exclude<Behaviour, "succeeds">, string> = {
-  declined: "Your card was declined.",
-  insufficient_funds: "Your card has insufficient funds.",
-  authentication_required: "This payment needs the card holder's authentication."
-}
+export { sandboxTestCards } from "./SandboxCards.js"
 
 /** A sandbox payment intent as its table keeps it (decoded: the amount as bigint). */
 const SandboxRow = Schema.Struct({
@@ -75,21 +59,16 @@ const toPayment = (row: SandboxRow): ProviderPayment => ({
     },
   receiptUrl: null,
   failureMessage: row.failure_message,
+  needsAuthentication: row.status === "requires_action",
   ourPaymentId: typeof row.metadata?.payment_id === "string" ? row.metadata.payment_id : null
 })
 
-/** A saved sandbox card carries its test behaviour in its id (`pm_sandbox_<behaviour>_<last4>_<random>`). */
-const behaviourOf = (paymentMethodId: string): Behaviour => {
-  const found = /^pm_sandbox_([a-z_]+?)_\d{4}_/.exec(paymentMethodId)?.[1]
-  return found === "succeeds" || found === "declined" || found === "insufficient_funds" ||
-      found === "authentication_required"
-    ? found
-    : "declined"
-}
-
 const SessionRow = Schema.Struct({
   id: Schema.String,
-  mode: Schema.Literal("payment", "setup"),
+  mode: Schema.Literal("payment", "setup", "subscription"),
+  price_id: Schema.NullOr(Schema.String),
+  our_payment_id: Schema.NullOr(Schema.String),
+  subscription_id: Schema.NullOr(Schema.String),
   payment_intent_id: Schema.NullOr(Schema.String),
   org_id: Schema.NullOr(Schema.String),
   customer_id: Schema.NullOr(Schema.String),
@@ -117,10 +96,12 @@ const toCheckout = (session: SessionRow, intent: SandboxRow | null): ProviderChe
   return {
     id: session.id,
     mode: session.mode,
+    subscriptionId: session.subscription_id,
     status,
     url: status === "open" ? session.url : null,
     paymentId: intent?.id ?? null,
-    ourPaymentId: typeof intent?.metadata?.payment_id === "string" ? intent.metadata.payment_id : null,
+    ourPaymentId: session.our_payment_id ??
+      (typeof intent?.metadata?.payment_id === "string" ? intent.metadata.payment_id : null),
     setupId: session.mode === "setup" && status === "complete" ? session.id : null,
     orgId: session.org_id
   }
@@ -131,6 +112,8 @@ export interface SandboxCheckoutPage {
   readonly checkout: ProviderCheckout
   /** What it charges; none for saving a card. */
   readonly amountMinor: bigint | null
+  /** A plan's monthly fee rather than one payment. */
+  readonly monthly: boolean
   readonly currency: string
   readonly failureMessage: string | null
   /** The success address with the session's id filled in. */
@@ -145,6 +128,7 @@ const columns =
 export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/SandboxPayments", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const subscriptions = yield* SandboxSubscriptions
     const intentRows = statementRows(SandboxRow)
     const cols = sql.unsafe(columns)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -196,7 +180,7 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
 
     const sessionRows = statementRows(SessionRow)
     const sessionCols = sql.unsafe(
-      `id, mode, payment_intent_id, org_id, customer_id, payment_method_id, card_brand, card_last4, failure_message, url,
+      `id, mode, price_id, our_payment_id, subscription_id, payment_intent_id, org_id, customer_id, payment_method_id, card_brand, card_last4, failure_message, url,
       success_url, cancel_url, status`
     )
     const findSession = (id: string) =>
@@ -218,6 +202,17 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
 
     const createCheckout: PaymentProvider["Type"]["createCheckout"] = (request) =>
       Effect.gen(function*() {
+        if (request.subscription !== null) {
+          const session = yield* insertSession({
+            ...request,
+            mode: "subscription",
+            paymentIntentId: null,
+            orgId: request.subscription.orgId,
+            priceId: request.subscription.priceId,
+            ourPaymentId: request.ourPaymentId
+          })
+          return toCheckout(session, null)
+        }
         const intent = yield* insert({
           amountMinor: request.amountMinor,
           currency: request.currency,
@@ -236,8 +231,10 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
 
     /** Writes a session (or finds the one its idempotency key made). */
     const insertSession = (request: {
-      readonly mode: "payment" | "setup"
+      readonly mode: "payment" | "setup" | "subscription"
       readonly paymentIntentId: string | null
+      readonly priceId?: string
+      readonly ourPaymentId?: string
       readonly orgId: string | null
       readonly customerId: string | null
       readonly successUrl: string
@@ -249,10 +246,13 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
         // The page is served by this service, which is where the customer comes back to.
         const url = `${new URL(request.successUrl).origin}${sandboxCheckoutPath(id)}`
         yield* sql`
-          INSERT INTO sandbox_checkout_sessions (id, idempotency_key, mode, payment_intent_id, org_id, customer_id, url,
-            success_url, cancel_url, status, created_at)
-          VALUES (${id}, ${request.idempotencyKey}, ${request.mode}, ${request.paymentIntentId}, ${request.orgId},
-            ${request.customerId}, ${url}, ${request.successUrl}, ${request.cancelUrl}, 'open', ${yield* now})
+          INSERT INTO sandbox_checkout_sessions (id, idempotency_key, mode, payment_intent_id, price_id, our_payment_id,
+            org_id, customer_id, url, success_url, cancel_url, status, created_at)
+          VALUES (${id}, ${request.idempotencyKey}, ${request.mode}, ${request.paymentIntentId}, ${
+          request.priceId ?? null
+        },
+            ${request.ourPaymentId ?? null}, ${request.orgId}, ${request.customerId}, ${url}, ${request.successUrl},
+            ${request.cancelUrl}, 'open', ${yield* now})
           ON CONFLICT (idempotency_key) DO NOTHING`.pipe(Effect.orDie)
         // The same idempotency key answers the session it first made.
         const made = yield* sessionRows.one(
@@ -355,7 +355,8 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
           return Option.isSome(row) ? toPayment(row.value) : yield* Effect.dieMessage(`No sandbox payment ${id}`)
         }),
       // The sandbox has no webhooks: a confirmation settles the payment at once.
-      verifyWebhook: () => Effect.dieMessage("The payment sandbox sends no webhooks")
+      verifyWebhook: () => Effect.dieMessage("The payment sandbox sends no webhooks"),
+      ...subscriptions.provider
     })
 
     /**
@@ -391,7 +392,8 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
       })
 
     /** A card setup on the sandbox page: a test card that is not declined is saved (for off-session charges). */
-    const saveCard = (sessionId: string, cardNumber: string) =>
+    /** A test card typed on a sandbox page, as the saved card it becomes (its behaviour in its id). */
+    const testCard = (cardNumber: string) =>
       Effect.gen(function*() {
         const number = cardNumber.replace(/[\s-]/g, "")
         const card = sandboxTestCards[number as keyof typeof sandboxTestCards]
@@ -401,18 +403,46 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
           })
         }
         const last4 = number.slice(-4)
-        const refused = card.behaviour === "declined" || card.behaviour === "insufficient_funds"
-        if (refused) {
+        return {
+          paymentMethodId: `pm_sandbox_${card.behaviour}_${last4}_${randomBytes(6).toString("hex")}`,
+          brand: card.brand,
+          last4,
+          behaviour: card.behaviour
+        }
+      })
+
+    const saveCard = (sessionId: string, cardNumber: string) =>
+      Effect.gen(function*() {
+        const card = yield* testCard(cardNumber)
+        if (card.behaviour === "declined" || card.behaviour === "insufficient_funds") {
           yield* sql`
             UPDATE sandbox_checkout_sessions SET failure_message = ${declineMessages[card.behaviour]}
             WHERE id = ${sessionId} AND status = 'open'`.pipe(Effect.orDie)
           return
         }
-        const paymentMethodId = `pm_sandbox_${card.behaviour}_${last4}_${randomBytes(6).toString("hex")}`
         yield* sql`
-          UPDATE sandbox_checkout_sessions SET status = 'complete', payment_method_id = ${paymentMethodId},
-            card_brand = ${card.brand}, card_last4 = ${last4}, failure_message = NULL
+          UPDATE sandbox_checkout_sessions SET status = 'complete', payment_method_id = ${card.paymentMethodId},
+            card_brand = ${card.brand}, card_last4 = ${card.last4}, failure_message = NULL
           WHERE id = ${sessionId} AND status = 'open'`.pipe(Effect.orDie)
+      })
+
+    /** The customer subscribes on the sandbox's page: the first month is charged on the test card. */
+    const subscribe = (session: SessionRow, cardNumber: string) =>
+      Effect.gen(function*() {
+        const card = yield* testCard(cardNumber)
+        const started = yield* subscriptions.subscribe({
+          customerId: session.customer_id ?? "",
+          orgId: session.org_id,
+          ourPaymentId: session.our_payment_id,
+          priceId: session.price_id ?? "",
+          card
+        })
+        yield* sql`
+          UPDATE sandbox_checkout_sessions SET
+            status = ${started.subscriptionId === null ? "open" : "complete"},
+            subscription_id = ${started.subscriptionId}, failure_message = ${started.failure},
+            payment_method_id = ${card.paymentMethodId}, card_brand = ${card.brand}, card_last4 = ${card.last4}
+          WHERE id = ${session.id} AND status = 'open'`.pipe(Effect.orDie)
       })
 
     /** What the sandbox's checkout page shows for a session; none for an unknown one. */
@@ -423,7 +453,9 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
         const { intent } = yield* sessionWithIntent(sessionId)
         return Option.some<SandboxCheckoutPage>({
           checkout: toCheckout(session.value, intent),
-          amountMinor: intent?.amount_minor ?? null,
+          amountMinor: intent?.amount_minor ??
+            (session.value.price_id === null ? null : yield* subscriptions.priceAmount(session.value.price_id)),
+          monthly: session.value.mode === "subscription",
           currency: intent?.currency ?? "usd",
           failureMessage: intent?.failure_message ?? session.value.failure_message,
           successUrl: session.value.success_url.replace("{CHECKOUT_SESSION_ID}", sessionId),
@@ -436,12 +468,14 @@ export class SandboxPayments extends Effect.Service<SandboxPayments>()("Billing/
       Effect.gen(function*() {
         const { intent, session } = yield* sessionWithIntent(sessionId)
         if (session.status === "open" && intent !== null) yield* confirm(intent.client_secret, cardNumber)
-        if (session.status === "open" && intent === null) yield* saveCard(session.id, cardNumber)
+        if (session.status === "open" && session.mode === "setup") yield* saveCard(session.id, cardNumber)
+        if (session.status === "open" && session.mode === "subscription") yield* subscribe(session, cardNumber)
         return Option.getOrThrow(yield* checkoutPage(sessionId))
       })
 
-    return { provider, confirm, checkoutPage, payCheckout } as const
-  })
+    return { provider, confirm, checkoutPage, payCheckout, testCard } as const
+  }),
+  dependencies: [SandboxSubscriptions.Default]
 }) {}
 
 export const SandboxProviderLive = Layer.effect(PaymentProvider, Effect.map(SandboxPayments, (s) => s.provider))

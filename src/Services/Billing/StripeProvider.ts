@@ -11,6 +11,7 @@ import {
   type ProviderEvent,
   type ProviderPayment
 } from "./PaymentProvider.js"
+import { stripeSubscriptionCalls, subscriptionEvent } from "./StripeSubscriptions.js"
 
 /**
  * The payment provider on Stripe, through the official library. The API version is
@@ -65,7 +66,10 @@ const PaymentIntentShape = Schema.Struct({
     ))
   ),
   last_payment_error: Schema.optional(
-    Schema.NullOr(Schema.Struct({ message: Schema.optional(Schema.NullOr(Schema.String)) }))
+    Schema.NullOr(Schema.Struct({
+      message: Schema.optional(Schema.NullOr(Schema.String)),
+      code: Schema.optional(Schema.NullOr(Schema.String))
+    }))
   ),
   metadata: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
 })
@@ -113,6 +117,7 @@ const CheckoutSessionShape = Schema.Struct({
   setup_intent: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
   url: Schema.optional(Schema.NullOr(Schema.String)),
   payment_intent: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
+  subscription: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
   metadata: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
 })
 
@@ -126,8 +131,8 @@ export const toProviderCheckout = (raw: unknown) =>
     ),
     (session): ProviderCheckout => ({
       id: session.id,
-      // Subscriptions are not made by the service: such a session is never one of its payments.
-      mode: session.mode === "setup" ? "setup" : "payment",
+      mode: session.mode,
+      subscriptionId: idOf(session.subscription),
       status: session.status,
       url: session.status === "open" ? session.url ?? null : null,
       paymentId: idOf(session.payment_intent),
@@ -165,6 +170,8 @@ export const toProviderPayment = (raw: unknown) =>
           : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year },
         receiptUrl: charge?.receipt_url ?? null,
         failureMessage: pi.last_payment_error?.message ?? null,
+        needsAuthentication: pi.status === "requires_action" ||
+          pi.last_payment_error?.code === "authentication_required",
         ourPaymentId: pi.metadata?.payment_id ?? null
       }
     }
@@ -223,27 +230,42 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
     const createCheckout: PaymentProvider["Type"]["createCheckout"] = (request) =>
       Effect.flatMap(
         call("creating a checkout", () =>
-          stripe.checkout.sessions.create({
-            mode: "payment",
-            line_items: [{
-              quantity: 1,
-              price_data: {
-                currency: request.currency,
-                unit_amount: Number(request.amountMinor),
-                product_data: { name: request.description }
-              }
-            }],
-            ...(request.customerId === null ? {} : { customer: request.customerId }),
-            client_reference_id: request.ourPaymentId,
-            metadata: { payment_id: request.ourPaymentId },
-            payment_intent_data: {
-              description: request.description,
+          request.subscription !== null
+            ? stripe.checkout.sessions.create({
+              mode: "subscription",
+              line_items: [{ quantity: 1, price: request.subscription.priceId }],
+              ...(request.customerId === null ? {} : { customer: request.customerId }),
+              client_reference_id: request.ourPaymentId,
+              metadata: { payment_id: request.ourPaymentId, org_id: request.subscription.orgId },
+              // The subscription names the org and our payment: its events find both.
+              subscription_data: {
+                description: request.description,
+                metadata: { payment_id: request.ourPaymentId, org_id: request.subscription.orgId }
+              },
+              success_url: request.successUrl,
+              cancel_url: request.cancelUrl
+            }, { idempotencyKey: request.idempotencyKey })
+            : stripe.checkout.sessions.create({
+              mode: "payment",
+              line_items: [{
+                quantity: 1,
+                price_data: {
+                  currency: request.currency,
+                  unit_amount: Number(request.amountMinor),
+                  product_data: { name: request.description }
+                }
+              }],
+              ...(request.customerId === null ? {} : { customer: request.customerId }),
+              client_reference_id: request.ourPaymentId,
               metadata: { payment_id: request.ourPaymentId },
-              ...(request.saveCard ? { setup_future_usage: "off_session" as const } : {})
-            },
-            success_url: request.successUrl,
-            cancel_url: request.cancelUrl
-          }, { idempotencyKey: request.idempotencyKey })),
+              payment_intent_data: {
+                description: request.description,
+                metadata: { payment_id: request.ourPaymentId },
+                ...(request.saveCard ? { setup_future_usage: "off_session" as const } : {})
+              },
+              success_url: request.successUrl,
+              cancel_url: request.cancelUrl
+            }, { idempotencyKey: request.idempotencyKey })),
         toProviderCheckout
       )
 
@@ -374,7 +396,8 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
               call("cancelling a payment", () => stripe.paymentIntents.cancel(id)),
               toProviderPayment
             )),
-      verifyWebhook
+      verifyWebhook,
+      ...stripeSubscriptionCalls(stripe, call)
     })
   })
 
@@ -455,7 +478,11 @@ const toProviderEvent = (
           })
         }
       )
-    default:
-      return Effect.succeed({ ...base, kind: "ignored" as const })
+    default: {
+      const plan = subscriptionEvent(type, object)
+      return plan === undefined
+        ? Effect.succeed({ ...base, kind: "ignored" as const })
+        : Effect.map(plan, (meaning): ProviderEvent => ({ ...base, ...meaning }))
+    }
   }
 }

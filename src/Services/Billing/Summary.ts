@@ -12,7 +12,7 @@ import { BillingRepo } from "./BillingRepo.js"
 import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { Payments } from "./Payments.js"
-import { planFeeCents } from "./PlanChanges.js"
+import { planFeeCents } from "./PlanFees.js"
 import { TopUps } from "./TopUps.js"
 
 /** What every billing answer says about the provider: a sandbox is labelled as one. */

@@ -3,63 +3,14 @@ import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { BuyCredits } from "../components/billing/BuyCredits.js"
 import { CheckoutReturn } from "../components/billing/CheckoutReturn.js"
+import { FinishCharge } from "../components/billing/FinishCharge.js"
+import { ManageBilling } from "../components/billing/ManageBilling.js"
+import { PlanChooser } from "../components/billing/PlanChooser.js"
 import { SavedCard } from "../components/billing/SavedCard.js"
 import { ExportPanel } from "../components/Export.js"
 import { dollars, ownerText } from "../components/format.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Credits, ErrorNotice, LiveClosedNotice, Loaded, Status, TrialTerms, When } from "../components/ui.js"
-
-type Started = {
-  readonly payment: { readonly id: string }
-  readonly client_secret: string | null
-  readonly next_step: string
-  readonly provider: { readonly sandbox: boolean }
-}
-
-/** Paying a started payment: the sandbox's test card here; with Stripe, its own card form. */
-const PayStarted = (
-  { orgId, started, onDone }: { readonly orgId: string; readonly started: Started; readonly onDone: () => void }
-) => {
-  const [card, setCard] = useState("4242424242424242")
-  const pay = useApiMutation(
-    (c) => c.sandboxPayments.confirm({ payload: { client_secret: started.client_secret ?? "", card_number: card } }),
-    []
-  )
-  const confirm = useApiMutation(
-    (c) => c.billing.confirm({ path: { orgId, paymentId: started.payment.id } }),
-    [["billing", orgId], ["payments", orgId], ["usage", orgId]]
-  )
-  return (
-    <div className="card stack" role="region" aria-label="Pay">
-      <p>
-        {started.provider.sandbox ? "Pay with a test card (sandbox: no money moves)." : "Waiting for the card payment."}
-      </p>
-      {started.provider.sandbox && started.client_secret !== null
-        ? (
-          <form
-            className="inline"
-            onSubmit={(event) => {
-              event.preventDefault()
-              pay.mutate(undefined, { onSuccess: () => confirm.mutate(undefined, { onSuccess: onDone }) })
-            }}
-          >
-            <label>
-              Test card number
-              <input value={card} onChange={(e) => setCard(e.target.value)} inputMode="numeric" />
-            </label>
-            <button type="submit" disabled={pay.isPending || confirm.isPending}>Pay</button>
-          </form>
-        )
-        : null}
-      {confirm.data === undefined ? null : (
-        <p role="status">
-          Payment <Status value={confirm.data.payment.status} />
-        </p>
-      )}
-      <ErrorNotice error={pay.error ?? confirm.error} />
-    </div>
-  )
-}
 
 const Payments = ({ orgId }: { readonly orgId: string }) => {
   const pages = useCursorPages()
@@ -114,11 +65,6 @@ export const BillingPage = () => {
     [["billing", org.id]]
   )
   const removeCard = useApiMutation((c) => c.billing.removeCard({ path: { orgId: org.id } }), [["billing", org.id]])
-  const changePlan = useApiMutation(
-    (c, choice: { plan: "payg" | "pro" | "max"; offer: string | null }) =>
-      c.billing.changePlan({ path: { orgId: org.id }, payload: { plan: choice.plan, offer: choice.offer } }),
-    [["billing", org.id]]
-  )
   const owner = org.role === "owner"
   return (
     <div className="stack">
@@ -128,6 +74,7 @@ export const BillingPage = () => {
           <>
             {data.provider.notice === null ? null : <p className="notice">{ownerText(data.provider.notice)}</p>}
             <CheckoutReturn orgId={org.id} balance={data.balance} />
+            {owner ? <FinishCharge orgId={org.id} /> : null}
             <div className="tiles">
               <div className="tile">
                 <span className="tile-label">Balance</span>
@@ -248,59 +195,15 @@ export const BillingPage = () => {
             </section>
             {owner
               ? (
-                <section className="card stack">
-                  <h2>Plan</h2>
-                  <div className="actions">
-                    <button
-                      type="button"
-                      className="secondary"
-                      disabled={data.plan.id === "payg"}
-                      onClick={() => changePlan.mutate({ plan: "payg", offer: null })}
-                    >
-                      Pay as you go
-                    </button>
-                    <button
-                      type="button"
-                      className="secondary"
-                      disabled={data.plan.id === "pro"}
-                      onClick={() => changePlan.mutate({ plan: "pro", offer: null })}
-                    >
-                      Pro
-                    </button>
-                    <button
-                      type="button"
-                      className="secondary"
-                      disabled={data.plan.id === "max"}
-                      onClick={() => changePlan.mutate({ plan: "max", offer: null })}
-                    >
-                      Max
-                    </button>
-                    <button
-                      type="button"
-                      className="secondary"
-                      onClick={() => changePlan.mutate({ plan: "pro", offer: "founding-pro" })}
-                    >
-                      Pro at the founding fee
-                    </button>
-                  </div>
-                  {changePlan.data === undefined ? null : (
-                    changePlan.data.payment === null ?
-                      <p role="status">{ownerText(changePlan.data.next_step)}</p> :
-                      (
-                        <PayStarted
-                          orgId={org.id}
-                          started={{
-                            payment: changePlan.data.payment,
-                            client_secret: changePlan.data.client_secret,
-                            next_step: changePlan.data.next_step,
-                            provider: changePlan.data.provider
-                          }}
-                          onDone={() => changePlan.reset()}
-                        />
-                      )
-                  )}
-                  <ErrorNotice error={changePlan.error} />
-                </section>
+                <>
+                  <PlanChooser
+                    orgId={org.id}
+                    current={data.plan.id}
+                    founding={data.plan.founding_offer !== null}
+                    hasSubscription={data.plan.id !== "payg" && data.plan.renews_at !== null}
+                  />
+                  <ManageBilling orgId={org.id} />
+                </>
               )
               : null}
           </>

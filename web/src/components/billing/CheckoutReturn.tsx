@@ -6,6 +6,9 @@ import { Credits, ErrorNotice, Spinner } from "../ui.js"
 
 type Payment = {
   readonly id: string
+  readonly purpose: string
+  readonly plan: string | null
+  readonly amount: string
   readonly status: string
   readonly credits: { readonly credits: string; readonly usd: string }
   readonly failure_message: string | null
@@ -23,16 +26,23 @@ const Outcome = ({ payment, balance }: {
     case "refunded":
     case "partially_refunded":
     case "disputed":
-      return (
-        <p role="status">
-          Paid: <Credits amount={payment.credits} /> added.
-          {balance === null ? null : (
-            <>
-              {" "}Your balance is now <Credits amount={balance} />.
-            </>
-          )}
-        </p>
-      )
+      return payment.purpose === "plan" ?
+        (
+          <p role="status">
+            Subscribed: the {payment.plan === "max" ? "Max" : "Pro"} plan is on, ${payment.amount}{" "}
+            paid for its first month.
+          </p>
+        ) :
+        (
+          <p role="status">
+            Paid: <Credits amount={payment.credits} /> added.
+            {balance === null ? null : (
+              <>
+                {" "}Your balance is now <Credits amount={balance} />.
+              </>
+            )}
+          </p>
+        )
     case "pending":
       return <p role="status">Processing: your payment is being confirmed. This page updates by itself.</p>
     case "failed":
