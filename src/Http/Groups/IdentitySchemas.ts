@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { AgentId, InviteId, OrgId, OrgKeyId, UserId } from "../../Domain/Ids.js"
 import { Amount } from "../../Domain/Money.js"
 import { PlanId } from "../../Domain/Plans.js"
 
@@ -8,10 +9,10 @@ export const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC 
 
 export const Role = Schema.Literal("owner", "member").annotations({ identifier: "Role" })
 
-/** A path identifier; anything that is not a UUID is simply not found. */
+/** A path identifier not yet decoded as its record's id (`PathIds.ts` has those). */
 export const PathId = Schema.String
 
-export const OrgPath = Schema.Struct({ orgId: PathId })
+export { OrgPath } from "./PathIds.js"
 
 /** Whole credits as input: a non-negative integer, or a string of digits. */
 export const WholeCreditsInput = Schema.transform(
@@ -24,7 +25,7 @@ export const WholeCreditsInput = Schema.transform(
 ).annotations({ description: "Whole credits (1 credit = $0.001)" })
 
 export const User = Schema.Struct({
-  id: Schema.String,
+  id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
   email_verified: Schema.Boolean,
@@ -34,11 +35,11 @@ export const User = Schema.Struct({
 
 export const Me = Schema.Struct({
   user: User,
-  orgs: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String, role: Role }))
+  orgs: Schema.Array(Schema.Struct({ id: OrgId, name: Schema.String, role: Role }))
 }).annotations({ identifier: "Me" })
 
 export const Org = Schema.Struct({
-  id: Schema.String,
+  id: OrgId,
   name: Schema.String,
   plan: PlanId,
   role: Role,
@@ -46,7 +47,7 @@ export const Org = Schema.Struct({
 }).annotations({ identifier: "Org" })
 
 export const Member = Schema.Struct({
-  user_id: Schema.String,
+  user_id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
   role: Role,
@@ -54,7 +55,7 @@ export const Member = Schema.Struct({
 }).annotations({ identifier: "Member" })
 
 export const Invite = Schema.Struct({
-  id: Schema.String,
+  id: InviteId,
   email: Schema.String,
   role: Role,
   invited_by_email: Schema.String,
@@ -76,7 +77,7 @@ export const DeletionRequest = Schema.Struct({
 }).annotations({ identifier: "DeletionRequest" })
 
 export const Agent = Schema.Struct({
-  id: Schema.String,
+  id: AgentId,
   name: Schema.String,
   mode: Schema.Literal("test", "live"),
   status: Schema.Literal("active", "disabled"),
@@ -91,7 +92,7 @@ export const Agent = Schema.Struct({
 }).annotations({ identifier: "Agent" })
 
 export const OrgKey = Schema.Struct({
-  id: Schema.String,
+  id: OrgKeyId,
   name: Schema.String,
   scope: Schema.Literal("read", "write"),
   prefix: Schema.String,

@@ -3,7 +3,8 @@ import { Schema } from "effect"
 import { Forbidden, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth, SessionOnly } from "../Security/AuthTags.js"
-import { OrgKey, OrgPath, PathId, Revoked } from "./IdentitySchemas.js"
+import { OrgKey, Revoked } from "./IdentitySchemas.js"
+import { OrgIdParam, OrgKeyIdParam, OrgPath } from "./PathIds.js"
 
 /** Org keys: a signed-in owner makes and revokes them; members list them. Session only. */
 export class OrgKeysGroup extends HttpApiGroup.make("orgKeys")
@@ -35,7 +36,7 @@ export class OrgKeysGroup extends HttpApiGroup.make("orgKeys")
   )
   .add(
     HttpApiEndpoint.del("revoke", "/v1/orgs/:orgId/keys/:keyId")
-      .setPath(Schema.Struct({ orgId: PathId, keyId: PathId }))
+      .setPath(Schema.Struct({ orgId: OrgIdParam, keyId: OrgKeyIdParam }))
       .addSuccess(Revoked)
       .addError(wire(Forbidden))
   )

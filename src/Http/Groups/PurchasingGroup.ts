@@ -54,15 +54,20 @@ import { wire } from "../../Errors/Wire.js"
 import { AdminAuth, AgentAuth, OrgAuth } from "../Security/AuthTags.js"
 import { PublicRateLimit } from "../Security/RateLimitTags.js"
 import { pageLimitOrDefault } from "./Pagination.js"
+import { ApprovalIdParam, DisputeIdParam, JobIdParam, OrgIdParam, OrgPath, ReceiptIdParam } from "./PathIds.js"
 
 /** Purchasing: recommend, execute, jobs, receipts, disputes and approvals. */
-const IdPath = Schema.Struct({ id: Schema.String })
-const OrgIdPath = Schema.Struct({ orgId: Schema.String })
-const OrgItemPath = Schema.Struct({ orgId: Schema.String, id: Schema.String })
-const ListQuery = Schema.Struct({
-  limit: pageLimitOrDefault,
-  starting_after: Schema.optional(Schema.String)
-})
+const JobPath = Schema.Struct({ id: JobIdParam })
+const ReceiptPath = Schema.Struct({ id: ReceiptIdParam })
+const DisputePath = Schema.Struct({ id: DisputeIdParam })
+const ApprovalPath = Schema.Struct({ id: ApprovalIdParam })
+const OrgApprovalPath = Schema.Struct({ orgId: OrgIdParam, id: ApprovalIdParam })
+const OrgReceiptPath = Schema.Struct({ orgId: OrgIdParam, id: ReceiptIdParam })
+/** A page of a list: `starting_after` is the id of the last record of the previous page. */
+const pageOf = <A>(cursor: Schema.Schema<A, string>) =>
+  Schema.Struct({ limit: pageLimitOrDefault, starting_after: Schema.optional(cursor) })
+const ReceiptPage = pageOf(ReceiptIdParam)
+const DisputePage = pageOf(DisputeIdParam)
 
 /** Agent endpoints (agent key; 600 requests a minute per key). */
 export class PurchasingGroup extends HttpApiGroup.make("purchasing")
@@ -100,10 +105,12 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .addError(wire(TrialLimit))
       .addError(wire(ProviderError))
   )
-  .add(HttpApiEndpoint.get("job", "/v1/jobs/:id").setPath(IdPath).addSuccess(Schema.Struct({ job: Job })))
-  .add(HttpApiEndpoint.get("receipts", "/v1/receipts").setUrlParams(ListQuery).addSuccess(ReceiptList))
+  .add(HttpApiEndpoint.get("job", "/v1/jobs/:id").setPath(JobPath).addSuccess(Schema.Struct({ job: Job })))
+  .add(HttpApiEndpoint.get("receipts", "/v1/receipts").setUrlParams(ReceiptPage).addSuccess(ReceiptList))
   .add(
-    HttpApiEndpoint.get("receipt", "/v1/receipts/:id").setPath(IdPath).addSuccess(Schema.Struct({ receipt: Receipt }))
+    HttpApiEndpoint.get("receipt", "/v1/receipts/:id").setPath(ReceiptPath).addSuccess(
+      Schema.Struct({ receipt: Receipt })
+    )
   )
   .add(
     HttpApiEndpoint.post("openDispute", "/v1/disputes")
@@ -115,10 +122,12 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .addError(wire(PlanLimit))
   )
   .add(
-    HttpApiEndpoint.get("dispute", "/v1/disputes/:id").setPath(IdPath).addSuccess(Schema.Struct({ dispute: Dispute }))
+    HttpApiEndpoint.get("dispute", "/v1/disputes/:id").setPath(DisputePath).addSuccess(
+      Schema.Struct({ dispute: Dispute })
+    )
   )
   .add(
-    HttpApiEndpoint.get("approval", "/v1/approvals/:id").setPath(IdPath).addSuccess(
+    HttpApiEndpoint.get("approval", "/v1/approvals/:id").setPath(ApprovalPath).addSuccess(
       Schema.Struct({ approval: Approval })
     )
   )
@@ -136,18 +145,18 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
 export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
   .add(
     HttpApiEndpoint.get("approvals", "/v1/orgs/:orgId/approvals")
-      .setPath(OrgIdPath)
-      .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: ApprovalListParams.fields.status }))
+      .setPath(OrgPath)
+      .setUrlParams(Schema.Struct({ ...pageOf(ApprovalIdParam).fields, status: ApprovalListParams.fields.status }))
       .addSuccess(ApprovalList)
   )
   .add(
     HttpApiEndpoint.get("approval", "/v1/orgs/:orgId/approvals/:id")
-      .setPath(OrgItemPath)
+      .setPath(OrgApprovalPath)
       .addSuccess(Schema.Struct({ approval: Approval }))
   )
   .add(
     HttpApiEndpoint.post("approve", "/v1/orgs/:orgId/approvals/:id/approve")
-      .setPath(OrgItemPath)
+      .setPath(OrgApprovalPath)
       .setPayload(DecisionRequest)
       .addSuccess(Schema.Struct({ approval: Approval }))
       .addError(wire(Conflict))
@@ -155,25 +164,25 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
   )
   .add(
     HttpApiEndpoint.post("reject", "/v1/orgs/:orgId/approvals/:id/reject")
-      .setPath(OrgItemPath)
+      .setPath(OrgApprovalPath)
       .setPayload(DecisionRequest)
       .addSuccess(Schema.Struct({ approval: Approval }))
       .addError(wire(Conflict))
       .addError(wire(ApprovalExpired))
   )
   .add(
-    HttpApiEndpoint.get("receipts", "/v1/orgs/:orgId/receipts").setPath(OrgIdPath).setUrlParams(ListQuery).addSuccess(
+    HttpApiEndpoint.get("receipts", "/v1/orgs/:orgId/receipts").setPath(OrgPath).setUrlParams(ReceiptPage).addSuccess(
       ReceiptList
     )
   )
   .add(
     HttpApiEndpoint.get("receipt", "/v1/orgs/:orgId/receipts/:id")
-      .setPath(OrgItemPath)
+      .setPath(OrgReceiptPath)
       .addSuccess(Schema.Struct({ receipt: Receipt }))
   )
   .add(
     HttpApiEndpoint.post("openDispute", "/v1/orgs/:orgId/disputes")
-      .setPath(OrgIdPath)
+      .setPath(OrgPath)
       .setPayload(DisputeRequest)
       .addSuccess(Schema.Struct({ dispute: Dispute }), { status: 201 })
       .addError(wire(DisputeWindowClosed))
@@ -183,8 +192,8 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
   )
   .add(
     HttpApiEndpoint.get("disputes", "/v1/orgs/:orgId/disputes")
-      .setPath(OrgIdPath)
-      .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: DisputeListParams.fields.status }))
+      .setPath(OrgPath)
+      .setUrlParams(Schema.Struct({ ...DisputePage.fields, status: DisputeListParams.fields.status }))
       .addSuccess(DisputeList)
   )
   .addError(wire(InvalidInput))
@@ -244,13 +253,13 @@ export class ApprovalLinksGroup extends HttpApiGroup.make("approvalLinks")
 export class AdminDisputesGroup extends HttpApiGroup.make("adminDisputes")
   .add(
     HttpApiEndpoint.get("list", "/admin/disputes").setUrlParams(Schema.Struct({
-      ...ListQuery.fields,
+      ...DisputePage.fields,
       status: DisputeListParams.fields.status
     })).addSuccess(DisputeList)
   )
   .add(
     HttpApiEndpoint.post("decide", "/admin/disputes/:id/decide")
-      .setPath(IdPath)
+      .setPath(DisputePath)
       .setPayload(DisputeDecisionRequest)
       .addSuccess(Schema.Struct({ dispute: Dispute }))
       .addError(wire(ReasonRequired))

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { isUuid } from "../../Domain/Ids.js"
+import type { AgentId } from "../../Domain/Ids.js"
 import { parseRange } from "../../Domain/IpRanges.js"
 import { amountOf } from "../../Domain/Money.js"
 import { type PlanId, plans } from "../../Domain/Plans.js"
@@ -128,27 +128,22 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
         return { agent: agentRecord(row), key: key.key, key_note: keyNote }
       })
 
-    const list = (actor: OrgActor, limit: number, startingAfter: string | undefined) =>
+    const list = (actor: OrgActor, limit: number, startingAfter: AgentId | undefined) =>
       Effect.gen(function*() {
-        if (startingAfter !== undefined && !isUuid(startingAfter)) {
-          return yield* new InvalidInput({ message: "starting_after must be the id of an agent" })
-        }
         const rows = yield* repo.list(actor.org_id, limit, startingAfter)
         return rows.map(agentRecord)
       })
 
-    const get = (actor: OrgActor, agentId: string) =>
+    const get = (actor: OrgActor, agentId: AgentId) =>
       Effect.gen(function*() {
-        if (!isUuid(agentId)) return yield* noSuchAgent
         const row = yield* repo.find(actor.org_id, agentId)
         if (Option.isNone(row)) return yield* noSuchAgent
         return agentRecord(row.value)
       })
 
     /** Changes any of name, status, budget, threshold and allowlist; mode is fixed. */
-    const update = (actor: OrgActor, agentId: string, changes: AgentChanges) =>
+    const update = (actor: OrgActor, agentId: AgentId, changes: AgentChanges) =>
       Effect.gen(function*() {
-        if (!isUuid(agentId)) return yield* noSuchAgent
         const ipAllowlist = changes.ipAllowlist === undefined
           ? undefined
           : yield* validateAllowlist(changes.ipAllowlist)
@@ -165,9 +160,8 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
       })
 
     /** Issues a new key (also for an agent without one); the old key is refused at once. */
-    const rotateKey = (actor: OrgActor, agentId: string) =>
+    const rotateKey = (actor: OrgActor, agentId: AgentId) =>
       Effect.gen(function*() {
-        if (!isUuid(agentId)) return yield* noSuchAgent
         return yield* transaction(Effect.gen(function*() {
           const current = yield* repo.findForUpdate(actor.org_id, agentId)
           if (Option.isNone(current)) return yield* noSuchAgent
@@ -178,9 +172,8 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
       })
 
     /** Removes the agent's key; it cannot buy until rotate-key issues a new one. */
-    const revokeKey = (actor: OrgActor, agentId: string) =>
+    const revokeKey = (actor: OrgActor, agentId: AgentId) =>
       Effect.gen(function*() {
-        if (!isUuid(agentId)) return yield* noSuchAgent
         return yield* transaction(Effect.gen(function*() {
           const current = yield* repo.findForUpdate(actor.org_id, agentId)
           if (Option.isNone(current)) return yield* noSuchAgent

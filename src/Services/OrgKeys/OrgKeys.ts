@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import { isUuid } from "../../Domain/Ids.js"
+import type { OrgKeyId } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
 import { iso, isoOrNull } from "../../Domain/Timestamps.js"
@@ -63,10 +63,10 @@ export class OrgKeys extends Effect.Service<OrgKeys>()("OrgKeys/OrgKeys", {
     const list = (actor: OrgActor) => Effect.map(repo.listActive(actor.org_id), (rows) => rows.map(orgKeyRecord))
 
     /** Revokes a key at once; an unknown or already revoked key is 404. */
-    const revoke = (actor: OrgActor, keyId: string) =>
+    const revoke = (actor: OrgActor, keyId: OrgKeyId) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        const revoked = isUuid(keyId) && (yield* repo.revoke(actor.org_id, keyId, yield* now))
+        const revoked = yield* repo.revoke(actor.org_id, keyId, yield* now)
         if (!revoked) return yield* new NotFound({ message: "No such active org key" })
         return { status: "revoked" as const }
       })

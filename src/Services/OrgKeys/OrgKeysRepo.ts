@@ -1,10 +1,11 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { OrgKeyId } from "../../Domain/Ids.js"
 import { statementRows } from "../StatementRows.js"
 
 /** SQL for org keys: the SHA-256 of the `ok_` secret and its 10-character prefix; rows decoded by `OrgKeyRow`. */
 export const OrgKeyRow = Schema.Struct({
-  id: Schema.String,
+  id: OrgKeyId,
   name: Schema.String,
   scope: Schema.Literal("read", "write"),
   prefix: Schema.String,

@@ -1,4 +1,5 @@
 import { useState } from "react"
+import type { AgentId, OrgId } from "../../../src/Domain/Ids.js"
 import { isApiError } from "../api/client.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
@@ -159,7 +160,7 @@ const AgentFields = ({ idPrefix, form, setForm, serverError }: {
 
 const NewAgent = (
   { orgId, liveOpen, onKey }: {
-    readonly orgId: string
+    readonly orgId: OrgId
     readonly liveOpen: boolean
     readonly onKey: (key: ShownSecret) => void
   }
@@ -220,7 +221,7 @@ const NewAgent = (
 }
 
 type AgentRecord = {
-  readonly id: string
+  readonly id: AgentId
   readonly name: string
   readonly mode: "test" | "live"
   readonly status: "active" | "disabled"
@@ -232,7 +233,7 @@ type AgentRecord = {
 }
 
 const EditAgent = (
-  { orgId, agent, onClose }: { readonly orgId: string; readonly agent: AgentRecord; readonly onClose: () => void }
+  { orgId, agent, onClose }: { readonly orgId: OrgId; readonly agent: AgentRecord; readonly onClose: () => void }
 ) => {
   const [form, setForm] = useState<AgentForm>({
     name: agent.name,
@@ -275,7 +276,7 @@ const EditAgent = (
 }
 
 const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly agent: AgentRecord
   readonly spent: number
   readonly refusals: ReadonlyArray<RefusalRecord>

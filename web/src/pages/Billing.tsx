@@ -1,4 +1,5 @@
 import { useState } from "react"
+import type { OrgId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { BuyCredits } from "../components/billing/BuyCredits.js"
@@ -18,7 +19,7 @@ type Started = {
 
 /** Paying a started payment: the sandbox's test card here; with Stripe, its own card form. */
 const PayStarted = (
-  { orgId, started, onDone }: { readonly orgId: string; readonly started: Started; readonly onDone: () => void }
+  { orgId, started, onDone }: { readonly orgId: OrgId; readonly started: Started; readonly onDone: () => void }
 ) => {
   const [card, setCard] = useState("4242424242424242")
   const pay = useApiMutation(
@@ -61,7 +62,7 @@ const PayStarted = (
   )
 }
 
-const Payments = ({ orgId }: { readonly orgId: string }) => {
+const Payments = ({ orgId }: { readonly orgId: OrgId }) => {
   const pages = useCursorPages()
   const payments = useApiQuery(
     ["payments", orgId, pages.after],
