@@ -1,6 +1,5 @@
 import { Schema } from "effect"
-import { AgentId, InviteId, OrgId, OrgKeyId, UserId } from "../../Domain/Ids.js"
-import { Amount } from "../../Domain/Money.js"
+import { InviteId, OrgId, UserId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
 
 /** Records and inputs shared by the identity groups (sign-in, account, orgs, agents, keys). */
@@ -76,29 +75,10 @@ export const DeletionRequest = Schema.Struct({
   })
 }).annotations({ identifier: "DeletionRequest" })
 
-export const Agent = Schema.Struct({
-  id: AgentId,
-  name: Schema.String,
-  mode: Schema.Literal("test", "live"),
-  status: Schema.Literal("active", "disabled"),
-  monthly_budget: Amount,
-  approval_threshold: Schema.NullOr(Amount),
-  ip_allowlist: Schema.Array(Schema.String),
-  key_prefix: Schema.NullOr(Schema.String).annotations({
-    description: "First 12 characters of the agent key; null while the agent has no key (revoked)"
-  }),
-  key_last_used_at: Schema.NullOr(Timestamp),
-  created_at: Timestamp
-}).annotations({ identifier: "Agent" })
+/** The wire's agent: the `Agent` model's json variant (Domain/Agent.ts). */
+export { AgentJson as Agent } from "../../Domain/Agent.js"
 
-export const OrgKey = Schema.Struct({
-  id: OrgKeyId,
-  name: Schema.String,
-  scope: Schema.Literal("read", "write"),
-  prefix: Schema.String,
-  created_by_email: Schema.String,
-  created_at: Timestamp,
-  last_used_at: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "OrgKey" })
+/** The wire's org key: the `OrgKey` model's json variant (Domain/OrgKey.ts). */
+export { OrgKeyJson as OrgKey } from "../../Domain/OrgKey.js"
 
 export const Revoked = Schema.Struct({ status: Schema.Literal("revoked") })

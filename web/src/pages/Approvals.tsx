@@ -123,7 +123,7 @@ const ApprovalCard = ({ orgId, approval, open, agents }: {
 export const ApprovalsPage = () => {
   const org = useOrg()
   const { approvalId } = useParams()
-  const pages = useCursorPages()
+  const pages = useCursorPages<ApprovalId>()
   const agents = useAgentNames(org.id)
   const one = useApiQuery(
     ["approvals", org.id, "one", approvalId],

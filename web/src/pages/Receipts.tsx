@@ -126,7 +126,7 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: OrgId; rea
 export const ReceiptsPage = () => {
   const org = useOrg()
   const { receiptId } = useParams()
-  const pages = useCursorPages()
+  const pages = useCursorPages<ReceiptId>()
   const receipts = useApiQuery(
     ["receipts", org.id, pages.after],
     (c) => c.orgPurchasing.receipts({ path: { orgId: org.id }, urlParams: { limit: 20, starting_after: pages.after } }),
