@@ -2,19 +2,37 @@ import { Schema } from "effect"
 
 /**
  * Identifiers: record ids are UUIDs, branded by the record they name, so a hold id cannot be
- * passed where an org id is expected. Ids are branded where they enter: a row decoded by its
- * repository's schema, or a path id once its record was found (`OrgId.make(...)`).
+ * passed where an org id is expected. Ids are decoded where they enter: a path parameter by
+ * its endpoint's schema (`Http/Groups/PathIds.ts`: a value that is not a UUID names no
+ * record), a row by its repository's schema. A new id made by the service is
+ * `AgentId.make(randomUUID())`.
  */
-export const OrgId = Schema.String.pipe(Schema.brand("OrgId"))
+const uuidOf = <const B extends string>(brand: B) => Schema.UUID.pipe(Schema.brand(brand))
+
+export const OrgId = uuidOf("OrgId")
 export type OrgId = typeof OrgId.Type
-export const AgentId = Schema.String.pipe(Schema.brand("AgentId"))
+export const AgentId = uuidOf("AgentId")
 export type AgentId = typeof AgentId.Type
-export const UserId = Schema.String.pipe(Schema.brand("UserId"))
+export const UserId = uuidOf("UserId")
 export type UserId = typeof UserId.Type
+export const OrgKeyId = uuidOf("OrgKeyId")
+export type OrgKeyId = typeof OrgKeyId.Type
+export const InviteId = uuidOf("InviteId")
+export type InviteId = typeof InviteId.Type
+export const ApprovalId = uuidOf("ApprovalId")
+export type ApprovalId = typeof ApprovalId.Type
+export const WebhookEndpointId = uuidOf("WebhookEndpointId")
+export type WebhookEndpointId = typeof WebhookEndpointId.Type
+export const JobId = uuidOf("JobId")
+export type JobId = typeof JobId.Type
+export const ReceiptId = uuidOf("ReceiptId")
+export type ReceiptId = typeof ReceiptId.Type
+export const DisputeId = uuidOf("DisputeId")
+export type DisputeId = typeof DisputeId.Type
+
+/** The ledger's hold ids: branded only (the ledger answers `not_a_hold` for any other text itself). */
 export const HoldId = Schema.String.pipe(Schema.brand("HoldId"))
 export type HoldId = typeof HoldId.Type
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** A path id that is not a UUID is simply not found: check before it reaches SQL (PostgreSQL refuses a malformed uuid). */
-export const isUuid = (value: string): boolean => UUID.test(value)
+/** For ids not yet decoded at the edge (ledger holds, payments): check before SQL (PostgreSQL refuses a malformed uuid). */
+export const isUuid: (value: string) => boolean = Schema.is(Schema.UUID)

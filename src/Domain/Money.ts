@@ -49,3 +49,15 @@ export const amountOf = (credits: bigint): Amount => ({
   credits: credits.toString(),
   usd: creditsToUsd(credits)
 })
+
+/** Credits of a record written as the wire's amount object, read back from its credits. */
+export const AmountFromCredits = Schema.transform(
+  Amount,
+  // Untitled, so the document shows only the amount object.
+  Schema.BigIntFromSelf.annotations({ title: undefined, description: undefined }),
+  {
+    strict: true,
+    decode: (amount) => BigInt(amount.credits),
+    encode: amountOf
+  }
+)

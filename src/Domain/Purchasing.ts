@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { ScorePartsSchema } from "./Formula.js"
+import { AgentId, ApprovalId, DisputeId, JobId, OrgId, ReceiptId } from "./Ids.js"
 import { AnyJson } from "./Json.js"
 import { Amount } from "./Money.js"
 import { RecordSignature } from "./RecordSignature.js"
@@ -102,7 +103,7 @@ export const ExecuteRequest = Schema.Struct({
     })
   ),
   approval_id: Schema.optional(
-    Schema.String.annotations({ description: "An approved approval's id, to run the purchase it was approved for" })
+    ApprovalId.annotations({ description: "An approved approval's id, to run the purchase it was approved for" })
   )
 }).annotations({ identifier: "ExecuteRequest" })
 export type ExecuteRequest = typeof ExecuteRequest.Type
@@ -151,9 +152,9 @@ export const ItemCounts = Schema.Struct({
 export type ItemCounts = typeof ItemCounts.Type
 
 export const ReceiptSummary = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  agent_id: Schema.String,
+  id: ReceiptId,
+  org_id: OrgId,
+  agent_id: AgentId,
   mode: Schema.Literal("test", "live"),
   tool: ToolRef,
   task_type: TaskTypeId,
@@ -228,8 +229,8 @@ export type ExecuteResult = typeof ExecuteResult.Type
 /** 202: more than 25 inputs run as a job; every item is already held. */
 export const JobAccepted = Schema.Struct({
   status: Schema.Literal("queued"),
-  job_id: Schema.String,
-  receipt_id: Schema.String,
+  job_id: JobId,
+  receipt_id: ReceiptId,
   item_count: Schema.Int,
   held: Amount,
   deadline_at: Timestamp
@@ -237,9 +238,9 @@ export const JobAccepted = Schema.Struct({
 export type JobAccepted = typeof JobAccepted.Type
 
 export const Job = Schema.Struct({
-  id: Schema.String,
+  id: JobId,
   status: Schema.Literal("queued", "running", "done"),
-  receipt_id: Schema.String,
+  receipt_id: ReceiptId,
   tool: ToolRef,
   item_count: Schema.Int,
   progress: Schema.Struct({ done: Schema.Int, total: Schema.Int }),
@@ -260,7 +261,7 @@ export const ApprovalStatus = Schema.Literal("waiting", "approved", "rejected", 
 export type ApprovalStatus = typeof ApprovalStatus.Type
 
 export const Approval = Schema.Struct({
-  id: Schema.String,
+  id: ApprovalId,
   status: ApprovalStatus,
   reason: Schema.Literal("over_threshold", "over_budget"),
   agent_id: Schema.String,
@@ -303,10 +304,10 @@ export const DisputeRequest = Schema.Struct({
 export type DisputeRequest = typeof DisputeRequest.Type
 
 export const Dispute = Schema.Struct({
-  id: Schema.String,
-  receipt_id: Schema.String,
+  id: DisputeId,
+  receipt_id: ReceiptId,
   item_index: Schema.Int,
-  agent_id: Schema.String,
+  agent_id: AgentId,
   status: Schema.Literal("open", "upheld", "rejected"),
   decision: Schema.NullOr(Schema.Literal("upheld", "rejected")),
   reason: Schema.NullOr(Schema.String).annotations({ description: "What the buyer said was wrong" }),

@@ -1,6 +1,7 @@
 import { Cause, Exit, Option } from "effect"
 import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ReceiptId } from "../../src/Domain/Ids.js"
 import { CheckFailed, UnknownTool } from "../../src/Errors/ApiErrors.js"
 import { canonicalJson } from "../../src/Services/Purchasing/Canonical.js"
 import { seedAgent } from "../support/fixtures.js"
@@ -299,7 +300,11 @@ describe("POST /v1/execute through the typed client (HttpApiClient of the contra
       throw new Error("expected a purchase")
     }
     const receiptId = done.value.receipt_id
-    const receipt = await api(world, agent.key, (client) => client.purchasing.receipt({ path: { id: receiptId } }))
+    const receipt = await api(
+      world,
+      agent.key,
+      (client) => client.purchasing.receipt({ path: { id: ReceiptId.make(receiptId) } })
+    )
     expect(Exit.isSuccess(receipt) && receipt.value.receipt).toMatchObject({ id: receiptId, counts: { passed: 1 } })
   })
 })

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import type { CallRequest } from "../../../src/Domain/GatewayCall.js"
+import type { ApprovalId, DisputeId, JobId, OrgId, ReceiptId } from "../../../src/Domain/Ids.js"
 import type { ExecuteRequest, RecommendRequest } from "../../../src/Domain/Purchasing.js"
 import { type ClientOptions, makeAgentGateway, newIdempotencyKey, resolveOptions, runToPromise } from "./client.js"
 import { clientError } from "./errors.js"
@@ -18,6 +19,12 @@ type Gateway = Effect.Effect.Success<ReturnType<typeof makeAgentGateway>>
 type Api = Gateway["api"]
 /** An org endpoint's request without its path (the org is the scope's). */
 type OrgRequest<F extends (request: any) => any> = Omit<Parameters<F>[0], "path" | "withResponse">
+
+/**
+ * An id the caller holds, typed as the contract's id of its record. The request's encoding
+ * checks that it is a UUID, so a malformed id rejects before anything is sent.
+ */
+const idOf = <Id extends string>(id: string) => id as Id
 
 export class AgentGateway {
   private readonly gateway: ReturnType<typeof makeAgentGateway>
@@ -49,7 +56,9 @@ export class AgentGateway {
   }
 
   job(id: string, options?: CallOptions) {
-    return this.run((api) => api.purchasing.job({ path: { id } }), options).then((answer) => answer.job)
+    return this.run((api) => api.purchasing.job({ path: { id: idOf<JobId>(id) } }), options).then((answer) =>
+      answer.job
+    )
   }
 
   /** Polls a job until it is done, calling `onProgress` each time its progress moves. */
@@ -75,7 +84,7 @@ export class AgentGateway {
 
   /** Every receipt of the org, newest first, fetched page by page as the loop goes. */
   async *receipts(options: CallOptions & { readonly pageSize?: number } = {}) {
-    let after: string | undefined
+    let after: ReceiptId | undefined
     for (;;) {
       const page = await this.run(
         (api) => api.purchasing.receipts({ urlParams: { limit: options.pageSize ?? 50, starting_after: after } }),
@@ -89,7 +98,9 @@ export class AgentGateway {
   }
 
   receipt(id: string, options?: CallOptions) {
-    return this.run((api) => api.purchasing.receipt({ path: { id } }), options).then((answer) => answer.receipt)
+    return this.run((api) => api.purchasing.receipt({ path: { id: idOf<ReceiptId>(id) } }), options).then((answer) =>
+      answer.receipt
+    )
   }
 
   openDispute(request: { receipt_id: string; item_index: number; reason?: string }, options?: CallOptions) {
@@ -97,11 +108,15 @@ export class AgentGateway {
   }
 
   dispute(id: string, options?: CallOptions) {
-    return this.run((api) => api.purchasing.dispute({ path: { id } }), options).then((answer) => answer.dispute)
+    return this.run((api) => api.purchasing.dispute({ path: { id: idOf<DisputeId>(id) } }), options).then((answer) =>
+      answer.dispute
+    )
   }
 
   approval(id: string, options?: CallOptions) {
-    return this.run((api) => api.purchasing.approval({ path: { id } }), options).then((answer) => answer.approval)
+    return this.run((api) => api.purchasing.approval({ path: { id: idOf<ApprovalId>(id) } }), options).then((answer) =>
+      answer.approval
+    )
   }
 
   balance(options?: CallOptions) {
@@ -122,7 +137,7 @@ export class AgentGateway {
    * agents, usage, receipts (and their items' inputs and results), approvals and events.
    */
   org(orgId: string) {
-    const path = { orgId }
+    const path = { orgId: idOf<OrgId>(orgId) }
     return {
       agents: (request: OrgRequest<Api["agents"]["list"]>, options?: CallOptions) =>
         this.run((api) => api.agents.list({ ...request, path }), options),
@@ -135,17 +150,28 @@ export class AgentGateway {
         this.run((api) => api.orgPurchasing.receipts({ ...request, path }), options),
       /** A receipt's items with their inputs and kept results, by index (`starting_after`: the last index seen). */
       receiptItems: (id: string, request: OrgRequest<Api["orgPurchasing"]["receiptItems"]>, options?: CallOptions) =>
-        this.run((api) => api.orgPurchasing.receiptItems({ ...request, path: { orgId, id } }), options),
+        this.run(
+          (api) => api.orgPurchasing.receiptItems({ ...request, path: { ...path, id: idOf<ReceiptId>(id) } }),
+          options
+        ),
       approvals: (request: OrgRequest<Api["orgPurchasing"]["approvals"]>, options?: CallOptions) =>
         this.run((api) => api.orgPurchasing.approvals({ ...request, path }), options),
       approve: (id: string, note?: string, options?: CallOptions) =>
         this.run(
-          (api) => api.orgPurchasing.approve({ path: { orgId, id }, payload: note === undefined ? {} : { note } }),
+          (api) =>
+            api.orgPurchasing.approve({
+              path: { ...path, id: idOf<ApprovalId>(id) },
+              payload: note === undefined ? {} : { note }
+            }),
           options
         ).then((answer) => answer.approval),
       reject: (id: string, note?: string, options?: CallOptions) =>
         this.run(
-          (api) => api.orgPurchasing.reject({ path: { orgId, id }, payload: note === undefined ? {} : { note } }),
+          (api) =>
+            api.orgPurchasing.reject({
+              path: { ...path, id: idOf<ApprovalId>(id) },
+              payload: note === undefined ? {} : { note }
+            }),
           options
         ).then((answer) => answer.approval),
       events: (request: OrgRequest<Api["events"]["list"]>, options?: CallOptions) =>

@@ -5,9 +5,10 @@ import { NotFound } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth } from "../Security/AuthTags.js"
 import { PathId, Revoked } from "./IdentitySchemas.js"
+import { AgentIdParam, OrgIdParam } from "./PathIds.js"
 
-const AgentPath = Schema.Struct({ orgId: PathId, agentId: PathId })
-const ConnectionPath = Schema.Struct({ orgId: PathId, agentId: PathId, connectionId: PathId })
+const AgentPath = Schema.Struct({ orgId: OrgIdParam, agentId: AgentIdParam })
+const ConnectionPath = Schema.Struct({ ...AgentPath.fields, connectionId: PathId })
 
 /** The MCP clients connected to an agent by OAuth (an owner's consent), and their revocation. */
 export class AgentConnectionsGroup extends HttpApiGroup.make("agentConnections")

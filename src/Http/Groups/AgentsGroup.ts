@@ -1,10 +1,12 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { AgentId } from "../../Domain/Ids.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { AgentAuth, OrgAuth } from "../Security/AuthTags.js"
-import { Agent, OrgPath, PathId, Revoked, WholeCreditsInput } from "./IdentitySchemas.js"
+import { Agent, Revoked, WholeCreditsInput } from "./IdentitySchemas.js"
 import { pageLimitOrDefault } from "./Pagination.js"
+import { AgentIdParam, OrgIdParam, OrgPath } from "./PathIds.js"
 
 /** Agents and agent keys, managed by any member (session or write key). */
 export const AgentName = Schema.Trim.pipe(
@@ -41,7 +43,7 @@ export const AgentKey = Schema.Struct({
   key_note: Schema.String
 })
 
-const AgentPath = Schema.Struct({ orgId: PathId, agentId: PathId })
+const AgentPath = Schema.Struct({ orgId: OrgIdParam, agentId: AgentIdParam })
 
 export class AgentsGroup extends HttpApiGroup.make("agents")
   .add(
@@ -69,7 +71,9 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .setPath(OrgPath)
       .setUrlParams(Schema.Struct({
         limit: pageLimitOrDefault,
-        starting_after: Schema.optional(Schema.String)
+        starting_after: Schema.optional(
+          AgentId.annotations({ message: () => "starting_after must be the id of an agent" })
+        )
       }))
       .addSuccess(Schema.Struct({ agents: Schema.Array(Agent) }))
       .addError(wire(InvalidInput))

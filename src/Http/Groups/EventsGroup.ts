@@ -5,7 +5,7 @@ import { Forbidden } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth } from "../Security/AuthTags.js"
 import { PageLimit } from "./Pagination.js"
-import { OrgPath } from "./WebhooksGroup.js"
+import { OrgPath } from "./PathIds.js"
 
 /** The org's events (with or without webhook endpoints) and its notification settings. */
 export const EventList = Schema.Struct({ events: Schema.Array(WebhookEvent), has_more: Schema.Boolean })

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Amount } from "../../Domain/Money.js"
+import { InviteId, OrgId, UserId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
 
 /** Records and inputs shared by the identity groups (sign-in, account, orgs, agents, keys). */
@@ -8,10 +8,10 @@ export const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC 
 
 export const Role = Schema.Literal("owner", "member").annotations({ identifier: "Role" })
 
-/** A path identifier; anything that is not a UUID is simply not found. */
+/** A path identifier not yet decoded as its record's id (`PathIds.ts` has those). */
 export const PathId = Schema.String
 
-export const OrgPath = Schema.Struct({ orgId: PathId })
+export { OrgPath } from "./PathIds.js"
 
 /** Whole credits as input: a non-negative integer, or a string of digits. */
 export const WholeCreditsInput = Schema.transform(
@@ -24,7 +24,7 @@ export const WholeCreditsInput = Schema.transform(
 ).annotations({ description: "Whole credits (1 credit = $0.001)" })
 
 export const User = Schema.Struct({
-  id: Schema.String,
+  id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
   email_verified: Schema.Boolean,
@@ -34,11 +34,11 @@ export const User = Schema.Struct({
 
 export const Me = Schema.Struct({
   user: User,
-  orgs: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String, role: Role }))
+  orgs: Schema.Array(Schema.Struct({ id: OrgId, name: Schema.String, role: Role }))
 }).annotations({ identifier: "Me" })
 
 export const Org = Schema.Struct({
-  id: Schema.String,
+  id: OrgId,
   name: Schema.String,
   plan: PlanId,
   role: Role,
@@ -46,7 +46,7 @@ export const Org = Schema.Struct({
 }).annotations({ identifier: "Org" })
 
 export const Member = Schema.Struct({
-  user_id: Schema.String,
+  user_id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
   role: Role,
@@ -54,7 +54,7 @@ export const Member = Schema.Struct({
 }).annotations({ identifier: "Member" })
 
 export const Invite = Schema.Struct({
-  id: Schema.String,
+  id: InviteId,
   email: Schema.String,
   role: Role,
   invited_by_email: Schema.String,
@@ -75,29 +75,10 @@ export const DeletionRequest = Schema.Struct({
   })
 }).annotations({ identifier: "DeletionRequest" })
 
-export const Agent = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  mode: Schema.Literal("test", "live"),
-  status: Schema.Literal("active", "disabled"),
-  monthly_budget: Amount,
-  approval_threshold: Schema.NullOr(Amount),
-  ip_allowlist: Schema.Array(Schema.String),
-  key_prefix: Schema.NullOr(Schema.String).annotations({
-    description: "First 12 characters of the agent key; null while the agent has no key (revoked)"
-  }),
-  key_last_used_at: Schema.NullOr(Timestamp),
-  created_at: Timestamp
-}).annotations({ identifier: "Agent" })
+/** The wire's agent: the `Agent` model's json variant (Domain/Agent.ts). */
+export { AgentJson as Agent } from "../../Domain/Agent.js"
 
-export const OrgKey = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  scope: Schema.Literal("read", "write"),
-  prefix: Schema.String,
-  created_by_email: Schema.String,
-  created_at: Timestamp,
-  last_used_at: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "OrgKey" })
+/** The wire's org key: the `OrgKey` model's json variant (Domain/OrgKey.ts). */
+export { OrgKeyJson as OrgKey } from "../../Domain/OrgKey.js"
 
 export const Revoked = Schema.Struct({ status: Schema.Literal("revoked") })

@@ -3,7 +3,8 @@ import { Schema } from "effect"
 import { Forbidden, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth, SessionOnly } from "../Security/AuthTags.js"
-import { OrgKey, OrgPath, PathId, Revoked } from "./IdentitySchemas.js"
+import { OrgKey, Revoked } from "./IdentitySchemas.js"
+import { OrgIdParam, OrgKeyIdParam, OrgPath } from "./PathIds.js"
 
 /** Org keys: a signed-in owner makes and revokes them; members list them. Session only. */
 export class OrgKeysGroup extends HttpApiGroup.make("orgKeys")
@@ -50,7 +51,7 @@ export class OrgKeysGroup extends HttpApiGroup.make("orgKeys")
       .annotateContext(
         OpenApi.annotations({ summary: "Revoke an org key", description: "The key stops working at once." })
       )
-      .setPath(Schema.Struct({ orgId: PathId, keyId: PathId }))
+      .setPath(Schema.Struct({ orgId: OrgIdParam, keyId: OrgKeyIdParam }))
       .addSuccess(Revoked)
       .addError(wire(Forbidden))
   )

@@ -5,7 +5,8 @@ import { OpeningRequest } from "../../Domain/Operations.js"
 import { Conflict, Forbidden, LastOwner, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth, SessionOnly } from "../Security/AuthTags.js"
-import { DeletionRequest, Invite, Member, Org, OrgPath, PathId, Revoked, Role } from "./IdentitySchemas.js"
+import { DeletionRequest, Invite, Member, Org, Revoked, Role } from "./IdentitySchemas.js"
+import { InviteIdParam, OrgIdParam, OrgPath, UserIdParam } from "./PathIds.js"
 
 /** An org, its people and its data-deletion requests: `/v1/orgs/{orgId}/...`. */
 export class OrgsGroup extends HttpApiGroup.make("orgs")
@@ -25,7 +26,7 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
   )
   .add(
     HttpApiEndpoint.patch("changeRole", "/v1/orgs/:orgId/members/:userId")
-      .setPath(Schema.Struct({ orgId: PathId, userId: PathId }))
+      .setPath(Schema.Struct({ orgId: OrgIdParam, userId: UserIdParam }))
       .setPayload(Schema.Struct({ role: Role }))
       .addSuccess(Schema.Struct({ member: Member }))
       .addError(wire(Forbidden))
@@ -39,7 +40,7 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
   )
   .add(
     HttpApiEndpoint.del("removeMember", "/v1/orgs/:orgId/members/:userId")
-      .setPath(Schema.Struct({ orgId: PathId, userId: PathId }))
+      .setPath(Schema.Struct({ orgId: OrgIdParam, userId: UserIdParam }))
       .addSuccess(Schema.Struct({ status: Schema.Literal("removed") }))
       .addError(wire(Forbidden))
       .addError(wire(LastOwner))
@@ -83,7 +84,7 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
           description: "The mailed link stops working and the seat is free again."
         })
       )
-      .setPath(Schema.Struct({ orgId: PathId, inviteId: PathId }))
+      .setPath(Schema.Struct({ orgId: OrgIdParam, inviteId: InviteIdParam }))
       .addSuccess(Revoked)
       .addError(wire(Forbidden))
   )

@@ -55,15 +55,20 @@ import { wire } from "../../Errors/Wire.js"
 import { AdminAuth, AgentAuth, OrgAuth } from "../Security/AuthTags.js"
 import { PublicRateLimit } from "../Security/RateLimitTags.js"
 import { pageLimitOrDefault } from "./Pagination.js"
+import { ApprovalIdParam, DisputeIdParam, JobIdParam, OrgIdParam, OrgPath, ReceiptIdParam } from "./PathIds.js"
 
 /** Purchasing: recommend, execute, jobs, receipts, disputes and approvals. */
-const IdPath = Schema.Struct({ id: Schema.String })
-const OrgIdPath = Schema.Struct({ orgId: Schema.String })
-const OrgItemPath = Schema.Struct({ orgId: Schema.String, id: Schema.String })
-const ListQuery = Schema.Struct({
-  limit: pageLimitOrDefault,
-  starting_after: Schema.optional(Schema.String)
-})
+const JobPath = Schema.Struct({ id: JobIdParam })
+const ReceiptPath = Schema.Struct({ id: ReceiptIdParam })
+const DisputePath = Schema.Struct({ id: DisputeIdParam })
+const ApprovalPath = Schema.Struct({ id: ApprovalIdParam })
+const OrgApprovalPath = Schema.Struct({ orgId: OrgIdParam, id: ApprovalIdParam })
+const OrgReceiptPath = Schema.Struct({ orgId: OrgIdParam, id: ReceiptIdParam })
+/** A page of a list: `starting_after` is the id of the last record of the previous page. */
+const pageOf = <A>(cursor: Schema.Schema<A, string>) =>
+  Schema.Struct({ limit: pageLimitOrDefault, starting_after: Schema.optional(cursor) })
+const ReceiptPage = pageOf(ReceiptIdParam)
+const DisputePage = pageOf(DisputeIdParam)
 
 /** Agent endpoints (agent key; 600 requests a minute per key). */
 export class PurchasingGroup extends HttpApiGroup.make("purchasing")
@@ -120,7 +125,7 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
           summary: "Get a job",
           description: "A job's progress and, when done, its items and receipt."
         })
-      ).setPath(IdPath).addSuccess(Schema.Struct({ job: Job }))
+      ).setPath(JobPath).addSuccess(Schema.Struct({ job: Job }))
   )
   .add(
     HttpApiEndpoint.get("receipts", "/v1/receipts")
@@ -129,7 +134,7 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
           summary: "List receipts",
           description: "The org's purchase receipts, newest first, with what each charged; page with `starting_after`."
         })
-      ).setUrlParams(ListQuery).addSuccess(ReceiptList)
+      ).setUrlParams(ReceiptPage).addSuccess(ReceiptList)
   )
   .add(
     HttpApiEndpoint.get("receipt", "/v1/receipts/:id")
@@ -138,7 +143,7 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
           summary: "Get a receipt",
           description: "One receipt with its items, checks and charges."
         })
-      ).setPath(IdPath).addSuccess(Schema.Struct({ receipt: Receipt }))
+      ).setPath(ReceiptPath).addSuccess(Schema.Struct({ receipt: Receipt }))
   )
   .add(
     HttpApiEndpoint.post("openDispute", "/v1/disputes")
@@ -164,7 +169,7 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
           description:
             "A dispute's status (open, upheld, rejected), the administrator's decision and note, and the refund."
         })
-      ).setPath(IdPath).addSuccess(Schema.Struct({ dispute: Dispute }))
+      ).setPath(DisputePath).addSuccess(Schema.Struct({ dispute: Dispute }))
   )
   .add(
     HttpApiEndpoint.get("approval", "/v1/approvals/:id")
@@ -174,7 +179,7 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
           description:
             "An approval's status (waiting, approved, rejected, expired), the tool and amount it is locked to, and when it expires; retry the purchase with its id once approved."
         })
-      ).setPath(IdPath).addSuccess(
+      ).setPath(ApprovalPath).addSuccess(
         Schema.Struct({ approval: Approval })
       )
   )
@@ -198,8 +203,8 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
           description: "The org's approvals, the waiting ones first; filter by status."
         })
       )
-      .setPath(OrgIdPath)
-      .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: ApprovalListParams.fields.status }))
+      .setPath(OrgPath)
+      .setUrlParams(Schema.Struct({ ...pageOf(ApprovalIdParam).fields, status: ApprovalListParams.fields.status }))
       .addSuccess(ApprovalList)
   )
   .add(
@@ -210,7 +215,7 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
           description: "One approval with tool, amount, reason and expiry."
         })
       )
-      .setPath(OrgItemPath)
+      .setPath(OrgApprovalPath)
       .addSuccess(Schema.Struct({ approval: Approval }))
   )
   .add(
@@ -221,7 +226,7 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
           description: "Runs the waiting purchase; an optional note is kept with the decision."
         })
       )
-      .setPath(OrgItemPath)
+      .setPath(OrgApprovalPath)
       .setPayload(DecisionRequest)
       .addSuccess(Schema.Struct({ approval: Approval }))
       .addError(wire(Conflict))
@@ -235,7 +240,7 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
           description: "The purchase is not made; an optional note is kept with the decision."
         })
       )
-      .setPath(OrgItemPath)
+      .setPath(OrgApprovalPath)
       .setPayload(DecisionRequest)
       .addSuccess(Schema.Struct({ approval: Approval }))
       .addError(wire(Conflict))
@@ -248,7 +253,7 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
           summary: "List the org's receipts",
           description: "Receipts of every agent of the org, newest first."
         })
-      ).setPath(OrgIdPath).setUrlParams(ListQuery).addSuccess(
+      ).setPath(OrgPath).setUrlParams(ReceiptPage).addSuccess(
         ReceiptList
       )
   )
@@ -260,7 +265,7 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
           description: "One receipt with its items, checks and charges."
         })
       )
-      .setPath(OrgItemPath)
+      .setPath(OrgReceiptPath)
       .addSuccess(Schema.Struct({ receipt: Receipt }))
   )
   .add(
@@ -272,7 +277,7 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
             "The receipt's items in index order, each with the input the agent sent and its result (charged items, kept 30 days). Not signed: the signed receipt holds their hashes. Page with `starting_after` (the last index seen)."
         })
       )
-      .setPath(OrgItemPath)
+      .setPath(OrgReceiptPath)
       .setUrlParams(Schema.Struct({
         limit: pageLimitOrDefault,
         starting_after: Schema.optional(
@@ -290,7 +295,7 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
             "Disputes a passed or partial item of one of the org's receipts within 7 days; an administrator decides."
         })
       )
-      .setPath(OrgIdPath)
+      .setPath(OrgPath)
       .setPayload(DisputeRequest)
       .addSuccess(Schema.Struct({ dispute: Dispute }), { status: 201 })
       .addError(wire(DisputeWindowClosed))
@@ -306,8 +311,8 @@ export class OrgPurchasingGroup extends HttpApiGroup.make("orgPurchasing")
           description: "The org's disputes, oldest first; filter by status."
         })
       )
-      .setPath(OrgIdPath)
-      .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: DisputeListParams.fields.status }))
+      .setPath(OrgPath)
+      .setUrlParams(Schema.Struct({ ...DisputePage.fields, status: DisputeListParams.fields.status }))
       .addSuccess(DisputeList)
   )
   .addError(wire(InvalidInput))
@@ -402,7 +407,7 @@ export class AdminDisputesGroup extends HttpApiGroup.make("adminDisputes")
           description: "Disputes for administrators to decide; filter by status."
         })
       ).setUrlParams(Schema.Struct({
-        ...ListQuery.fields,
+        ...DisputePage.fields,
         status: DisputeListParams.fields.status
       })).addSuccess(DisputeList)
   )
@@ -414,7 +419,7 @@ export class AdminDisputesGroup extends HttpApiGroup.make("adminDisputes")
           description: "Upholds (refunds the item) or rejects a dispute, with a note."
         })
       )
-      .setPath(IdPath)
+      .setPath(DisputePath)
       .setPayload(DisputeDecisionRequest)
       .addSuccess(Schema.Struct({ dispute: Dispute }))
       .addError(wire(ReasonRequired))

@@ -1,14 +1,15 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { EventTypeSchema, subscribableEventTypes } from "../../Domain/Events.js"
+import { WebhookEndpointId } from "../../Domain/Ids.js"
 import { Forbidden, InvalidInput, NotFound, PlanLimit, RateLimited } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth } from "../Security/AuthTags.js"
 import { PageLimit } from "./Pagination.js"
+import { OrgIdParam, OrgPath, WebhookEndpointIdParam } from "./PathIds.js"
 
 /** Webhook endpoints and their deliveries: `/v1/orgs/{orgId}/webhooks...`, `/webhook-deliveries`. */
-export const OrgPath = Schema.Struct({ orgId: Schema.String })
-export const WebhookPath = Schema.Struct({ orgId: Schema.String, id: Schema.String })
+const WebhookPath = Schema.Struct({ orgId: OrgIdParam, id: WebhookEndpointIdParam })
 
 export const CreateWebhookRequest = Schema.Struct({
   url: Schema.String.annotations({
@@ -22,7 +23,7 @@ export const CreateWebhookRequest = Schema.Struct({
 })
 
 export const WebhookEndpoint = Schema.Struct({
-  id: Schema.String,
+  id: WebhookEndpointId,
   url: Schema.String,
   events: Schema.Array(EventTypeSchema),
   secret_prefix: Schema.String,
@@ -77,7 +78,7 @@ export const DeliveryStatus = Schema.Literal("pending", "delivered", "failed")
 
 export const WebhookDelivery = Schema.Struct({
   id: Schema.String,
-  webhook_id: Schema.String,
+  webhook_id: WebhookEndpointId,
   event_id: Schema.String,
   event_type: EventTypeSchema,
   status: DeliveryStatus,

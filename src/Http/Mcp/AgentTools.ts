@@ -1,6 +1,6 @@
 import { OpenApi } from "@effect/platform"
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Schema, Struct } from "effect"
+import { Effect, ParseResult, Schema, Struct } from "effect"
 import { CatalogueEndpoint } from "../../Domain/Catalogue.js"
 import { CallRequest } from "../../Domain/GatewayCall.js"
 import { CallResult } from "../../Domain/GatewayCall.js"
@@ -17,7 +17,7 @@ import {
   RecommendRequest,
   RecommendResult
 } from "../../Domain/Purchasing.js"
-import { InvalidInput } from "../../Errors/ApiErrors.js"
+import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
 import { isApiError } from "../../Errors/Wire.js"
 import { Approvals } from "../../Services/Approvals/Approvals.js"
 import type { AuthenticatedAgent } from "../../Services/Auth/Current.js"
@@ -32,6 +32,7 @@ import { Receipts } from "../../Services/Purchasing/Receipts.js"
 import { Recommend } from "../../Services/Purchasing/Recommend.js"
 import { Api } from "../Api.js"
 import { Balance } from "../Groups/GatewayGroup.js"
+import { ApprovalIdParam, DisputeIdParam, isMissingRecord, JobIdParam, ReceiptIdParam } from "../Groups/PathIds.js"
 import { EndpointSearch } from "../Groups/PublicGroup.js"
 import { type ToolInputSchema, toolInputSchema } from "./ToolSchema.js"
 
@@ -58,15 +59,16 @@ export interface AgentTool {
 /** The catalogue search's query parameters, less `plan`: an agent's own plan prices it. */
 export const SearchArguments = Schema.Struct(Struct.omit(EndpointSearch.fields, "plan"))
 
-const IdArguments = (what: string) =>
-  Schema.Struct({ id: Schema.String.annotations({ description: `The ${what}'s id` }) })
+/** A record's id, decoded as its path id is (a value that is not a UUID names no record). */
+const IdArguments = <A>(id: Schema.Schema<A, string>, what: string) =>
+  Schema.Struct({ id: id.annotations({ description: `The ${what}'s id` }) })
 
 const ReceiptListArguments = Schema.Struct({
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 200))).annotations({
     description: "At most this many receipts (1 to 200, default 50)"
   }),
   starting_after: Schema.optional(
-    Schema.String.annotations({ description: "The last receipt id of the previous page" })
+    ReceiptIdParam.annotations({ description: "The last receipt id of the previous page" })
   )
 })
 
@@ -125,7 +127,12 @@ const tool = <Args, A, I, E>(definition: {
     inputSchema: inputSchemaOf(definition.input),
     run: (agent, args) =>
       Schema.decodeUnknown(definition.input)(args ?? {}).pipe(
-        Effect.mapError((error) => new InvalidInput({ message: `Invalid arguments: ${error.message}` })),
+        Effect.mapError((error) => {
+          const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+          return first !== undefined && isMissingRecord(first.message)
+            ? new NotFound({ message: first.message })
+            : new InvalidInput({ message: `Invalid arguments: ${error.message}` })
+        }),
         Effect.flatMap((decoded: Args) => definition.run(agent, decoded)),
         Effect.flatMap((value) => Schema.encode(definition.output)(value).pipe(Effect.orDie))
       )
@@ -184,7 +191,7 @@ export const makeAgentTools = Effect.gen(function*() {
       name: "get_job",
       operation: "purchasing.job",
       annotations: reads,
-      input: IdArguments("job"),
+      input: IdArguments(JobIdParam, "job"),
       output: Schema.Struct({ job: Job }),
       run: (agent, args) => Effect.map(jobs.get(agent.org_id, args.id), (job) => ({ job }))
     }),
@@ -200,7 +207,7 @@ export const makeAgentTools = Effect.gen(function*() {
       name: "get_receipt",
       operation: "purchasing.receipt",
       annotations: reads,
-      input: IdArguments("receipt"),
+      input: IdArguments(ReceiptIdParam, "receipt"),
       output: Schema.Struct({ receipt: Receipt }),
       run: (agent, args) => Effect.map(receipts.get(agent.org_id, args.id), (receipt) => ({ receipt }))
     }),
@@ -216,7 +223,7 @@ export const makeAgentTools = Effect.gen(function*() {
       name: "get_dispute",
       operation: "purchasing.dispute",
       annotations: reads,
-      input: IdArguments("dispute"),
+      input: IdArguments(DisputeIdParam, "dispute"),
       output: Schema.Struct({ dispute: Dispute }),
       run: (agent, args) => Effect.map(disputes.get(agent.org_id, args.id), (dispute) => ({ dispute }))
     }),
@@ -224,7 +231,7 @@ export const makeAgentTools = Effect.gen(function*() {
       name: "get_approval",
       operation: "purchasing.approval",
       annotations: reads,
-      input: IdArguments("approval"),
+      input: IdArguments(ApprovalIdParam, "approval"),
       output: Schema.Struct({ approval: Approval }),
       run: (agent, args) => Effect.map(approvals.get(agent.org_id, args.id), (approval) => ({ approval }))
     }),

@@ -1,9 +1,10 @@
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Data, Effect, Option } from "effect"
+import { Data, Effect, Option, Schema } from "effect"
 import type { Interaction } from "oidc-provider"
 import { normalizeEmail } from "../../Domain/Email.js"
+import { AgentId } from "../../Domain/Ids.js"
 import { sha256Hex } from "../../Domain/Secrets.js"
-import { InvalidInput } from "../../Errors/ApiErrors.js"
+import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
 import { errorCatalogue } from "../../Errors/ErrorCatalogue.js"
 import { isApiError } from "../../Errors/Wire.js"
 import { Agents } from "../../Services/Agents/Agents.js"
@@ -189,7 +190,12 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
               ? null
               : yield* creditsField(form.get("approval_threshold"), "approval threshold")
           })).agent
-          : yield* agents.get(actor, agentChoice)
+          : yield* agents.get(
+            actor,
+            yield* Schema.decodeUnknown(AgentId)(agentChoice).pipe(
+              Effect.mapError(() => new NotFound({ message: "No such agent in this org" }))
+            )
+          )
         const grant = new server.provider.Grant({ accountId: user.user_id, clientId })
         grant.addResourceScope(server.resource, MCP_SCOPE)
         // The scopes it asked for among the server's own (`mcp`, `offline_access`); others were refused already.

@@ -1,4 +1,5 @@
 import { HttpServerResponse } from "@effect/platform"
+import type { Agent } from "../../Domain/Agent.js"
 import { escapeHtml } from "../../Domain/Html.js"
 import { creditsToUsd } from "../../Domain/Money.js"
 
@@ -7,14 +8,10 @@ import { creditsToUsd } from "../../Domain/Money.js"
  * org and the agent the client may act as, or make a new agent with its budget and approval
  * threshold. Plain server-rendered forms posting to the same origin; never framed.
  */
-export interface AgentChoice {
-  readonly id: string
-  readonly name: string
-  readonly mode: "test" | "live"
-  readonly status: "active" | "disabled"
-  readonly monthly_budget: { readonly credits: string }
-  readonly approval_threshold: { readonly credits: string } | null
-}
+export type AgentChoice = Pick<
+  Agent,
+  "id" | "name" | "mode" | "status" | "monthly_budget_credits" | "approval_threshold_credits"
+>
 
 export interface OrgChoice {
   readonly id: string
@@ -75,12 +72,12 @@ export const mailSentPage = (uid: string, email: string) =>
 <p><a href="../${escapeHtml(uid)}">Continue</a></p>`
   )
 
-const credits = (amount: { readonly credits: string } | null) =>
-  amount === null ? "no approvals" : `${amount.credits} credits ($${creditsToUsd(BigInt(amount.credits))})`
+const credits = (amount: bigint | null) =>
+  amount === null ? "no approvals" : `${amount} credits ($${creditsToUsd(amount)})`
 
 const agentLine = (agent: AgentChoice) =>
-  `${escapeHtml(agent.name)} (${agent.mode}; budget ${credits(agent.monthly_budget)} a month; approval above ${
-    credits(agent.approval_threshold)
+  `${escapeHtml(agent.name)} (${agent.mode}; budget ${credits(agent.monthly_budget_credits)} a month; approval above ${
+    credits(agent.approval_threshold_credits)
   })`
 
 export const consentPage = (

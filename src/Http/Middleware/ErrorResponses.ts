@@ -3,10 +3,12 @@ import { Cause, Effect, Option } from "effect"
 import type { ErrorCode } from "../../Errors/ErrorCatalogue.js"
 import { errorCatalogue } from "../../Errors/ErrorCatalogue.js"
 import { encodeApiError, isApiError, wireBody } from "../../Errors/Wire.js"
+import { isMissingRecord } from "../Groups/PathIds.js"
 
 /**
  * Turns whatever a request failed with into the common error body: our own errors as they
- * are, the platform's decoding failures as `invalid_input` naming the field, unreadable or
+ * are, the platform's decoding failures as `invalid_input` naming the field (a path id that
+ * is not a UUID as its schema says: `not_found`, `Groups/PathIds.ts`), unreadable or
  * oversized bodies as `invalid_input` / `payload_too_large`, and anything else as
  * `internal_error` with the cause logged and nothing of it on the wire.
  */
@@ -80,6 +82,10 @@ export const responseForCause = (baseUrl: string, cause: Cause.Cause<unknown>) =
           : response
       }
       if (error instanceof HttpApiError.HttpApiDecodeError) {
+        const first = error.issues[0]
+        if (first !== undefined && isMissingRecord(first.message)) {
+          return errorResponse(baseUrl, "not_found", first.message)
+        }
         return errorResponse(baseUrl, "invalid_input", describeDecodeError(error))
       }
       if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {

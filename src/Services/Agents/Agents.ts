@@ -1,16 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { isUuid } from "../../Domain/Ids.js"
+import type { Agent } from "../../Domain/Agent.js"
+import { AgentId } from "../../Domain/Ids.js"
 import { parseRange } from "../../Domain/IpRanges.js"
-import { amountOf } from "../../Domain/Money.js"
 import { type PlanId, plans } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
-import { iso, isoOrNull } from "../../Domain/Timestamps.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { OrgsRepo } from "../Orgs/OrgsRepo.js"
-import { type AgentChanges, type AgentRow, AgentsRepo } from "./AgentsRepo.js"
+import { AgentsRepo } from "./AgentsRepo.js"
 
 /** Defaults of the specification's Agent record. */
 export const agentDefaults = {
@@ -24,20 +23,6 @@ export const AGENT_KEY_PREFIX_LENGTH = 12
 
 export const keyNote =
   "This key is shown only now: store it somewhere safe. The service keeps only its SHA-256 hash; if it is lost, rotate the key."
-
-export const agentRecord = (row: AgentRow) => ({
-  id: row.id,
-  name: row.name,
-  mode: row.mode,
-  status: row.status,
-  monthly_budget: amountOf(row.monthly_budget_credits),
-  approval_threshold: row.approval_threshold_credits === null ? null : amountOf(row.approval_threshold_credits),
-  ip_allowlist: [...row.ip_allowlist],
-  key_prefix: row.key_prefix,
-  key_last_used_at: isoOrNull(row.key_last_used_at),
-  created_at: iso(row.created_at)
-})
-export type AgentRecord = ReturnType<typeof agentRecord>
 
 /**
  * Checks every allowlist entry (IPv4 or IPv6 address, or CIDR range); the first that is
@@ -75,6 +60,27 @@ const agentLimit = (plan: PlanId) =>
 
 const noSuchAgent = new NotFound({ message: "No such agent in this org" })
 
+export interface AgentChanges {
+  readonly name?: string | undefined
+  readonly status?: "active" | "disabled" | undefined
+  readonly monthlyBudgetCredits?: bigint | undefined
+  /** undefined: unchanged; null: never ask. */
+  readonly approvalThresholdCredits?: bigint | null | undefined
+  readonly ipAllowlist?: ReadonlyArray<string> | undefined
+}
+
+/** The record with the changes given (undefined: unchanged). */
+const changed = (agent: Agent, changes: AgentChanges) => ({
+  ...agent,
+  name: changes.name ?? agent.name,
+  status: changes.status ?? agent.status,
+  monthly_budget_credits: changes.monthlyBudgetCredits ?? agent.monthly_budget_credits,
+  approval_threshold_credits: changes.approvalThresholdCredits === undefined
+    ? agent.approval_threshold_credits
+    : changes.approvalThresholdCredits,
+  ip_allowlist: changes.ipAllowlist ?? agent.ip_allowlist
+})
+
 export interface NewAgentInput {
   readonly name: string
   readonly mode?: "test" | "live" | undefined
@@ -110,45 +116,42 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
         const row = yield* transaction(Effect.gen(function*() {
           const plan = yield* lockedPlan(actor.org_id)
           if ((yield* repo.countActive(actor.org_id)) >= plans[plan].max_active_agents) return yield* agentLimit(plan)
+          const at = yield* now
           return yield* repo.insert({
-            id: randomUUID(),
-            orgId: actor.org_id,
+            id: AgentId.make(randomUUID()),
+            org_id: actor.org_id,
             name: input.name,
             mode,
-            monthlyBudgetCredits: input.monthlyBudgetCredits ?? agentDefaults.monthlyBudgetCredits,
-            approvalThresholdCredits: input.approvalThresholdCredits === undefined
+            status: "active",
+            monthly_budget_credits: input.monthlyBudgetCredits ?? agentDefaults.monthlyBudgetCredits,
+            approval_threshold_credits: input.approvalThresholdCredits === undefined
               ? agentDefaults.approvalThresholdCredits
               : input.approvalThresholdCredits,
-            ipAllowlist,
-            keyHash: key.hash,
-            keyPrefix: key.prefix,
-            createdAt: yield* now
+            ip_allowlist: ipAllowlist,
+            key_prefix: key.prefix,
+            key_hash: key.hash,
+            key_issued_at: at,
+            created_at: at
           })
         }))
-        return { agent: agentRecord(row), key: key.key, key_note: keyNote }
+        return { agent: row, key: key.key, key_note: keyNote }
       })
 
-    const list = (actor: OrgActor, limit: number, startingAfter: string | undefined) =>
+    const list = (actor: OrgActor, limit: number, startingAfter: AgentId | undefined) =>
       Effect.gen(function*() {
-        if (startingAfter !== undefined && !isUuid(startingAfter)) {
-          return yield* new InvalidInput({ message: "starting_after must be the id of an agent" })
-        }
-        const rows = yield* repo.list(actor.org_id, limit, startingAfter)
-        return rows.map(agentRecord)
+        return yield* repo.list(actor.org_id, limit, startingAfter)
       })
 
-    const get = (actor: OrgActor, agentId: string) =>
+    const get = (actor: OrgActor, agentId: AgentId) =>
       Effect.gen(function*() {
-        if (!isUuid(agentId)) return yield* noSuchAgent
         const row = yield* repo.find(actor.org_id, agentId)
         if (Option.isNone(row)) return yield* noSuchAgent
-        return agentRecord(row.value)
+        return row.value
       })
 
     /** Changes any of name, status, budget, threshold and allowlist; mode is fixed. */
-    const update = (actor: OrgActor, agentId: string, changes: AgentChanges) =>
+    const update = (actor: OrgActor, agentId: AgentId, changes: AgentChanges) =>
       Effect.gen(function*() {
-        if (!isUuid(agentId)) return yield* noSuchAgent
         const ipAllowlist = changes.ipAllowlist === undefined
           ? undefined
           : yield* validateAllowlist(changes.ipAllowlist)
@@ -159,15 +162,14 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
           if (changes.status === "active" && current.value.status === "disabled") {
             if ((yield* repo.countActive(actor.org_id)) >= plans[plan].max_active_agents) return yield* agentLimit(plan)
           }
-          return yield* repo.update(agentId, { ...changes, ipAllowlist })
+          return yield* repo.update(changed(current.value, { ...changes, ipAllowlist }))
         }))
-        return agentRecord(row)
+        return row
       })
 
     /** Issues a new key (also for an agent without one); the old key is refused at once. */
-    const rotateKey = (actor: OrgActor, agentId: string) =>
+    const rotateKey = (actor: OrgActor, agentId: AgentId) =>
       Effect.gen(function*() {
-        if (!isUuid(agentId)) return yield* noSuchAgent
         return yield* transaction(Effect.gen(function*() {
           const current = yield* repo.findForUpdate(actor.org_id, agentId)
           if (Option.isNone(current)) return yield* noSuchAgent
@@ -178,9 +180,8 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
       })
 
     /** Removes the agent's key; it cannot buy until rotate-key issues a new one. */
-    const revokeKey = (actor: OrgActor, agentId: string) =>
+    const revokeKey = (actor: OrgActor, agentId: AgentId) =>
       Effect.gen(function*() {
-        if (!isUuid(agentId)) return yield* noSuchAgent
         return yield* transaction(Effect.gen(function*() {
           const current = yield* repo.findForUpdate(actor.org_id, agentId)
           if (Option.isNone(current)) return yield* noSuchAgent
@@ -190,12 +191,12 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
       })
 
     /** The calling agent's own record (`GET /v1/agent`). */
-    const self = (agentId: string) =>
+    const self = (agentId: AgentId) =>
       Effect.flatMap(
         repo.byId(agentId),
         Option.match({
           onNone: () => Effect.fail(noSuchAgent),
-          onSome: (row) => Effect.succeed(agentRecord(row))
+          onSome: Effect.succeed
         })
       )
 

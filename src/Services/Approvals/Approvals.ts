@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import type { ApprovalReason, ApprovalSummary } from "../../Domain/ApprovalSummary.js"
+import { ApprovalId } from "../../Domain/Ids.js"
 import { amountOf, creditsToUsd } from "../../Domain/Money.js"
 import type { Approval, ApprovalStatus } from "../../Domain/Purchasing.js"
 import { base62, sha256Hex } from "../../Domain/Secrets.js"
@@ -156,7 +157,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
           now: new Date(now)
         })
         if (Option.isSome(waiting)) return waiting.value
-        const id = randomUUID()
+        const id = ApprovalId.make(randomUUID())
         const expiresAt = new Date(now + APPROVAL_LIFETIME_MS)
         yield* repo.insert({
           id,
@@ -200,7 +201,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
      * it pays what was approved even after the tool's price changed; null otherwise (the
      * approval is then judged by forPurchase).
      */
-    const lockedPrice = (agentId: string, approvalId: string, toolId: string) =>
+    const lockedPrice = (agentId: string, approvalId: ApprovalId, toolId: string) =>
       Effect.map(
         repo.byId(approvalId, false),
         (found) =>
@@ -212,7 +213,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
 
     const forPurchase = (
       agentId: string,
-      approvalId: string,
+      approvalId: ApprovalId,
       purchase: { readonly toolId: string; readonly inputsHash: string; readonly amount: bigint }
     ) =>
       Effect.gen(function*() {
@@ -263,7 +264,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
             : Effect.fail(new Conflict({ message: "This approval was already used by another purchase" }))
       )
 
-    const get = (orgId: string, id: string) =>
+    const get = (orgId: string, id: ApprovalId) =>
       Effect.gen(function*() {
         const row = yield* repo.byId(id, false)
         if (Option.isNone(row) || row.value.org_id !== orgId) return yield* notFound
@@ -273,7 +274,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
     const list = (orgId: string, options: {
       readonly status?: ApprovalStatus | undefined
       readonly limit: number
-      readonly startingAfter?: string | undefined
+      readonly startingAfter?: ApprovalId | undefined
     }) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
@@ -319,7 +320,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
       })
 
     /** An owner (session or org key) approves or rejects. */
-    const decide = (actor: OrgActor, approvalId: string, decision: "approve" | "reject", note: string | null) =>
+    const decide = (actor: OrgActor, approvalId: ApprovalId, decision: "approve" | "reject", note: string | null) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* requireOwner(actor)
         const row = yield* repo.byId(approvalId, true)

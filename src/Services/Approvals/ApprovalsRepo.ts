@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
-import { isUuid } from "../../Domain/Ids.js"
+import { AgentId, ApprovalId, OrgId, UserId } from "../../Domain/Ids.js"
 import type { ApprovalStatus } from "../../Domain/Purchasing.js"
 import { statementRows } from "../StatementRows.js"
 
@@ -9,9 +9,9 @@ import { statementRows } from "../StatementRows.js"
 const Via = Schema.Literal("session", "org_key", "email_link")
 
 export const ApprovalRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  agent_id: Schema.String,
+  id: ApprovalId,
+  org_id: OrgId,
+  agent_id: AgentId,
   tool_id: Schema.String,
   tool_slug: Schema.String,
   tool_name: Schema.String,
@@ -48,8 +48,8 @@ export interface NewApproval {
 
 export const LinkRow = Schema.Struct({
   token_hash: Schema.String,
-  approval_id: Schema.String,
-  user_id: Schema.String,
+  approval_id: ApprovalId,
+  user_id: UserId,
   email: Schema.String,
   /** The user's role in the approval's org now (null: no longer a member). */
   role: Schema.NullOr(Schema.String),
@@ -77,7 +77,7 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
     const cols = sql.unsafe(approvalColumns)
 
     const findById = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.String, lock: Schema.Boolean }),
+      Request: Schema.Struct({ id: ApprovalId, lock: Schema.Boolean }),
       Result: ApprovalRow,
       execute: ({ id, lock }) =>
         sql`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id}
@@ -85,8 +85,7 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
     })
 
     /** One approval with its tool; `lock` takes its row for the transaction. */
-    const byId = (id: string, lock: boolean) =>
-      isUuid(id) ? findById({ id, lock }).pipe(Effect.orDie) : Effect.succeed(Option.none<ApprovalRow>())
+    const byId = (id: ApprovalId, lock: boolean) => findById({ id, lock }).pipe(Effect.orDie)
 
     const findWaiting = SqlSchema.findOne({
       Request: Schema.Struct({

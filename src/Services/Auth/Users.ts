@@ -2,10 +2,11 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { normalizeEmail } from "../../Domain/Email.js"
+import { OrgId, UserId } from "../../Domain/Ids.js"
 
 /** People: found by email (case-insensitive); a verified sign-in creates the account. Rows decoded. */
 export const UserRow = Schema.Struct({
-  id: Schema.String,
+  id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
   email_verified: Schema.Boolean,
@@ -20,7 +21,7 @@ export type UserRecord = Omit<UserRow, "created_at">
 export const userRecord = ({ created_at: _, ...record }: UserRow): UserRecord => record
 
 export const OrgMembershipRecord = Schema.Struct({
-  id: Schema.String,
+  id: OrgId,
   name: Schema.String,
   role: Schema.Literal("owner", "member")
 })

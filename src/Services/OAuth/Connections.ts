@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { isUuid } from "../../Domain/Ids.js"
+import { type AgentId, isUuid } from "../../Domain/Ids.js"
 import type { OAuthConnection } from "../../Domain/OAuthConnection.js"
 import { iso, isoOrNull } from "../../Domain/Timestamps.js"
 import { NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
@@ -92,7 +92,7 @@ export class Connections extends Effect.Service<Connections>()("OAuth/Connection
         }))
 
     /** The agent's connected clients, newest first (revoked ones too, with when). */
-    const list = (actor: OrgActor, agentId: string) =>
+    const list = (actor: OrgActor, agentId: AgentId) =>
       Effect.gen(function*() {
         yield* agents.get(actor, agentId)
         const rows = yield* repo.ofAgent(actor.org_id, agentId)
@@ -100,7 +100,7 @@ export class Connections extends Effect.Service<Connections>()("OAuth/Connection
       })
 
     /** Ends a connection: its grant and every token of it stop working at once. */
-    const revoke = (actor: OrgActor, agentId: string, connectionId: string) =>
+    const revoke = (actor: OrgActor, agentId: AgentId, connectionId: string) =>
       Effect.gen(function*() {
         yield* agents.get(actor, agentId)
         const noSuchConnection = new NotFound({ message: "No such connection" })

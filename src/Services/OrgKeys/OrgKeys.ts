@@ -1,30 +1,19 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import { isUuid } from "../../Domain/Ids.js"
+import { OrgKeyId } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
-import { iso, isoOrNull } from "../../Domain/Timestamps.js"
 import { NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
-import { type OrgKeyRow, OrgKeysRepo } from "./OrgKeysRepo.js"
+import { OrgKeysRepo } from "./OrgKeysRepo.js"
 
 export const ORG_KEY_PREFIX_LENGTH = 10
 
 export const orgKeyNote =
   "This secret is shown only now: store it somewhere safe. The service keeps only its SHA-256 hash. " +
   "The key acts as you, with your current role, and stops working if you leave the org."
-
-export const orgKeyRecord = (row: OrgKeyRow) => ({
-  id: row.id,
-  name: row.name,
-  scope: row.scope,
-  prefix: row.prefix,
-  created_by_email: row.created_by_email,
-  created_at: iso(row.created_at),
-  last_used_at: isoOrNull(row.last_used_at)
-})
 
 /** Org keys: made and revoked by a signed-in owner (the HTTP layer refuses org keys here). */
 export class OrgKeys extends Effect.Service<OrgKeys>()("OrgKeys/OrgKeys", {
@@ -46,27 +35,27 @@ export class OrgKeys extends Effect.Service<OrgKeys>()("OrgKeys/OrgKeys", {
             })
           }
           return yield* repo.insert({
-            id: randomUUID(),
-            orgId: actor.org_id,
+            id: OrgKeyId.make(randomUUID()),
+            org_id: actor.org_id,
             name,
             scope,
             prefix: secret.slice(0, ORG_KEY_PREFIX_LENGTH),
-            hash: sha256Hex(secret),
-            createdBy: actor.user_id,
-            createdByEmail: actor.email,
-            createdAt: yield* now
+            key_hash: sha256Hex(secret),
+            created_by: actor.user_id,
+            created_by_email: actor.email,
+            created_at: yield* now
           })
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-        return { key: orgKeyRecord(row), secret, note: orgKeyNote }
+        return { key: row, secret, note: orgKeyNote }
       })
 
-    const list = (actor: OrgActor) => Effect.map(repo.listActive(actor.org_id), (rows) => rows.map(orgKeyRecord))
+    const list = (actor: OrgActor) => repo.listActive(actor.org_id)
 
     /** Revokes a key at once; an unknown or already revoked key is 404. */
-    const revoke = (actor: OrgActor, keyId: string) =>
+    const revoke = (actor: OrgActor, keyId: OrgKeyId) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        const revoked = isUuid(keyId) && (yield* repo.revoke(actor.org_id, keyId, yield* now))
+        const revoked = yield* repo.revoke(actor.org_id, keyId, yield* now)
         if (!revoked) return yield* new NotFound({ message: "No such active org key" })
         return { status: "revoked" as const }
       })

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { normalizeEmail } from "../../Domain/Email.js"
-import { isUuid } from "../../Domain/Ids.js"
+import type { InviteId, UserId } from "../../Domain/Ids.js"
 import { plans } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
 import { iso } from "../../Domain/Timestamps.js"
@@ -174,10 +174,10 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
     const invites = (actor: OrgActor) =>
       Effect.flatMap(now, (at) => Effect.map(repo.pendingInvites(actor.org_id, at), (rows) => rows.map(inviteRecord)))
 
-    const revokeInvite = (actor: OrgActor, inviteId: string) =>
+    const revokeInvite = (actor: OrgActor, inviteId: InviteId) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        const revoked = isUuid(inviteId) && (yield* repo.revokeInvite(actor.org_id, inviteId, yield* now))
+        const revoked = yield* repo.revokeInvite(actor.org_id, inviteId, yield* now)
         if (!revoked) return yield* new NotFound({ message: "No such pending invitation" })
         return { status: "revoked" as const }
       })
@@ -209,10 +209,9 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
       }))
 
     /** Changes a member's role (owner only); the last owner cannot step down. */
-    const changeRole = (actor: OrgActor, userId: string, role: OrgRole) =>
+    const changeRole = (actor: OrgActor, userId: UserId, role: OrgRole) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        if (!isUuid(userId)) return yield* noSuchMember
         return yield* transaction(Effect.gen(function*() {
           const org = yield* lockedOrg(actor.org_id)
           const target = yield* repo.member(org.id, userId)
@@ -227,10 +226,9 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
       })
 
     /** Removes a member (owner only), or lets a member leave; the last owner cannot go. */
-    const removeMember = (actor: OrgActor, userId: string) =>
+    const removeMember = (actor: OrgActor, userId: UserId) =>
       Effect.gen(function*() {
         if (userId !== actor.user_id) yield* requireOwner(actor)
-        if (!isUuid(userId)) return yield* noSuchMember
         return yield* transaction(Effect.gen(function*() {
           const org = yield* lockedOrg(actor.org_id)
           const at = yield* now

@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { OrgId } from "../../Domain/Ids.js"
+import { InviteId, OrgId, UserId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { statementRows } from "../StatementRows.js"
 
@@ -17,7 +17,7 @@ export const OrgRow = Schema.Struct({
 export type OrgRow = typeof OrgRow.Type
 
 export const MemberRow = Schema.Struct({
-  user_id: Schema.String,
+  user_id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
   role: Role,
@@ -26,8 +26,8 @@ export const MemberRow = Schema.Struct({
 export type MemberRow = typeof MemberRow.Type
 
 export const InviteRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
+  id: InviteId,
+  org_id: OrgId,
   email: Schema.String,
   role: Role,
   invited_by_email: Schema.String,

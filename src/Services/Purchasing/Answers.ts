@@ -1,4 +1,5 @@
 import { Effect, Schema } from "effect"
+import type { ReceiptId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import { ExecuteResult, JobAccepted, type ToolRef } from "../../Domain/Purchasing.js"
 import { CheckFailed, ProviderError } from "../../Errors/ApiErrors.js"
@@ -29,7 +30,7 @@ export const storedAnswerOf = Schema.encode(StoredAnswer)
 export const answerFromStore = Schema.decode(StoredAnswer)
 
 export interface AnswerContext {
-  readonly receiptId: string
+  readonly receiptId: ReceiptId
   readonly mode: "test" | "live"
   readonly tool: ToolRef & { readonly check_id: string; readonly check_version: string }
 }

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { isUuid } from "../../Domain/Ids.js"
+import { DisputeId, isUuid } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import { commonLimits } from "../../Domain/Plans.js"
 import type { Dispute, DisputeRequest } from "../../Domain/Purchasing.js"
@@ -62,9 +62,6 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
 
     const notFound = new NotFound({ message: "No dispute with that id" })
 
-    const byId = (id: string, lock: boolean) =>
-      isUuid(id) ? rows.byId(id, lock) : Effect.succeed(Option.none<DisputeRow>())
-
     /** Opens a dispute in `orgId`; `openedBy` is the agent that opened it, else the receipt's buyer. */
     const openIn = (orgId: string, openedBy: string | null, request: DisputeRequest) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -101,7 +98,7 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
             message: `An org may have at most ${commonLimits.open_disputes_per_org} open disputes at once`
           })
         }
-        const id = randomUUID()
+        const id = DisputeId.make(randomUUID())
         yield* rows.insert({
           id,
           org_id: orgId,
@@ -112,7 +109,7 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
           reason: request.reason ?? null,
           created_at: new Date(now)
         })
-        return view(Option.getOrThrow(yield* byId(id, false)))
+        return view(Option.getOrThrow(yield* rows.byId(id, false)))
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatMap(signed))
 
     /** An agent disputes an item of one of its org's receipts. */
@@ -121,9 +118,9 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
     /** A member (session or write org key) disputes an item of one of the org's receipts. */
     const openForOrg = (orgId: string, request: DisputeRequest) => openIn(orgId, null, request)
 
-    const get = (orgId: string, id: string) =>
+    const get = (orgId: string, id: DisputeId) =>
       Effect.flatMap(
-        byId(id, false),
+        rows.byId(id, false),
         (row) => Option.isSome(row) && row.value.org_id === orgId ? signed(view(row.value)) : Effect.fail(notFound)
       )
 
@@ -132,12 +129,12 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
       readonly orgId?: string | undefined
       readonly status?: "open" | "upheld" | "rejected" | undefined
       readonly limit: number
-      readonly startingAfter?: string | undefined
+      readonly startingAfter?: DisputeId | undefined
     }) =>
       Effect.gen(function*() {
         let after: DisputeRow | null = null
         if (options.startingAfter !== undefined) {
-          const cursor = yield* byId(options.startingAfter, false)
+          const cursor = yield* rows.byId(options.startingAfter, false)
           if (Option.isNone(cursor) || (options.orgId !== undefined && cursor.value.org_id !== options.orgId)) {
             return yield* new NotFound({ message: "starting_after names no dispute" })
           }
@@ -148,14 +145,14 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
         return { disputes, has_more: page.length > options.limit }
       })
 
-    const decide = (admin: AdminUser, id: string, decision: "upheld" | "rejected", reason: string | undefined) =>
+    const decide = (admin: AdminUser, id: DisputeId, decision: "upheld" | "rejected", reason: string | undefined) =>
       Effect.gen(function*() {
         const note = reason?.trim() ?? ""
         if (note.length === 0) {
           return yield* new ReasonRequired({ message: "Deciding a dispute needs a written `reason`" })
         }
         return yield* sql.withTransaction(Effect.gen(function*() {
-          const found = yield* byId(id, true)
+          const found = yield* rows.byId(id, true)
           if (Option.isNone(found)) return yield* notFound
           const row = found.value
           if (row.status !== "open") return yield* new Conflict({ message: `This dispute was already ${row.status}` })
@@ -185,7 +182,7 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
               note
             }
           })
-          const decided = view(Option.getOrThrow(yield* byId(row.id, false)))
+          const decided = view(Option.getOrThrow(yield* rows.byId(row.id, false)))
           yield* audit.record({ admin_id: admin.admin_id, email: admin.email }, {
             action: "dispute.decide",
             target_type: "dispute",

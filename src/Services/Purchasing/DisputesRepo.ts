@@ -1,15 +1,15 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { HoldId } from "../../Domain/Ids.js"
+import { AgentId, DisputeId, HoldId, OrgId, ReceiptId } from "../../Domain/Ids.js"
 
 /** Disputes of charged receipt items, each with its item's cost and hold; rows decoded. */
 export const DisputeStatus = Schema.Literal("open", "upheld", "rejected")
 
 export const DisputeRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  agent_id: Schema.String,
-  receipt_id: Schema.String,
+  id: DisputeId,
+  org_id: OrgId,
+  agent_id: AgentId,
+  receipt_id: ReceiptId,
   item_id: Schema.String,
   item_index: Schema.Number,
   reason: Schema.NullOr(Schema.String),
@@ -48,7 +48,7 @@ export class DisputesRepo extends Effect.Service<DisputesRepo>()("Purchasing/Dis
         lock ? sql`${select} WHERE d.id = ${id} FOR UPDATE OF d` : sql`${select} WHERE d.id = ${id}`
     })
     /** A dispute by id (the caller checks the id is a UUID); `lock` for deciding it. */
-    const byId = (id: string, lock: boolean) => findById({ id, lock }).pipe(Effect.orDie)
+    const byId = (id: DisputeId, lock: boolean) => findById({ id, lock }).pipe(Effect.orDie)
 
     /** One opener at a time per org, so the limit of open disputes holds under concurrency. */
     const lockOrgOpeners = (orgId: string) =>

@@ -3,7 +3,7 @@ import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
 import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
-import { HoldId } from "../../Domain/Ids.js"
+import { HoldId, JobId, ReceiptId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { ExecuteRequest, ExecuteResult, JobAccepted } from "../../Domain/Purchasing.js"
 import {
@@ -448,7 +448,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
         if (approval._tag === "Required") return approval.answer as ExecuteAnswer
 
         const context: PurchaseContext = {
-          receiptId: randomUUID(),
+          receiptId: ReceiptId.make(randomUUID()),
           mode: agent.mode,
           tool: choiceOf(tool, terms.price),
           fallback: request.fallback === true,
@@ -462,7 +462,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
         const job: JobAccepted | null = isJob
           ? {
             status: "queued",
-            job_id: randomUUID(),
+            job_id: JobId.make(randomUUID()),
             receipt_id: context.receiptId,
             item_count: terms.count,
             held: amountOf(terms.amount),

@@ -1,6 +1,6 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import type { HoldId } from "../../Domain/Ids.js"
+import type { HoldId, ReceiptId } from "../../Domain/Ids.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { settlementWrite } from "../Ledger/SettlementFence.js"
@@ -31,7 +31,7 @@ export interface ToolChoice extends RunnableTool {
 export type RunnableItem = Pick<ItemRow, "id" | "input" | "hold_id">
 
 export interface PurchaseContext {
-  readonly receiptId: string
+  readonly receiptId: ReceiptId
   readonly mode: "test" | "live"
   readonly tool: ToolChoice
   readonly fallback: boolean

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
-import { isUuid } from "../../Domain/Ids.js"
+import type { JobId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { Job } from "../../Domain/Purchasing.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
@@ -186,9 +186,9 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
     })
 
     /** `GET /v1/jobs/{id}`: status, progress and every item's outcome (with results). */
-    const get = (orgId: string, id: string) =>
+    const get = (orgId: string, id: JobId) =>
       Effect.gen(function*() {
-        const job = isUuid(id) ? yield* jobRows.job(orgId, id) : Option.none<JobRow>()
+        const job = yield* jobRows.job(orgId, id)
         if (Option.isNone(job)) return yield* new NotFound({ message: "No job with that id in this org" })
         const totals = yield* receipts.totals(orgId, job.value.receipt_id)
         const rows = yield* itemRows.items(job.value.receipt_id)

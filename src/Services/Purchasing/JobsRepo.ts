@@ -1,12 +1,13 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { AgentId, JobId, OrgId, ReceiptId } from "../../Domain/Ids.js"
 
 /** Purchase jobs: large orders run in the background under a renewable lease; rows decoded. */
 export const JobRow = Schema.Struct({
-  id: Schema.String,
-  receipt_id: Schema.String,
-  org_id: Schema.String,
-  agent_id: Schema.String,
+  id: JobId,
+  receipt_id: ReceiptId,
+  org_id: OrgId,
+  agent_id: AgentId,
   status: Schema.Literal("queued", "running", "done"),
   deadline_at: Schema.DateFromSelf,
   lease_owner: Schema.NullOr(Schema.String),

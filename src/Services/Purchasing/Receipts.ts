@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { isUuid } from "../../Domain/Ids.js"
+import type { ReceiptId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type {
   ItemCounts,
@@ -90,13 +90,13 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
 
     const notFound = new NotFound({ message: "No receipt with that id in this org" })
 
-    const totals = (orgId: string, id: string) =>
+    const totals = (orgId: string, id: ReceiptId) =>
       Effect.flatMap(
-        isUuid(id) ? receiptRows.receiptWithTotals(orgId, id) : Effect.succeed(Option.none<ReceiptTotalsRow>()),
+        receiptRows.receiptWithTotals(orgId, id),
         Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })
       )
 
-    const get = (orgId: string, id: string) =>
+    const get = (orgId: string, id: ReceiptId) =>
       Effect.gen(function*() {
         const row = yield* totals(orgId, id)
         const items = yield* itemRows.items(row.id)
@@ -104,13 +104,11 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
         return receipt satisfies Receipt
       })
 
-    const list = (orgId: string, options: { readonly limit: number; readonly startingAfter?: string | undefined }) =>
+    const list = (orgId: string, options: { readonly limit: number; readonly startingAfter?: ReceiptId | undefined }) =>
       Effect.gen(function*() {
         let after = Option.none<{ created_at: Date; id: string }>()
         if (options.startingAfter !== undefined) {
-          after = isUuid(options.startingAfter)
-            ? yield* receiptRows.receiptCursor(orgId, options.startingAfter)
-            : Option.none()
+          after = yield* receiptRows.receiptCursor(orgId, options.startingAfter)
           if (Option.isNone(after)) {
             return yield* new NotFound({ message: "starting_after names no receipt of this org" })
           }
@@ -122,11 +120,11 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
     /** A receipt's items with their inputs and kept results, by index, a page at a time. */
     const items = (
       orgId: string,
-      id: string,
+      id: ReceiptId,
       options: { readonly limit: number; readonly startingAfter?: string | undefined }
     ) =>
       Effect.gen(function*() {
-        const receipt = isUuid(id) ? yield* receiptRows.receiptCursor(orgId, id) : Option.none()
+        const receipt = yield* receiptRows.receiptCursor(orgId, id)
         if (Option.isNone(receipt)) return yield* notFound
         let afterIndex = -1
         if (options.startingAfter !== undefined) {

@@ -1,13 +1,14 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { AgentId, OrgId, ReceiptId } from "../../Domain/Ids.js"
 import { TaskTypeId } from "../../Domain/TaskType.js"
 import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 
 /** Receipts: one per purchase, with its totals summed over its items; rows decoded. */
 export const ReceiptRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  agent_id: Schema.String,
+  id: ReceiptId,
+  org_id: OrgId,
+  agent_id: AgentId,
   mode: Schema.Literal("test", "live"),
   tool_id: Schema.String,
   task_type: TaskTypeId,

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { type EventType, subscribableEventTypes } from "../../Domain/Events.js"
-import { isUuid } from "../../Domain/Ids.js"
+import { isUuid, type WebhookEndpointId } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
 import { iso } from "../../Domain/Timestamps.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
@@ -135,10 +135,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
       })
 
     /** Removes an endpoint; its pending deliveries end as failed. Unknown or already removed: 404. */
-    const remove = (actor: OrgActor, webhookId: string) =>
+    const remove = (actor: OrgActor, webhookId: WebhookEndpointId) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        if (!isUuid(webhookId)) return yield* new NotFound({ message: "No such webhook endpoint" })
         const at = yield* now
         const removed = yield* Effect.gen(function*() {
           const deleted = yield* repo.markDeleted({ orgId: actor.org_id, id: webhookId, at })
@@ -154,10 +153,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
      * A new signing secret, shown once; the previous one keeps signing (beside it) for
      * SECRET_OVERLAP, so a receiver can switch without losing a delivery.
      */
-    const rotateSecret = (actor: OrgActor, webhookId: string) =>
+    const rotateSecret = (actor: OrgActor, webhookId: WebhookEndpointId) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        if (!isUuid(webhookId)) return yield* new NotFound({ message: "No such webhook endpoint" })
         const secret = newWebhookSecret()
         const at = yield* now
         const rotated = yield* repo.rotateSecret({
@@ -176,7 +174,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
      * all), as they were: same event ids and bodies, so receivers drop what they already had.
      * Each starts its tries and 24-hour window again now.
      */
-    const replay = (actor: OrgActor, webhookId: string, request: ReplayRequest) =>
+    const replay = (actor: OrgActor, webhookId: WebhookEndpointId, request: ReplayRequest) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
         if ((request.event_id === undefined) === (request.since === undefined)) {
@@ -187,7 +185,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         if (request.event_id !== undefined && request.only_failed !== undefined) {
           return yield* new InvalidInput({ message: "`only_failed` goes with `since`" })
         }
-        if (!isUuid(webhookId)) return yield* new NotFound({ message: "No such webhook endpoint" })
         const endpoint = yield* repo.findEndpoint({ orgId: actor.org_id, id: webhookId }).pipe(Effect.orDie)
         if (endpoint._tag === "None") return yield* new NotFound({ message: "No such webhook endpoint" })
         if (request.event_id !== undefined && !isUuid(request.event_id)) {
@@ -211,10 +208,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
       })
 
     /** Emits `webhook.test` for this endpoint only, tries it at once and answers the delivery. */
-    const sendTest = (actor: OrgActor, webhookId: string) =>
+    const sendTest = (actor: OrgActor, webhookId: WebhookEndpointId) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        if (!isUuid(webhookId)) return yield* new NotFound({ message: "No such webhook endpoint" })
         const deliveryId = randomUUID()
         const leaseToken = randomUUID()
         const found = yield* Effect.gen(function*() {

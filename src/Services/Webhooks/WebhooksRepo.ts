@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { EventTypeSchema } from "../../Domain/Events.js"
+import { OrgId, WebhookEndpointId } from "../../Domain/Ids.js"
 
 /**
  * Webhooks' SQL: endpoints, and deliveries with their event; rows decoded. The delivery
@@ -10,7 +11,7 @@ export const DeliveryStatus = Schema.Literal("pending", "delivered", "failed")
 export type DeliveryStatus = typeof DeliveryStatus.Type
 
 export const EndpointRow = Schema.Struct({
-  id: Schema.String,
+  id: WebhookEndpointId,
   url: Schema.String,
   events: Schema.Array(EventTypeSchema),
   secret_prefix: Schema.String,
@@ -21,8 +22,8 @@ export type EndpointRow = typeof EndpointRow.Type
 
 export const DeliveryRow = Schema.Struct({
   id: Schema.String,
-  org_id: Schema.String,
-  endpoint_id: Schema.String,
+  org_id: OrgId,
+  endpoint_id: WebhookEndpointId,
   event_id: Schema.String,
   event_type: EventTypeSchema,
   status: DeliveryStatus,

@@ -46,12 +46,12 @@ export const useApiMutation = <V, A, E>(
 }
 
 /** Cursor pages (`starting_after`): the cursors seen so far, so Previous goes back. */
-export const useCursorPages = () => {
-  const [cursors, setCursors] = useState<ReadonlyArray<string>>([])
+export const useCursorPages = <Id extends string = string>() => {
+  const [cursors, setCursors] = useState<ReadonlyArray<Id>>([])
   return {
     after: cursors.at(-1),
     page: cursors.length + 1,
-    next: (lastId: string) => setCursors((seen) => [...seen, lastId]),
+    next: (lastId: Id) => setCursors((seen) => [...seen, lastId]),
     previous: () => setCursors((seen) => seen.slice(0, -1)),
     reset: () => setCursors([])
   }

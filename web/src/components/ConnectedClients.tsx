@@ -1,3 +1,4 @@
+import type { AgentId, OrgId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { Table } from "./PagedTable.js"
 import { ErrorNotice, Loaded, When } from "./ui.js"
@@ -8,8 +9,8 @@ import { ErrorNotice, Loaded, When } from "./ui.js"
  * tokens at once.
  */
 export const ConnectedClients = ({ agentId, agentName, orgId }: {
-  readonly orgId: string
-  readonly agentId: string
+  readonly orgId: OrgId
+  readonly agentId: AgentId
   readonly agentName: string
 }) => {
   const key = ["connections", orgId, agentId]

@@ -26,10 +26,14 @@ export function Table<Row>({ empty, head, row, rows }: {
  * A list the API pages with `starting_after`, as a table: waiting, refused, empty, or its
  * rows with Previous and Next (the cursor is the last row's id).
  */
-export function PagedTable<Data extends { readonly has_more: boolean }, Row extends { readonly id: string }>(
+export function PagedTable<
+  Data extends { readonly has_more: boolean },
+  Row extends { readonly id: Id },
+  Id extends string = string
+>(
   { empty, head, pages, query, row, rows }: {
     readonly query: { readonly data?: Data | undefined; readonly error: unknown; readonly isPending: boolean }
-    readonly pages: ReturnType<typeof useCursorPages>
+    readonly pages: ReturnType<typeof useCursorPages<Id>>
     readonly rows: (data: Data) => ReadonlyArray<Row>
     readonly head: ReadonlyArray<string>
     readonly row: (row: Row) => ReactNode

@@ -1,3 +1,4 @@
+import type { OrgId, ReceiptId } from "../../../src/Domain/Ids.js"
 import { useApiQuery, useCursorPages } from "../api/hooks.js"
 import { Loaded, Pager, Status, TestNote } from "./ui.js"
 
@@ -51,8 +52,8 @@ const JsonValue = ({ value, what }: { readonly value: unknown; readonly what: st
  * (the list is not part of the signed receipt; results are kept 30 days).
  */
 export const ReceiptItems = ({ orgId, receiptId, mode, running }: {
-  readonly orgId: string
-  readonly receiptId: string
+  readonly orgId: OrgId
+  readonly receiptId: ReceiptId
   readonly mode: "test" | "live"
   readonly running: boolean
 }) => {

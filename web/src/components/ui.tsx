@@ -51,11 +51,12 @@ export const Credits = ({ amount }: { readonly amount: { readonly credits: strin
   </span>
 )
 
-/** An instant in the viewer's time zone; the UTC instant on hover. */
-export const When = ({ at, dateOnly = false }: { readonly at: string | null; readonly dateOnly?: boolean }) =>
-  at === null
-    ? <span className="muted">never</span>
-    : <time dateTime={at} title={utcText(at)}>{dateOnly ? localDate(at) : localDateTime(at)}</time>
+/** An instant in the viewer's time zone; the UTC instant on hover. A record's Date or the wire's ISO text. */
+export const When = ({ at, dateOnly = false }: { readonly at: Date | string | null; readonly dateOnly?: boolean }) => {
+  if (at === null) return <span className="muted">never</span>
+  const iso = at instanceof Date ? at.toISOString() : at
+  return <time dateTime={iso} title={utcText(iso)}>{dateOnly ? localDate(iso) : localDateTime(iso)}</time>
+}
 
 /** Where live mode is offered and where credits are sold, while live purchases are closed. */
 export const LiveClosedNotice = () => (

@@ -1,4 +1,7 @@
 import { useState } from "react"
+import type { Agent } from "../../../src/Domain/Agent.js"
+import type { OrgId } from "../../../src/Domain/Ids.js"
+import { amountOf } from "../../../src/Domain/Money.js"
 import { isApiError } from "../api/client.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
@@ -159,7 +162,7 @@ const AgentFields = ({ idPrefix, form, setForm, serverError }: {
 
 const NewAgent = (
   { orgId, liveOpen, onKey }: {
-    readonly orgId: string
+    readonly orgId: OrgId
     readonly liveOpen: boolean
     readonly onKey: (key: ShownSecret) => void
   }
@@ -219,26 +222,16 @@ const NewAgent = (
   )
 }
 
-type AgentRecord = {
-  readonly id: string
-  readonly name: string
-  readonly mode: "test" | "live"
-  readonly status: "active" | "disabled"
-  readonly monthly_budget: { readonly credits: string; readonly usd: string }
-  readonly approval_threshold: { readonly credits: string; readonly usd: string } | null
-  readonly ip_allowlist: ReadonlyArray<string>
-  readonly key_prefix: string | null
-  readonly key_last_used_at: string | null
-}
+type AgentRecord = typeof Agent.json.Type
 
 const EditAgent = (
-  { orgId, agent, onClose }: { readonly orgId: string; readonly agent: AgentRecord; readonly onClose: () => void }
+  { orgId, agent, onClose }: { readonly orgId: OrgId; readonly agent: AgentRecord; readonly onClose: () => void }
 ) => {
   const [form, setForm] = useState<AgentForm>({
     name: agent.name,
-    budget: agent.monthly_budget.credits,
-    threshold: agent.approval_threshold?.credits ?? AGENT_DEFAULTS.threshold,
-    neverAsk: agent.approval_threshold === null,
+    budget: agent.monthly_budget_credits.toString(),
+    threshold: agent.approval_threshold_credits?.toString() ?? AGENT_DEFAULTS.threshold,
+    neverAsk: agent.approval_threshold_credits === null,
     allowlist: agent.ip_allowlist.join(", ")
   })
   const update = useApiMutation(
@@ -275,7 +268,7 @@ const EditAgent = (
 }
 
 const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly agent: AgentRecord
   readonly spent: number
   readonly refusals: ReadonlyArray<RefusalRecord>
@@ -289,7 +282,7 @@ const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
     (c, status: "active" | "disabled") => c.agents.update({ path: { orgId, agentId: agent.id }, payload: { status } }),
     invalidate
   )
-  const budget = Number(agent.monthly_budget.credits)
+  const budget = Number(agent.monthly_budget_credits)
   return (
     <li className="card agent" data-testid={`agent-${agent.name}`}>
       <div className="agent-head">
@@ -314,10 +307,10 @@ const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
         }]}
       />
       <p className="muted">
-        Budget <Credits amount={agent.monthly_budget} />
-        {agent.approval_threshold === null ? ", never asks for approval" : (
+        Budget <Credits amount={amountOf(agent.monthly_budget_credits)} />
+        {agent.approval_threshold_credits === null ? ", never asks for approval" : (
           <>
-            , approval above <Credits amount={agent.approval_threshold} />
+            , approval above <Credits amount={amountOf(agent.approval_threshold_credits)} />
           </>
         )}
         {agent.ip_allowlist.length === 0 ? ", any address" : `, from ${agent.ip_allowlist.join(", ")}`}

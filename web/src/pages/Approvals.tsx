@@ -1,5 +1,6 @@
 import { useState } from "react"
 import { Link, useParams } from "react-router"
+import type { ApprovalId, OrgId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { PagedTable } from "../components/PagedTable.js"
@@ -14,7 +15,7 @@ const reasonText = {
 } as const
 
 type ApprovalRecord = {
-  readonly id: string
+  readonly id: ApprovalId
   readonly agent_id: string
   readonly status: string
   readonly reason: "over_threshold" | "over_budget"
@@ -27,7 +28,7 @@ type ApprovalRecord = {
   readonly created_at: string
 }
 
-const Decide = ({ orgId, approval }: { readonly orgId: string; readonly approval: ApprovalRecord }) => {
+const Decide = ({ orgId, approval }: { readonly orgId: OrgId; readonly approval: ApprovalRecord }) => {
   const [note, setNote] = useState("")
   const invalidate = [["approvals", orgId]] as const
   const approve = useApiMutation(
@@ -71,13 +72,13 @@ export const AgentName = ({ agentId, agents }: { readonly agentId: string; reado
     )
 }
 
-const useAgentNames = (orgId: string): AgentNames => {
+const useAgentNames = (orgId: OrgId): AgentNames => {
   const agents = useApiQuery(["agents", orgId], (c) => c.agents.list({ path: { orgId }, urlParams: { limit: 200 } }))
   return new Map((agents.data?.agents ?? []).map((a) => [a.id, { name: a.name, mode: a.mode }]))
 }
 
 const ApprovalCard = ({ orgId, approval, open, agents }: {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly approval: ApprovalRecord
   readonly open: boolean
   readonly agents: AgentNames
@@ -122,11 +123,12 @@ const ApprovalCard = ({ orgId, approval, open, agents }: {
 export const ApprovalsPage = () => {
   const org = useOrg()
   const { approvalId } = useParams()
-  const pages = useCursorPages()
+  const pages = useCursorPages<ApprovalId>()
   const agents = useAgentNames(org.id)
   const one = useApiQuery(
     ["approvals", org.id, "one", approvalId],
-    (c) => c.orgPurchasing.approval({ path: { orgId: org.id, id: approvalId ?? "" } }),
+    // The address's id as the contract's; the request's encoding checks it is a UUID.
+    (c) => c.orgPurchasing.approval({ path: { orgId: org.id, id: (approvalId ?? "") as ApprovalId } }),
     { enabled: approvalId !== undefined }
   )
   const waiting = useApiQuery(

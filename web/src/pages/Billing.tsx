@@ -1,4 +1,5 @@
 import { useState } from "react"
+import type { OrgId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { BuyCredits } from "../components/billing/BuyCredits.js"
@@ -12,7 +13,7 @@ import { dollars, ownerText } from "../components/format.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Credits, ErrorNotice, LiveClosedNotice, Loaded, Status, TrialTerms, When } from "../components/ui.js"
 
-const Payments = ({ orgId }: { readonly orgId: string }) => {
+const Payments = ({ orgId }: { readonly orgId: OrgId }) => {
   const pages = useCursorPages()
   const payments = useApiQuery(
     ["payments", orgId, pages.after],

@@ -45,7 +45,7 @@ export const CallsPage = () => {
       }),
     { refetchInterval: pages.after === undefined ? 5000 : false }
   )
-  const names = new Map((agents.data?.agents ?? []).map((a) => [a.id, a.name]))
+  const names = new Map<string, string>((agents.data?.agents ?? []).map((a) => [a.id, a.name]))
   return (
     <div className="stack">
       <h1>Calls</h1>

@@ -1,4 +1,5 @@
 import { useState } from "react"
+import type { OrgKeyId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { Table } from "../components/PagedTable.js"
@@ -17,7 +18,7 @@ export const KeysPage = () => {
     "org-keys",
     org.id
   ]])
-  const revoke = useApiMutation((c, keyId: string) => c.orgKeys.revoke({ path: { orgId: org.id, keyId } }), [[
+  const revoke = useApiMutation((c, keyId: OrgKeyId) => c.orgKeys.revoke({ path: { orgId: org.id, keyId } }), [[
     "org-keys",
     org.id
   ]])

@@ -1,4 +1,5 @@
 import { useState } from "react"
+import type { InviteId, UserId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { Table } from "../components/PagedTable.js"
@@ -16,16 +17,16 @@ export const MembersPage = () => {
     org.id
   ]])
   const changeRole = useApiMutation(
-    (c, change: { userId: string; role: "owner" | "member" }) =>
+    (c, change: { userId: UserId; role: "owner" | "member" }) =>
       c.orgs.changeRole({ path: { orgId: org.id, userId: change.userId }, payload: { role: change.role } }),
     [["members", org.id]]
   )
-  const remove = useApiMutation((c, userId: string) => c.orgs.removeMember({ path: { orgId: org.id, userId } }), [[
+  const remove = useApiMutation((c, userId: UserId) => c.orgs.removeMember({ path: { orgId: org.id, userId } }), [[
     "members",
     org.id
   ]])
   const revokeInvite = useApiMutation(
-    (c, inviteId: string) => c.orgs.revokeInvite({ path: { orgId: org.id, inviteId } }),
+    (c, inviteId: InviteId) => c.orgs.revokeInvite({ path: { orgId: org.id, inviteId } }),
     [["invites", org.id]]
   )
   const owner = org.role === "owner"

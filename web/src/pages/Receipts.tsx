@@ -1,5 +1,6 @@
 import { useState } from "react"
 import { Link, useParams } from "react-router"
+import type { OrgId, ReceiptId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { ExportPanel } from "../components/Export.js"
@@ -8,7 +9,7 @@ import { ReceiptItems } from "../components/ReceiptItems.js"
 import { Credits, ErrorNotice, Loaded, Status, TestNote, When } from "../components/ui.js"
 
 const DisputeItem = (
-  { orgId, receiptId, index }: { readonly orgId: string; readonly receiptId: string; readonly index: number }
+  { orgId, receiptId, index }: { readonly orgId: OrgId; readonly receiptId: ReceiptId; readonly index: number }
 ) => {
   const [reason, setReason] = useState("")
   const [open, setOpen] = useState(false)
@@ -50,10 +51,11 @@ const DisputeItem = (
  * One receipt: its items, each with its outcome, cost, check and (when charged) a dispute
  * button; below, their inputs and results.
  */
-export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: string; readonly receiptId: string }) => {
+export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: OrgId; readonly receiptId: string }) => {
   const receipt = useApiQuery(
     ["receipt", orgId, receiptId],
-    (c) => c.orgPurchasing.receipt({ path: { orgId, id: receiptId } }),
+    // The address's id as the contract's; the request's encoding checks it is a UUID.
+    (c) => c.orgPurchasing.receipt({ path: { orgId, id: receiptId as ReceiptId } }),
     {
       refetchInterval: (data) => data?.receipt.status === "running" ? 1000 : false
     }
@@ -129,7 +131,7 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: string; re
 export const ReceiptsPage = () => {
   const org = useOrg()
   const { receiptId } = useParams()
-  const pages = useCursorPages()
+  const pages = useCursorPages<ReceiptId>()
   const receipts = useApiQuery(
     ["receipts", org.id, pages.after],
     (c) => c.orgPurchasing.receipts({ path: { orgId: org.id }, urlParams: { limit: 20, starting_after: pages.after } }),

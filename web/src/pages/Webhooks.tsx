@@ -1,4 +1,5 @@
 import { useState } from "react"
+import type { OrgId, WebhookEndpointId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { localDateTime } from "../components/format.js"
@@ -9,7 +10,7 @@ import { Empty, ErrorNotice, Loaded, Pager, type ShownSecret, Status, useSecretO
 const SECRET_SHOWN_MS = 10 * 60 * 1000
 
 const NewWebhook = ({ orgId, eventTypes, onSecret }: {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly eventTypes: ReadonlyArray<string>
   readonly onSecret: (secret: ShownSecret) => void
 }) => {
@@ -74,7 +75,7 @@ const NewWebhook = ({ orgId, eventTypes, onSecret }: {
 }
 
 type WebhookRecord = {
-  readonly id: string
+  readonly id: WebhookEndpointId
   readonly url: string
   readonly events: ReadonlyArray<string>
   readonly secret_prefix: string
@@ -95,7 +96,7 @@ const toLocalInput = (at: Date) => {
 }
 
 /** Resends an endpoint's events since a time (all, or only those that failed), with their ids unchanged. */
-const ResendSince = ({ orgId, webhook }: { readonly orgId: string; readonly webhook: WebhookRecord }) => {
+const ResendSince = ({ orgId, webhook }: { readonly orgId: OrgId; readonly webhook: WebhookRecord }) => {
   const [since, setSince] = useState(() => toLocalInput(new Date(Date.now() - 24 * 3600 * 1000)))
   const [onlyFailed, setOnlyFailed] = useState(true)
   const replay = useApiMutation(
@@ -142,7 +143,7 @@ const ResendSince = ({ orgId, webhook }: { readonly orgId: string; readonly webh
 }
 
 const WebhookRow = ({ orgId, webhook, isOwner, onSecret }: {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly webhook: WebhookRecord
   readonly isOwner: boolean
   readonly onSecret: (secret: ShownSecret) => void
@@ -217,13 +218,13 @@ const WebhookRow = ({ orgId, webhook, isOwner, onSecret }: {
 }
 
 type DeliveryRecord = {
-  readonly webhook_id: string
+  readonly webhook_id: WebhookEndpointId
   readonly event_id: string
   readonly status: "pending" | "delivered" | "failed"
 }
 
 /** Sends one event to its endpoint again, with the same event id (not while a try is due). */
-const ResendButton = ({ orgId, delivery }: { readonly orgId: string; readonly delivery: DeliveryRecord }) => {
+const ResendButton = ({ orgId, delivery }: { readonly orgId: OrgId; readonly delivery: DeliveryRecord }) => {
   const replay = useApiMutation(
     (c) => c.webhooks.replay({ path: { orgId, id: delivery.webhook_id }, payload: { event_id: delivery.event_id } }),
     [["deliveries", orgId]]
@@ -244,7 +245,7 @@ const ResendButton = ({ orgId, delivery }: { readonly orgId: string; readonly de
   )
 }
 
-const Deliveries = ({ orgId, isOwner }: { readonly orgId: string; readonly isOwner: boolean }) => {
+const Deliveries = ({ orgId, isOwner }: { readonly orgId: OrgId; readonly isOwner: boolean }) => {
   const pages = useCursorPages()
   const deliveries = useApiQuery(
     ["deliveries", orgId, pages.after],
@@ -280,7 +281,7 @@ const Deliveries = ({ orgId, isOwner }: { readonly orgId: string; readonly isOwn
   )
 }
 
-const EventLog = ({ orgId }: { readonly orgId: string }) => {
+const EventLog = ({ orgId }: { readonly orgId: OrgId }) => {
   const pages = useCursorPages()
   const events = useApiQuery(
     ["events", orgId, pages.after],

@@ -1,4 +1,5 @@
 import { useRef, useState } from "react"
+import type { OrgId } from "../../../../src/Domain/Ids.js"
 import { useApiMutation } from "../../api/hooks.js"
 import { dollars } from "../format.js"
 import { ErrorNotice } from "../ui.js"
@@ -20,7 +21,7 @@ const useKeyFor = () => {
  * typed on our pages. Cards are kept for auto-reload in USD only.
  */
 export const BuyCredits = ({ orgId, limits, inrAvailable }: {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly limits: Limits
   readonly inrAvailable: boolean
 }) => {

@@ -1,4 +1,5 @@
 import { useSearchParams } from "react-router"
+import type { OrgId } from "../../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
 import { Credits, ErrorNotice } from "../ui.js"
 
@@ -7,7 +8,7 @@ import { Credits, ErrorNotice } from "../ui.js"
  * (`?authenticate=<payment>`): names the credits and sends an owner to the payment page for
  * them, where the bank asks the card holder; the card is kept again for auto-reload.
  */
-export const FinishCharge = ({ orgId }: { readonly orgId: string }) => {
+export const FinishCharge = ({ orgId }: { readonly orgId: OrgId }) => {
   const [search] = useSearchParams()
   const paymentId = search.get("authenticate")
   const payment = useApiQuery(

@@ -1,3 +1,4 @@
+import type { OrgId } from "../../../../src/Domain/Ids.js"
 import { useApiMutation } from "../../api/hooks.js"
 import { ErrorNotice } from "../ui.js"
 
@@ -5,7 +6,7 @@ import { ErrorNotice } from "../ui.js"
  * Manage billing: the payment provider's own page (or the sandbox's in development) where
  * the owner replaces or removes the card, sees invoices and receipts, and cancels the plan.
  */
-export const ManageBilling = ({ orgId }: { readonly orgId: string }) => {
+export const ManageBilling = ({ orgId }: { readonly orgId: OrgId }) => {
   const open = useApiMutation((c) => c.billing.portal({ path: { orgId } }))
   return (
     <div className="stack">

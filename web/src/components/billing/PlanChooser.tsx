@@ -1,4 +1,5 @@
 import { useRef, useState } from "react"
+import type { OrgId } from "../../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
 import { dollars, ownerText } from "../format.js"
 import { ErrorNotice, Loaded } from "../ui.js"
@@ -22,7 +23,7 @@ const limitText = (value: number | null) => value === null ? "No fixed limit" : 
  * difference for the rest of the month; Pay as you go ends the subscription at once.
  */
 export const PlanChooser = ({ orgId, current, founding, hasSubscription }: {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly current: PlanId
   /** The org holds a founding seat (Pro is at the founding fee for it). */
   readonly founding: boolean

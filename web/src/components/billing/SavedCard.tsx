@@ -1,6 +1,7 @@
 import { useQueryClient } from "@tanstack/react-query"
 import { useEffect } from "react"
 import { useSearchParams } from "react-router"
+import type { OrgId } from "../../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
 import { ErrorNotice, Spinner } from "../ui.js"
 
@@ -9,7 +10,7 @@ import { ErrorNotice, Spinner } from "../ui.js"
  * payment page to give it (nothing is charged) and comes back here (`?card_setup=...`),
  * where the page says whether it was saved.
  */
-export const SavedCard = ({ orgId, hasCard }: { readonly orgId: string; readonly hasCard: boolean }) => {
+export const SavedCard = ({ orgId, hasCard }: { readonly orgId: OrgId; readonly hasCard: boolean }) => {
   const [search, setSearch] = useSearchParams()
   const returned = search.get("card_setup") !== null
   const queryClient = useQueryClient()

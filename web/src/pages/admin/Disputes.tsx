@@ -1,4 +1,5 @@
 import { useState } from "react"
+import type { DisputeId } from "../../../../src/Domain/Ids.js"
 import { Credits, Empty, ErrorNotice, Loaded, Status, When } from "../../components/ui.js"
 import { useAdminMutation, useAdminQuery } from "./adminApi.js"
 
@@ -11,7 +12,7 @@ export const DisputesPage = () => {
     (c) => c.adminDisputes.list({ urlParams: { status, limit: 50 } })
   )
   const decide = useAdminMutation(
-    (c, d: { id: string; decision: "upheld" | "rejected" }) =>
+    (c, d: { id: DisputeId; decision: "upheld" | "rejected" }) =>
       c.adminDisputes.decide({ path: { id: d.id }, payload: { decision: d.decision, reason: reasons[d.id] ?? "" } }),
     [["disputes"]]
   )

@@ -1,0 +1,53 @@
+import { Schema } from "effect"
+import {
+  AgentId,
+  ApprovalId,
+  DisputeId,
+  InviteId,
+  JobId,
+  OrgId,
+  OrgKeyId,
+  ReceiptId,
+  UserId,
+  WebhookEndpointId
+} from "../../Domain/Ids.js"
+
+/**
+ * Path ids: each is its record's branded UUID, decoded by the endpoint before the handler
+ * runs. A value that is not a UUID names no record, so the spec's answer is the unknown id's
+ * 404 `not_found`: the schema's message says which record, and `isMissingRecord` tells the
+ * error responses that this decoding failure is that answer (not a 400 `invalid_input`).
+ */
+const missing = {
+  org: "No such org",
+  agent: "No such agent in this org",
+  user: "No such member of this org",
+  orgKey: "No such active org key",
+  invite: "No such pending invitation",
+  approval: "No approval with that id",
+  webhook: "No such webhook endpoint",
+  job: "No job with that id in this org",
+  receipt: "No receipt with that id in this org",
+  dispute: "No dispute with that id"
+} as const
+
+const missingMessages: ReadonlySet<string> = new Set(Object.values(missing))
+
+/** Whether a decoding failure's message is a path id's: the record is simply not there. */
+export const isMissingRecord = (message: string): boolean => missingMessages.has(message)
+
+const pathId = <A, I extends string>(id: Schema.Schema<A, I>, message: string) =>
+  id.annotations({ message: () => ({ message, override: true }), description: "UUID" })
+
+export const OrgIdParam = pathId(OrgId, missing.org)
+export const AgentIdParam = pathId(AgentId, missing.agent)
+export const UserIdParam = pathId(UserId, missing.user)
+export const OrgKeyIdParam = pathId(OrgKeyId, missing.orgKey)
+export const InviteIdParam = pathId(InviteId, missing.invite)
+export const ApprovalIdParam = pathId(ApprovalId, missing.approval)
+export const WebhookEndpointIdParam = pathId(WebhookEndpointId, missing.webhook)
+export const JobIdParam = pathId(JobId, missing.job)
+export const ReceiptIdParam = pathId(ReceiptId, missing.receipt)
+export const DisputeIdParam = pathId(DisputeId, missing.dispute)
+
+export const OrgPath = Schema.Struct({ orgId: OrgIdParam })

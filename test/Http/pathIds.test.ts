@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { isMissingRecord } from "../../src/Http/Groups/PathIds.js"
+import { seedAdmin, seedAgent, seedOrg } from "../support/fixtures.js"
+import { expectError } from "../support/people.js"
+import { call, startWorld, type World } from "../support/world.js"
+
+/**
+ * A path id that is not a UUID names no record: the endpoint's path schema decides it before
+ * any service runs, and the answer is the unknown id's 404 `not_found` with the record's words,
+ * never a 400 or a 500.
+ */
+let world: World
+let owner: { orgId: string; token: string }
+let agentKey: string
+let adminToken: string
+
+beforeAll(async () => {
+  world = await startWorld("path_ids")
+  const org = await seedOrg(world.db)
+  owner = { orgId: org.orgId, token: org.owner.sessionToken }
+  agentKey = (await seedAgent(world.db, org.orgId)).key
+  adminToken = (await seedAdmin(world.db)).token
+}, 60_000)
+
+afterAll(async () => {
+  await world?.close()
+})
+
+describe("path ids", () => {
+  it("answer 404 not_found with the record's message when they are not UUIDs", async () => {
+    const org = () => `/v1/orgs/${owner.orgId}`
+    const cases: ReadonlyArray<readonly [string, string, string, string]> = [
+      ["GET", `${org()}/agents/not-a-uuid`, owner.token, "No such agent in this org"],
+      ["DELETE", `${org()}/keys/not-a-uuid`, owner.token, "No such active org key"],
+      ["PATCH", `${org()}/members/not-a-uuid`, owner.token, "No such member of this org"],
+      ["DELETE", `${org()}/invites/not-a-uuid`, owner.token, "No such pending invitation"],
+      ["DELETE", `${org()}/webhooks/not-a-uuid`, owner.token, "No such webhook endpoint"],
+      ["GET", `${org()}/approvals/not-a-uuid`, owner.token, "No approval with that id"],
+      ["GET", `${org()}/receipts/not-a-uuid`, owner.token, "No receipt with that id in this org"],
+      ["GET", "/v1/jobs/not-a-uuid", agentKey, "No job with that id in this org"],
+      ["GET", "/v1/disputes/not-a-uuid", agentKey, "No dispute with that id"],
+      ["POST", "/admin/disputes/not-a-uuid/decide", adminToken, "No dispute with that id"]
+    ]
+    for (const [method, path, token, message] of cases) {
+      const body = method === "PATCH" ? { role: "member" } : method === "POST" ? { decision: "upheld" } : undefined
+      expectError(await call(world, method, path, { token, body }), 404, "not_found", message)
+    }
+  })
+
+  it("a UUID that names nothing still reaches the service, which answers the same", async () => {
+    const unknown = "00000000-0000-4000-8000-000000000000"
+    expectError(
+      await call(world, "GET", `/v1/orgs/${owner.orgId}/agents/${unknown}`, { token: owner.token }),
+      404,
+      "not_found",
+      "No such agent in this org"
+    )
+  })
+
+  it("only a path id's message is read as a missing record", () => {
+    expect(isMissingRecord("No such webhook endpoint")).toBe(true)
+    expect(isMissingRecord("Expected a string, actual 42")).toBe(false)
+  })
+})
