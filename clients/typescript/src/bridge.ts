@@ -10,7 +10,7 @@ import {
   ListToolsRequestSchema,
   McpError
 } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Data, Effect, Exit } from "effect"
 import { resolveOptions } from "./client.js"
 import { clientError, ServiceError } from "./errors.js"
 import { retryPolicy, retrySchedule } from "./retry.js"
@@ -43,15 +43,21 @@ const connectRemote = async () => {
 const unreachable = (error: unknown) =>
   clientError("connection_failed", `The service at ${baseUrl} cannot be reached: ${String(error)}`)
 
+/** What a request through the MCP client threw, kept for sorting below. */
+class ForwardFailure extends Data.TaggedError("ForwardFailure")<{ readonly cause: unknown }> {}
+
 const isTransportFailure = (error: unknown) => !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed
 
 /** Runs `use` against the service, reconnecting and retrying while it cannot be reached. */
 const forward = async <A>(use: (client: Client) => Promise<A>): Promise<A> => {
-  const once = Effect.tryPromise({ try: async () => use(await connectRemote()), catch: (error) => error }).pipe(
-    Effect.catchAll((error) => {
-      if (!isTransportFailure(error)) return Effect.die(error)
+  const once = Effect.tryPromise({
+    try: async () => use(await connectRemote()),
+    catch: (cause) => new ForwardFailure({ cause })
+  }).pipe(
+    Effect.catchAll(({ cause }) => {
+      if (!isTransportFailure(cause)) return Effect.die(cause)
       remote = null
-      return Effect.fail(unreachable(error))
+      return Effect.fail(unreachable(cause))
     })
   )
   const exit = await Effect.runPromiseExit(Effect.retry(once, retries))
