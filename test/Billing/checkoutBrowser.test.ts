@@ -1,9 +1,7 @@
-import type { Browser, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ensureDashboardBuilt, launchBrowser, newContext, openPage } from "../Dashboard/browser.js"
-import { type SeededOrg } from "../support/fixtures.js"
+import type { Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
 import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
-import { startWorld, type World } from "../support/world.js"
+import { billingBrowserWorlds } from "./browserWorlds.js"
 import { newOrg, topUpEntries, webhookUrl } from "./support.js"
 
 /**
@@ -12,28 +10,7 @@ import { newOrg, topUpEntries, webhookUrl } from "./support.js"
  * without), the owner pays with a test card, comes back to the billing page, which says the
  * payment is paid and shows the balance up once.
  */
-let stripeWorld: World
-let sandboxWorld: World
-let browser: Browser
-
-beforeAll(async () => {
-  await ensureDashboardBuilt()
-  stripeWorld = await startWorld("billing_checkout_browser", { stripe: true })
-  sandboxWorld = await startWorld("billing_checkout_browser_sandbox")
-  browser = await launchBrowser()
-})
-
-afterAll(async () => {
-  await browser?.close()
-  await stripeWorld?.close()
-  await sandboxWorld?.close()
-})
-
-const signedIn = async (world: World, org: SeededOrg) => {
-  const context = await newContext(browser, world.server.baseUrl)
-  await context.addCookies([{ name: "service_session", value: org.owner.sessionToken, url: world.server.baseUrl }])
-  return openPage(context)
-}
+const { signedIn, worlds } = billingBrowserWorlds("billing_checkout_browser")
 
 /** Fills Buy credits and continues to the payment page. */
 const buy = async (page: Page, orgId: string, usd: string) => {
@@ -47,15 +24,15 @@ const billingText = (page: Page) => page.locator("main").textContent()
 
 describe("Buy credits in the browser", () => {
   it("with Stripe: to the hosted page, pay, back to billing, balance up once", async () => {
-    const org = await newOrg(stripeWorld)
-    const before = await balanceOf(stripeWorld.db, org.orgId)
-    const { page, problems } = await signedIn(stripeWorld, org)
+    const org = await newOrg(worlds.stripe)
+    const before = await balanceOf(worlds.stripe.db, org.orgId)
+    const { page, problems } = await signedIn(worlds.stripe, org)
     await buy(page, org.orgId, "25")
-    await page.waitForURL((url) => url.href.startsWith(`${stripeWorld.stripe.url}/c/pay/cs_test_`))
+    await page.waitForURL((url) => url.href.startsWith(`${worlds.stripe.stripe.url}/c/pay/cs_test_`))
     await page.locator("input[name=card_number]").fill("4242 4242 4242 4242")
     await page.getByRole("button", { name: /Pay 25\.00 USD/ }).click()
     await page.waitForURL((url) =>
-      url.href.startsWith(`${stripeWorld.server.baseUrl}/dashboard/orgs/${org.orgId}/billing`)
+      url.href.startsWith(`${worlds.stripe.server.baseUrl}/dashboard/orgs/${org.orgId}/billing`)
     )
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Paid: 25,000 cr")
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain(
@@ -66,29 +43,31 @@ describe("Buy credits in the browser", () => {
 
     // Stripe's events after the return change nothing.
     const paymentId = new URL(page.url()).searchParams.get("payment")
-    const session = [...stripeWorld.stripe.checkoutSessions.values()].find((s) => s.metadata.payment_id === paymentId)!
+    const session = [...worlds.stripe.stripe.checkoutSessions.values()].find((s) =>
+      s.metadata.payment_id === paymentId
+    )!
     expect(session.status).toBe("complete")
     for (
       const event of [
-        stripeWorld.stripe.lastEvent("checkout.session.completed", session.id),
-        stripeWorld.stripe.lastEvent("payment_intent.succeeded", session.payment_intent!)
+        worlds.stripe.stripe.lastEvent("checkout.session.completed", session.id),
+        worlds.stripe.stripe.lastEvent("payment_intent.succeeded", session.payment_intent!)
       ]
     ) {
-      expect((await stripeWorld.stripe.deliver(webhookUrl(stripeWorld), event)).status).toBe(200)
+      expect((await worlds.stripe.stripe.deliver(webhookUrl(worlds.stripe), event)).status).toBe(200)
     }
     await page.reload()
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Paid: 25,000 cr")
-    expect(await balanceOf(stripeWorld.db, org.orgId)).toBe(before + 25_000n)
-    expect(await topUpEntries(stripeWorld.db, org.orgId)).toHaveLength(1)
+    expect(await balanceOf(worlds.stripe.db, org.orgId)).toBe(before + 25_000n)
+    expect(await topUpEntries(worlds.stripe.db, org.orgId)).toHaveLength(1)
     expect(problems).toEqual([])
-    await expectLedgerInvariant(stripeWorld.db)
+    await expectLedgerInvariant(worlds.stripe.db)
   })
 
   it("with Stripe: a declined card, then leaving the page, shows the payment cancelled", async () => {
-    const org = await newOrg(stripeWorld)
-    const { page, problems } = await signedIn(stripeWorld, org)
+    const org = await newOrg(worlds.stripe)
+    const { page, problems } = await signedIn(worlds.stripe, org)
     await buy(page, org.orgId, "10")
-    await page.waitForURL((url) => url.href.startsWith(`${stripeWorld.stripe.url}/c/pay/`))
+    await page.waitForURL((url) => url.href.startsWith(`${worlds.stripe.stripe.url}/c/pay/`))
     await page.locator("input[name=card_number]").fill("4000 0000 0000 0002")
     await page.getByRole("button", { name: /Pay/ }).click()
     await expect.poll(() => page.locator("body").textContent(), { timeout: 20_000 }).toContain(
@@ -101,11 +80,11 @@ describe("Buy credits in the browser", () => {
   })
 
   it("with Stripe: saves a card on the hosted page and says so back on billing", async () => {
-    const org = await newOrg(stripeWorld)
-    const { page, problems } = await signedIn(stripeWorld, org)
+    const org = await newOrg(worlds.stripe)
+    const { page, problems } = await signedIn(worlds.stripe, org)
     await page.goto(`/dashboard/orgs/${org.orgId}/billing`)
     await page.getByRole("button", { name: "Add a card" }).click()
-    await page.waitForURL((url) => url.href.startsWith(`${stripeWorld.stripe.url}/c/pay/cs_test_`))
+    await page.waitForURL((url) => url.href.startsWith(`${worlds.stripe.stripe.url}/c/pay/cs_test_`))
     await page.locator("input[name=card_number]").fill("4242 4242 4242 4242")
     await page.getByRole("button", { name: "Save card" }).click()
     await page.waitForURL((url) => url.searchParams.has("card_setup"))
@@ -116,9 +95,9 @@ describe("Buy credits in the browser", () => {
   })
 
   it("in the sandbox: the service's own marked page, a declined card, then a paid one, back to billing", async () => {
-    const org = await newOrg(sandboxWorld)
-    const before = await balanceOf(sandboxWorld.db, org.orgId)
-    const { page, problems } = await signedIn(sandboxWorld, org)
+    const org = await newOrg(worlds.sandbox)
+    const before = await balanceOf(worlds.sandbox.db, org.orgId)
+    const { page, problems } = await signedIn(worlds.sandbox, org)
     await buy(page, org.orgId, "20")
     await page.waitForURL((url) => url.pathname.startsWith("/v1/billing/sandbox/checkout/"))
     await expect.poll(() => page.locator("body").textContent(), { timeout: 20_000 }).toContain(
@@ -133,7 +112,7 @@ describe("Buy credits in the browser", () => {
     await page.getByRole("button", { name: "Pay 20.00 USD" }).click()
     await page.waitForURL((url) => url.pathname === `/dashboard/orgs/${org.orgId}/billing`)
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Paid: 20,000 cr")
-    expect(await balanceOf(sandboxWorld.db, org.orgId)).toBe(before + 20_000n)
+    expect(await balanceOf(worlds.sandbox.db, org.orgId)).toBe(before + 20_000n)
     expect(problems).toEqual([])
   })
 })

@@ -1,8 +1,8 @@
-import type { Browser, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ensureDashboardBuilt, launchBrowser, newContext, openPage } from "../Dashboard/browser.js"
+import type { Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
 import { type SeededOrg } from "../support/fixtures.js"
-import { call, startWorld, type World } from "../support/world.js"
+import { call, type World } from "../support/world.js"
+import { billingBrowserWorlds } from "./browserWorlds.js"
 import { newOrg } from "./support.js"
 
 /**
@@ -12,28 +12,7 @@ import { newOrg } from "./support.js"
  * to billing on the new plan, with one founding seat fewer left; a downgrade says what it
  * changes before it happens.
  */
-let stripeWorld: World
-let sandboxWorld: World
-let browser: Browser
-
-beforeAll(async () => {
-  await ensureDashboardBuilt()
-  stripeWorld = await startWorld("billing_plans_browser", { stripe: true })
-  sandboxWorld = await startWorld("billing_plans_browser_sandbox")
-  browser = await launchBrowser()
-})
-
-afterAll(async () => {
-  await browser?.close()
-  await stripeWorld?.close()
-  await sandboxWorld?.close()
-})
-
-const signedIn = async (world: World, org: SeededOrg) => {
-  const context = await newContext(browser, world.server.baseUrl)
-  await context.addCookies([{ name: "service_session", value: org.owner.sessionToken, url: world.server.baseUrl }])
-  return openPage(context)
-}
+const { signedIn, worlds } = billingBrowserWorlds("billing_plans_browser")
 
 const billingText = async (page: Page) => (await page.locator("main").textContent()) ?? ""
 
@@ -76,27 +55,27 @@ const backOnPro = async (page: Page, world: World, org: SeededOrg, left: number)
 
 describe("choosing a plan in the browser", () => {
   it("with Stripe: Founding Pro through the hosted Checkout page, a seat fewer left", async () => {
-    const org = await newOrg(stripeWorld)
-    const left = await seatsLeft(stripeWorld)
-    const { page, problems } = await signedIn(stripeWorld, org)
+    const org = await newOrg(worlds.stripe)
+    const left = await seatsLeft(worlds.stripe)
+    const { page, problems } = await signedIn(worlds.stripe, org)
     await chooseFounding(page, org.orgId, left)
-    await page.waitForURL((url) => url.href.startsWith(`${stripeWorld.stripe.url}/c/pay/cs_test_`))
+    await page.waitForURL((url) => url.href.startsWith(`${worlds.stripe.stripe.url}/c/pay/cs_test_`))
     await page.locator("input[name=card_number]").fill("4242 4242 4242 4242")
     await page.getByRole("button", { name: "Subscribe 49.00 USD a month" }).click()
-    await backOnPro(page, stripeWorld, org, left)
+    await backOnPro(page, worlds.stripe, org, left)
     expect(problems).toEqual([])
   })
 
   it("in the sandbox: the same journey on the service's own marked page", async () => {
-    const org = await newOrg(sandboxWorld)
-    const left = await seatsLeft(sandboxWorld)
-    const { page, problems } = await signedIn(sandboxWorld, org)
+    const org = await newOrg(worlds.sandbox)
+    const left = await seatsLeft(worlds.sandbox)
+    const { page, problems } = await signedIn(worlds.sandbox, org)
     await chooseFounding(page, org.orgId, left)
     await page.waitForURL((url) => url.pathname.startsWith("/v1/billing/sandbox/checkout/"))
     expect(await page.locator("body").textContent()).toContain("Sandbox checkout: development only")
     await page.getByLabel("Test card number").fill("4242 4242 4242 4242")
     await page.getByRole("button", { name: "Subscribe: 49.00 USD a month" }).click()
-    await backOnPro(page, sandboxWorld, org, left)
+    await backOnPro(page, worlds.sandbox, org, left)
     expect(problems).toEqual([])
   })
 })
