@@ -89,52 +89,54 @@ export const PlanChooser = ({ orgId, current, founding, hasSubscription }: {
           }
           return (
             <>
-              <table className="plans">
-                <caption className="muted">
-                  Every plan: up to {data.limits.webhook_endpoints_per_org} webhook endpoints.
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Plan</th>
-                    <th scope="col">Monthly fee</th>
-                    <th scope="col">Score lookups a day</th>
-                    <th scope="col">Free-text lookups a day</th>
-                    <th scope="col">Active agents</th>
-                    <th scope="col">Seats</th>
-                    <th scope="col">Price of calls</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Choose</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.plans.map((plan) => (
-                    <tr key={plan.id} aria-current={plan.id === current ? "true" : undefined}>
-                      <th scope="row">{plan.name}{plan.id === current ? " (current)" : ""}</th>
-                      <td>{dollars(feeOf(plan.id, false))}</td>
-                      <td>{limitText(plan.daily_score_lookups)}</td>
-                      <td>{limitText(plan.daily_free_text_lookups)}</td>
-                      <td>{plan.max_active_agents}</td>
-                      <td>{plan.max_seats}</td>
-                      <td>
-                        {Number(plan.gateway_price_multiplier) === 1
-                          ? "List price"
-                          : `${Math.round((1 - Number(plan.gateway_price_multiplier)) * 100)}% off list price`}
-                      </td>
-                      <td>
-                        <button
-                          type="button"
-                          className="secondary"
-                          disabled={plan.id === current}
-                          onClick={() => setChoice({ plan: plan.id, founding: false })}
-                        >
-                          {plan.id === current ? "Current plan" : `Choose ${plan.name}`}
-                        </button>
-                      </td>
+              <div className="table-scroll" tabIndex={0} role="region" aria-label="Scrollable table">
+                <table className="plans">
+                  <caption className="muted">
+                    Every plan: up to {data.limits.webhook_endpoints_per_org} webhook endpoints.
+                  </caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Plan</th>
+                      <th scope="col">Monthly fee</th>
+                      <th scope="col">Score lookups a day</th>
+                      <th scope="col">Free-text lookups a day</th>
+                      <th scope="col">Active agents</th>
+                      <th scope="col">Seats</th>
+                      <th scope="col">Price of calls</th>
+                      <th scope="col">
+                        <span className="visually-hidden">Choose</span>
+                      </th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {data.plans.map((plan) => (
+                      <tr key={plan.id} aria-current={plan.id === current ? "true" : undefined}>
+                        <th scope="row">{plan.name}{plan.id === current ? " (current)" : ""}</th>
+                        <td>{dollars(feeOf(plan.id, false))}</td>
+                        <td>{limitText(plan.daily_score_lookups)}</td>
+                        <td>{limitText(plan.daily_free_text_lookups)}</td>
+                        <td>{plan.max_active_agents}</td>
+                        <td>{plan.max_seats}</td>
+                        <td>
+                          {Number(plan.gateway_price_multiplier) === 1
+                            ? "List price"
+                            : `${Math.round((1 - Number(plan.gateway_price_multiplier)) * 100)}% off list price`}
+                        </td>
+                        <td>
+                          <button
+                            type="button"
+                            className="secondary"
+                            disabled={plan.id === current}
+                            onClick={() => setChoice({ plan: plan.id, founding: false })}
+                          >
+                            {plan.id === current ? "Current plan" : `Choose ${plan.name}`}
+                          </button>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
               <p>
                 <strong>{offer.name}:</strong> {offer.description} {offer.status === "open"
                   ? <span>{offer.remaining} of {offer.total} founding seats left.</span>
