@@ -144,6 +144,21 @@ const TopUpPayload = Schema.Struct({
   idempotency_key: IdempotencyKey
 })
 
+/** Buying credits, by API or on the checkout page: the same request, answer and refusals. */
+const buyingCredits = <Name extends string>(endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, "POST">) =>
+  endpoint
+    .setPath(OrgPath)
+    .setPayload(TopUpPayload)
+    .addSuccess(StartedPayment, { status: 201 })
+    .addError(wire(Forbidden))
+    .addError(wire(InvalidAmount))
+    .addError(wire(TopupCap))
+    .addError(wire(FxUnavailable))
+    .addError(wire(IdempotencyConflict))
+    .addError(wire(RequestInProgress))
+    .addError(wire(PaymentUnavailable))
+    .addError(wire(NotConfigured))
+
 export class BillingGroup extends HttpApiGroup.make("billing")
   .add(
     HttpApiEndpoint.get("summary", "/v1/orgs/:orgId/billing")
@@ -181,18 +196,7 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .addSuccess(Schema.Struct({ payment: Payment, provider: ProviderLabel }))
   )
   .add(
-    HttpApiEndpoint.post("topUp", "/v1/orgs/:orgId/billing/top-ups")
-      .setPath(OrgPath)
-      .setPayload(TopUpPayload)
-      .addSuccess(StartedPayment, { status: 201 })
-      .addError(wire(Forbidden))
-      .addError(wire(InvalidAmount))
-      .addError(wire(TopupCap))
-      .addError(wire(FxUnavailable))
-      .addError(wire(IdempotencyConflict))
-      .addError(wire(RequestInProgress))
-      .addError(wire(PaymentUnavailable))
-      .addError(wire(NotConfigured))
+    buyingCredits(HttpApiEndpoint.post("topUp", "/v1/orgs/:orgId/billing/top-ups"))
       .annotateContext(
         OpenApi.annotations({
           summary: "Top up credits",
@@ -202,18 +206,7 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       )
   )
   .add(
-    HttpApiEndpoint.post("checkout", "/v1/orgs/:orgId/billing/checkout")
-      .setPath(OrgPath)
-      .setPayload(TopUpPayload)
-      .addSuccess(StartedPayment, { status: 201 })
-      .addError(wire(Forbidden))
-      .addError(wire(InvalidAmount))
-      .addError(wire(TopupCap))
-      .addError(wire(FxUnavailable))
-      .addError(wire(IdempotencyConflict))
-      .addError(wire(RequestInProgress))
-      .addError(wire(PaymentUnavailable))
-      .addError(wire(NotConfigured))
+    buyingCredits(HttpApiEndpoint.post("checkout", "/v1/orgs/:orgId/billing/checkout"))
       .annotateContext(OpenApi.annotations({
         summary: "Buy credits on the checkout page",
         description:
