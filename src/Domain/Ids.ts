@@ -29,6 +29,10 @@ export const ReceiptId = uuidOf("ReceiptId")
 export type ReceiptId = typeof ReceiptId.Type
 export const DisputeId = uuidOf("DisputeId")
 export type DisputeId = typeof DisputeId.Type
+export const CallId = uuidOf("CallId")
+export type CallId = typeof CallId.Type
+export const OpeningRequestId = uuidOf("OpeningRequestId")
+export type OpeningRequestId = typeof OpeningRequestId.Type
 
 /** The ledger's hold ids: branded only (the ledger answers `not_a_hold` for any other text itself). */
 export const HoldId = Schema.String.pipe(Schema.brand("HoldId"))

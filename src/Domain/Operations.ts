@@ -18,17 +18,6 @@ export const AuditEntry = Schema.Struct({
 }).annotations({ identifier: "AuditEntry" })
 export type AuditEntry = typeof AuditEntry.Type
 
-/** An org's request to open an on-request gateway endpoint. */
-export const OpeningRequest = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  endpoint_id: Schema.String,
-  note: Schema.NullOr(Schema.String),
-  status: Schema.Literal("pending", "opened", "declined"),
-  created_at: Schema.String,
-  decided_at: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "OpeningRequest" })
-
 /** A benchmark run: a durable job with its progress, and its results once done. */
 export const BenchmarkRun = Schema.Struct({
   id: Schema.String,

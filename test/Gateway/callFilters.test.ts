@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
+import { expectError } from "../support/people.js"
 import { request } from "../support/server.js"
 import { startWorld, topUp, type World } from "../support/world.js"
 
@@ -49,5 +50,28 @@ describe("the calls list's filters", () => {
       headers: bearer(org.owner.sessionToken)
     })
     expect(bad.status).toBe(400)
+  })
+
+  it("answers 400 invalid_input for a cursor or agent id that is not one, decided by the query's schema", async () => {
+    const org = await seedOrg(world.db)
+    const list = (query: string) =>
+      request(`${world.server.url}/v1/orgs/${org.orgId}/calls?${query}`, { headers: bearer(org.owner.sessionToken) })
+    const unknown = "00000000-0000-4000-8000-000000000000"
+    expectError(
+      await list("starting_after=nope"),
+      400,
+      "invalid_input",
+      "Invalid value for `starting_after`: not a call id"
+    )
+    expectError(
+      await list(`starting_after=${unknown}`),
+      400,
+      "invalid_input",
+      "`starting_after` is not a call of this org"
+    )
+    expectError(await list("agent_id=nope"), 400, "invalid_input", "Invalid value for `agent_id`: not an agent id")
+    const none = await list(`agent_id=${unknown}`)
+    expect(none.status).toBe(200)
+    expect(none.json.calls).toEqual([])
   })
 })

@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AuditEntry, BenchmarkRun, OpeningRequest, SampleSetSummary } from "../../Domain/Operations.js"
+import { OpeningRequestJson } from "../../Domain/EndpointOpening.js"
+import { AuditEntry, BenchmarkRun, SampleSetSummary } from "../../Domain/Operations.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { TaskTypeId } from "../../Domain/TaskType.js"
 import { Check, ToolInput, ToolStatus } from "../../Domain/Tool.js"
@@ -383,7 +384,7 @@ export class AdminGatewayGroup extends HttpApiGroup.make("adminGateway")
         })
       )
       .setUrlParams(Schema.Struct({ status: Schema.optional(Schema.Literal("pending", "opened", "declined")) }))
-      .addSuccess(Schema.Struct({ requests: Schema.Array(OpeningRequest) }))
+      .addSuccess(Schema.Struct({ requests: Schema.Array(OpeningRequestJson) }))
   )
   .add(
     HttpApiEndpoint.post("declineOpening", "/admin/opening-requests/:id/decline")
@@ -395,7 +396,7 @@ export class AdminGatewayGroup extends HttpApiGroup.make("adminGateway")
       )
       .setPath(Schema.Struct({ id: PathId }))
       .setPayload(WithReason)
-      .addSuccess(Schema.Struct({ request: OpeningRequest }))
+      .addSuccess(Schema.Struct({ request: OpeningRequestJson }))
       .addError(wire(ReasonRequired))
       .addError(wire(Conflict))
   )

@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
-import { CallRequest, CallResult, Refunded } from "../../Domain/GatewayCall.js"
+import { Schema, Struct } from "effect"
+import { CallRequest, CallResult, GatewayCall, Refunded } from "../../Domain/GatewayCall.js"
+import { AgentId, CallId } from "../../Domain/Ids.js"
 import { Amount } from "../../Domain/Money.js"
 import { RecordSignature } from "../../Domain/RecordSignature.js"
 import {
@@ -20,6 +21,7 @@ import { wire } from "../../Errors/Wire.js"
 import { AgentAuth, OrgAuth } from "../Security/AuthTags.js"
 import { PublicRateLimit } from "../Security/RateLimitTags.js"
 import { pageLimitOrDefault } from "./Pagination.js"
+import { OrgPath } from "./PathIds.js"
 
 /** The gateway (`POST /v1/call`), the agent's balance, and the org's call list. */
 
@@ -40,27 +42,23 @@ export const Balance = Schema.Struct({
   }))
 }).annotations({ identifier: "Balance" })
 
+/** The call row's wire columns shown before its refund. */
+const leading = [
+  "id",
+  "agent_id",
+  "endpoint_id",
+  "provider_id",
+  "mode",
+  "status",
+  "price_credits",
+  "charged_credits"
+] as const
+
+/** A call of the call list: the call row's wire columns, its refund (two columns of the row), and its signature. */
 export const CallRecord = Schema.Struct({
-  id: Schema.String,
-  agent_id: Schema.String,
-  endpoint: Schema.String,
-  provider: Schema.String,
-  mode: Schema.Literal("test", "live"),
-  status: Schema.Literal("pending", "succeeded", "refused", "failed", "timed_out", "test", "abandoned"),
-  price: Amount,
-  charged: Amount,
+  ...Struct.pick(GatewayCall.json.fields, ...leading),
   refunded: Schema.NullOr(Refunded),
-  provider_status: Schema.NullOr(Schema.Int),
-  latency_ms: Schema.NullOr(Schema.Int),
-  created_at: Schema.String,
-  finished_at: Schema.NullOr(Schema.String),
-  request_hash: Schema.NullOr(Schema.String).annotations({
-    description: "SHA-256 hex of the RFC 8785 canonical JSON of {endpoint, path_params, query, body} as sent " +
-      "(a missing member as {}); null for calls made before hashes were kept"
-  }),
-  response_hash: Schema.NullOr(Schema.String).annotations({
-    description: "SHA-256 hex of the RFC 8785 canonical JSON of the `data` the call answered; null while pending"
-  }),
+  ...Struct.omit(GatewayCall.json.fields, ...leading),
   signature: RecordSignature
 }).annotations({ identifier: "CallRecord" })
 
@@ -113,11 +111,18 @@ export class GatewayCallsGroup extends HttpApiGroup.make("gatewayCalls")
           description: "The org's gateway calls newest first, with endpoint, status, charge and latency."
         })
       )
-      .setPath(Schema.Struct({ orgId: Schema.String }))
+      .setPath(OrgPath)
       .setUrlParams(Schema.Struct({
         limit: pageLimitOrDefault,
-        starting_after: Schema.optional(Schema.String),
-        agent_id: Schema.optional(Schema.String.annotations({ description: "Only this agent's calls" })),
+        starting_after: Schema.optional(
+          CallId.annotations({ message: () => "not a call id" })
+        ),
+        agent_id: Schema.optional(
+          AgentId.annotations({
+            description: "Only this agent's calls",
+            message: () => "not an agent id"
+          })
+        ),
         status: Schema.optional(CallRecord.fields.status.annotations({ description: "Only calls in this status" })),
         endpoint: Schema.optional(Schema.String.annotations({ description: "Only calls of this endpoint id" })),
         endpoint_contains: Schema.optional(

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { EmailAddress } from "../../Domain/Email.js"
-import { OpeningRequest } from "../../Domain/Operations.js"
+import { EndpointOpeningJson, OpeningRequestJson } from "../../Domain/EndpointOpening.js"
 import { Conflict, Forbidden, LastOwner, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth, SessionOnly } from "../Security/AuthTags.js"
@@ -122,7 +122,7 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
         endpoint: Schema.String.pipe(Schema.maxLength(200)),
         note: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(2000))))
       }))
-      .addSuccess(Schema.Struct({ request: OpeningRequest }), { status: 201 })
+      .addSuccess(Schema.Struct({ request: OpeningRequestJson }), { status: 201 })
       .addError(wire(Forbidden))
       .addError(wire(Conflict))
       .annotateContext(
@@ -143,8 +143,8 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
       )
       .setPath(OrgPath)
       .addSuccess(Schema.Struct({
-        openings: Schema.Array(Schema.Struct({ endpoint_id: Schema.String, opened_at: Schema.String })),
-        requests: Schema.Array(OpeningRequest)
+        openings: Schema.Array(EndpointOpeningJson),
+        requests: Schema.Array(OpeningRequestJson)
       }))
   )
   .addError(wire(NotFound))

@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
+import { EndpointOpening, OpeningRequest } from "../../Domain/EndpointOpening.js"
 import { Conflict, InvalidInput, NotFound, ReasonRequired } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
@@ -13,28 +14,7 @@ import { GatewayRepo } from "./GatewayRepo.js"
  * call it; other orgs still get 409 endpoint_on_request), declines a request with a reason,
  * or closes an opening again. Administrators' actions are audited.
  */
-export const OpeningRequestRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  endpoint_id: Schema.String,
-  note: Schema.NullOr(Schema.String),
-  status: Schema.Literal("pending", "opened", "declined"),
-  created_at: Schema.DateFromSelf,
-  decided_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type OpeningRequestRow = typeof OpeningRequestRow.Type
-
-export const openingRequestRecord = (row: OpeningRequestRow) => ({
-  id: row.id,
-  org_id: row.org_id,
-  endpoint_id: row.endpoint_id,
-  note: row.note,
-  status: row.status,
-  created_at: row.created_at.toISOString(),
-  decided_at: row.decided_at === null ? null : row.decided_at.toISOString()
-})
-
-const OpeningRow = Schema.Struct({ endpoint_id: Schema.String, opened_at: Schema.DateFromSelf })
+const encodeRequest = Schema.encode(OpeningRequest.json)
 
 export class EndpointOpenings extends Effect.Service<EndpointOpenings>()("Gateway/EndpointOpenings", {
   dependencies: [AuditLog.Default, GatewayRepo.Default],
@@ -46,9 +26,9 @@ export class EndpointOpenings extends Effect.Service<EndpointOpenings>()("Gatewa
 
     const findOpening = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: Schema.String, endpointId: Schema.String }),
-      Result: OpeningRow,
+      Result: EndpointOpening,
       execute: ({ endpointId, orgId }) =>
-        sql`SELECT endpoint_id, opened_at FROM endpoint_openings WHERE org_id = ${orgId} AND endpoint_id = ${endpointId}`
+        sql`SELECT org_id, endpoint_id, opened_at FROM endpoint_openings WHERE org_id = ${orgId} AND endpoint_id = ${endpointId}`
     })
     /** Whether the org may call this on-request endpoint. */
     const isOpen = (orgId: string, endpointId: string) =>
@@ -56,13 +36,13 @@ export class EndpointOpenings extends Effect.Service<EndpointOpenings>()("Gatewa
 
     const findOpenings = SqlSchema.findAll({
       Request: Schema.String,
-      Result: OpeningRow,
+      Result: EndpointOpening,
       execute: (orgId) =>
-        sql`SELECT endpoint_id, opened_at FROM endpoint_openings WHERE org_id = ${orgId} ORDER BY endpoint_id`
+        sql`SELECT org_id, endpoint_id, opened_at FROM endpoint_openings WHERE org_id = ${orgId} ORDER BY endpoint_id`
     })
     const findRequests = SqlSchema.findAll({
       Request: Schema.Struct({ orgId: Schema.NullOr(Schema.String), status: Schema.NullOr(Schema.String) }),
-      Result: OpeningRequestRow,
+      Result: OpeningRequest,
       execute: ({ orgId, status }) =>
         sql`
           SELECT id, org_id, endpoint_id, note, status, created_at, decided_at FROM endpoint_opening_requests
@@ -76,7 +56,7 @@ export class EndpointOpenings extends Effect.Service<EndpointOpenings>()("Gatewa
     })
     const findRequest = SqlSchema.findOne({
       Request: Schema.String,
-      Result: OpeningRequestRow,
+      Result: OpeningRequest,
       execute: (id) =>
         sql`
           SELECT id, org_id, endpoint_id, note, status, created_at, decided_at FROM endpoint_opening_requests
@@ -120,26 +100,20 @@ export class EndpointOpenings extends Effect.Service<EndpointOpenings>()("Gatewa
             VALUES (${randomUUID()}, ${actor.org_id}, ${endpointId}, ${actor.user_id}, ${note}, 'pending', ${at})
             ON CONFLICT (org_id, endpoint_id) WHERE status = 'pending' DO NOTHING`
           const rows = yield* findRequests({ orgId: actor.org_id, status: "pending" })
-          return openingRequestRecord(rows.find((row) => row.endpoint_id === endpointId)!)
+          return rows.find((row) => row.endpoint_id === endpointId)!
         }))
       }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
 
     /** The org's openings and its requests. */
     const forOrg = (orgId: string) =>
       Effect.all({
-        openings: Effect.map(
-          findOpenings(orgId),
-          (rows) => rows.map((row) => ({ endpoint_id: row.endpoint_id, opened_at: row.opened_at.toISOString() }))
-        ),
-        requests: Effect.map(findRequests({ orgId, status: null }), (rows) => rows.map(openingRequestRecord))
+        openings: findOpenings(orgId),
+        requests: findRequests({ orgId, status: null })
       }).pipe(Effect.orDie)
 
     /** Administrators' queue of requests, oldest first. */
     const queue = (status: "pending" | "opened" | "declined" | undefined) =>
-      findRequests({ orgId: null, status: status ?? null }).pipe(
-        Effect.map((rows) => rows.map(openingRequestRecord)),
-        Effect.orDie
-      )
+      findRequests({ orgId: null, status: status ?? null }).pipe(Effect.orDie)
 
     const open = (actor: AuditActor, orgId: string, endpointId: string, reason: string | undefined) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -203,15 +177,16 @@ export class EndpointOpenings extends Effect.Service<EndpointOpenings>()("Gatewa
           }
           const at = yield* now
           yield* sql`UPDATE endpoint_opening_requests SET status = 'declined', decided_at = ${at} WHERE id = ${found.value.id}`
+          const declined = new OpeningRequest({ ...found.value, status: "declined", decided_at: at })
           yield* audit.record(actor, {
             action: "endpoint.decline_request",
             target_type: "org",
             target_id: found.value.org_id,
             reason: why,
-            before: openingRequestRecord(found.value),
-            after: { ...openingRequestRecord(found.value), status: "declined" }
+            before: yield* encodeRequest(found.value),
+            after: { ...(yield* encodeRequest(found.value)), status: "declined" }
           })
-          return openingRequestRecord({ ...found.value, status: "declined", decided_at: at })
+          return declined
         }))
       }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
 

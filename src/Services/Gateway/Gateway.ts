@@ -3,6 +3,7 @@ import { Cache, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { placeholdersOf } from "../../Domain/Catalogue.js"
 import type { CallRequest, CallResult, RefundReason } from "../../Domain/GatewayCall.js"
+import { CallId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import { gatewayPrice } from "../../Domain/Plans.js"
 import {
@@ -204,7 +205,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
       Effect.gen(function*() {
         const { endpoint, peopleDomain, price } = prepared
         const ms = yield* Clock.currentTimeMillis
-        const callId = randomUUID()
+        const callId = CallId.make(randomUUID())
         // Nothing is sent: the answer is the built-in sandbox's sample for these parameters.
         const sample = sandboxSample(endpoint, prepared.params)
         yield* sql.withTransaction(Effect.gen(function*() {
@@ -227,20 +228,20 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
           yield* ledger.capture(hold.id, price)
           yield* repo.insertCall({
             id: callId,
-            orgId: agent.org_id,
-            agentId: agent.id,
-            endpointId: endpoint.id,
-            providerId: endpoint.provider.id,
+            org_id: agent.org_id,
+            agent_id: agent.id,
+            endpoint_id: endpoint.id,
+            provider_id: endpoint.provider.id,
             mode: "test",
             status: "test",
-            priceCredits: price,
-            chargedCredits: price,
-            holdId: hold.id,
-            latencyMs: 0,
-            createdAt: new Date(ms),
-            finishedAt: new Date(ms),
-            requestSha256: prepared.requestSha256,
-            responseSha256: sha256OfJcs(sample)
+            price_credits: price,
+            charged_credits: price,
+            hold_id: hold.id,
+            latency_ms: 0,
+            created_at: new Date(ms),
+            finished_at: new Date(ms),
+            request_sha256: prepared.requestSha256,
+            response_sha256: sha256OfJcs(sample)
           })
         })).pipe(
           Effect.catchTags({
@@ -258,7 +259,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
       Effect.gen(function*() {
         const { endpoint, params, peopleDomain, price } = prepared
         const startedMs = yield* Clock.currentTimeMillis
-        const callId = randomUUID()
+        const callId = CallId.make(randomUUID())
         const quota = {
           orgId: agent.org_id,
           providerId: endpoint.provider.id,
@@ -284,20 +285,20 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             : gateThen(sql, credentials.stillValid(agent, agent.cached), (after) => quotas.gate(quota, after)),
           repo.pendingCallRow({
             id: callId,
-            orgId: agent.org_id,
-            agentId: agent.id,
-            endpointId: endpoint.id,
-            providerId: endpoint.provider.id,
+            org_id: agent.org_id,
+            agent_id: agent.id,
+            endpoint_id: endpoint.id,
+            provider_id: endpoint.provider.id,
             mode: "live",
             status: "pending",
-            priceCredits: price,
-            chargedCredits: 0n,
-            holdId: null,
-            latencyMs: null,
-            createdAt: new Date(startedMs),
-            finishedAt: null,
-            requestSha256: prepared.requestSha256,
-            responseSha256: null
+            price_credits: price,
+            charged_credits: 0n,
+            hold_id: null,
+            latency_ms: null,
+            created_at: new Date(startedMs),
+            finished_at: null,
+            request_sha256: prepared.requestSha256,
+            response_sha256: null
           })
         )
 

@@ -1,44 +1,14 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { CostReport, ProviderAuth } from "../../Domain/Catalogue.js"
+import { type CallStatus, GatewayCall } from "../../Domain/GatewayCall.js"
+import type { AgentId } from "../../Domain/Ids.js"
 import { endpointFields } from "../Catalogue/CatalogueRepo.js"
 import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 import { type HoldSettled, settlementWrite } from "../Ledger/SettlementFence.js"
 import type { EndpointRecord } from "../Providers/ProviderTypes.js"
 
 /** SQL of the gateway: endpoint lookups and the call log (never request or response contents). */
-export const CallStatus = Schema.Literal(
-  "pending",
-  "succeeded",
-  "refused",
-  "failed",
-  "timed_out",
-  "test",
-  "abandoned"
-)
-export type CallStatus = typeof CallStatus.Type
-
-/** Rows decoded: credits as bigint, timestamps as Dates. */
-export const CallRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  agent_id: Schema.String,
-  endpoint_id: Schema.String,
-  provider_id: Schema.String,
-  mode: Schema.Literal("test", "live"),
-  status: CallStatus,
-  price_credits: Schema.BigInt,
-  charged_credits: Schema.BigInt,
-  refunded_credits: Schema.BigInt,
-  refund_reason: Schema.NullOr(Schema.String),
-  provider_status: Schema.NullOr(Schema.Number),
-  latency_ms: Schema.NullOr(Schema.Number),
-  created_at: Schema.DateFromSelf,
-  finished_at: Schema.NullOr(Schema.DateFromSelf),
-  request_sha256: Schema.NullOr(Schema.String),
-  response_sha256: Schema.NullOr(Schema.String)
-})
-export type CallRow = typeof CallRow.Type
 
 const EndpointJoinRow = Schema.Struct({
   ...endpointFields,
@@ -64,23 +34,8 @@ export const ProviderRow = Schema.Struct({
   live_endpoints: Schema.Number
 })
 
-export interface NewCall {
-  readonly id: string
-  readonly orgId: string
-  readonly agentId: string
-  readonly endpointId: string
-  readonly providerId: string
-  readonly mode: "test" | "live"
-  readonly status: CallStatus
-  readonly priceCredits: bigint
-  readonly chargedCredits: bigint
-  readonly holdId: string | null
-  readonly latencyMs: number | null
-  readonly createdAt: Date
-  readonly finishedAt: Date | null
-  readonly requestSha256: string
-  readonly responseSha256: string | null
-}
+/** A call row as written: pending with its hold (live), or finished (test). */
+export type NewCall = typeof GatewayCall.insert.Type
 
 export interface CallFinish {
   readonly holdId: string
@@ -98,7 +53,7 @@ const callColumns = `id, org_id, agent_id, endpoint_id, provider_id, mode, statu
   refunded_credits, refund_reason, provider_status, latency_ms, created_at, finished_at, request_sha256, response_sha256`
 
 export interface CallFilters {
-  readonly agentId?: string | undefined
+  readonly agentId?: AgentId | undefined
   readonly status?: string | undefined
   readonly endpoint?: string | undefined
   readonly endpointContains?: string | undefined
@@ -154,9 +109,10 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
         INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
                                    charged_credits, hold_id, latency_ms, created_at, finished_at, request_sha256,
                                    response_sha256)
-        VALUES (${call.id}, ${call.orgId}, ${call.agentId}, ${call.endpointId}, ${call.providerId}, ${call.mode},
-                ${call.status}, ${call.priceCredits.toString()}, ${call.chargedCredits.toString()}, ${call.holdId},
-                ${call.latencyMs}, ${call.createdAt}, ${call.finishedAt}, ${call.requestSha256}, ${call.responseSha256})`
+        VALUES (${call.id}, ${call.org_id}, ${call.agent_id}, ${call.endpoint_id}, ${call.provider_id}, ${call.mode},
+                ${call.status}, ${call.price_credits.toString()}, ${call.charged_credits.toString()}, ${call.hold_id},
+                ${call.latency_ms}, ${call.created_at}, ${call.finished_at}, ${call.request_sha256},
+                ${call.response_sha256})`
         .pipe(Effect.asVoid, Effect.orDie)
 
     /**
@@ -167,8 +123,8 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
       holdRecord(sql`
         INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
                                    charged_credits, hold_id, created_at, request_sha256)
-        SELECT ${call.id}, ${call.orgId}, ${call.agentId}, ${call.endpointId}, ${call.providerId}, ${call.mode},
-               'pending', ${call.priceCredits.toString()}, 0, taken.id, ${call.createdAt}, ${call.requestSha256}
+        SELECT ${call.id}, ${call.org_id}, ${call.agent_id}, ${call.endpoint_id}, ${call.provider_id}, ${call.mode},
+               'pending', ${call.price_credits.toString()}, 0, taken.id, ${call.created_at}, ${call.request_sha256}
         FROM ${taken} AS taken
         RETURNING 1`)
 
@@ -203,7 +159,7 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
         from: Schema.NullOr(Schema.DateFromSelf),
         until: Schema.NullOr(Schema.DateFromSelf)
       }),
-      Result: CallRow,
+      Result: GatewayCall,
       execute: ({ agentId, endpoint, endpointContains, from, limit, orgId, startingAfter, status, until }) =>
         sql`
           SELECT ${callCols} FROM gateway_calls

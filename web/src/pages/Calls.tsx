@@ -1,4 +1,6 @@
 import { useState } from "react"
+import { AgentId, type CallId } from "../../../src/Domain/Ids.js"
+import { amountOf } from "../../../src/Domain/Money.js"
 import { useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { ExportPanel } from "../components/Export.js"
@@ -18,7 +20,7 @@ const statusLabel = (s: (typeof statuses)[number]) =>
 /** Gateway calls: endpoint, status, charge, latency; filtered by agent, status and endpoint. */
 export const CallsPage = () => {
   const org = useOrg()
-  const pages = useCursorPages()
+  const pages = useCursorPages<CallId>()
   const [agent, setAgent] = useState("")
   const [status, setStatus] = useState<(typeof statuses)[number]>("")
   const [endpoint, setEndpoint] = useState("")
@@ -30,7 +32,7 @@ export const CallsPage = () => {
   )
   // Days are the viewer's: from the start of `from` to the end of `to`, in their time zone.
   const filters = {
-    agent_id: agent || undefined,
+    agent_id: agent === "" ? undefined : AgentId.make(agent),
     status: status || undefined,
     endpoint_contains: endpoint.trim() || undefined,
     from: from === "" ? undefined : localMidnight(from, 0),
@@ -120,7 +122,7 @@ export const CallsPage = () => {
         row={(call) => (
           <tr key={call.id}>
             <td>
-              <code>{call.endpoint}</code>
+              <code>{call.endpoint_id}</code>
             </td>
             <td>{names.get(call.agent_id) ?? call.agent_id.slice(0, 8)}</td>
             <td>
@@ -131,10 +133,10 @@ export const CallsPage = () => {
               {call.mode === "test"
                 ? (
                   <small>
-                    nothing (priced <Credits amount={call.charged} />)
+                    nothing (priced <Credits amount={amountOf(call.charged_credits)} />)
                   </small>
                 )
-                : <Credits amount={call.charged} />}
+                : <Credits amount={amountOf(call.charged_credits)} />}
             </td>
             <td>{call.latency_ms === null ? "—" : `${call.latency_ms} ms`}</td>
             <td>
