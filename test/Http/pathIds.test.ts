@@ -12,13 +12,16 @@ import { call, startWorld, type World } from "../support/world.js"
 let world: World
 let owner: { orgId: string; token: string }
 let agentKey: string
+let agentId: string
 let adminToken: string
 
 beforeAll(async () => {
   world = await startWorld("path_ids")
   const org = await seedOrg(world.db)
   owner = { orgId: org.orgId, token: org.owner.sessionToken }
-  agentKey = (await seedAgent(world.db, org.orgId)).key
+  const agent = await seedAgent(world.db, org.orgId)
+  agentKey = agent.key
+  agentId = agent.agentId
   adminToken = (await seedAdmin(world.db)).token
 }, 60_000)
 
@@ -37,6 +40,7 @@ describe("path ids", () => {
       ["DELETE", `${org()}/webhooks/not-a-uuid`, owner.token, "No such webhook endpoint"],
       ["GET", `${org()}/approvals/not-a-uuid`, owner.token, "No approval with that id"],
       ["GET", `${org()}/receipts/not-a-uuid`, owner.token, "No receipt with that id in this org"],
+      ["POST", `${org()}/agents/${agentId}/connections/not-a-uuid/revoke`, owner.token, "No such connection"],
       ["GET", "/v1/jobs/not-a-uuid", agentKey, "No job with that id in this org"],
       ["GET", "/v1/disputes/not-a-uuid", agentKey, "No dispute with that id"],
       ["POST", "/admin/disputes/not-a-uuid/decide", adminToken, "No dispute with that id"]

@@ -5,6 +5,7 @@ import {
   DisputeId,
   InviteId,
   JobId,
+  OAuthConnectionId,
   OrgId,
   OrgKeyId,
   ReceiptId,
@@ -28,7 +29,8 @@ const missing = {
   webhook: "No such webhook endpoint",
   job: "No job with that id in this org",
   receipt: "No receipt with that id in this org",
-  dispute: "No dispute with that id"
+  dispute: "No dispute with that id",
+  connection: "No such connection"
 } as const
 
 const missingMessages: ReadonlySet<string> = new Set(Object.values(missing))
@@ -49,5 +51,6 @@ export const WebhookEndpointIdParam = pathId(WebhookEndpointId, missing.webhook)
 export const JobIdParam = pathId(JobId, missing.job)
 export const ReceiptIdParam = pathId(ReceiptId, missing.receipt)
 export const DisputeIdParam = pathId(DisputeId, missing.dispute)
+export const OAuthConnectionIdParam = pathId(OAuthConnectionId, missing.connection)
 
 export const OrgPath = Schema.Struct({ orgId: OrgIdParam })

@@ -48,7 +48,7 @@ export interface OrgActor {
 export class CurrentActor extends Context.Tag("Auth/CurrentActor")<CurrentActor, OrgActor>() {}
 
 export interface SessionUser {
-  readonly user_id: string
+  readonly user_id: UserId
   readonly email: string
   readonly session_id: string
 }
