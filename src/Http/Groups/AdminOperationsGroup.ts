@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AuditEntry, BenchmarkRun, OpeningRequest, SampleSetSummary } from "../../Domain/Operations.js"
+import { AuditEntryJson, BenchmarkRun, OpeningRequest, SampleSetSummary } from "../../Domain/Operations.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { TaskTypeId } from "../../Domain/TaskType.js"
 import { Check, ToolInput, ToolStatus } from "../../Domain/Tool.js"
@@ -417,7 +417,7 @@ export class AdminAuditGroup extends HttpApiGroup.make("adminAudit")
         limit: pageLimitOrDefault,
         starting_after: Schema.optional(Schema.String)
       }))
-      .addSuccess(Schema.Struct({ entries: Schema.Array(AuditEntry), has_more: Schema.Boolean }))
+      .addSuccess(Schema.Struct({ entries: Schema.Array(AuditEntryJson), has_more: Schema.Boolean }))
       .annotateContext(
         OpenApi.annotations({
           summary: "Read the audit log",
