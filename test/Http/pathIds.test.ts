@@ -43,7 +43,13 @@ describe("path ids", () => {
       ["POST", `${org()}/agents/${agentId}/connections/not-a-uuid/revoke`, owner.token, "No such connection"],
       ["GET", "/v1/jobs/not-a-uuid", agentKey, "No job with that id in this org"],
       ["GET", "/v1/disputes/not-a-uuid", agentKey, "No dispute with that id"],
-      ["POST", "/admin/disputes/not-a-uuid/decide", adminToken, "No dispute with that id"]
+      ["POST", "/admin/disputes/not-a-uuid/decide", adminToken, "No dispute with that id"],
+      // The administrators' endpoints name the value they did not find.
+      ["GET", "/admin/benchmark-runs/not-a-uuid", adminToken, "No benchmark run not-a-uuid"],
+      ["POST", "/admin/deletion-requests/not-a-uuid/carry-out", adminToken, "No deletion request not-a-uuid"],
+      ["POST", "/admin/opening-requests/not-a-uuid/decline", adminToken, "No opening request not-a-uuid"],
+      ["POST", "/admin/orgs/not-a-uuid/openings/fakeprov%2Finbox/close", adminToken, "No org not-a-uuid"],
+      ["POST", "/admin/orgs/not-a-uuid/credits/freeze", adminToken, "No such org"]
     ]
     for (const [method, path, token, message] of cases) {
       const body = method === "PATCH" ? { role: "member" } : method === "POST" ? { decision: "upheld" } : undefined
@@ -63,6 +69,8 @@ describe("path ids", () => {
 
   it("only a path id's message is read as a missing record", () => {
     expect(isMissingRecord("No such webhook endpoint")).toBe(true)
+    expect(isMissingRecord("No deletion request not-a-uuid")).toBe(true)
+    expect(isMissingRecord("No deletion requests")).toBe(false)
     expect(isMissingRecord("Expected a string, actual 42")).toBe(false)
   })
 })

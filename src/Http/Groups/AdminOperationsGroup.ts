@@ -19,6 +19,7 @@ import { wire } from "../../Errors/Wire.js"
 import { AdminAuth } from "../Security/AuthTags.js"
 import { DeletionRequest, OrgPath, PathId, Timestamp } from "./IdentitySchemas.js"
 import { pageLimitOrDefault } from "./Pagination.js"
+import { AdminOrgIdParam, BenchmarkRunIdParam, DeletionRequestIdParam, OpeningRequestIdParam } from "./PathIds.js"
 
 /**
  * The operator side, for administrators' sessions: tools and their publishing gates, org
@@ -221,7 +222,7 @@ export class AdminToolsGroup extends HttpApiGroup.make("adminTools")
           description: "Status, progress and, once done, the measured results."
         })
       )
-      .setPath(Schema.Struct({ id: PathId }))
+      .setPath(Schema.Struct({ id: BenchmarkRunIdParam }))
       .addSuccess(Schema.Struct({ run: BenchmarkRun }))
   )
   .add(
@@ -310,7 +311,7 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
           description: "The org's agents get 409 endpoint_on_request again."
         })
       )
-      .setPath(Schema.Struct({ orgId: PathId, endpoint: Schema.String }))
+      .setPath(Schema.Struct({ orgId: AdminOrgIdParam, endpoint: Schema.String }))
       .setPayload(WithReason)
       .addSuccess(Schema.Struct({ org_id: Schema.String, endpoint_id: Schema.String, open: Schema.Boolean }))
       .addError(wire(ReasonRequired))
@@ -330,7 +331,7 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
   )
   .add(
     HttpApiEndpoint.post("carryOutDeletion", "/admin/deletion-requests/:id/carry-out")
-      .setPath(Schema.Struct({ id: PathId }))
+      .setPath(Schema.Struct({ id: DeletionRequestIdParam }))
       .addSuccess(Schema.Struct({ deletion_request: DeletionRequest }))
       .addError(wire(Conflict))
       .annotateContext(
@@ -393,7 +394,7 @@ export class AdminGatewayGroup extends HttpApiGroup.make("adminGateway")
           description: "Declines a pending request with a written reason."
         })
       )
-      .setPath(Schema.Struct({ id: PathId }))
+      .setPath(Schema.Struct({ id: OpeningRequestIdParam }))
       .setPayload(WithReason)
       .addSuccess(Schema.Struct({ request: OpeningRequest }))
       .addError(wire(ReasonRequired))
