@@ -1,18 +1,39 @@
+import { Model } from "@effect/sql"
 import { Schema } from "effect"
+import { AgentId, OAuthConnectionId, OrgId, UserId } from "./Ids.js"
+import { TimestampFromDate } from "./Timestamps.js"
 
-/** An MCP client an owner connected to an agent by OAuth: its tokens act as that agent. */
-export const OAuthConnection = Schema.Struct({
-  id: Schema.String,
-  agent_id: Schema.String,
+/**
+ * An MCP client an owner connected to an agent by OAuth: its tokens act as that agent.
+ * Declared once: `OAuthConnection` decodes its row (read with the consenting owner's email,
+ * `user_email`), `.insert` is a new row (one per grant, with who consented), `.json` the wire
+ * record (the email as `connected_by`; the grant and the org stay off the wire).
+ */
+export class OAuthConnection extends Model.Class<OAuthConnection>("OAuthConnection")({
+  id: Model.GeneratedByApp(OAuthConnectionId),
+  grant_id: Model.FieldExcept("json", "jsonCreate", "jsonUpdate")(Schema.String),
+  org_id: Model.FieldExcept("json", "jsonCreate", "jsonUpdate")(OrgId),
+  agent_id: AgentId,
   client_id: Schema.String,
   client_name: Schema.NullOr(Schema.String).annotations({ description: "The name the client registered with" }),
-  connected_by: Schema.String.annotations({ description: "The email address of the owner who consented" }),
-  created_at: Schema.String,
-  last_used_at: Schema.NullOr(Schema.String).annotations({
-    description: "When one of its tokens last reached /mcp (kept to the minute)"
+  user_id: Model.FieldOnly("insert")(UserId),
+  user_email: Model.Field({
+    select: Schema.String,
+    json: Schema.propertySignature(
+      Schema.String.annotations({ description: "The email address of the owner who consented" })
+    ).pipe(Schema.fromKey("connected_by"))
   }),
-  revoked_at: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "OAuthConnection" })
-export type OAuthConnection = typeof OAuthConnection.Type
+  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
+  last_used_at: Model.Field({
+    select: Schema.NullOr(Schema.DateFromSelf),
+    json: Schema.NullOr(TimestampFromDate).annotations({
+      description: "When one of its tokens last reached /mcp (kept to the minute)"
+    })
+  }),
+  revoked_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) })
+}) {}
 
-export const OAuthConnectionList = Schema.Struct({ connections: Schema.Array(OAuthConnection) })
+/** The wire's connection (no title: the wire record never had one, and the class would name it `OAuthConnection.json`). */
+export const OAuthConnectionJson = OAuthConnection.json.annotations({ identifier: "OAuthConnection", title: undefined })
+
+export const OAuthConnectionList = Schema.Struct({ connections: Schema.Array(OAuthConnectionJson) })

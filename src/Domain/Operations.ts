@@ -1,10 +1,16 @@
+import { Model } from "@effect/sql"
 import { Schema } from "effect"
 import { AnyJson } from "./Json.js"
+import { TimestampFromDate } from "./Timestamps.js"
 
 /** Records of the operator side that the HTTP contract and the services share. */
 
-/** One line of the administrators' audit log. */
-export const AuditEntry = Schema.Struct({
+/**
+ * One line of the administrators' audit log, declared once: `AuditEntry` decodes its row,
+ * `AuditEntry.json` the wire record (the time ISO 8601). Lines are written by
+ * `AuditLog.record` only, whose target states may hold bigints (kept as decimal text).
+ */
+export class AuditEntry extends Model.Class<AuditEntry>("AuditEntry")({
   id: Schema.String,
   admin_id: Schema.String,
   admin_email: Schema.String,
@@ -14,9 +20,11 @@ export const AuditEntry = Schema.Struct({
   reason: Schema.NullOr(Schema.String),
   before: Schema.NullOr(AnyJson),
   after: Schema.NullOr(AnyJson),
-  created_at: Schema.String
-}).annotations({ identifier: "AuditEntry" })
-export type AuditEntry = typeof AuditEntry.Type
+  created_at: Model.Field({ select: Schema.DateFromSelf, json: TimestampFromDate })
+}) {}
+
+/** The wire's audit line (no title: the wire record never had one, and the class would name it `AuditEntry.json`). */
+export const AuditEntryJson = AuditEntry.json.annotations({ identifier: "AuditEntry", title: undefined })
 
 /** A benchmark run: a durable job with its progress, and its results once done. */
 export const BenchmarkRun = Schema.Struct({

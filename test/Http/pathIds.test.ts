@@ -12,13 +12,16 @@ import { call, startWorld, type World } from "../support/world.js"
 let world: World
 let owner: { orgId: string; token: string }
 let agentKey: string
+let agentId: string
 let adminToken: string
 
 beforeAll(async () => {
   world = await startWorld("path_ids")
   const org = await seedOrg(world.db)
   owner = { orgId: org.orgId, token: org.owner.sessionToken }
-  agentKey = (await seedAgent(world.db, org.orgId)).key
+  const agent = await seedAgent(world.db, org.orgId)
+  agentKey = agent.key
+  agentId = agent.agentId
   adminToken = (await seedAdmin(world.db)).token
 }, 60_000)
 
@@ -37,9 +40,16 @@ describe("path ids", () => {
       ["DELETE", `${org()}/webhooks/not-a-uuid`, owner.token, "No such webhook endpoint"],
       ["GET", `${org()}/approvals/not-a-uuid`, owner.token, "No approval with that id"],
       ["GET", `${org()}/receipts/not-a-uuid`, owner.token, "No receipt with that id in this org"],
+      ["POST", `${org()}/agents/${agentId}/connections/not-a-uuid/revoke`, owner.token, "No such connection"],
       ["GET", "/v1/jobs/not-a-uuid", agentKey, "No job with that id in this org"],
       ["GET", "/v1/disputes/not-a-uuid", agentKey, "No dispute with that id"],
-      ["POST", "/admin/disputes/not-a-uuid/decide", adminToken, "No dispute with that id"]
+      ["POST", "/admin/disputes/not-a-uuid/decide", adminToken, "No dispute with that id"],
+      // The administrators' endpoints name the value they did not find.
+      ["GET", "/admin/benchmark-runs/not-a-uuid", adminToken, "No benchmark run not-a-uuid"],
+      ["POST", "/admin/deletion-requests/not-a-uuid/carry-out", adminToken, "No deletion request not-a-uuid"],
+      ["POST", "/admin/opening-requests/not-a-uuid/decline", adminToken, "No opening request not-a-uuid"],
+      ["POST", "/admin/orgs/not-a-uuid/openings/fakeprov%2Finbox/close", adminToken, "No org not-a-uuid"],
+      ["POST", "/admin/orgs/not-a-uuid/credits/freeze", adminToken, "No such org"]
     ]
     for (const [method, path, token, message] of cases) {
       const body = method === "PATCH" ? { role: "member" } : method === "POST" ? { decision: "upheld" } : undefined
@@ -59,6 +69,8 @@ describe("path ids", () => {
 
   it("only a path id's message is read as a missing record", () => {
     expect(isMissingRecord("No such webhook endpoint")).toBe(true)
+    expect(isMissingRecord("No deletion request not-a-uuid")).toBe(true)
+    expect(isMissingRecord("No deletion requests")).toBe(false)
     expect(isMissingRecord("Expected a string, actual 42")).toBe(false)
   })
 })

@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { AdminJson } from "../../Domain/Admin.js"
 import { EmailAddress } from "../../Domain/Email.js"
 import { InvalidCredentials, Locked, RateLimited, WeakPassword } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
@@ -7,10 +8,6 @@ import { AdminAuth } from "../Security/AuthTags.js"
 import { Timestamp } from "./IdentitySchemas.js"
 
 /** Administrative sign-in: email, password and a TOTP code. */
-export const AdminRecord = Schema.Struct({ id: Schema.String, email: Schema.String }).annotations({
-  identifier: "Admin"
-})
-
 export class AdminSignInGroup extends HttpApiGroup.make("adminSignIn")
   .add(
     HttpApiEndpoint.post("signIn", "/admin/sign-in")
@@ -21,7 +18,7 @@ export class AdminSignInGroup extends HttpApiGroup.make("adminSignIn")
       }))
       .addSuccess(Schema.Struct({
         session_token: Schema.String.annotations({ description: "Administrator session (as_...), 12 hours" }),
-        admin: AdminRecord,
+        admin: AdminJson,
         expires_at: Timestamp
       }))
       .addError(wire(InvalidCredentials))
@@ -52,7 +49,7 @@ export class AdminSessionGroup extends HttpApiGroup.make("adminSession")
           summary: "Current administrator",
           description: "The administrator the session belongs to."
         })
-      ).addSuccess(Schema.Struct({ admin: AdminRecord }))
+      ).addSuccess(Schema.Struct({ admin: AdminJson }))
   )
   .add(
     HttpApiEndpoint.post("signOut", "/admin/sign-out")

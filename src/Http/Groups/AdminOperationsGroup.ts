@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { OpeningRequestJson } from "../../Domain/EndpointOpening.js"
-import { AuditEntry, BenchmarkRun, SampleSetSummary } from "../../Domain/Operations.js"
+import { AuditEntryJson, BenchmarkRun, SampleSetSummary } from "../../Domain/Operations.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { TaskTypeId } from "../../Domain/TaskType.js"
 import { Check, ToolInput, ToolStatus } from "../../Domain/Tool.js"
@@ -20,6 +20,7 @@ import { wire } from "../../Errors/Wire.js"
 import { AdminAuth } from "../Security/AuthTags.js"
 import { DeletionRequest, OrgPath, PathId, Timestamp } from "./IdentitySchemas.js"
 import { pageLimitOrDefault } from "./Pagination.js"
+import { AdminOrgIdParam, BenchmarkRunIdParam, DeletionRequestIdParam, OpeningRequestIdParam } from "./PathIds.js"
 
 /**
  * The operator side, for administrators' sessions: tools and their publishing gates, org
@@ -222,7 +223,7 @@ export class AdminToolsGroup extends HttpApiGroup.make("adminTools")
           description: "Status, progress and, once done, the measured results."
         })
       )
-      .setPath(Schema.Struct({ id: PathId }))
+      .setPath(Schema.Struct({ id: BenchmarkRunIdParam }))
       .addSuccess(Schema.Struct({ run: BenchmarkRun }))
   )
   .add(
@@ -311,7 +312,7 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
           description: "The org's agents get 409 endpoint_on_request again."
         })
       )
-      .setPath(Schema.Struct({ orgId: PathId, endpoint: Schema.String }))
+      .setPath(Schema.Struct({ orgId: AdminOrgIdParam, endpoint: Schema.String }))
       .setPayload(WithReason)
       .addSuccess(Schema.Struct({ org_id: Schema.String, endpoint_id: Schema.String, open: Schema.Boolean }))
       .addError(wire(ReasonRequired))
@@ -331,7 +332,7 @@ export class AdminOrgsGroup extends HttpApiGroup.make("adminOrgs")
   )
   .add(
     HttpApiEndpoint.post("carryOutDeletion", "/admin/deletion-requests/:id/carry-out")
-      .setPath(Schema.Struct({ id: PathId }))
+      .setPath(Schema.Struct({ id: DeletionRequestIdParam }))
       .addSuccess(Schema.Struct({ deletion_request: DeletionRequest }))
       .addError(wire(Conflict))
       .annotateContext(
@@ -394,7 +395,7 @@ export class AdminGatewayGroup extends HttpApiGroup.make("adminGateway")
           description: "Declines a pending request with a written reason."
         })
       )
-      .setPath(Schema.Struct({ id: PathId }))
+      .setPath(Schema.Struct({ id: OpeningRequestIdParam }))
       .setPayload(WithReason)
       .addSuccess(Schema.Struct({ request: OpeningRequestJson }))
       .addError(wire(ReasonRequired))
@@ -418,7 +419,7 @@ export class AdminAuditGroup extends HttpApiGroup.make("adminAudit")
         limit: pageLimitOrDefault,
         starting_after: Schema.optional(Schema.String)
       }))
-      .addSuccess(Schema.Struct({ entries: Schema.Array(AuditEntry), has_more: Schema.Boolean }))
+      .addSuccess(Schema.Struct({ entries: Schema.Array(AuditEntryJson), has_more: Schema.Boolean }))
       .annotateContext(
         OpenApi.annotations({
           summary: "Read the audit log",

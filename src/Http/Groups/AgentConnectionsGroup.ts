@@ -4,11 +4,11 @@ import { OAuthConnectionList } from "../../Domain/OAuthConnection.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth } from "../Security/AuthTags.js"
-import { PathId, Revoked } from "./IdentitySchemas.js"
-import { AgentIdParam, OrgIdParam } from "./PathIds.js"
+import { Revoked } from "./IdentitySchemas.js"
+import { AgentIdParam, OAuthConnectionIdParam, OrgIdParam } from "./PathIds.js"
 
 const AgentPath = Schema.Struct({ orgId: OrgIdParam, agentId: AgentIdParam })
-const ConnectionPath = Schema.Struct({ ...AgentPath.fields, connectionId: PathId })
+const ConnectionPath = Schema.Struct({ ...AgentPath.fields, connectionId: OAuthConnectionIdParam })
 
 /** The MCP clients connected to an agent by OAuth (an owner's consent), and their revocation. */
 export class AgentConnectionsGroup extends HttpApiGroup.make("agentConnections")

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { InviteId, OrgId, UserId } from "../../Domain/Ids.js"
 import { PlanId } from "../../Domain/Plans.js"
+import { UserJson } from "../../Domain/User.js"
 
 /** Records and inputs shared by the identity groups (sign-in, account, orgs, agents, keys). */
 
@@ -23,17 +24,11 @@ export const WholeCreditsInput = Schema.transform(
   { strict: true, decode: (value) => BigInt(value), encode: (value) => value.toString() }
 ).annotations({ description: "Whole credits (1 credit = $0.001)" })
 
-export const User = Schema.Struct({
-  id: UserId,
-  email: Schema.String,
-  name: Schema.NullOr(Schema.String),
-  email_verified: Schema.Boolean,
-  phone: Schema.NullOr(Schema.String),
-  phone_verified: Schema.Boolean
-}).annotations({ identifier: "User" })
+/** The wire's user: the `User` model's json variant (Domain/User.ts). */
+export { UserJson as User } from "../../Domain/User.js"
 
 export const Me = Schema.Struct({
-  user: User,
+  user: UserJson,
   orgs: Schema.Array(Schema.Struct({ id: OrgId, name: Schema.String, role: Role }))
 }).annotations({ identifier: "Me" })
 

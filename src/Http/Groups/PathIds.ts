@@ -2,9 +2,13 @@ import { Schema } from "effect"
 import {
   AgentId,
   ApprovalId,
+  BenchmarkRunId,
+  DeletionRequestId,
   DisputeId,
   InviteId,
   JobId,
+  OAuthConnectionId,
+  OpeningRequestId,
   OrgId,
   OrgKeyId,
   ReceiptId,
@@ -28,16 +32,34 @@ const missing = {
   webhook: "No such webhook endpoint",
   job: "No job with that id in this org",
   receipt: "No receipt with that id in this org",
-  dispute: "No dispute with that id"
+  dispute: "No dispute with that id",
+  connection: "No such connection"
 } as const
 
 const missingMessages: ReadonlySet<string> = new Set(Object.values(missing))
 
+/** The administrators' endpoints name the value they did not find: `No org <id>`. */
+const missingNamed = {
+  org: "No org",
+  deletionRequest: "No deletion request",
+  benchmarkRun: "No benchmark run",
+  openingRequest: "No opening request"
+} as const
+
+const namedPrefixes = Object.values(missingNamed).map((words) => `${words} `)
+
 /** Whether a decoding failure's message is a path id's: the record is simply not there. */
-export const isMissingRecord = (message: string): boolean => missingMessages.has(message)
+export const isMissingRecord = (message: string): boolean =>
+  missingMessages.has(message) || namedPrefixes.some((prefix) => message.startsWith(prefix))
 
 const pathId = <A, I extends string>(id: Schema.Schema<A, I>, message: string) =>
   id.annotations({ message: () => ({ message, override: true }), description: "UUID" })
+
+const namedPathId = <A, I extends string>(id: Schema.Schema<A, I>, words: string) =>
+  id.annotations({
+    message: (issue) => ({ message: `${words} ${String(issue.actual)}`, override: true }),
+    description: "UUID"
+  })
 
 export const OrgIdParam = pathId(OrgId, missing.org)
 export const AgentIdParam = pathId(AgentId, missing.agent)
@@ -49,5 +71,12 @@ export const WebhookEndpointIdParam = pathId(WebhookEndpointId, missing.webhook)
 export const JobIdParam = pathId(JobId, missing.job)
 export const ReceiptIdParam = pathId(ReceiptId, missing.receipt)
 export const DisputeIdParam = pathId(DisputeId, missing.dispute)
+export const OAuthConnectionIdParam = pathId(OAuthConnectionId, missing.connection)
+
+/** Administrators' path ids. */
+export const AdminOrgIdParam = namedPathId(OrgId, missingNamed.org)
+export const DeletionRequestIdParam = namedPathId(DeletionRequestId, missingNamed.deletionRequest)
+export const BenchmarkRunIdParam = namedPathId(BenchmarkRunId, missingNamed.benchmarkRun)
+export const OpeningRequestIdParam = namedPathId(OpeningRequestId, missingNamed.openingRequest)
 
 export const OrgPath = Schema.Struct({ orgId: OrgIdParam })

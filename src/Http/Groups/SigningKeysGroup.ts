@@ -1,17 +1,9 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { PublishedKey } from "../../Domain/SigningKey.js"
 import { PublicRateLimit } from "../Security/RateLimitTags.js"
 
 /** The public keys that check signed receipts, calls and disputes (RFC 7517 JWK Set). */
-export const PublishedKey = Schema.Struct({
-  kty: Schema.Literal("OKP"),
-  crv: Schema.Literal("Ed25519"),
-  x: Schema.String,
-  kid: Schema.String.annotations({ description: "The RFC 7638 thumbprint of the key" }),
-  alg: Schema.Literal("EdDSA"),
-  use: Schema.Literal("sig")
-}).annotations({ identifier: "PublishedKey" })
-
 export const Jwks = Schema.Struct({
   keys: Schema.Array(PublishedKey).annotations({
     description: "Newest first; the first signs now, older ones stay so signatures they made still verify"

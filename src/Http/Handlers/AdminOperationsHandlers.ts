@@ -1,7 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
-import { isUuid, OrgId } from "../../Domain/Ids.js"
-import { NotFound } from "../../Errors/ApiErrors.js"
+import { OrgId } from "../../Domain/Ids.js"
 import { CurrentAdmin } from "../../Services/Auth/Current.js"
 import { BenchmarkRuns } from "../../Services/Benchmarks/BenchmarkRuns.js"
 import { EndpointOpenings } from "../../Services/Gateway/EndpointOpenings.js"
@@ -18,9 +17,8 @@ import { Api } from "../Api.js"
 /** The signed-in administrator as the audit log names them. */
 const actor = Effect.map(CurrentAdmin, (admin): AuditActor => ({ admin_id: admin.admin_id, email: admin.email }))
 
-/** A path org id: anything that is not a UUID is simply not found. */
-const orgIdOf = (value: string) =>
-  isUuid(value) ? Effect.succeed(OrgId.make(value.toLowerCase())) : new NotFound({ message: `No org ${value}` })
+/** A path org id (decoded by its path schema) in one spelling, as the audit log names its target. */
+const orgIdOf = (value: OrgId) => OrgId.make(value.toLowerCase())
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -86,10 +84,7 @@ export const AdminToolsHandlers = HttpApiBuilder.group(Api, "adminTools", (handl
           return { run: yield* benchmarks.start(yield* actor, path.tool, payload.sample_set) }
         }))
       .handle("benchmarks", ({ path }) => Effect.map(benchmarks.forTool(path.tool), (runs) => ({ runs })))
-      .handle("benchmarkRun", ({ path }) =>
-        isUuid(path.id)
-          ? Effect.map(benchmarks.get(path.id), (run) => ({ run }))
-          : new NotFound({ message: `No benchmark run ${path.id}` }))
+      .handle("benchmarkRun", ({ path }) => Effect.map(benchmarks.get(path.id), (run) => ({ run })))
       .handle("sampleSets", () => Effect.succeed({ sample_sets: benchmarks.sampleSets }))
       .handle("checkAdapter", ({ path }) =>
         Effect.gen(function*() {
@@ -107,38 +102,35 @@ export const AdminOrgsHandlers = HttpApiBuilder.group(Api, "adminOrgs", (handler
     return handlers
       .handle("adjust", ({ path, payload }) =>
         Effect.gen(function*() {
-          const orgId = yield* orgIdOf(path.orgId)
+          const orgId = orgIdOf(path.orgId)
           const adjusted = yield* credits.adjust(yield* actor, orgId, payload)
           return { org_id: orgId, credits: adjusted.credits.toString(), balance: adjusted.balance.toString() }
         }))
       .handle("freeze", ({ path, payload }) =>
         Effect.gen(function*() {
-          const orgId = yield* orgIdOf(path.orgId)
+          const orgId = orgIdOf(path.orgId)
           yield* credits.freeze(yield* actor, orgId, payload.reason)
           return { org_id: orgId, credits_frozen: true as const }
         }))
       .handle("plan", ({ path, payload }) =>
         Effect.gen(function*() {
-          const orgId = yield* orgIdOf(path.orgId)
+          const orgId = orgIdOf(path.orgId)
           return yield* plans.setPlan(yield* actor, orgId, payload.plan, payload.reason)
         }))
       .handle("openEndpoint", ({ path, payload }) =>
         Effect.gen(function*() {
-          const orgId = yield* orgIdOf(path.orgId)
+          const orgId = orgIdOf(path.orgId)
           return yield* openings.open(yield* actor, orgId, payload.endpoint, payload.reason)
         }))
       .handle("closeEndpoint", ({ path, payload }) =>
         Effect.gen(function*() {
-          const orgId = yield* orgIdOf(path.orgId)
+          const orgId = orgIdOf(path.orgId)
           return yield* openings.close(yield* actor, orgId, path.endpoint, payload.reason)
         }))
       .handle("deletionRequests", ({ urlParams }) =>
         Effect.map(deletion.queue(urlParams.status), (deletion_requests) => ({ deletion_requests })))
       .handle("carryOutDeletion", ({ path }) =>
         Effect.gen(function*() {
-          if (!isUuid(path.id)) {
-            return yield* new NotFound({ message: `No deletion request ${path.id}` })
-          }
           return { deletion_request: yield* deletion.carryOut(yield* actor, path.id) }
         }))
   }))
@@ -161,9 +153,6 @@ export const AdminGatewayHandlers = HttpApiBuilder.group(Api, "adminGateway", (h
         Effect.map(openings.queue(urlParams.status), (requests) => ({ requests })))
       .handle("declineOpening", ({ path, payload }) =>
         Effect.gen(function*() {
-          if (!isUuid(path.id)) {
-            return yield* new NotFound({ message: `No opening request ${path.id}` })
-          }
           return { request: yield* openings.decline(yield* actor, path.id, payload.reason) }
         }))
   }))

@@ -1,11 +1,12 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { randomInt, timingSafeEqual } from "node:crypto"
+import type { UserId } from "../../Domain/Ids.js"
 import { sha256Hex } from "../../Domain/Secrets.js"
 import { InvalidCode, NotFound, PhoneInUse } from "../../Errors/ApiErrors.js"
 import { Sms } from "../Sms/Sms.js"
 import { MINUTE_MS } from "./Records.js"
-import { userRecord, Users } from "./Users.js"
+import { Users } from "./Users.js"
 
 /** A phone code is valid 10 minutes and allows 5 tries. */
 export const PHONE_CODE_LIFETIME_MS = 10 * MINUTE_MS
@@ -26,7 +27,7 @@ export class Accounts extends Effect.Service<Accounts>()("Auth/Accounts", {
     const users = yield* Users
     const sms = yield* Sms
 
-    const userOf = (userId: string) =>
+    const userOf = (userId: UserId) =>
       Effect.flatMap(
         users.byId(userId),
         Option.match({
@@ -35,8 +36,7 @@ export class Accounts extends Effect.Service<Accounts>()("Auth/Accounts", {
         })
       )
 
-    const me = (userId: string) =>
-      Effect.all({ user: Effect.map(userOf(userId), userRecord), orgs: users.memberships(userId) })
+    const me = (userId: UserId) => Effect.all({ user: userOf(userId), orgs: users.memberships(userId) })
 
     const lockPhoneCode = SqlSchema.findOne({
       Request: Schema.String,
@@ -77,7 +77,7 @@ export class Accounts extends Effect.Service<Accounts>()("Auth/Accounts", {
     type Outcome = { readonly _tag: "Wrong" } | { readonly _tag: "InUse" } | { readonly _tag: "Verified" }
 
     /** Checks the code; a right one marks the phone verified on this account. */
-    const verifyPhone = (userId: string, code: string) =>
+    const verifyPhone = (userId: UserId, code: string) =>
       Effect.gen(function*() {
         const outcome = yield* Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
@@ -107,7 +107,7 @@ export class Accounts extends Effect.Service<Accounts>()("Auth/Accounts", {
         )
         if (outcome._tag === "Wrong") return yield* wrongCode
         if (outcome._tag === "InUse") return yield* phoneInUse
-        return userRecord(yield* userOf(userId))
+        return yield* userOf(userId)
       })
 
     return { me, startPhoneVerification, verifyPhone } as const

@@ -1,8 +1,10 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Data, Effect, Option, Schema } from "effect"
+import { Clock, Data, Effect, Option, Schema, Struct } from "effect"
 import { randomUUID } from "node:crypto"
 import * as OTPAuth from "otpauth"
+import { Admin } from "../../Domain/Admin.js"
 import { normalizeEmail } from "../../Domain/Email.js"
+import { AdminId } from "../../Domain/Ids.js"
 import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
 import { Conflict, InvalidCredentials, Locked, Unauthenticated, WeakPassword } from "../../Errors/ApiErrors.js"
 import type { AdminUser } from "./Current.js"
@@ -34,18 +36,12 @@ const weak = new WeakPassword({
 })
 const invalidCredentials = new InvalidCredentials({ message: "Wrong email, password or code" })
 
-const AdminRow = Schema.Struct({
-  id: Schema.String,
-  email: Schema.String,
-  password_hash: Schema.String,
-  totp_sealed: Schema.String,
-  totp_last_counter: Schema.NullOr(Schema.NumberFromString),
-  failed_attempts: Schema.Number,
-  locked_until: Schema.NullOr(Schema.DateFromSelf)
+const AdminSessionRow = Schema.Struct({
+  session_id: Schema.String,
+  admin_id: Admin.fields.id,
+  email: Admin.fields.email
 })
-
-const AdminSessionRow = Schema.Struct({ session_id: Schema.String, admin_id: Schema.String, email: Schema.String })
-const Id = Schema.Struct({ id: Schema.String })
+const AdminIdRow = Schema.Struct(Struct.pick(Admin.fields, "id"))
 
 /** A locked account: the 429 `locked` error and how long until it opens (for `Retry-After`). */
 export class AdminLockedOut extends Data.TaggedError("AdminLockedOut")<{
@@ -60,7 +56,7 @@ type Attempt =
   | {
     readonly _tag: "SignedIn"
     readonly token: string
-    readonly admin: { id: string; email: string }
+    readonly admin: Admin
     readonly expiresAt: Date
   }
 
@@ -73,26 +69,17 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
     const sql = yield* SqlClient.SqlClient
 
     const insertAdmin = SqlSchema.findOne({
-      Request: Schema.Struct({
-        id: Schema.String,
-        email: Schema.String,
-        passwordHash: Schema.String,
-        sealed: Schema.String,
-        now: Schema.DateFromSelf
-      }),
-      Result: Id,
+      Request: Admin.insert,
+      Result: AdminIdRow,
       execute: (admin) =>
-        sql`
-          INSERT INTO admins (id, email, password_hash, totp_sealed, created_at)
-          VALUES (${admin.id}, ${admin.email}, ${admin.passwordHash}, ${admin.sealed}, ${admin.now})
-          ON CONFLICT ((lower(email))) DO NOTHING RETURNING id`
+        sql`INSERT INTO admins ${sql.insert(admin)} ON CONFLICT ((lower(email))) DO NOTHING RETURNING id`
     })
     const lockByEmail = SqlSchema.findOne({
       Request: Schema.String,
-      Result: AdminRow,
+      Result: Admin,
       execute: (email) =>
         sql`
-          SELECT id, email, password_hash, totp_sealed, totp_last_counter, failed_attempts, locked_until
+          SELECT id, email, password_hash, totp_sealed, totp_last_counter, failed_attempts, locked_until, created_at
           FROM admins WHERE lower(email) = ${email} FOR UPDATE`
     })
     const findSession = SqlSchema.findOne({
@@ -106,7 +93,7 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
     })
     const findByEmail = SqlSchema.findOne({
       Request: Schema.String,
-      Result: Id,
+      Result: AdminIdRow,
       execute: (email) => sql`SELECT id FROM admins WHERE lower(email) = ${email}`
     })
 
@@ -119,8 +106,10 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
         const passwordHash = yield* hashPassword(password)
         const sealed = yield* seal(password, secret.base32)
         const now = new Date(yield* Clock.currentTimeMillis)
-        const id = randomUUID()
-        const inserted = yield* insertAdmin({ id, email: address, passwordHash, sealed, now }).pipe(Effect.orDie)
+        const id = AdminId.make(randomUUID())
+        const inserted = yield* insertAdmin(
+          Admin.insert.make({ id, email: address, password_hash: passwordHash, totp_sealed: sealed, created_at: now })
+        ).pipe(Effect.orDie)
         if (Option.isNone(inserted)) {
           return yield* new Conflict({ message: `An administrator ${address} already exists` })
         }
@@ -180,7 +169,7 @@ export class Admins extends Effect.Service<Admins>()("Auth/Admins", {
             INSERT INTO admin_sessions (id, admin_id, token_hash, created_at, expires_at, ip, user_agent)
             VALUES (${randomUUID()}, ${admin.id}, ${sha256Hex(token)}, ${now}, ${expiresAt}, ${origin.ip},
                     ${clip(origin.userAgent)})`
-          return { _tag: "SignedIn", token, admin: { id: admin.id, email: admin.email }, expiresAt } as Attempt
+          return { _tag: "SignedIn", token, admin, expiresAt } as Attempt
         }).pipe(sql.withTransaction, Effect.orDie)
         switch (attempt._tag) {
           case "Unknown":

@@ -194,7 +194,9 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
     const sessionActor = (token: string, orgId: string) =>
       Effect.gen(function*() {
         const user = yield* authenticateSession(token)
-        // Orgs the person does not belong to are answered as if they did not exist.
+        // Orgs the person does not belong to are answered as if they did not exist. The id is
+        // the route's raw text (the middleware runs before the endpoint decodes its path, and
+        // the consent form posts it): checked here once, so no request decodes it twice.
         const membership = isUuid(orgId) ? yield* repo.membership(orgId, user.user_id) : Option.none()
         if (Option.isNone(membership)) return yield* new NotFound({ message: "No such org" })
         return {

@@ -1,8 +1,10 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Data, Effect, Schema } from "effect"
+import { Data, Effect, Schema, Struct } from "effect"
 import { AgentRecord } from "../../Domain/Agent.js"
 import { OrgId, UserId } from "../../Domain/Ids.js"
+import { OrgKey } from "../../Domain/OrgKey.js"
 import { PlanId } from "../../Domain/Plans.js"
+import { User } from "../../Domain/User.js"
 import { directStatements } from "../DirectStatements.js"
 import { holdGate } from "../Ledger/HoldFence.js"
 import type { AuthenticatedAgent, CachedCredential } from "./Current.js"
@@ -22,19 +24,19 @@ export type AgentKeyRow = typeof AgentKeyRow.Type
 
 export const SessionRow = Schema.Struct({
   session_id: Schema.String,
-  user_id: UserId,
-  email: Schema.String,
-  email_verified: Schema.Boolean
+  user_id: User.fields.id,
+  ...Struct.pick(User.fields, "email", "email_verified")
 })
 export type SessionRow = typeof SessionRow.Type
 
+/** The key's id stays text: read on every request an org key makes, it is only passed back to SQL. */
 export const OrgKeyRow = Schema.Struct({
   id: Schema.String,
-  org_id: OrgId,
+  org_id: OrgKey.fields.org_id,
   org_plan: PlanId,
-  scope: Schema.Literal("read", "write"),
-  user_id: UserId,
-  email: Schema.String,
+  scope: OrgKey.fields.scope,
+  user_id: User.fields.id,
+  email: User.fields.email,
   role: OrgRole
 })
 export type OrgKeyRow = typeof OrgKeyRow.Type
@@ -94,14 +96,14 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
     const orgKeyByHash = (hash: string) => findOrgKey(hash).pipe(Effect.orDie)
 
     const findMembership = SqlSchema.findOne({
-      Request: Schema.Struct({ orgId: Schema.String, userId: Schema.String }),
+      Request: Schema.Struct({ orgId: Schema.String, userId: UserId }),
       Result: MembershipRow,
       execute: ({ orgId, userId }) =>
         sql`
           SELECT m.org_id, m.role, o.plan AS org_plan FROM org_members m JOIN orgs o ON o.id = m.org_id
           WHERE m.org_id = ${orgId} AND m.user_id = ${userId}`
     })
-    const membership = (orgId: string, userId: string) => findMembership({ orgId, userId }).pipe(Effect.orDie)
+    const membership = (orgId: string, userId: UserId) => findMembership({ orgId, userId }).pipe(Effect.orDie)
 
     /** Usage stamps are written at most once a minute per key (and per agent address). */
     const touchAgentKey = (agentId: string, address: string, now: Date) =>

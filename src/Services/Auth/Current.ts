@@ -1,5 +1,5 @@
 import { Context } from "effect"
-import type { AgentId, OrgId, UserId } from "../../Domain/Ids.js"
+import type { AdminId, AgentId, OrgId, UserId } from "../../Domain/Ids.js"
 import type { PlanId } from "../../Domain/Plans.js"
 
 /** Who is calling, as the credential middlewares establish it for one request. */
@@ -48,7 +48,7 @@ export interface OrgActor {
 export class CurrentActor extends Context.Tag("Auth/CurrentActor")<CurrentActor, OrgActor>() {}
 
 export interface SessionUser {
-  readonly user_id: string
+  readonly user_id: UserId
   readonly email: string
   readonly session_id: string
 }
@@ -57,7 +57,7 @@ export interface SessionUser {
 export class CurrentUser extends Context.Tag("Auth/CurrentUser")<CurrentUser, SessionUser>() {}
 
 export interface AdminUser {
-  readonly admin_id: string
+  readonly admin_id: AdminId
   readonly email: string
   readonly session_id: string
 }

@@ -1,25 +1,11 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Effect, Schema, Struct } from "effect"
 import { randomUUID } from "node:crypto"
 import { normalizeEmail } from "../../Domain/Email.js"
 import { OrgId, UserId } from "../../Domain/Ids.js"
+import { User } from "../../Domain/User.js"
 
-/** People: found by email (case-insensitive); a verified sign-in creates the account. Rows decoded. */
-export const UserRow = Schema.Struct({
-  id: UserId,
-  email: Schema.String,
-  name: Schema.NullOr(Schema.String),
-  email_verified: Schema.Boolean,
-  phone: Schema.NullOr(Schema.String),
-  phone_verified: Schema.Boolean,
-  created_at: Schema.DateFromSelf
-})
-export type UserRow = typeof UserRow.Type
-
-export type UserRecord = Omit<UserRow, "created_at">
-
-export const userRecord = ({ created_at: _, ...record }: UserRow): UserRecord => record
-
+/** People: found by email (case-insensitive); a verified sign-in creates the account. Rows decode to `User`. */
 export const OrgMembershipRecord = Schema.Struct({
   id: OrgId,
   name: Schema.String,
@@ -27,19 +13,19 @@ export const OrgMembershipRecord = Schema.Struct({
 })
 export type OrgMembershipRecord = typeof OrgMembershipRecord.Type
 
-const UserIdRow = Schema.Struct({ id: Schema.String })
+const UserIdRow = Schema.Struct(Struct.pick(User.fields, "id"))
 
 export class Users extends Effect.Service<Users>()("Auth/Users", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const findById = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: UserRow,
+      Request: UserId,
+      Result: User,
       execute: (userId) =>
         sql`SELECT id, email, name, email_verified, phone, phone_verified, created_at FROM users WHERE id = ${userId}`
     })
-    const byId = (userId: string) => findById(userId).pipe(Effect.orDie)
+    const byId = (userId: UserId) => findById(userId).pipe(Effect.orDie)
 
     const insertNew = SqlSchema.findOne({
       Request: Schema.Struct({ email: Schema.String, name: Schema.NullOr(Schema.String), now: Schema.DateFromSelf }),
@@ -47,7 +33,7 @@ export class Users extends Effect.Service<Users>()("Auth/Users", {
       execute: ({ email, name, now }) =>
         sql`
           INSERT INTO users (id, email, name, email_verified, created_at)
-          VALUES (${randomUUID()}, ${email}, ${name}, true, ${now})
+          VALUES (${UserId.make(randomUUID())}, ${email}, ${name}, true, ${now})
           ON CONFLICT ((lower(email))) DO NOTHING
           RETURNING id`
     })
@@ -76,7 +62,7 @@ export class Users extends Effect.Service<Users>()("Auth/Users", {
       }).pipe(Effect.orDie)
 
     const findMemberships = SqlSchema.findAll({
-      Request: Schema.String,
+      Request: UserId,
       Result: OrgMembershipRecord,
       execute: (userId) =>
         sql`
@@ -85,7 +71,7 @@ export class Users extends Effect.Service<Users>()("Auth/Users", {
           WHERE m.user_id = ${userId}
           ORDER BY m.created_at, o.id`
     })
-    const memberships = (userId: string) => findMemberships(userId).pipe(Effect.orDie)
+    const memberships = (userId: UserId) => findMemberships(userId).pipe(Effect.orDie)
 
     return { byId, signedIn, memberships } as const
   })

@@ -1,9 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { type AgentId, isUuid } from "../../Domain/Ids.js"
-import type { OAuthConnection } from "../../Domain/OAuthConnection.js"
-import { iso, isoOrNull } from "../../Domain/Timestamps.js"
+import { type AgentId, OAuthConnectionId } from "../../Domain/Ids.js"
 import { NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import { Agents } from "../Agents/Agents.js"
@@ -11,19 +9,8 @@ import { Credentials } from "../Auth/Credentials.js"
 import type { AuthenticatedAgent, OrgActor } from "../Auth/Current.js"
 import { makeUsageStamps } from "../Auth/UsageStamps.js"
 import { AuthorizationServer } from "./AuthorizationServer.js"
-import { type ConnectionRow, ConnectionsRepo } from "./ConnectionsRepo.js"
+import { ConnectionsRepo } from "./ConnectionsRepo.js"
 import { OAuthRecordsRepo } from "./OAuthRecordsRepo.js"
-
-const connectionRecord = (row: ConnectionRow): OAuthConnection => ({
-  id: row.id,
-  agent_id: row.agent_id,
-  client_id: row.client_id,
-  client_name: row.client_name,
-  connected_by: row.user_email,
-  created_at: iso(row.created_at),
-  last_used_at: isoOrNull(row.last_used_at),
-  revoked_at: isoOrNull(row.revoked_at)
-})
 
 const invalidToken = new Unauthenticated({ message: "Invalid, expired or revoked access token" })
 
@@ -77,34 +64,32 @@ export class Connections extends Effect.Service<Connections>()("OAuth/Connection
       readonly clientId: string
       readonly clientName: string | null
       readonly actor: OrgActor
-      readonly agentId: string
+      readonly agentId: AgentId
     }) =>
       Effect.flatMap(now, (at) =>
         repo.insert({
-          id: randomUUID(),
-          grantId: input.grantId,
-          clientId: input.clientId,
-          clientName: input.clientName,
-          orgId: input.actor.org_id,
-          agentId: input.agentId,
-          userId: input.actor.user_id,
-          now: at
+          id: OAuthConnectionId.make(randomUUID()),
+          grant_id: input.grantId,
+          org_id: input.actor.org_id,
+          agent_id: input.agentId,
+          client_id: input.clientId,
+          client_name: input.clientName,
+          user_id: input.actor.user_id,
+          created_at: at
         }))
 
     /** The agent's connected clients, newest first (revoked ones too, with when). */
     const list = (actor: OrgActor, agentId: AgentId) =>
       Effect.gen(function*() {
         yield* agents.get(actor, agentId)
-        const rows = yield* repo.ofAgent(actor.org_id, agentId)
-        return rows.map(connectionRecord)
+        return yield* repo.ofAgent(actor.org_id, agentId)
       })
 
     /** Ends a connection: its grant and every token of it stop working at once. */
-    const revoke = (actor: OrgActor, agentId: AgentId, connectionId: string) =>
+    const revoke = (actor: OrgActor, agentId: AgentId, connectionId: OAuthConnectionId) =>
       Effect.gen(function*() {
         yield* agents.get(actor, agentId)
         const noSuchConnection = new NotFound({ message: "No such connection" })
-        if (!isUuid(connectionId)) return yield* noSuchConnection
         yield* sql.withTransaction(Effect.gen(function*() {
           const at = yield* now
           const revoked = yield* repo.revoke(actor.org_id, agentId, connectionId, at)

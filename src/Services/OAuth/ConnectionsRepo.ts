@@ -1,47 +1,31 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Schema, Struct } from "effect"
+import { AgentId, OAuthConnectionId, OrgId } from "../../Domain/Ids.js"
+import { OAuthConnection } from "../../Domain/OAuthConnection.js"
 
-/** Which agent each consented grant acts as, with its client and last use. */
-export const ConnectionRow = Schema.Struct({
-  id: Schema.String,
-  grant_id: Schema.String,
-  client_id: Schema.String,
-  client_name: Schema.NullOr(Schema.String),
-  org_id: Schema.String,
-  agent_id: Schema.String,
-  user_email: Schema.String,
-  created_at: Schema.DateFromSelf,
-  last_used_at: Schema.NullOr(Schema.DateFromSelf),
-  revoked_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type ConnectionRow = typeof ConnectionRow.Type
-
-const columns = "c.id, c.grant_id, c.client_id, c.client_name, c.org_id, c.agent_id, u.email AS user_email, " +
+/**
+ * Which agent each consented grant acts as, with its client and last use: rows decode to the
+ * `OAuthConnection` model (with the consenting owner's email), new rows encode from its insert.
+ */
+const columns = "c.id, c.grant_id, c.org_id, c.agent_id, c.client_id, c.client_name, u.email AS user_email, " +
   "c.created_at, c.last_used_at, c.revoked_at"
+
+const GrantOf = Schema.Struct(Struct.pick(OAuthConnection.fields, "grant_id"))
 
 export class ConnectionsRepo extends Effect.Service<ConnectionsRepo>()("OAuth/ConnectionsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = (connection: {
-      readonly id: string
-      readonly grantId: string
-      readonly clientId: string
-      readonly clientName: string | null
-      readonly orgId: string
-      readonly agentId: string
-      readonly userId: string
-      readonly now: Date
-    }) =>
-      sql`
-        INSERT INTO oauth_connections (id, grant_id, client_id, client_name, org_id, agent_id, user_id, created_at)
-        VALUES (${connection.id}, ${connection.grantId}, ${connection.clientId}, ${connection.clientName},
-                ${connection.orgId}, ${connection.agentId}, ${connection.userId}, ${connection.now})
-        ON CONFLICT (grant_id) DO NOTHING`.pipe(Effect.asVoid, Effect.orDie)
+    /** One connection per grant: a second write for the same grant changes nothing. */
+    const insertRow = SqlSchema.void({
+      Request: OAuthConnection.insert,
+      execute: (row) => sql`INSERT INTO oauth_connections ${sql.insert(row)} ON CONFLICT (grant_id) DO NOTHING`
+    })
+    const insert = (connection: typeof OAuthConnection.insert.Type) => insertRow(connection).pipe(Effect.orDie)
 
     const findByGrant = SqlSchema.findOne({
       Request: Schema.String,
-      Result: ConnectionRow,
+      Result: OAuthConnection,
       execute: (grantId) =>
         sql`
           SELECT ${sql.unsafe(columns)} FROM oauth_connections c JOIN users u ON u.id = c.user_id
@@ -50,27 +34,33 @@ export class ConnectionsRepo extends Effect.Service<ConnectionsRepo>()("OAuth/Co
     const byGrant = (grantId: string) => findByGrant(grantId).pipe(Effect.orDie)
 
     const findOfAgent = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: Schema.String, agentId: Schema.String }),
-      Result: ConnectionRow,
+      Request: Schema.Struct({ orgId: OrgId, agentId: AgentId }),
+      Result: OAuthConnection,
       execute: ({ agentId, orgId }) =>
         sql`
           SELECT ${sql.unsafe(columns)} FROM oauth_connections c JOIN users u ON u.id = c.user_id
           WHERE c.org_id = ${orgId} AND c.agent_id = ${agentId}
           ORDER BY c.created_at DESC, c.id DESC LIMIT 200`
     })
-    const ofAgent = (orgId: string, agentId: string) => findOfAgent({ orgId, agentId }).pipe(Effect.orDie)
+    const ofAgent = (orgId: OrgId, agentId: AgentId) => findOfAgent({ orgId, agentId }).pipe(Effect.orDie)
 
+    const revokeLive = SqlSchema.findOne({
+      Request: Schema.Struct({
+        orgId: OrgId,
+        agentId: AgentId,
+        id: OAuthConnectionId,
+        now: Schema.DateFromSelf
+      }),
+      Result: GrantOf,
+      execute: ({ agentId, id, now, orgId }) =>
+        sql`
+          UPDATE oauth_connections SET revoked_at = ${now}
+          WHERE id = ${id} AND org_id = ${orgId} AND agent_id = ${agentId} AND revoked_at IS NULL
+          RETURNING grant_id`
+    })
     /** Marks the connection revoked (once); answers its grant, or nothing when it was not live. */
-    const revoke = (orgId: string, agentId: string, id: string, now: Date) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: Schema.Struct({ grant_id: Schema.String }),
-        execute: () =>
-          sql`
-            UPDATE oauth_connections SET revoked_at = ${now}
-            WHERE id = ${id} AND org_id = ${orgId} AND agent_id = ${agentId} AND revoked_at IS NULL
-            RETURNING grant_id`
-      })(undefined).pipe(Effect.orDie)
+    const revoke = (orgId: OrgId, agentId: AgentId, id: OAuthConnectionId, now: Date) =>
+      revokeLive({ orgId, agentId, id, now }).pipe(Effect.orDie)
 
     /** Last use, written at most once a minute per connection. */
     const touch = (grantId: string, now: Date) =>

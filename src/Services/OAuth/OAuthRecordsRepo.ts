@@ -1,38 +1,29 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Schema, Struct } from "effect"
+import { OAuthRecord } from "../../Domain/OAuthRecord.js"
 
 /**
  * The authorization server's records in PostgreSQL, one row per record of the library's
  * models (`AccessToken`, `AuthorizationCode`, `RefreshToken`, `Grant`, `Client`,
  * `Interaction`, `Session`, ...). A record past its expiry is not found, whatever the row
- * still says; `now` comes from the service's clock.
+ * still says; `now` comes from the service's clock. Written and read through the
+ * `OAuthRecord` model.
  */
-const PayloadRow = Schema.Struct({ payload: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
-
-export interface OAuthRecord {
-  readonly model: string
-  readonly id: string
-  readonly payload: Readonly<Record<string, unknown>>
-  readonly grantId: string | undefined
-  readonly uid: string | undefined
-  readonly userCode: string | undefined
-  readonly expiresAt: Date | undefined
-}
+const PayloadRow = Schema.Struct(Struct.pick(OAuthRecord.fields, "payload"))
 
 export class OAuthRecordsRepo extends Effect.Service<OAuthRecordsRepo>()("OAuth/OAuthRecordsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const upsert = (record: OAuthRecord) =>
-      sql`
-        INSERT INTO oauth_records (model, id, payload, grant_id, uid, user_code, expires_at)
-        VALUES (${record.model}, ${record.id}, ${JSON.stringify(record.payload)}::jsonb, ${record.grantId ?? null},
-                ${record.uid ?? null}, ${record.userCode ?? null}, ${record.expiresAt ?? null})
-        ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
-          uid = EXCLUDED.uid, user_code = EXCLUDED.user_code, expires_at = EXCLUDED.expires_at`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+    const upsertRecord = SqlSchema.void({
+      Request: OAuthRecord.insert,
+      execute: (record) =>
+        sql`
+          INSERT INTO oauth_records ${sql.insert(record)}
+          ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
+            uid = EXCLUDED.uid, user_code = EXCLUDED.user_code, expires_at = EXCLUDED.expires_at`
+    })
+    const upsert = (record: typeof OAuthRecord.insert.Type) => upsertRecord(record).pipe(Effect.orDie)
 
     const findBy = (column: "id" | "uid" | "user_code") =>
       SqlSchema.findOne({

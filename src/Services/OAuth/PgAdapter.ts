@@ -22,10 +22,10 @@ export const makePgAdapter = Effect.gen(function*() {
           model: this.model,
           id,
           payload,
-          grantId: payload.grantId,
-          uid: payload.uid,
-          userCode: payload.userCode,
-          expiresAt: expiresIn === undefined ? undefined : new Date(at.getTime() + expiresIn * 1000)
+          grant_id: payload.grantId ?? null,
+          uid: payload.uid ?? null,
+          user_code: payload.userCode ?? null,
+          expires_at: expiresIn === undefined ? null : new Date(at.getTime() + expiresIn * 1000)
         })))
     }
 

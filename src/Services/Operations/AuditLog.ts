@@ -1,5 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema, Struct } from "effect"
 import { AuditEntry } from "../../Domain/Operations.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 
@@ -23,11 +23,6 @@ export interface AuditEntryInput {
   readonly after?: unknown
 }
 
-const AuditRow = Schema.Struct({
-  ...AuditEntry.fields,
-  created_at: Schema.DateFromSelf
-})
-
 export interface AuditFilter {
   readonly admin_id?: string | undefined
   readonly action?: string | undefined
@@ -36,6 +31,9 @@ export interface AuditFilter {
   readonly limit: number
   readonly starting_after?: string | undefined
 }
+
+/** Where a page starts: the last line of the previous one. */
+const Cursor = Schema.Struct(Struct.pick(AuditEntry.fields, "id", "created_at"))
 
 /** JSON for a jsonb column: bigints as decimal text. */
 const jsonOf = (value: unknown) =>
@@ -61,7 +59,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("Operations/AuditLog", 
 
     const findCursor = SqlSchema.findOne({
       Request: Schema.String,
-      Result: Schema.Struct({ id: Schema.String, created_at: Schema.DateFromSelf }),
+      Result: Cursor,
       execute: (id) => sql`SELECT id, created_at FROM admin_audit WHERE id::text = ${id}`
     })
 
@@ -71,10 +69,10 @@ export class AuditLog extends Effect.Service<AuditLog>()("Operations/AuditLog", 
         action: Schema.NullOr(Schema.String),
         target_type: Schema.NullOr(Schema.String),
         target_id: Schema.NullOr(Schema.String),
-        after: Schema.NullOr(Schema.Struct({ id: Schema.String, created_at: Schema.DateFromSelf })),
+        after: Schema.NullOr(Cursor),
         limit: Schema.Number
       }),
-      Result: AuditRow,
+      Result: AuditEntry,
       execute: (q) =>
         sql`
           SELECT * FROM admin_audit
@@ -93,7 +91,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("Operations/AuditLog", 
     /** Newest first, filtered; `starting_after` is the last id of the previous page. */
     const list = (filter: AuditFilter) =>
       Effect.gen(function*() {
-        let after: { id: string; created_at: Date } | null = null
+        let after: typeof Cursor.Type | null = null
         if (filter.starting_after !== undefined) {
           const cursor = yield* findCursor(filter.starting_after).pipe(Effect.orDie)
           if (Option.isNone(cursor)) return yield* new NotFound({ message: "starting_after names no audit entry" })
@@ -107,13 +105,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("Operations/AuditLog", 
           after,
           limit: filter.limit + 1
         }).pipe(Effect.orDie)
-        return {
-          entries: page.slice(0, filter.limit).map((row): AuditEntry => ({
-            ...row,
-            created_at: row.created_at.toISOString()
-          })),
-          has_more: page.length > filter.limit
-        }
+        return { entries: page.slice(0, filter.limit), has_more: page.length > filter.limit }
       })
 
     return { record, list } as const

@@ -1,7 +1,8 @@
 import { Clock, Config, Effect, Option, SynchronizedRef } from "effect"
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from "jose"
+import { type PublishedKey, SIGNING_ALG, type SigningKey } from "../../Domain/SigningKey.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
-import { type SigningKeyRow, SigningKeysRepo } from "./SigningKeysRepo.js"
+import { SigningKeysRepo } from "./SigningKeysRepo.js"
 
 /**
  * The Ed25519 keys that sign receipts and call records.
@@ -12,22 +13,11 @@ import { type SigningKeyRow, SigningKeysRepo } from "./SigningKeysRepo.js"
  * customer can be checked for as long as they keep it. The private key is stored only sealed
  * by the secret box and held in memory as a non-extractable CryptoKey; it is never logged.
  */
-export const SIGNING_ALG = "EdDSA"
-
 export interface ActiveKey {
   readonly kid: string
   readonly generation: number
   readonly createdAt: Date
   readonly privateKey: CryptoKey
-}
-
-export interface PublishedKey {
-  readonly kty: "OKP"
-  readonly crv: "Ed25519"
-  readonly x: string
-  readonly kid: string
-  readonly alg: typeof SIGNING_ALG
-  readonly use: "sig"
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -43,6 +33,8 @@ const makeKeyPair = Effect.promise(async () => {
   }
 })
 
+export { SIGNING_ALG }
+
 export class SigningKeys extends Effect.Service<SigningKeys>()("Receipts/SigningKeys", {
   dependencies: [SigningKeysRepo.Default, SecretBox.Default],
   effect: Effect.gen(function*() {
@@ -51,7 +43,7 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("Receipts/Signing
     const rotationDays = yield* Config.integer("RECEIPT_KEY_ROTATION_DAYS").pipe(Config.withDefault(90))
     const rotationMs = Math.max(1, rotationDays) * DAY_MS
 
-    const activate = (row: SigningKeyRow) =>
+    const activate = (row: SigningKey) =>
       Effect.gen(function*() {
         const privateJwk = JSON.parse(yield* Effect.orDie(box.open(row.private_sealed))) as JWK
         const privateKey = yield* Effect.promise(() => importJWK(privateJwk, SIGNING_ALG, { extractable: false }))

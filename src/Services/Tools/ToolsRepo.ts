@@ -35,20 +35,24 @@ export const ToolRow = Schema.Struct({
 export type ToolRow = typeof ToolRow.Type
 
 /** The columns an administrator sets on a tool (descriptive fields and resale rights). */
-export interface ToolFields {
-  readonly slug: string
-  readonly name: string
-  readonly provider: string
-  readonly provider_name: string
-  readonly task_type: string
-  readonly description: string
-  readonly resale_rights: boolean
-  readonly gateway_endpoint: string
-  readonly input: ToolEntry["input"]
-  readonly check_id: string
-  readonly check_version: string
-  readonly check_verifies: string
-}
+export const ToolFields = Schema.Struct(
+  Struct.pick(
+    ToolRow.fields,
+    "slug",
+    "name",
+    "provider",
+    "provider_name",
+    "task_type",
+    "description",
+    "resale_rights",
+    "gateway_endpoint",
+    "input",
+    "check_id",
+    "check_version",
+    "check_verifies"
+  )
+)
+export type ToolFields = typeof ToolFields.Type
 
 export interface MeasuredBenchmark {
   readonly tool_id: string

@@ -1,4 +1,4 @@
-import type { AgentId, OrgId } from "../../../src/Domain/Ids.js"
+import type { AgentId, OAuthConnectionId, OrgId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { Table } from "./PagedTable.js"
 import { ErrorNotice, Loaded, When } from "./ui.js"
@@ -16,7 +16,7 @@ export const ConnectedClients = ({ agentId, agentName, orgId }: {
   const key = ["connections", orgId, agentId]
   const connections = useApiQuery(key, (c) => c.agentConnections.list({ path: { orgId, agentId } }))
   const revoke = useApiMutation(
-    (c, connectionId: string) => c.agentConnections.revoke({ path: { orgId, agentId, connectionId } }),
+    (c, connectionId: OAuthConnectionId) => c.agentConnections.revoke({ path: { orgId, agentId, connectionId } }),
     [key]
   )
   return (
@@ -31,7 +31,7 @@ export const ConnectedClients = ({ agentId, agentName, orgId }: {
             row={(connection) => (
               <tr key={connection.id}>
                 <td>{connection.client_name ?? connection.client_id}</td>
-                <td>{connection.connected_by}</td>
+                <td>{connection.user_email}</td>
                 <td>
                   <When at={connection.created_at} />
                 </td>

@@ -1,3 +1,4 @@
+import { DeletionRequestId } from "../../../../src/Domain/Ids.js"
 import { Empty, ErrorNotice, Loaded, Status, When } from "../../components/ui.js"
 import { useAdminMutation, useAdminQuery } from "./adminApi.js"
 
@@ -7,7 +8,9 @@ export const DeletionsPage = () => {
     ["deletions"],
     (c) => c.adminOrgs.deletionRequests({ urlParams: { status: "pending" } })
   )
-  const carryOut = useAdminMutation((c, id: string) => c.adminOrgs.carryOutDeletion({ path: { id } }), [["deletions"], [
+  const carryOut = useAdminMutation((c, id: DeletionRequestId) => c.adminOrgs.carryOutDeletion({ path: { id } }), [[
+    "deletions"
+  ], [
     "audit"
   ]])
   return (
@@ -31,7 +34,7 @@ export const DeletionsPage = () => {
                     disabled={carryOut.isPending}
                     onClick={() =>
                       confirm(`Erase the personal data of ${r.org_name} and close it? This cannot be undone.`) &&
-                      carryOut.mutate(r.id)}
+                      carryOut.mutate(DeletionRequestId.make(r.id))}
                   >
                     Carry out
                   </button>
