@@ -29,6 +29,8 @@ export const ReceiptId = uuidOf("ReceiptId")
 export type ReceiptId = typeof ReceiptId.Type
 export const DisputeId = uuidOf("DisputeId")
 export type DisputeId = typeof DisputeId.Type
+export const BenchmarkRunId = uuidOf("BenchmarkRunId")
+export type BenchmarkRunId = typeof BenchmarkRunId.Type
 
 /** The ledger's hold ids: branded only (the ledger answers `not_a_hold` for any other text itself). */
 export const HoldId = Schema.String.pipe(Schema.brand("HoldId"))
