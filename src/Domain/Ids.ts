@@ -36,5 +36,9 @@ export type BenchmarkRunId = typeof BenchmarkRunId.Type
 export const HoldId = Schema.String.pipe(Schema.brand("HoldId"))
 export type HoldId = typeof HoldId.Type
 
+/** An entry of the ledger (written by the ledger only, never named on the wire). */
+export const LedgerEntryId = uuidOf("LedgerEntryId")
+export type LedgerEntryId = typeof LedgerEntryId.Type
+
 /** For ids not yet decoded at the edge (ledger holds, payments): check before SQL (PostgreSQL refuses a malformed uuid). */
 export const isUuid: (value: string) => boolean = Schema.is(Schema.UUID)
