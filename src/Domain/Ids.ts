@@ -31,6 +31,8 @@ export const DisputeId = uuidOf("DisputeId")
 export type DisputeId = typeof DisputeId.Type
 export const BenchmarkRunId = uuidOf("BenchmarkRunId")
 export type BenchmarkRunId = typeof BenchmarkRunId.Type
+export const PaymentId = uuidOf("PaymentId")
+export type PaymentId = typeof PaymentId.Type
 
 /** The ledger's hold ids: branded only (the ledger answers `not_a_hold` for any other text itself). */
 export const HoldId = Schema.String.pipe(Schema.brand("HoldId"))
