@@ -1,6 +1,7 @@
 import { Model } from "@effect/sql"
 import { Schema, Struct } from "effect"
 import { MinorUnitsFromDecimal } from "./Billing.js"
+import { DayFromColumn } from "./FxRate.js"
 import { OrgId, PaymentId, UserId } from "./Ids.js"
 import { AmountFromCredits } from "./Money.js"
 import { TimestampFromDate } from "./Timestamps.js"
@@ -60,11 +61,8 @@ export class Payment extends Model.Class<Payment>("Payment")({
   }),
   /** INR per USD, as the decimal text the rate was published with. */
   fx_rate: Model.FieldExcept(...hidden)(Schema.NullOr(Schema.String)),
-  /** The rate's day: a `date` column, `YYYY-MM-DD` when written. */
-  fx_rate_date: Model.Field({
-    select: Schema.NullOr(Schema.Union(Schema.String, Schema.DateFromSelf)),
-    insert: Schema.NullOr(Schema.String)
-  }),
+  /** The rate's day, `YYYY-MM-DD`. */
+  fx_rate_date: Model.Field({ select: Schema.NullOr(DayFromColumn), insert: Schema.NullOr(Schema.String) }),
   plan: Schema.NullOr(Schema.Literal("pro", "max")),
   offer: Schema.NullOr(Schema.String),
   save_card: Schema.Boolean,

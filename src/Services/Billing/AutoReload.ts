@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Queue } from "effect"
 import { randomUUID } from "node:crypto"
 import { CREDITS_PER_CENT, topUpLimits } from "../../Domain/Billing.js"
+import type { BillingProfile } from "../../Domain/BillingProfile.js"
 import { type OrgId, PaymentId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { Payment } from "../../Domain/Payment.js"
@@ -11,7 +12,7 @@ import { requireOwner } from "../Auth/Roles.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { monthOf } from "../Ledger/Time.js"
 import { BillingConfig } from "./BillingConfig.js"
-import { BillingRepo, offSessionPayment, type ProfileRow } from "./BillingRepo.js"
+import { BillingRepo, offSessionPayment } from "./BillingRepo.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { Payments } from "./Payments.js"
 import { PaymentStates } from "./PaymentStates.js"
@@ -57,7 +58,7 @@ const wholeCredits = (value: unknown, name: string) => {
   return credits < 0n ? new InvalidAmount({ message: `${name} cannot be negative` }) : credits
 }
 
-export const autoReloadRecord = (profile: Option.Option<ProfileRow>, usedThisMonth: bigint) => {
+export const autoReloadRecord = (profile: Option.Option<BillingProfile>, usedThisMonth: bigint) => {
   const p = Option.getOrNull(profile)
   const credits = (value: bigint | null | undefined) => (value === null || value === undefined ? null : amountOf(value))
   return {

@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { BillingProfile } from "../../Domain/BillingProfile.js"
 import { isUuid, OrgId, type PaymentId } from "../../Domain/Ids.js"
 import { Payment } from "../../Domain/Payment.js"
 import { type OrgRow, OrgsRepo } from "../Orgs/OrgsRepo.js"
@@ -11,30 +12,6 @@ import { statementRows } from "../StatementRows.js"
  * (minor units and credits) as bigint, timestamps as Dates.
  */
 export { PaymentPurpose, PaymentStatus } from "../../Domain/Payment.js"
-
-export const ProfileRow = Schema.Struct({
-  org_id: Schema.String,
-  customer_id: Schema.NullOr(Schema.String),
-  card_payment_method_id: Schema.NullOr(Schema.String),
-  card_brand: Schema.NullOr(Schema.String),
-  card_last4: Schema.NullOr(Schema.String),
-  card_exp_month: Schema.NullOr(Schema.Number),
-  card_exp_year: Schema.NullOr(Schema.Number),
-  auto_reload_enabled: Schema.Boolean,
-  auto_reload_threshold_credits: Schema.NullOr(Schema.BigInt),
-  auto_reload_amount_credits: Schema.NullOr(Schema.BigInt),
-  auto_reload_monthly_limit_credits: Schema.NullOr(Schema.BigInt),
-  auto_reload_failures: Schema.Number,
-  auto_reload_next_attempt_at: Schema.NullOr(Schema.DateFromSelf),
-  auto_reload_disabled_reason: Schema.NullOr(Schema.String),
-  plan_period_end: Schema.NullOr(Schema.DateFromSelf),
-  plan_founding: Schema.Boolean,
-  /** The card setup (a checkout session saving a card) the owner was last sent to. */
-  card_setup_session_id: Schema.NullOr(Schema.String),
-  /** The provider's subscription the org's paid plan follows. */
-  subscription_id: Schema.NullOr(Schema.String)
-})
-export type ProfileRow = typeof ProfileRow.Type
 
 /** A column as written: credits and minor units as their decimal text, as `NewPayment` writes them. */
 type Written<A> = A extends bigint ? string : A
@@ -61,7 +38,7 @@ export type PaymentChanges = ChangesOf<
 >
 
 /** What may change on an org's billing profile: the saved card, auto-reload, the plan period. */
-export type ProfileChanges = ChangesOf<ProfileRow, "org_id">
+export type ProfileChanges = ChangesOf<BillingProfile, "org_id">
 
 const OrgIdText = Schema.String
 const Used = Schema.Struct({ used: Schema.BigInt })
@@ -287,7 +264,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     const lockedProfile = SqlSchema.single({
       Request: OrgIdText,
-      Result: ProfileRow,
+      Result: BillingProfile,
       execute: (orgId) => sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId} FOR UPDATE`
     })
     const lockProfile = (orgId: string, now: Date) =>
@@ -309,14 +286,14 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     const findProfile = SqlSchema.findOne({
       Request: OrgIdText,
-      Result: ProfileRow,
+      Result: BillingProfile,
       execute: (orgId) => sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId}`
     })
     const profile = (orgId: string) => findProfile(orgId).pipe(Effect.orDie)
 
     const lockAutoReloading = SqlSchema.findOne({
       Request: OrgIdText,
-      Result: ProfileRow,
+      Result: BillingProfile,
       execute: (orgId) =>
         sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId} AND auto_reload_enabled FOR UPDATE SKIP LOCKED`
     })

@@ -14,10 +14,6 @@ export const paymentStatusOf = (row: Payment) => {
   return "succeeded" as const
 }
 
-const dateOf = (
-  value: string | Date
-) => (typeof value === "string" ? value.slice(0, 10) : value.toISOString().slice(0, 10))
-
 /** A payment as the wire shows it (`PaymentJson`): the row's own fields and those computed from several. */
 export const paymentView = (row: Payment): PaymentView => ({
   ...Struct.pick(
@@ -44,6 +40,6 @@ export const paymentView = (row: Payment): PaymentView => ({
   status: paymentStatusOf(row),
   fx: row.fx_rate === null || row.fx_rate_date === null
     ? null
-    : { source: "ECB" as const, inr_per_usd: row.fx_rate, rate_date: dateOf(row.fx_rate_date) },
+    : { source: "ECB" as const, inr_per_usd: row.fx_rate, rate_date: row.fx_rate_date },
   card: row.card_last4 === null ? null : { brand: row.card_brand ?? "card", last4: row.card_last4 }
 })

@@ -2,6 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { usdCentsToPaise } from "../../Domain/Billing.js"
+import type { BillingProfile } from "../../Domain/BillingProfile.js"
+import type { FxRate } from "../../Domain/FxRate.js"
 import { PaymentId } from "../../Domain/Ids.js"
 import type { Payment } from "../../Domain/Payment.js"
 import { InvalidInput, NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
@@ -9,7 +11,7 @@ import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { idempotent, KeyTaken } from "../Idempotency/Idempotent.js"
 import { BillingConfig } from "./BillingConfig.js"
-import { BillingRepo, type ProfileRow } from "./BillingRepo.js"
+import { BillingRepo } from "./BillingRepo.js"
 import { Checkouts } from "./Checkouts.js"
 import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
@@ -76,7 +78,7 @@ export type Reservation<E> = (context: {
   readonly orgId: string
   readonly paymentId: string
   readonly now: Date
-  readonly profile: ProfileRow
+  readonly profile: BillingProfile
 }) => Effect.Effect<void, E, SqlClient.SqlClient>
 
 const fingerprintOf = (spec: PaymentSpec) =>
@@ -217,10 +219,10 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
     ) =>
       Effect.gen(function*() {
         let amountMinor = spec.usdCents
-        let rate: { readonly inrPerUsd: string; readonly date: string } | null = null
+        let rate: FxRate | null = null
         if (spec.currency === "inr") {
           rate = yield* fx.rateForCharge
-          amountMinor = usdCentsToPaise(spec.usdCents, rate.inrPerUsd)
+          amountMinor = usdCentsToPaise(spec.usdCents, rate.inr_per_usd)
         }
         // With a key, the payment's id and the provider's key follow from it, so a retry after a
         // lost answer sends the provider the very same request and gets the same payment.
@@ -244,8 +246,8 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
             amount_minor: amountMinor,
             usd_cents: spec.usdCents,
             credits: spec.credits,
-            fx_rate: rate?.inrPerUsd ?? null,
-            fx_rate_date: rate?.date ?? null,
+            fx_rate: rate?.inr_per_usd ?? null,
+            fx_rate_date: rate?.rate_date ?? null,
             plan: spec.plan,
             offer: spec.offer,
             save_card: spec.saveCard,
