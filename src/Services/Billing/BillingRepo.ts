@@ -7,13 +7,12 @@ import { type OrgRow, OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { statementRows } from "../StatementRows.js"
 
 /**
- * Billing's SQL: payments, the per-org billing profile (saved card, auto-reload, plan
- * period), founding-offer claims and handled webhook event ids. Rows are decoded: money
- * (minor units and credits) as bigint, timestamps as Dates.
+ * Billing's SQL: payments (`Payment`), the per-org billing profile (`BillingProfile`: saved
+ * card, auto-reload, plan period), founding-offer claims and handled webhook event ids. Rows
+ * are decoded by their records: money (minor units and credits) as bigint, timestamps as Dates.
  */
-export { PaymentPurpose, PaymentStatus } from "../../Domain/Payment.js"
 
-/** A column as written: credits and minor units as their decimal text, as `NewPayment` writes them. */
+/** A column as a partial update writes it: credits and minor units as their decimal text. */
 type Written<A> = A extends bigint ? string : A
 
 /** The columns of a row that change after it is made (any subset), always with the time of the change. */
