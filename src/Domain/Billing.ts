@@ -1,3 +1,4 @@
+import { ParseResult, Schema } from "effect"
 import { CREDITS_PER_USD } from "./Money.js"
 import { commonLimits } from "./Plans.js"
 
@@ -158,6 +159,26 @@ export const minorToDecimal = (minor: bigint): string => {
   const abs = negative ? -minor : minor
   return `${negative ? "-" : ""}${abs / 100n}.${(abs % 100n).toString().padStart(2, "0")}`
 }
+
+/**
+ * Minor units of a record (cents, paise) written as the wire's two-decimal text ("1234.50"),
+ * read back from it. `description` goes on the text, the only side the document shows.
+ */
+export const MinorUnitsFromDecimal = (description?: string) =>
+  Schema.transformOrFail(
+    description === undefined ? Schema.String : Schema.String.annotations({ description }),
+    Schema.BigIntFromSelf.annotations({ title: undefined, description: undefined }),
+    {
+      strict: true,
+      decode: (text, _, ast) => {
+        const match = /^(-?)(\d+)\.(\d{2})$/.exec(text)
+        return match === null
+          ? ParseResult.fail(new ParseResult.Type(ast, text, "Expected an amount with two decimals"))
+          : ParseResult.succeed(BigInt(`${match[1]}${match[2]}${match[3]}`))
+      },
+      encode: (minor) => ParseResult.succeed(minorToDecimal(minor))
+    }
+  )
 
 // -- Money given back --------------------------------------------------------------------
 

@@ -41,10 +41,16 @@ export const DisputeId = uuidOf("DisputeId")
 export type DisputeId = typeof DisputeId.Type
 export const CallId = uuidOf("CallId")
 export type CallId = typeof CallId.Type
+export const PaymentId = uuidOf("PaymentId")
+export type PaymentId = typeof PaymentId.Type
 
 /** The ledger's hold ids: branded only (the ledger answers `not_a_hold` for any other text itself). */
 export const HoldId = Schema.String.pipe(Schema.brand("HoldId"))
 export type HoldId = typeof HoldId.Type
+
+/** An entry of the ledger (written by the ledger only, never named on the wire). */
+export const LedgerEntryId = uuidOf("LedgerEntryId")
+export type LedgerEntryId = typeof LedgerEntryId.Type
 
 /** For ids not yet decoded at the edge (ledger holds, payments): check before SQL (PostgreSQL refuses a malformed uuid). */
 export const isUuid: (value: string) => boolean = Schema.is(Schema.UUID)

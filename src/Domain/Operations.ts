@@ -26,28 +26,8 @@ export class AuditEntry extends Model.Class<AuditEntry>("AuditEntry")({
 /** The wire's audit line (no title: the wire record never had one, and the class would name it `AuditEntry.json`). */
 export const AuditEntryJson = AuditEntry.json.annotations({ identifier: "AuditEntry", title: undefined })
 
-/** A benchmark run: a durable job with its progress, and its results once done. */
-export const BenchmarkRun = Schema.Struct({
-  id: Schema.String,
-  tool_id: Schema.String,
-  sample_set: Schema.String,
-  started_by: Schema.String.annotations({ description: "The administrator's email, or `schedule`" }),
-  status: Schema.Literal("queued", "running", "done", "failed"),
-  progress: Schema.Struct({ done: Schema.Int, total: Schema.Int }),
-  check_version: Schema.String,
-  results: Schema.NullOr(Schema.Struct({
-    sample_size: Schema.Int,
-    coverage: Schema.Number,
-    accuracy: Schema.Number,
-    latency_p50_ms: Schema.Number,
-    latency_p95_ms: Schema.Number,
-    cost_credits: Schema.String
-  })),
-  failure: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  started_at: Schema.NullOr(Schema.String),
-  finished_at: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "BenchmarkRun" })
+/** A benchmark run (declared with its row in BenchmarkRun.ts). */
+export { BenchmarkRunJson as BenchmarkRun } from "./BenchmarkRun.js"
 
 export const SampleSetSummary = Schema.Struct({
   id: Schema.String,

@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Amount } from "../../Domain/Money.js"
+import { PaymentJson } from "../../Domain/Payment.js"
 import { PlanId } from "../../Domain/Plans.js"
 import {
   Conflict,
@@ -35,34 +36,6 @@ export const ProviderLabel = Schema.Struct({
   identifier: "PaymentProviderLabel",
   description: "Which payment provider answers; a sandbox moves no money."
 })
-
-export const Payment = Schema.Struct({
-  id: Schema.String,
-  purpose: Schema.Literal("top_up", "auto_reload", "plan"),
-  status: Schema.Literal("pending", "succeeded", "failed", "canceled", "refunded", "partially_refunded", "disputed"),
-  currency: Schema.Literal("usd", "inr"),
-  amount: Schema.String.annotations({ description: "Charged, in the currency, two decimals" }),
-  amount_usd: Schema.String.annotations({ description: "The USD value, two decimals" }),
-  credits: Amount,
-  fx: Schema.NullOr(Schema.Struct({
-    source: Schema.Literal("ECB"),
-    inr_per_usd: Schema.String,
-    rate_date: Schema.String
-  })),
-  plan: Schema.NullOr(Schema.Literal("pro", "max")),
-  offer: Schema.NullOr(Schema.String),
-  save_card: Schema.Boolean,
-  card: Schema.NullOr(Schema.Struct({ brand: Schema.String, last4: Schema.String })),
-  failure_message: Schema.NullOr(Schema.String),
-  refunded: Schema.String,
-  disputed: Schema.String,
-  credits_taken_back: Amount,
-  receipt_url: Schema.NullOr(Schema.String),
-  provider: Schema.Literal("stripe", "sandbox"),
-  provider_payment_id: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  credited_at: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "Payment" })
 
 export const AutoReloadSettings = Schema.Struct({
   enabled: Schema.Boolean,
@@ -115,7 +88,7 @@ export const BillingSummary = Schema.Struct({
 
 /** What a client needs to pay a payment: the client secret for Stripe.js (or the sandbox form). */
 export const StartedPayment = Schema.Struct({
-  payment: Payment,
+  payment: PaymentJson,
   client_secret: Schema.NullOr(Schema.String),
   checkout_url: Schema.NullOr(Schema.String).annotations({
     description: "The provider's hosted checkout page to send the owner to (checkout top-ups, while open)"
@@ -179,7 +152,9 @@ export class BillingGroup extends HttpApiGroup.make("billing")
         limit: pageLimitOrDefault,
         starting_after: Schema.optional(Schema.String)
       }))
-      .addSuccess(Schema.Struct({ payments: Schema.Array(Payment), has_more: Schema.Boolean, provider: ProviderLabel }))
+      .addSuccess(
+        Schema.Struct({ payments: Schema.Array(PaymentJson), has_more: Schema.Boolean, provider: ProviderLabel })
+      )
       .annotateContext(
         OpenApi.annotations({ summary: "List payments", description: "Members: the org's payments, newest first." })
       )
@@ -193,7 +168,7 @@ export class BillingGroup extends HttpApiGroup.make("billing")
         })
       )
       .setPath(PaymentPath)
-      .addSuccess(Schema.Struct({ payment: Payment, provider: ProviderLabel }))
+      .addSuccess(Schema.Struct({ payment: PaymentJson, provider: ProviderLabel }))
   )
   .add(
     buyingCredits(HttpApiEndpoint.post("topUp", "/v1/orgs/:orgId/billing/top-ups"))
@@ -216,7 +191,7 @@ export class BillingGroup extends HttpApiGroup.make("billing")
   .add(
     HttpApiEndpoint.post("cancel", "/v1/orgs/:orgId/billing/payments/:paymentId/cancel")
       .setPath(PaymentPath)
-      .addSuccess(Schema.Struct({ payment: Payment, provider: ProviderLabel }))
+      .addSuccess(Schema.Struct({ payment: PaymentJson, provider: ProviderLabel }))
       .addError(wire(Forbidden))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
@@ -231,7 +206,7 @@ export class BillingGroup extends HttpApiGroup.make("billing")
   .add(
     HttpApiEndpoint.post("confirm", "/v1/orgs/:orgId/billing/payments/:paymentId/confirm")
       .setPath(PaymentPath)
-      .addSuccess(Schema.Struct({ payment: Payment, provider: ProviderLabel }))
+      .addSuccess(Schema.Struct({ payment: PaymentJson, provider: ProviderLabel }))
       .addError(wire(PaymentUnavailable))
       .addError(wire(NotConfigured))
       .annotateContext(
@@ -335,7 +310,7 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       }))
       .addSuccess(Schema.Struct({
         plan: PlanId,
-        payment: Schema.NullOr(Payment),
+        payment: Schema.NullOr(PaymentJson),
         client_secret: Schema.NullOr(Schema.String),
         checkout_url: Schema.NullOr(Schema.String).annotations({
           description: "The provider's hosted checkout page where the owner subscribes (while open)"
@@ -403,7 +378,7 @@ export class SandboxPaymentsGroup extends HttpApiGroup.make("sandboxPayments")
   .add(
     HttpApiEndpoint.post("confirm", "/v1/billing/sandbox/confirm")
       .setPayload(Schema.Struct({ client_secret: Schema.String, card_number: Schema.String }))
-      .addSuccess(Schema.Struct({ payment: Payment, provider: ProviderLabel }))
+      .addSuccess(Schema.Struct({ payment: PaymentJson, provider: ProviderLabel }))
       .addError(wire(NotFound))
       .addError(wire(NotConfigured))
       .annotateContext(

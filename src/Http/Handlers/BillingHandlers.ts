@@ -10,7 +10,7 @@ import { BillingPortal } from "../../Services/Billing/BillingPortal.js"
 import { BillingRepo } from "../../Services/Billing/BillingRepo.js"
 import { CardSetups } from "../../Services/Billing/CardSetups.js"
 import { PaymentProvider } from "../../Services/Billing/PaymentProvider.js"
-import { paymentRecord } from "../../Services/Billing/PaymentRecords.js"
+import { paymentView } from "../../Services/Billing/PaymentRecords.js"
 import { Payments, type StartedPayment } from "../../Services/Billing/Payments.js"
 import { PaymentStates } from "../../Services/Billing/PaymentStates.js"
 import { PaymentWebhooks } from "../../Services/Billing/PaymentWebhooks.js"
@@ -52,7 +52,7 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
     const dashboardUrl = `${yield* PublicUrl}${dashboardPath === "/" ? "" : dashboardPath}`
 
     const started = (result: StartedPayment) => ({
-      payment: paymentRecord(result.payment),
+      payment: paymentView(result.payment),
       client_secret: result.clientSecret,
       checkout_url: result.checkoutUrl,
       provider: label,
@@ -85,12 +85,12 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
       .handle("cancel", ({ path }) =>
         Effect.gen(function*() {
           const row = yield* payments.cancel(yield* CurrentActor, path.paymentId)
-          return { payment: paymentRecord(row), provider: label }
+          return { payment: paymentView(row), provider: label }
         }))
       .handle("confirm", ({ path }) =>
         Effect.gen(function*() {
           const row = yield* payments.confirm(yield* CurrentActor, path.paymentId)
-          return { payment: paymentRecord(row), provider: label }
+          return { payment: paymentView(row), provider: label }
         }))
       .handle("autoReload", () =>
         Effect.gen(function*() {
@@ -199,7 +199,7 @@ export const SandboxPaymentsHandlers = HttpApiBuilder.group(
             return yield* new NotFound({ message: "No payment of the service uses that client secret" })
           }
           const row = yield* repo.findPayment(applied.value.org_id, applied.value.id)
-          return { payment: paymentRecord(Option.getOrElse(row, () => applied.value)), provider: label }
+          return { payment: paymentView(Option.getOrElse(row, () => applied.value)), provider: label }
         }))
     })
 )

@@ -1,6 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Config, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import { type BenchmarkRun, type BenchmarkRunView } from "../../Domain/BenchmarkRun.js"
+import { BenchmarkRunId } from "../../Domain/Ids.js"
 import { priceAt } from "../../Domain/ToolGates.js"
 import { Conflict, InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
 import { type AuditActor, AuditLog } from "../Operations/AuditLog.js"
@@ -8,7 +10,7 @@ import { checkFor, runCheck } from "../Purchasing/Checks.js"
 import { PurchasingConfig } from "../Purchasing/PurchasingConfig.js"
 import { ToolRunner } from "../Purchasing/ToolRunner.js"
 import { type ToolRow, ToolsRepo } from "../Tools/ToolsRepo.js"
-import { BenchmarkRunsRepo, type ChunkTotals, type RunRow } from "./BenchmarkRunsRepo.js"
+import { BenchmarkRunsRepo, type ChunkTotals } from "./BenchmarkRunsRepo.js"
 import { isRightAnswer, quantile } from "./Grading.js"
 import { type Sample, SampleSets } from "./SampleSets.js"
 
@@ -35,7 +37,8 @@ import { type Sample, SampleSets } from "./SampleSets.js"
 const CHUNK = 5
 const LEASE_MS = 60_000
 
-export const runView = (run: RunRow) => {
+/** A run as the wire shows it: its progress, and the results measured once it is done. */
+export const runView = (run: BenchmarkRun): BenchmarkRunView => {
   const finished = run.status === "done"
   return {
     id: run.id,
@@ -56,9 +59,9 @@ export const runView = (run: RunRow) => {
       }
       : null,
     failure: run.failure,
-    created_at: run.created_at.toISOString(),
-    started_at: run.started_at?.toISOString() ?? null,
-    finished_at: run.finished_at?.toISOString() ?? null
+    created_at: run.created_at,
+    started_at: run.started_at,
+    finished_at: run.finished_at
   }
 }
 
@@ -109,7 +112,7 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
               : `No sample set ${sampleSetId} for ${tool.task_type} (GET /admin/sample-sets lists them)`
           })
         }
-        const id = randomUUID()
+        const id = BenchmarkRunId.make(randomUUID())
         const at = yield* now
         return yield* sql.withTransaction(Effect.gen(function*() {
           const queued = yield* repo.insert({
@@ -118,6 +121,7 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
             sample_set: set.id,
             started_by: actor === null ? "schedule" : actor.email,
             total: set.samples.length,
+            status: "queued",
             check_version: tool.check_version,
             created_at: at
           })
@@ -158,7 +162,7 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
       })
 
     /** Runs a claimed run from where it stands; answers when it is finished or was taken over. */
-    const carryOut = (run: RunRow, owner: string) =>
+    const carryOut = (run: BenchmarkRun, owner: string) =>
       Effect.gen(function*() {
         const tool = Option.getOrThrow(yield* tools.byRef(run.tool_id))
         const set = sampleSets.find(tool.task_type, run.sample_set)
@@ -184,7 +188,7 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
       })
 
     /** Writes the report and closes the run in one transaction. */
-    const finish = (runId: string, owner: string) =>
+    const finish = (runId: BenchmarkRunId, owner: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const at = yield* now
         const run = Option.getOrThrow(yield* repo.byId(runId))

@@ -1,39 +1,9 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { BenchmarkRun } from "../../Domain/BenchmarkRun.js"
+import { BenchmarkRunId } from "../../Domain/Ids.js"
 
-/** Benchmark runs: durable jobs with their progress and running totals; rows decoded. */
-export const RunStatus = Schema.Literal("queued", "running", "done", "failed")
-
-export const RunRow = Schema.Struct({
-  id: Schema.String,
-  tool_id: Schema.String,
-  sample_set: Schema.String,
-  started_by: Schema.String,
-  status: RunStatus,
-  total: Schema.Number,
-  done: Schema.Number,
-  answered: Schema.Number,
-  correct: Schema.Number,
-  latencies_ms: Schema.Array(Schema.Number),
-  cost_credits: Schema.BigInt,
-  check_version: Schema.String,
-  failure: Schema.NullOr(Schema.String),
-  created_at: Schema.DateFromSelf,
-  started_at: Schema.NullOr(Schema.DateFromSelf),
-  finished_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type RunRow = typeof RunRow.Type
-
-export interface NewRun {
-  readonly id: string
-  readonly tool_id: string
-  readonly sample_set: string
-  readonly started_by: string
-  readonly total: number
-  readonly check_version: string
-  readonly created_at: Date
-}
-
+/** Benchmark runs: durable jobs with their progress and running totals, read and written as `BenchmarkRun`. */
 export interface ChunkTotals {
   readonly done: number
   readonly answered: number
@@ -52,27 +22,17 @@ export class BenchmarkRunsRepo extends Effect.Service<BenchmarkRunsRepo>()("Benc
     const select = sql.unsafe(`SELECT ${columns} FROM benchmark_runs`)
 
     const insertRun = SqlSchema.findOne({
-      Request: Schema.Struct({
-        id: Schema.String,
-        tool_id: Schema.String,
-        sample_set: Schema.String,
-        started_by: Schema.String,
-        total: Schema.Number,
-        check_version: Schema.String,
-        created_at: Schema.DateFromSelf
-      }),
-      Result: Schema.Struct({ id: Schema.String }),
-      execute: (run) =>
-        sql`
-          INSERT INTO benchmark_runs ${sql.insert({ ...run, status: "queued" })}
-          ON CONFLICT DO NOTHING RETURNING id`
+      Request: BenchmarkRun.insert,
+      Result: Schema.Struct({ id: BenchmarkRunId }),
+      execute: (run) => sql`INSERT INTO benchmark_runs ${sql.insert(run)} ON CONFLICT DO NOTHING RETURNING id`
     })
     /** Queues a run; false when the tool already has one queued or running. */
-    const insert = (run: NewRun) => insertRun(run).pipe(Effect.map((row) => row._tag === "Some"), Effect.orDie)
+    const insert = (run: typeof BenchmarkRun.insert.Type) =>
+      insertRun(run).pipe(Effect.map((row) => row._tag === "Some"), Effect.orDie)
 
     const claim = SqlSchema.findOne({
       Request: Schema.Struct({ owner: Schema.String, now: Schema.DateFromSelf, leaseUntil: Schema.DateFromSelf }),
-      Result: RunRow,
+      Result: BenchmarkRun,
       execute: ({ leaseUntil, now, owner }) =>
         sql`
           UPDATE benchmark_runs SET status = 'running', started_at = COALESCE(started_at, ${now}),
@@ -90,7 +50,7 @@ export class BenchmarkRunsRepo extends Effect.Service<BenchmarkRunsRepo>()("Benc
 
     const addChunk = SqlSchema.findOne({
       Request: Schema.Struct({
-        id: Schema.String,
+        id: BenchmarkRunId,
         owner: Schema.String,
         done: Schema.Number,
         answered: Schema.Number,
@@ -109,7 +69,7 @@ export class BenchmarkRunsRepo extends Effect.Service<BenchmarkRunsRepo>()("Benc
           RETURNING id`
     })
     /** Adds a chunk's totals and renews the lease; false when another worker took the run over. */
-    const recordChunk = (id: string, owner: string, totals: ChunkTotals, leaseUntil: Date) =>
+    const recordChunk = (id: BenchmarkRunId, owner: string, totals: ChunkTotals, leaseUntil: Date) =>
       addChunk({
         id,
         owner,
@@ -122,31 +82,31 @@ export class BenchmarkRunsRepo extends Effect.Service<BenchmarkRunsRepo>()("Benc
       }).pipe(Effect.map((row) => row._tag === "Some"), Effect.orDie)
 
     const finishRun = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.String, owner: Schema.String, at: Schema.DateFromSelf }),
+      Request: Schema.Struct({ id: BenchmarkRunId, owner: Schema.String, at: Schema.DateFromSelf }),
       Result: Schema.Struct({ id: Schema.String }),
       execute: ({ at, id, owner }) =>
         sql`
           UPDATE benchmark_runs SET status = 'done', finished_at = ${at}, lease_until = NULL
           WHERE id = ${id} AND claimed_by = ${owner} AND status = 'running' RETURNING id`
     })
-    const finish = (id: string, owner: string, at: Date) =>
+    const finish = (id: BenchmarkRunId, owner: string, at: Date) =>
       finishRun({ id, owner, at }).pipe(Effect.map((row) => row._tag === "Some"), Effect.orDie)
 
-    const fail = (id: string, failure: string, at: Date) =>
+    const fail = (id: BenchmarkRunId, failure: string, at: Date) =>
       sql`
         UPDATE benchmark_runs SET status = 'failed', failure = ${failure}, finished_at = ${at}, lease_until = NULL
         WHERE id = ${id} AND status IN ('queued', 'running')`.pipe(Effect.asVoid, Effect.orDie)
 
     const findRun = SqlSchema.findOne({
       Request: Schema.String,
-      Result: RunRow,
+      Result: BenchmarkRun,
       execute: (id) => sql`${select} WHERE id::text = ${id}`
     })
     const byId = (id: string) => findRun(id).pipe(Effect.orDie)
 
     const findForTool = SqlSchema.findAll({
       Request: Schema.String,
-      Result: RunRow,
+      Result: BenchmarkRun,
       execute: (toolId) => sql`${select} WHERE tool_id = ${toolId} ORDER BY created_at DESC LIMIT 50`
     })
     const forTool = (toolId: string) => findForTool(toolId).pipe(Effect.orDie)

@@ -2,15 +2,17 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Queue } from "effect"
 import { randomUUID } from "node:crypto"
 import { CREDITS_PER_CENT, topUpLimits } from "../../Domain/Billing.js"
-import type { OrgId } from "../../Domain/Ids.js"
+import type { BillingProfile } from "../../Domain/BillingProfile.js"
+import { type OrgId, PaymentId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
+import type { Payment } from "../../Domain/Payment.js"
 import { InvalidAmount, InvalidInput, NoSavedCard } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { monthOf } from "../Ledger/Time.js"
 import { BillingConfig } from "./BillingConfig.js"
-import { BillingRepo, offSessionPayment, type PaymentRow, type ProfileRow } from "./BillingRepo.js"
+import { BillingRepo, offSessionPayment } from "./BillingRepo.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { Payments } from "./Payments.js"
 import { PaymentStates } from "./PaymentStates.js"
@@ -56,7 +58,7 @@ const wholeCredits = (value: unknown, name: string) => {
   return credits < 0n ? new InvalidAmount({ message: `${name} cannot be negative` }) : credits
 }
 
-export const autoReloadRecord = (profile: Option.Option<ProfileRow>, usedThisMonth: bigint) => {
+export const autoReloadRecord = (profile: Option.Option<BillingProfile>, usedThisMonth: bigint) => {
   const p = Option.getOrNull(profile)
   const credits = (value: bigint | null | undefined) => (value === null || value === undefined ? null : amountOf(value))
   return {
@@ -154,7 +156,7 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
 
     /** Writes one org's charge under its profile lock, if it still needs one; none otherwise. */
     interface Claimed {
-      readonly row: PaymentRow
+      readonly row: Payment
       readonly customerId: string
       readonly paymentMethodId: string
     }
@@ -186,7 +188,7 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
           yield* repo.updateProfile(orgId, { auto_reload_next_attempt_at: retryAt, updated_at: at })
           return Option.none<Claimed>()
         }
-        const id = randomUUID()
+        const id = PaymentId.make(randomUUID())
         const inserted = yield* repo.insertPayment(offSessionPayment({
           id,
           orgId,
@@ -210,7 +212,7 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
       })).pipe(Effect.orDie)
 
     /** Charges the saved card for a claimed payment and applies the outcome. */
-    const charge = (row: PaymentRow, customerId: string, paymentMethodId: string) =>
+    const charge = (row: Payment, customerId: string, paymentMethodId: string) =>
       provider.chargeOffSession({
         ourPaymentId: row.id,
         amountMinor: row.amount_minor,
@@ -239,7 +241,7 @@ export class AutoReload extends Effect.Service<AutoReload>()("Billing/AutoReload
     })
 
     /** Takes up a charge a crash left `creating`: the same idempotency key answers the first charge. */
-    const resume = (row: PaymentRow) =>
+    const resume = (row: Payment) =>
       Effect.gen(function*() {
         const profile = yield* repo.profile(row.org_id)
         const p = Option.getOrNull(profile)

@@ -2,11 +2,11 @@ import { Effect, Option } from "effect"
 import { minorToDecimal } from "../../Domain/Billing.js"
 import { escapeHtml } from "../../Domain/Html.js"
 import { creditsToUsd } from "../../Domain/Money.js"
+import type { Payment } from "../../Domain/Payment.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuthConfig } from "../Auth/AuthConfig.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
 import { OrgOwners } from "../Mailer/OrgOwners.js"
-import type { PaymentRow } from "./BillingRepo.js"
 
 /**
  * Billing's mails to every owner of an org, queued in the durable outbox inside the
@@ -24,7 +24,7 @@ const render = (headline: string, lines: ReadonlyArray<string>, footer: string) 
   ].join("")
 })
 
-export const describeAmount = (payment: PaymentRow) =>
+export const describeAmount = (payment: Payment) =>
   `${payment.currency.toUpperCase()} ${minorToDecimal(payment.amount_minor)}`
 
 const purposeName = { top_up: "Top-up", auto_reload: "Auto-reload", plan: "Plan fee" } as const
@@ -61,7 +61,7 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
       })
 
     /** A receipt to every owner for a successful payment. */
-    const receipt = (payment: PaymentRow, sandbox: boolean) =>
+    const receipt = (payment: Payment, sandbox: boolean) =>
       toOwners(payment.org_id, `payment:${payment.id}:receipt`, () => {
         const credits = payment.credits
         return {
@@ -95,7 +95,7 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
      * Secure) links to the billing page, which sends an owner to the payment page for the same
      * credits, where the bank asks them (the card is kept again for later charges).
      */
-    const autoReloadFailed = (payment: PaymentRow, failures: number, disabled: boolean, needsAuthentication: boolean) =>
+    const autoReloadFailed = (payment: Payment, failures: number, disabled: boolean, needsAuthentication: boolean) =>
       toOwners(payment.org_id, `payment:${payment.id}:auto-reload-failed`, () => ({
         subject: needsAuthentication
           ? "Auto-reload: confirm the charge with your bank"
@@ -128,7 +128,7 @@ export class BillingMail extends Effect.Service<BillingMail>()("Billing/BillingM
       }))
 
     /** A plan's monthly fee (a renewal or a prorated change) could not be charged; the provider tries again. */
-    const planPaymentFailed = (payment: PaymentRow) =>
+    const planPaymentFailed = (payment: Payment) =>
       toOwners(payment.org_id, `payment:${payment.id}:plan-payment-failed`, () => ({
         subject: "Your plan's monthly fee could not be charged",
         headline: "The plan's payment failed",

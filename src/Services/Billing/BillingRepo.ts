@@ -1,83 +1,18 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { isUuid, OrgId } from "../../Domain/Ids.js"
+import { BillingProfile } from "../../Domain/BillingProfile.js"
+import { isUuid, OrgId, type PaymentId } from "../../Domain/Ids.js"
+import { Payment } from "../../Domain/Payment.js"
 import { type OrgRow, OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { statementRows } from "../StatementRows.js"
 
 /**
- * Billing's SQL: payments, the per-org billing profile (saved card, auto-reload, plan
- * period), founding-offer claims and handled webhook event ids. Rows are decoded: money
- * (minor units and credits) as bigint, timestamps as Dates.
+ * Billing's SQL: payments (`Payment`), the per-org billing profile (`BillingProfile`: saved
+ * card, auto-reload, plan period), founding-offer claims and handled webhook event ids. Rows
+ * are decoded by their records: money (minor units and credits) as bigint, timestamps as Dates.
  */
-export const PaymentPurpose = Schema.Literal("top_up", "auto_reload", "plan")
-export type PaymentPurpose = typeof PaymentPurpose.Type
-export const PaymentStatus = Schema.Literal("creating", "pending", "succeeded", "failed", "canceled")
-export type PaymentStatus = typeof PaymentStatus.Type
 
-export const PaymentRow = Schema.Struct({
-  id: Schema.String,
-  org_id: OrgId,
-  purpose: PaymentPurpose,
-  provider: Schema.Literal("stripe", "sandbox"),
-  provider_payment_id: Schema.NullOr(Schema.String),
-  provider_idempotency_key: Schema.String,
-  status: PaymentStatus,
-  currency: Schema.Literal("usd", "inr"),
-  amount_minor: Schema.BigInt,
-  usd_cents: Schema.BigInt,
-  credits: Schema.BigInt,
-  /** INR per USD, as the decimal text the rate was published with. */
-  fx_rate: Schema.NullOr(Schema.String),
-  fx_rate_date: Schema.NullOr(Schema.Union(Schema.String, Schema.DateFromSelf)),
-  plan: Schema.NullOr(Schema.Literal("pro", "max")),
-  offer: Schema.NullOr(Schema.String),
-  save_card: Schema.Boolean,
-  /** Paid on the provider's hosted checkout page (the session's id once it is made). */
-  checkout: Schema.Boolean,
-  checkout_session_id: Schema.NullOr(Schema.String),
-  idempotency_key: Schema.NullOr(Schema.String),
-  fingerprint: Schema.NullOr(Schema.String),
-  failure_message: Schema.NullOr(Schema.String),
-  receipt_url: Schema.NullOr(Schema.String),
-  card_brand: Schema.NullOr(Schema.String),
-  card_last4: Schema.NullOr(Schema.String),
-  refunded_minor: Schema.BigInt,
-  disputed_minor: Schema.BigInt,
-  dispute_status: Schema.NullOr(Schema.Literal("open", "won", "lost")),
-  /** Credits the ledger has taken back for money returned (less any given back again). */
-  reversed_credits: Schema.BigInt,
-  credited_at: Schema.NullOr(Schema.DateFromSelf),
-  created_by: Schema.NullOr(Schema.String),
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-})
-export type PaymentRow = typeof PaymentRow.Type
-
-export const ProfileRow = Schema.Struct({
-  org_id: Schema.String,
-  customer_id: Schema.NullOr(Schema.String),
-  card_payment_method_id: Schema.NullOr(Schema.String),
-  card_brand: Schema.NullOr(Schema.String),
-  card_last4: Schema.NullOr(Schema.String),
-  card_exp_month: Schema.NullOr(Schema.Number),
-  card_exp_year: Schema.NullOr(Schema.Number),
-  auto_reload_enabled: Schema.Boolean,
-  auto_reload_threshold_credits: Schema.NullOr(Schema.BigInt),
-  auto_reload_amount_credits: Schema.NullOr(Schema.BigInt),
-  auto_reload_monthly_limit_credits: Schema.NullOr(Schema.BigInt),
-  auto_reload_failures: Schema.Number,
-  auto_reload_next_attempt_at: Schema.NullOr(Schema.DateFromSelf),
-  auto_reload_disabled_reason: Schema.NullOr(Schema.String),
-  plan_period_end: Schema.NullOr(Schema.DateFromSelf),
-  plan_founding: Schema.Boolean,
-  /** The card setup (a checkout session saving a card) the owner was last sent to. */
-  card_setup_session_id: Schema.NullOr(Schema.String),
-  /** The provider's subscription the org's paid plan follows. */
-  subscription_id: Schema.NullOr(Schema.String)
-})
-export type ProfileRow = typeof ProfileRow.Type
-
-/** A column as written: credits and minor units as their decimal text, as `NewPayment` writes them. */
+/** A column as a partial update writes it: credits and minor units as their decimal text. */
 type Written<A> = A extends bigint ? string : A
 
 /** The columns of a row that change after it is made (any subset), always with the time of the change. */
@@ -87,7 +22,7 @@ type ChangesOf<Row, Fixed extends keyof Row> =
 
 /** What may change on a payment: its state, the provider's answers, money returned or disputed. */
 export type PaymentChanges = ChangesOf<
-  PaymentRow,
+  Payment,
   | "id"
   | "org_id"
   | "purpose"
@@ -102,39 +37,19 @@ export type PaymentChanges = ChangesOf<
 >
 
 /** What may change on an org's billing profile: the saved card, auto-reload, the plan period. */
-export type ProfileChanges = ChangesOf<ProfileRow, "org_id">
+export type ProfileChanges = ChangesOf<BillingProfile, "org_id">
 
 const OrgIdText = Schema.String
 const Used = Schema.Struct({ used: Schema.BigInt })
 const OrgSince = Schema.Struct({ orgId: Schema.String, since: Schema.DateFromSelf })
 
-export interface NewPayment {
-  readonly id: string
-  readonly org_id: string
-  readonly purpose: PaymentPurpose
-  readonly provider: "stripe" | "sandbox"
-  readonly provider_idempotency_key: string
-  readonly currency: "usd" | "inr"
-  readonly amount_minor: string
-  readonly usd_cents: string
-  readonly credits: string
-  readonly fx_rate: string | null
-  readonly fx_rate_date: string | null
-  readonly plan: "pro" | "max" | null
-  readonly offer: string | null
-  readonly save_card: boolean
-  readonly checkout: boolean
-  readonly idempotency_key: string | null
-  readonly fingerprint: string | null
-  readonly created_by: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+/** A new payment, as `Payment.insert` writes it. */
+export type NewPayment = typeof Payment.insert.Type
 
 /** A USD charge of a saved card that we start ourselves (auto-reload, plan renewal). */
 export const offSessionPayment = (input: {
-  readonly id: string
-  readonly orgId: string
+  readonly id: PaymentId
+  readonly orgId: OrgId
   readonly purpose: "auto_reload" | "plan"
   readonly provider: "stripe" | "sandbox"
   readonly providerIdempotencyKey: string
@@ -149,10 +64,11 @@ export const offSessionPayment = (input: {
   purpose: input.purpose,
   provider: input.provider,
   provider_idempotency_key: input.providerIdempotencyKey,
+  status: "creating",
   currency: "usd",
-  amount_minor: input.cents.toString(),
-  usd_cents: input.cents.toString(),
-  credits: input.credits.toString(),
+  amount_minor: input.cents,
+  usd_cents: input.cents,
+  credits: input.credits,
   fx_rate: null,
   fx_rate_date: null,
   plan: input.plan,
@@ -171,37 +87,37 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const orgs = yield* OrgsRepo
-    const paymentRows = statementRows(PaymentRow)
     const takenRows = statementRows(Schema.Struct({ taken: Schema.Number }))
 
     // -- payments ----------------------------------------------------------------------------
 
-    /** Writes a new payment; none when the org already used the idempotency key. */
-    const insertPayment = (row: NewPayment) =>
-      paymentRows.one(sql`
-            INSERT INTO payments ${sql.insert({ ...row, status: "creating" })}
-            ON CONFLICT DO NOTHING
-            RETURNING *`).pipe(Effect.catchTag("ParseError", Effect.die))
+    const insertRow = SqlSchema.findOne({
+      Request: Payment.insert,
+      Result: Payment,
+      execute: (row) => sql`INSERT INTO payments ${sql.insert(row)} ON CONFLICT DO NOTHING RETURNING *`
+    })
+    /** Writes a new payment (`creating`); none when the org already used the idempotency key. */
+    const insertPayment = (row: NewPayment) => insertRow(row).pipe(Effect.catchTag("ParseError", Effect.die))
 
     const findPaymentRow = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: OrgIdText, id: Schema.String }),
-      Result: PaymentRow,
+      Result: Payment,
       execute: ({ id, orgId }) => sql`SELECT * FROM payments WHERE id = ${id} AND org_id = ${orgId}`
     })
     // Identifiers come from paths: one that is not a UUID is simply not found.
     const findPayment = (orgId: string, id: string) =>
-      !isUuid(id) ? Effect.succeed(Option.none<PaymentRow>()) : findPaymentRow({ orgId, id }).pipe(Effect.orDie)
+      !isUuid(id) ? Effect.succeed(Option.none<Payment>()) : findPaymentRow({ orgId, id }).pipe(Effect.orDie)
 
     const findByKeyRow = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: OrgIdText, key: Schema.String }),
-      Result: PaymentRow,
+      Result: Payment,
       execute: ({ key, orgId }) => sql`SELECT * FROM payments WHERE org_id = ${orgId} AND idempotency_key = ${key}`
     })
     const findByKey = (orgId: string, key: string) => findByKeyRow({ orgId, key }).pipe(Effect.orDie)
 
     const lockPaymentRow = SqlSchema.findOne({
       Request: Schema.Struct({ ourId: Schema.NullOr(Schema.String), providerId: Schema.String }),
-      Result: PaymentRow,
+      Result: Payment,
       execute: ({ ourId, providerId }) =>
         sql`
           SELECT * FROM payments
@@ -229,12 +145,12 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     const lockByIdRow = SqlSchema.findOne({
       Request: Schema.String,
-      Result: PaymentRow,
+      Result: Payment,
       execute: (id) => sql`SELECT * FROM payments WHERE id = ${id} FOR UPDATE`
     })
     /** Locks a payment by our id alone (a checkout session that ended before any provider payment). */
     const lockPaymentById = (id: string) =>
-      !isUuid(id) ? Effect.succeed(Option.none<PaymentRow>()) : lockByIdRow(id).pipe(Effect.orDie)
+      !isUuid(id) ? Effect.succeed(Option.none<Payment>()) : lockByIdRow(id).pipe(Effect.orDie)
 
     const deletePayment = (id: string) =>
       Effect.zipRight(releaseOfferSeat(id), sql`DELETE FROM payments WHERE id = ${id} AND status = 'creating'`).pipe(
@@ -285,7 +201,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
         limit: Schema.Number,
         before: Schema.NullOr(Schema.Struct({ created_at: Schema.DateFromSelf, id: Schema.String }))
       }),
-      Result: PaymentRow,
+      Result: Payment,
       execute: ({ before, limit, orgId }) =>
         sql`
           SELECT * FROM payments
@@ -294,7 +210,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
           ORDER BY created_at DESC, id DESC
           LIMIT ${limit + 1}`
     })
-    const listPayments = (orgId: string, limit: number, before: PaymentRow | null) =>
+    const listPayments = (orgId: string, limit: number, before: Payment | null) =>
       listPage({ orgId, limit, before: before === null ? null : { created_at: before.created_at, id: before.id } })
         .pipe(Effect.orDie)
 
@@ -328,7 +244,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     const findOpenBefore = SqlSchema.findAll({
       Request: Schema.Struct({ cutoff: Schema.DateFromSelf, limit: Schema.Number }),
-      Result: PaymentRow,
+      Result: Payment,
       execute: ({ cutoff, limit }) =>
         sql`
           SELECT * FROM payments WHERE status IN ('creating', 'pending', 'failed') AND created_at < ${cutoff}
@@ -347,7 +263,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     const lockedProfile = SqlSchema.single({
       Request: OrgIdText,
-      Result: ProfileRow,
+      Result: BillingProfile,
       execute: (orgId) => sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId} FOR UPDATE`
     })
     const lockProfile = (orgId: string, now: Date) =>
@@ -369,14 +285,14 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     const findProfile = SqlSchema.findOne({
       Request: OrgIdText,
-      Result: ProfileRow,
+      Result: BillingProfile,
       execute: (orgId) => sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId}`
     })
     const profile = (orgId: string) => findProfile(orgId).pipe(Effect.orDie)
 
     const lockAutoReloading = SqlSchema.findOne({
       Request: OrgIdText,
-      Result: ProfileRow,
+      Result: BillingProfile,
       execute: (orgId) =>
         sql`SELECT * FROM billing_profiles WHERE org_id = ${orgId} AND auto_reload_enabled FOR UPDATE SKIP LOCKED`
     })

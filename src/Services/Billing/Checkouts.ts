@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
-import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
+import type { Payment } from "../../Domain/Payment.js"
+import { BillingRepo } from "./BillingRepo.js"
 import {
   PaymentProvider,
   type ProviderCardSetup,
@@ -58,16 +59,16 @@ export class Checkouts extends Effect.Service<Checkouts>()("Billing/Checkouts", 
           if (session.status === "complete" && setup?.succeeded === true && session.orgId !== null) {
             yield* cards.keep(session.orgId, setup)
           }
-          return Option.none<PaymentRow>()
+          return Option.none<Payment>()
         }
         if (subscription !== null) {
           // A plan's session: its first invoice is our payment, its subscription the org's plan.
           yield* subscriptions.apply(subscription)
           return session.ourPaymentId === null
-            ? Option.none<PaymentRow>()
+            ? Option.none<Payment>()
             : yield* repo.lockPaymentById(session.ourPaymentId)
         }
-        const applied = payment === null ? Option.none<PaymentRow>() : yield* states.apply(payment)
+        const applied = payment === null ? Option.none<Payment>() : yield* states.apply(payment)
         const paid = payment !== null && (payment.status === "succeeded" || payment.status === "processing")
         if (session.status !== "expired" || paid || session.ourPaymentId === null) return applied
         return yield* states.endCheckout(session.ourPaymentId, session.id)
@@ -77,7 +78,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Billing/Checkouts", 
     const sync = (sessionId: string) => Effect.flatMap(read(sessionId), apply)
 
     /** Ends an unpaid checkout at the provider (the owner cancelled, or it is too old); one paid meanwhile is credited. */
-    const end = (row: PaymentRow) =>
+    const end = (row: Payment) =>
       row.checkout_session_id === null
         ? Effect.succeed(Option.some(row))
         : Effect.flatMap(Effect.flatMap(provider.expireCheckout(row.checkout_session_id), withPayment), apply)

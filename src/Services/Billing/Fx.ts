@@ -2,6 +2,7 @@ import { FetchHttpClient, HttpClient } from "@effect/platform"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { inrPerUsd } from "../../Domain/Billing.js"
+import { FxRate } from "../../Domain/FxRate.js"
 import { FxUnavailable } from "../../Errors/ApiErrors.js"
 import { BillingConfig } from "./BillingConfig.js"
 
@@ -13,16 +14,6 @@ import { BillingConfig } from "./BillingConfig.js"
  * while does not stop INR at once, and one down for longer pauses INR (`fx_unavailable`)
  * rather than charging at an old rate. USD never depends on it.
  */
-export interface FxRate {
-  /** The ECB's reference date of the rate. */
-  readonly date: string
-  /** INR per USD, four decimals. */
-  readonly inrPerUsd: string
-  readonly usdPerEur: string
-  readonly inrPerEur: string
-  readonly fetchedAt: Date
-}
-
 export interface EcbRates {
   readonly date: string
   readonly usdPerEur: string
@@ -43,28 +34,21 @@ export const parseEcbDaily = (xml: string): EcbRates | undefined => {
   return { date, usdPerEur, inrPerEur }
 }
 
-const RateRow = Schema.Struct({
-  rate_date: Schema.Union(Schema.String, Schema.DateFromSelf),
-  /** Decimal text as published (exact). */
-  usd_per_eur: Schema.String,
-  inr_per_eur: Schema.String,
-  fetched_at: Schema.DateFromSelf
-})
-type RateRow = typeof RateRow.Type
-
-const toRate = (row: RateRow): FxRate => ({
-  date: typeof row.rate_date === "string" ? row.rate_date.slice(0, 10) : row.rate_date.toISOString().slice(0, 10),
-  inrPerUsd: inrPerUsd(row.usd_per_eur, row.inr_per_eur)!,
-  usdPerEur: row.usd_per_eur,
-  inrPerEur: row.inr_per_eur,
-  fetchedAt: row.fetched_at
-})
-
 export class Fx extends Effect.Service<Fx>()("Billing/Fx", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const config = yield* BillingConfig
     const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
+
+    /** Writes a day's rates (a day fetched again keeps its newest figures). */
+    const keep = SqlSchema.void({
+      Request: FxRate.insert,
+      execute: (rate) =>
+        sql`
+          INSERT INTO fx_rates ${sql.insert(rate)}
+          ON CONFLICT (rate_date) DO UPDATE SET
+            usd_per_eur = excluded.usd_per_eur, inr_per_eur = excluded.inr_per_eur, fetched_at = excluded.fetched_at`
+    })
 
     /** Fetches the daily file and keeps its rate; false (logged) when the source failed. */
     const refresh = Effect.gen(function*() {
@@ -73,11 +57,12 @@ export class Fx extends Effect.Service<Fx>()("Billing/Fx", {
       const rates = parseEcbDaily(yield* response.text)
       if (rates === undefined) return yield* Effect.fail("the file has no date, USD or INR rate")
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql`
-        INSERT INTO fx_rates (rate_date, usd_per_eur, inr_per_eur, fetched_at)
-        VALUES (${rates.date}, ${rates.usdPerEur}, ${rates.inrPerEur}, ${now})
-        ON CONFLICT (rate_date) DO UPDATE SET
-          usd_per_eur = excluded.usd_per_eur, inr_per_eur = excluded.inr_per_eur, fetched_at = excluded.fetched_at`
+      yield* keep({
+        rate_date: rates.date,
+        usd_per_eur: rates.usdPerEur,
+        inr_per_eur: rates.inrPerEur,
+        fetched_at: now
+      })
       return true
     }).pipe(
       Effect.scoped,
@@ -94,12 +79,12 @@ export class Fx extends Effect.Service<Fx>()("Billing/Fx", {
     /** The newest rate we have, however old. */
     const latest = SqlSchema.findOne({
       Request: Schema.Void,
-      Result: RateRow,
+      Result: FxRate,
       execute: () =>
         sql`SELECT rate_date, usd_per_eur, inr_per_eur, fetched_at FROM fx_rates ORDER BY fetched_at DESC LIMIT 1`
-    })(undefined).pipe(Effect.map(Option.map(toRate)), Effect.orDie)
+    })(undefined).pipe(Effect.orDie)
 
-    const isFresh = (rate: FxRate, now: number) => now - rate.fetchedAt.getTime() <= config.fxMaxAgeMs
+    const isFresh = (rate: FxRate, now: number) => now - rate.fetched_at.getTime() <= config.fxMaxAgeMs
 
     /** The rate in force now, if it is fresh enough to charge with. */
     const inForce = Effect.gen(function*() {
@@ -120,7 +105,7 @@ export class Fx extends Effect.Service<Fx>()("Billing/Fx", {
         message: Option.match(old, {
           onNone: () => "No USD to INR rate is available; INR top-ups are paused (USD top-ups work)",
           onSome: (r) =>
-            `The last USD to INR rate (${r.date}, fetched ${r.fetchedAt.toISOString()}) is too old; INR top-ups are paused (USD top-ups work)`
+            `The last USD to INR rate (${r.rate_date}, fetched ${r.fetched_at.toISOString()}) is too old; INR top-ups are paused (USD top-ups work)`
         })
       })
     })

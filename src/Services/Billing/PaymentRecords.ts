@@ -1,9 +1,9 @@
-import { disputeHoldsMoney, minorToDecimal } from "../../Domain/Billing.js"
-import { amountOf } from "../../Domain/Money.js"
-import type { PaymentRow } from "./BillingRepo.js"
+import { Struct } from "effect"
+import { disputeHoldsMoney } from "../../Domain/Billing.js"
+import type { Payment, PaymentView } from "../../Domain/Payment.js"
 
-/** The wire form of a payment (the schema is `Payment` in Http/Groups/BillingGroup.ts). */
-export const paymentStatusOf = (row: PaymentRow) => {
+/** The wire's status of a payment: its state, with what was given back since. */
+export const paymentStatusOf = (row: Payment) => {
   if (row.status === "creating") return "pending" as const
   if (row.status !== "succeeded") return row.status
   // A won dispute gave the money back: the payment reads as its refunds say.
@@ -14,34 +14,32 @@ export const paymentStatusOf = (row: PaymentRow) => {
   return "succeeded" as const
 }
 
-const dateOf = (
-  value: string | Date
-) => (typeof value === "string" ? value.slice(0, 10) : value.toISOString().slice(0, 10))
-
-export const paymentRecord = (row: PaymentRow) => ({
-  id: row.id,
-  purpose: row.purpose,
+/** A payment as the wire shows it (`PaymentJson`): the row's own fields and those computed from several. */
+export const paymentView = (row: Payment): PaymentView => ({
+  ...Struct.pick(
+    row,
+    "id",
+    "purpose",
+    "currency",
+    "amount_minor",
+    "usd_cents",
+    "credits",
+    "plan",
+    "offer",
+    "save_card",
+    "failure_message",
+    "refunded_minor",
+    "disputed_minor",
+    "reversed_credits",
+    "receipt_url",
+    "provider",
+    "provider_payment_id",
+    "created_at",
+    "credited_at"
+  ),
   status: paymentStatusOf(row),
-  currency: row.currency,
-  amount: minorToDecimal(row.amount_minor),
-  amount_usd: minorToDecimal(row.usd_cents),
-  credits: amountOf(row.credits),
   fx: row.fx_rate === null || row.fx_rate_date === null
     ? null
-    : { source: "ECB" as const, inr_per_usd: row.fx_rate, rate_date: dateOf(row.fx_rate_date) },
-  plan: row.plan,
-  offer: row.offer,
-  save_card: row.save_card,
-  card: row.card_last4 === null ? null : { brand: row.card_brand ?? "card", last4: row.card_last4 },
-  failure_message: row.failure_message,
-  refunded: minorToDecimal(row.refunded_minor),
-  disputed: minorToDecimal(row.disputed_minor),
-  credits_taken_back: amountOf(row.reversed_credits),
-  receipt_url: row.receipt_url,
-  provider: row.provider,
-  provider_payment_id: row.provider_payment_id,
-  created_at: row.created_at.toISOString(),
-  credited_at: row.credited_at === null ? null : row.credited_at.toISOString()
+    : { source: "ECB" as const, inr_per_usd: row.fx_rate, rate_date: row.fx_rate_date },
+  card: row.card_last4 === null ? null : { brand: row.card_brand ?? "card", last4: row.card_last4 }
 })
-
-export type PaymentRecord = ReturnType<typeof paymentRecord>

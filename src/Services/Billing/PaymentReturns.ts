@@ -7,8 +7,9 @@ import {
   nextDisputeStatus,
   type PaymentFacts
 } from "../../Domain/Billing.js"
+import type { Payment } from "../../Domain/Payment.js"
 import { Ledger } from "../Ledger/Ledger.js"
-import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
+import { BillingRepo } from "./BillingRepo.js"
 
 /**
  * Money a payment gives back (refunds and disputes), applied whatever the order and
@@ -36,7 +37,7 @@ export type ReturnChange =
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b)
 
-const factsOf = (row: PaymentRow): PaymentFacts => ({
+const factsOf = (row: Payment): PaymentFacts => ({
   amountMinor: row.amount_minor,
   credits: row.credits,
   paid: row.credited_at !== null,
@@ -51,10 +52,10 @@ export class PaymentReturns extends Effect.Service<PaymentReturns>()("Billing/Pa
     const repo = yield* BillingRepo
     const ledger = yield* Ledger
 
-    const named = (row: PaymentRow) => `payment ${row.id} (${row.provider_payment_id ?? "no provider id"})`
+    const named = (row: Payment) => `payment ${row.id} (${row.provider_payment_id ?? "no provider id"})`
 
     /** Moves what the ledger has taken back for the payment from `reversed` to `target`: one entry. */
-    const takeBackTo = (row: PaymentRow, reversed: bigint, target: bigint, cause: "refund" | "dispute") =>
+    const takeBackTo = (row: Payment, reversed: bigint, target: bigint, cause: "refund" | "dispute") =>
       Effect.gen(function*() {
         if (target > reversed) {
           const what = cause === "refund" ? "Refund" : "Chargeback"
@@ -71,7 +72,7 @@ export class PaymentReturns extends Effect.Service<PaymentReturns>()("Billing/Pa
      * row). A payment just paid may have been refunded and disputed already: each share is
      * its own entry, refunds first.
      */
-    const settle = (row: PaymentRow, cause: "paid" | "refund" | "dispute", now: Date) =>
+    const settle = (row: Payment, cause: "paid" | "refund" | "dispute", now: Date) =>
       Effect.gen(function*() {
         const facts = factsOf(row)
         let reversed = row.reversed_credits
@@ -85,7 +86,7 @@ export class PaymentReturns extends Effect.Service<PaymentReturns>()("Billing/Pa
       })
 
     /** The org's freeze after its dispute moved to `status`. */
-    const disputeMoved = (orgId: PaymentRow["org_id"], status: DisputeStatus) =>
+    const disputeMoved = (orgId: Payment["org_id"], status: DisputeStatus) =>
       Effect.gen(function*() {
         if (disputeHoldsMoney(status)) return yield* ledger.setFrozen(orgId, true)
         if (yield* repo.disputeFreezeLiftable(orgId)) yield* ledger.setFrozen(orgId, false)
@@ -96,11 +97,11 @@ export class PaymentReturns extends Effect.Service<PaymentReturns>()("Billing/Pa
       sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         const locked = yield* repo.lockPayment(null, providerPaymentId)
-        if (Option.isNone(locked)) return Option.none<PaymentRow>()
+        if (Option.isNone(locked)) return Option.none<Payment>()
         const row = locked.value
         yield* repo.lockProfile(row.org_id, now)
         // Amounts only grow and a dispute only moves forward: events may come twice or out of order.
-        const next: PaymentRow = change.kind === "refund"
+        const next: Payment = change.kind === "refund"
           ? { ...row, refunded_minor: max(row.refunded_minor, change.refundedMinor) }
           : {
             ...row,

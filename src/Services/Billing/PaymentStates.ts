@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
+import type { Payment } from "../../Domain/Payment.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { BillingMail } from "./BillingMail.js"
-import { BillingRepo, type PaymentRow } from "./BillingRepo.js"
+import { BillingRepo } from "./BillingRepo.js"
 import { PaymentProvider, type ProviderPayment } from "./PaymentProvider.js"
 import { PaymentReturns } from "./PaymentReturns.js"
 
@@ -28,11 +29,11 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
     const returns = yield* PaymentReturns
     const sandbox = provider.kind === "sandbox"
 
-    const succeed = (row: PaymentRow, payment: ProviderPayment, now: Date) =>
+    const succeed = (row: Payment, payment: ProviderPayment, now: Date) =>
       Effect.gen(function*() {
         // The profile's lock first: billing's lock order is payment, profile, balance.
         yield* repo.lockProfile(row.org_id, now)
-        const done: PaymentRow = {
+        const done: Payment = {
           ...row,
           status: "succeeded",
           provider_payment_id: payment.id,
@@ -86,9 +87,9 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
         yield* mail.receipt(done, sandbox)
       })
 
-    const fail = (row: PaymentRow, payment: ProviderPayment, now: Date) =>
+    const fail = (row: Payment, payment: ProviderPayment, now: Date) =>
       Effect.gen(function*() {
-        const failed: PaymentRow = {
+        const failed: Payment = {
           ...row,
           status: "failed",
           provider_payment_id: payment.id,
@@ -117,7 +118,7 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
         yield* mail.autoReloadFailed(failed, failures, disabled, payment.needsAuthentication === true)
       })
 
-    const cancel = (row: PaymentRow, payment: ProviderPayment, now: Date) =>
+    const cancel = (row: Payment, payment: ProviderPayment, now: Date) =>
       Effect.gen(function*() {
         yield* repo.updatePayment(row.id, { status: "canceled", provider_payment_id: payment.id, updated_at: now })
         yield* repo.releaseOfferSeat(row.id)
@@ -131,7 +132,7 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
       sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         const locked = yield* repo.lockPayment(payment.ourPaymentId, payment.id)
-        if (Option.isNone(locked)) return Option.none<PaymentRow>()
+        if (Option.isNone(locked)) return Option.none<Payment>()
         const row = locked.value
         if (row.provider_payment_id !== null && row.provider_payment_id !== payment.id) {
           // Metadata naming a payment the provider knows under another id: not this one.
@@ -167,7 +168,7 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
       sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         const locked = yield* repo.lockPaymentById(ourPaymentId)
-        if (Option.isNone(locked)) return Option.none<PaymentRow>()
+        if (Option.isNone(locked)) return Option.none<Payment>()
         const row = locked.value
         if (!row.checkout || (row.checkout_session_id !== null && row.checkout_session_id !== sessionId)) {
           return Option.some(row)

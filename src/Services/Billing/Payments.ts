@@ -2,16 +2,20 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { usdCentsToPaise } from "../../Domain/Billing.js"
+import type { BillingProfile } from "../../Domain/BillingProfile.js"
+import type { FxRate } from "../../Domain/FxRate.js"
+import { PaymentId } from "../../Domain/Ids.js"
+import type { Payment } from "../../Domain/Payment.js"
 import { InvalidInput, NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
 import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { idempotent, KeyTaken } from "../Idempotency/Idempotent.js"
 import { BillingConfig } from "./BillingConfig.js"
-import { BillingRepo, type PaymentRow, type ProfileRow } from "./BillingRepo.js"
+import { BillingRepo } from "./BillingRepo.js"
 import { Checkouts } from "./Checkouts.js"
 import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
-import { paymentRecord } from "./PaymentRecords.js"
+import { paymentView } from "./PaymentRecords.js"
 import { PaymentStates } from "./PaymentStates.js"
 import { PlanPrices } from "./PlanPrices.js"
 
@@ -62,7 +66,7 @@ export interface PaymentSpec {
 }
 
 export interface StartedPayment {
-  readonly payment: PaymentRow
+  readonly payment: Payment
   readonly clientSecret: string | null
   /** The hosted checkout page to send the owner to, while it is open. */
   readonly checkoutUrl: string | null
@@ -74,7 +78,7 @@ export type Reservation<E> = (context: {
   readonly orgId: string
   readonly paymentId: string
   readonly now: Date
-  readonly profile: ProfileRow
+  readonly profile: BillingProfile
 }) => Effect.Effect<void, E, SqlClient.SqlClient>
 
 const fingerprintOf = (spec: PaymentSpec) =>
@@ -96,9 +100,11 @@ const fingerprintOf = (spec: PaymentSpec) =>
 
 /** A UUID (version 8, RFC 9562) made from a hash. */
 const uuidFromHex = (hex: string) =>
-  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)}${
-    hex.slice(17, 20)
-  }-${hex.slice(20, 32)}`
+  PaymentId.make(
+    `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${
+      ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)
+    }${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+  )
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 
@@ -135,7 +141,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
       })
 
     /** Asks the provider for the payment (or the checkout session) of a `creating` row and records its id. */
-    const createAtProvider = (row: PaymentRow, checkout: CheckoutReturn | null) =>
+    const createAtProvider = (row: Payment, checkout: CheckoutReturn | null) =>
       Effect.gen(function*() {
         const customerId = row.save_card || row.purpose === "plan" ? yield* customerFor(row.org_id) : null
         const request = {
@@ -176,7 +182,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
       })
 
     /** What a replay answers for a payment that is still open: its client secret, or its hosted page. */
-    const openAnswer = (row: PaymentRow) =>
+    const openAnswer = (row: Payment) =>
       Effect.gen(function*() {
         const open = row.status === "pending" || row.status === "failed"
         if (open && row.checkout && row.checkout_session_id !== null) {
@@ -193,7 +199,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
      * still talks to the provider; a request cut off long ago is finished with the same
      * provider idempotency key.
      */
-    const answerForKey = (row: PaymentRow, checkout: CheckoutReturn | null) =>
+    const answerForKey = (row: Payment, checkout: CheckoutReturn | null) =>
       Effect.gen(function*() {
         if (row.status === "creating") {
           const age = (yield* Clock.currentTimeMillis) - row.created_at.getTime()
@@ -213,17 +219,17 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
     ) =>
       Effect.gen(function*() {
         let amountMinor = spec.usdCents
-        let rate: { readonly inrPerUsd: string; readonly date: string } | null = null
+        let rate: FxRate | null = null
         if (spec.currency === "inr") {
           rate = yield* fx.rateForCharge
-          amountMinor = usdCentsToPaise(spec.usdCents, rate.inrPerUsd)
+          amountMinor = usdCentsToPaise(spec.usdCents, rate.inr_per_usd)
         }
         // With a key, the payment's id and the provider's key follow from it, so a retry after a
         // lost answer sends the provider the very same request and gets the same payment.
         const keyHash = idempotencyKey === null
           ? null
           : createHash("sha256").update(`${actor.org_id}\n${idempotencyKey}\n${fingerprint}`).digest("hex")
-        const id = keyHash === null ? randomUUID() : uuidFromHex(keyHash)
+        const id = keyHash === null ? PaymentId.make(randomUUID()) : uuidFromHex(keyHash)
         const at = yield* now
         const providerKey = keyHash === null ? `payment:${id}` : `payment:${actor.org_id}:${keyHash}`
         const inserted = yield* sql.withTransaction(Effect.gen(function*() {
@@ -236,11 +242,12 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
             provider: provider.kind === "stripe" ? "stripe" : "sandbox",
             provider_idempotency_key: providerKey,
             currency: spec.currency,
-            amount_minor: amountMinor.toString(),
-            usd_cents: spec.usdCents.toString(),
-            credits: spec.credits.toString(),
-            fx_rate: rate?.inrPerUsd ?? null,
-            fx_rate_date: rate?.date ?? null,
+            status: "creating",
+            amount_minor: amountMinor,
+            usd_cents: spec.usdCents,
+            credits: spec.credits,
+            fx_rate: rate?.inr_per_usd ?? null,
+            fx_rate_date: rate?.rate_date ?? null,
             plan: spec.plan,
             offer: spec.offer,
             save_card: spec.saveCard,
@@ -328,13 +335,13 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         yield* requireConfigured
         const found = yield* repo.findPayment(actor.org_id, paymentId)
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such payment" })
-        return paymentRecord(found.value)
+        return paymentView(found.value)
       })
 
     const list = (actor: OrgActor, limit: number, startingAfter: string | undefined) =>
       Effect.gen(function*() {
         yield* requireConfigured
-        let before: PaymentRow | null = null
+        let before: Payment | null = null
         if (startingAfter !== undefined) {
           const cursor = yield* repo.findPayment(actor.org_id, startingAfter)
           if (Option.isNone(cursor)) {
@@ -343,7 +350,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
           before = cursor.value
         }
         const rows = yield* repo.listPayments(actor.org_id, limit, before)
-        return { payments: rows.slice(0, limit).map(paymentRecord), has_more: rows.length > limit }
+        return { payments: rows.slice(0, limit).map(paymentView), has_more: rows.length > limit }
       })
 
     return { start, confirm, cancel, get, list, requireConfigured, customerFor } as const

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
+import { OrgId, PaymentId } from "../../Domain/Ids.js"
 import { foundingOffer, plans } from "../../Domain/Plans.js"
 import { OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { BillingMail } from "./BillingMail.js"
@@ -94,10 +95,12 @@ export class PlanSubscriptions extends Effect.Service<PlanSubscriptions>()("Bill
         return { subscription, invoice } satisfies SubscriptionState
       })
 
+    // The org id is the subscription's metadata, written by us; one that is not an org id is looked up by customer.
     const orgOf = (subscription: ProviderSubscription) =>
-      subscription.orgId !== null
-        ? Effect.succeed(Option.some(subscription.orgId))
-        : repo.orgOfCustomer(subscription.customerId)
+      Option.match(Option.flatMap(Option.fromNullable(subscription.orgId), Schema.decodeOption(OrgId)), {
+        onNone: () => repo.orgOfCustomer(subscription.customerId),
+        onSome: (orgId) => Effect.succeed(Option.some(orgId))
+      })
 
     /** Pay as you go at once; limits and quotas read the org's plan on every request. */
     const toPayg = (orgId: string, at: Date) =>
@@ -149,7 +152,7 @@ export class PlanSubscriptions extends Effect.Service<PlanSubscriptions>()("Bill
      * Our payment for an invoice: the checkout's own for the first month, else a row keyed by
      * the invoice (null when an earlier event wrote it: it is found by the invoice's id).
      */
-    const paymentFor = (orgId: string, invoice: ProviderInvoice, subscription: ProviderSubscription) =>
+    const paymentFor = (orgId: OrgId, invoice: ProviderInvoice, subscription: ProviderSubscription) =>
       Effect.gen(function*() {
         if (invoice.billingReason === "subscription_create" && subscription.ourPaymentId !== null) {
           return subscription.ourPaymentId
@@ -157,7 +160,7 @@ export class PlanSubscriptions extends Effect.Service<PlanSubscriptions>()("Bill
         const price = yield* prices.planOf(subscription.priceId).pipe(Effect.orDie)
         if (price === undefined) return null
         const inserted = yield* repo.insertPayment(offSessionPayment({
-          id: randomUUID(),
+          id: PaymentId.make(randomUUID()),
           orgId,
           purpose: "plan",
           provider: provider.kind === "stripe" ? "stripe" : "sandbox",

@@ -88,9 +88,9 @@ export class Summary extends Effect.Service<Summary>()("Billing/Summary", {
             }),
             onSome: (r) => ({
               status: fx.isFresh(r, ms) ? "available" as const : "unavailable" as const,
-              inr_per_usd: r.inrPerUsd,
-              rate_date: r.date,
-              fetched_at: r.fetchedAt.toISOString(),
+              inr_per_usd: r.inr_per_usd,
+              rate_date: r.rate_date,
+              fetched_at: r.fetched_at.toISOString(),
               source: "ECB" as const
             })
           })

@@ -1,7 +1,8 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { HoldId, isUuid } from "../../Domain/Ids.js"
+import { HoldId, isUuid, type OrgId } from "../../Domain/Ids.js"
+import type { LedgerHold } from "../../Domain/LedgerRecords.js"
 import { trialTerms } from "../../Domain/Plans.js"
 import {
   AlreadySettled,
@@ -20,7 +21,7 @@ import { BatchSettled, batchSettlementSql } from "./BatchSettlement.js"
 import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
 import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
 import { makeLedgerEvents } from "./LedgerEvents.js"
-import { type HoldInput, type HoldOutcome, type HoldRow, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
+import { type HoldInput, type HoldOutcome, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
 import { type HoldSettled, type SettlementGate, SettlementGateClosed, type SettlementWrite } from "./SettlementFence.js"
 import { hourStartOf, monthOf } from "./Time.js"
 
@@ -174,7 +175,7 @@ export const makeLedger = Effect.gen(function*() {
   /** Why a settlement was refused (`gated`: the caller's gate may have been closed). */
   const settleRefusal = (holdId: string, captured: bigint, gated: boolean) =>
     Effect.gen(function*() {
-      const row = isUuid(holdId) ? yield* repo.findHold(holdId) : Option.none<HoldRow>()
+      const row = isUuid(holdId) ? yield* repo.findHold(holdId) : Option.none<LedgerHold>()
       if (Option.isNone(row)) return new NotAHold({ message: `${holdId} is not a hold` })
       if (row.value.status !== "held") {
         return new AlreadySettled({ message: `Hold ${holdId} is already ${row.value.status}` })
@@ -259,9 +260,9 @@ export const makeLedger = Effect.gen(function*() {
       : sql.withTransaction(Effect.gen(function*() {
         const ms = yield* now
         const at = new Date(ms)
-        const refunded = isUuid(holdId) ? yield* repo.refundHold(holdId, amount) : Option.none<HoldRow>()
+        const refunded = isUuid(holdId) ? yield* repo.refundHold(holdId, amount) : Option.none<LedgerHold>()
         if (Option.isNone(refunded)) {
-          const row = isUuid(holdId) ? yield* repo.findHold(holdId) : Option.none<HoldRow>()
+          const row = isUuid(holdId) ? yield* repo.findHold(holdId) : Option.none<LedgerHold>()
           if (Option.isNone(row)) return yield* new NotAHold({ message: `${holdId} is not a hold` })
           const left = row.value.captured - row.value.refunded
           return yield* new CaptureExceedsHold({
@@ -271,14 +272,14 @@ export const makeLedger = Effect.gen(function*() {
         const held = refunded.value
         if (!held.test_mode) {
           yield* repo.insertEntries([{
-            orgId: held.org_id,
+            org_id: held.org_id,
             kind: "refund",
             amount,
             credits: amount,
-            holdId,
-            agentId: held.agent_id,
+            hold_id: held.id,
+            agent_id: held.agent_id,
             note,
-            at
+            created_at: at
           }])
         }
         // Lock order: the agent's row before the org's.
@@ -287,28 +288,39 @@ export const makeLedger = Effect.gen(function*() {
         return { refunded: amount }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
-  const credit = (orgId: string, amount: bigint, kind: "top_up" | "adjustment", note: string) =>
+  const credit = (orgId: OrgId, amount: bigint, kind: "top_up" | "adjustment", note: string) =>
     amount <= 0n
       ? Effect.fail(invalidAmount("A credit", amount))
       : sql.withTransaction(Effect.gen(function*() {
         const at = new Date(yield* now)
-        yield* repo.insertEntries([{ orgId, kind, amount, credits: amount, note, at }])
+        yield* repo.insertEntries([
+          { org_id: orgId, kind, amount, credits: amount, hold_id: null, agent_id: null, note, created_at: at }
+        ])
         const balance = yield* repo.addCredits(orgId, amount, kind === "top_up", at)
         return { balance }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
-  const takeBack = (orgId: string, amount: bigint, note: string) =>
+  const takeBack = (orgId: OrgId, amount: bigint, note: string) =>
     amount <= 0n
       ? Effect.fail(invalidAmount("Credits taken back", amount))
       : sql.withTransaction(Effect.gen(function*() {
         const at = new Date(yield* now)
-        yield* repo.insertEntries([{ orgId, kind: "adjustment", amount: -amount, credits: amount, note, at }])
+        yield* repo.insertEntries([{
+          org_id: orgId,
+          kind: "adjustment",
+          amount: -amount,
+          credits: amount,
+          hold_id: null,
+          agent_id: null,
+          note,
+          created_at: at
+        }])
         const balance = yield* repo.removeCredits(orgId, amount, at)
         yield* ledgerEvents.lowBalanceAfterRemoval(orgId)
         return { balance }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
-  const grantTrial = (orgId: string) =>
+  const grantTrial = (orgId: OrgId) =>
     sql.withTransaction(Effect.gen(function*() {
       const ms = yield* now
       const at = new Date(ms)
@@ -316,12 +328,14 @@ export const makeLedger = Effect.gen(function*() {
       const granted = yield* repo.insertTrialGrant(orgId, trialTerms.credits, at, expiresAt)
       if (!granted) return
       yield* repo.insertEntries([{
-        orgId,
+        org_id: orgId,
         kind: "trial_grant",
         amount: trialTerms.credits,
         credits: trialTerms.credits,
+        hold_id: null,
+        agent_id: null,
         note: `Trial credits, expire ${expiresAt.toISOString()}`,
-        at
+        created_at: at
       }])
       yield* repo.addCredits(orgId, trialTerms.credits, false, at)
     })).pipe(Effect.orDie)

@@ -72,12 +72,14 @@ export class LedgerMaintenance extends Effect.Service<LedgerMaintenance>()("Ledg
           const take = yield* unspentTrial(grant.value, balance)
           if (take > 0n) {
             yield* repo.insertEntries([{
-              orgId,
+              org_id: orgId,
               kind: "trial_expiry",
               amount: -take,
               credits: take,
+              hold_id: null,
+              agent_id: null,
               note: "Unspent trial credits expired",
-              at: now
+              created_at: now
             }])
             yield* repo.removeCredits(orgId, take, now)
             yield* ledgerEvents.lowBalanceAfterRemoval(orgId)

@@ -1,7 +1,8 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import { HoldId } from "../../Domain/Ids.js"
+import { HoldId, LedgerEntryId, OrgId } from "../../Domain/Ids.js"
+import { LedgerEntry, LedgerHold } from "../../Domain/LedgerRecords.js"
 import { directStatements } from "../DirectStatements.js"
 import { statementRows } from "../StatementRows.js"
 import { namedSteps } from "../StatementSteps.js"
@@ -17,45 +18,7 @@ import type { HoldSettled, SettlementGate, SettlementWrite } from "./SettlementF
  * the agent's month row, then the org's balance row. Statements on rows nobody contends
  * for (inserts) run first, so the hot rows stay locked as briefly as possible.
  */
-export type EntryKind =
-  | "trial_grant"
-  | "top_up"
-  | "hold"
-  | "capture"
-  | "release"
-  | "refund"
-  | "adjustment"
-  | "trial_expiry"
-
-/** Rows are decoded by these schemas: credits as bigint, timestamps as Dates. */
-export const HoldRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  agent_id: Schema.String,
-  amount: Schema.BigInt,
-  purpose: Schema.String,
-  reference: Schema.String,
-  test_mode: Schema.Boolean,
-  month: Schema.String,
-  status: Schema.Literal("held", "captured", "released"),
-  captured: Schema.BigInt,
-  refunded: Schema.BigInt,
-  created_at: Schema.DateFromSelf,
-  expires_at: Schema.DateFromSelf
-})
-export type HoldRow = typeof HoldRow.Type
-
-export interface EntryInput {
-  readonly orgId: string
-  readonly kind: EntryKind
-  readonly amount: bigint
-  readonly credits: bigint
-  readonly holdId?: string | null | undefined
-  readonly agentId?: string | null | undefined
-  readonly note?: string | null | undefined
-  readonly at: Date
-}
-
+/** Balance, trial and outcome rows are decoded by these schemas: credits as bigint, timestamps as Dates. */
 export const BalanceRow = Schema.Struct({
   balance: Schema.BigInt,
   frozen: Schema.Boolean,
@@ -69,7 +32,7 @@ export type BalanceRow = typeof BalanceRow.Type
 
 export const TrialGrantRow = Schema.Struct({
   id: Schema.String,
-  org_id: Schema.String,
+  org_id: OrgId,
   credits: Schema.BigInt,
   granted_at: Schema.DateFromSelf,
   expires_at: Schema.DateFromSelf,
@@ -172,21 +135,15 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         : sql`unnest(${hold.holds.map((h) => h.id)}::uuid[], ${hold.holds.map((h) => h.reference)}::text[])
                 AS u (id, reference)`
 
-    const insertEntries = (entries: ReadonlyArray<EntryInput>) =>
-      entries.length === 0 ? Effect.void : sql`
-        INSERT INTO ledger_entries ${
-        sql.insert(entries.map((e) => ({
-          id: randomUUID(),
-          org_id: e.orgId,
-          kind: e.kind,
-          amount: e.amount.toString(),
-          credits: e.credits.toString(),
-          hold_id: e.holdId ?? null,
-          agent_id: e.agentId ?? null,
-          note: e.note ?? null,
-          created_at: e.at
-        })))
-      }`.pipe(Effect.asVoid, Effect.orDie)
+    const writeEntries = SqlSchema.void({
+      Request: Schema.Array(LedgerEntry.insert),
+      execute: (entries) => sql`INSERT INTO ledger_entries ${sql.insert(entries)}`
+    })
+    /** Appends entries (each with a new id), outside the hold and settlement statements. */
+    const insertEntries = (entries: ReadonlyArray<Omit<typeof LedgerEntry.insert.Type, "id">>) =>
+      entries.length === 0
+        ? Effect.void
+        : writeEntries(entries.map((entry) => ({ ...entry, id: LedgerEntryId.make(randomUUID()) }))).pipe(Effect.orDie)
 
     /**
      * The budget part of a hold: the agent's month row takes the amount (a conditional
@@ -536,7 +493,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
     /** Records a refund of captured credits if the hold has that much left to refund. */
     const refundRow = SqlSchema.findOne({
       Request: Schema.Struct({ holdId: Schema.String, amount: Schema.BigInt }),
-      Result: HoldRow,
+      Result: LedgerHold,
       execute: ({ amount, holdId }) =>
         sql`
           UPDATE ledger_holds SET refunded = refunded + ${amount}
@@ -547,14 +504,14 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
 
     const findHoldRow = SqlSchema.findOne({
       Request: Schema.String,
-      Result: HoldRow,
+      Result: LedgerHold,
       execute: (holdId) => sql`SELECT ${holdCols} FROM ledger_holds WHERE id = ${holdId}`
     })
     const findHold = (holdId: string) => findHoldRow(holdId).pipe(Effect.orDie)
 
     const findExpiredHold = SqlSchema.findOne({
       Request: HoldAt,
-      Result: HoldRow,
+      Result: LedgerHold,
       execute: ({ holdId, now }) =>
         sql`
           SELECT ${holdCols} FROM ledger_holds

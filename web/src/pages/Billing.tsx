@@ -1,5 +1,7 @@
 import { useState } from "react"
+import { minorToDecimal } from "../../../src/Domain/Billing.js"
 import type { OrgId } from "../../../src/Domain/Ids.js"
+import { amountOf } from "../../../src/Domain/Money.js"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { BuyCredits } from "../components/billing/BuyCredits.js"
@@ -29,9 +31,9 @@ const Payments = ({ orgId }: { readonly orgId: OrgId }) => {
       row={(p) => (
         <tr key={p.id}>
           <td>{p.purpose.replace("_", " ")}{p.plan === null ? "" : ` (${p.plan})`}</td>
-          <td>{p.amount} {p.currency.toUpperCase()}</td>
+          <td>{minorToDecimal(p.amount_minor)} {p.currency.toUpperCase()}</td>
           <td>
-            <Credits amount={p.credits} />
+            <Credits amount={amountOf(p.credits)} />
           </td>
           <td>
             <Status value={p.status} />

@@ -1,24 +1,17 @@
 import { useQueryClient } from "@tanstack/react-query"
 import { useEffect } from "react"
 import { useSearchParams } from "react-router"
+import { minorToDecimal } from "../../../../src/Domain/Billing.js"
+import { amountOf } from "../../../../src/Domain/Money.js"
+import type { PaymentView } from "../../../../src/Domain/Payment.js"
 import { useApiQuery } from "../../api/hooks.js"
 import { Credits, ErrorNotice, Spinner } from "../ui.js"
-
-type Payment = {
-  readonly id: string
-  readonly purpose: string
-  readonly plan: string | null
-  readonly amount: string
-  readonly status: string
-  readonly credits: { readonly credits: string; readonly usd: string }
-  readonly failure_message: string | null
-}
 
 /** While the payment is being confirmed, ask again every few seconds. */
 const POLL_MS = 2_000
 
 const Outcome = ({ payment, balance }: {
-  readonly payment: Payment
+  readonly payment: PaymentView
   readonly balance: { readonly credits: string; readonly usd: string } | null
 }) => {
   switch (payment.status) {
@@ -29,13 +22,14 @@ const Outcome = ({ payment, balance }: {
       return payment.purpose === "plan" ?
         (
           <p role="status">
-            Subscribed: the {payment.plan === "max" ? "Max" : "Pro"} plan is on, ${payment.amount}{" "}
+            Subscribed: the {payment.plan === "max" ? "Max" : "Pro"} plan is on, ${minorToDecimal(payment.amount_minor)}
+            {" "}
             paid for its first month.
           </p>
         ) :
         (
           <p role="status">
-            Paid: <Credits amount={payment.credits} /> added.
+            Paid: <Credits amount={amountOf(payment.credits)} /> added.
             {balance === null ? null : (
               <>
                 {" "}Your balance is now <Credits amount={balance} />.

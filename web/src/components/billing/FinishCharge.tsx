@@ -1,5 +1,6 @@
 import { useSearchParams } from "react-router"
 import type { OrgId } from "../../../../src/Domain/Ids.js"
+import { amountOf } from "../../../../src/Domain/Money.js"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
 import { Credits, ErrorNotice } from "../ui.js"
 
@@ -28,14 +29,15 @@ export const FinishCharge = ({ orgId }: { readonly orgId: OrgId }) => {
   return (
     <section className="card stack" role="region" aria-label="Confirm the automatic top-up">
       <p>
-        An automatic top-up of <Credits amount={failed.credits} /> needs you to confirm it with your card's bank.
+        An automatic top-up of <Credits amount={amountOf(failed.credits)} />{" "}
+        needs you to confirm it with your card's bank.
       </p>
       <p>
         <button
           type="button"
           disabled={finish.isPending || finish.isSuccess}
           onClick={() =>
-            finish.mutate(failed.credits.credits, {
+            finish.mutate(failed.credits.toString(), {
               onSuccess: (started) => {
                 if (started.checkout_url !== null) window.location.assign(started.checkout_url)
               }
