@@ -1,5 +1,5 @@
+import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useState } from "react"
-import type { OrgId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { BuyCredits } from "../components/billing/BuyCredits.js"

@@ -1,5 +1,5 @@
+import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useSearchParams } from "react-router"
-import type { OrgId } from "../../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
 import { Credits, ErrorNotice } from "../ui.js"
 
