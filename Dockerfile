@@ -6,6 +6,10 @@
 FROM node:20-bookworm-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspaces (the contract package, the client, the dashboard): npm ci needs their manifests.
+COPY packages/contract/package.json ./packages/contract/
+COPY clients/typescript/package.json ./clients/typescript/
+COPY web/package.json ./web/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # The owner dashboard is built with the dev dependencies (Vite, React) in a stage of its own;
@@ -13,6 +17,9 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 FROM node:20-bookworm-slim AS dashboard
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
+COPY packages/contract/package.json ./packages/contract/
+COPY clients/typescript/package.json ./clients/typescript/
+COPY web/package.json ./web/
 RUN npm ci --no-audit --no-fund
 COPY scripts ./scripts
 COPY src ./src

@@ -1,6 +1,14 @@
+import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
+  // The contract package's subpaths are its sources here, the very modules the service runs.
+  resolve: {
+    alias: [{
+      find: /^@agent-gateway\/contract\/(.*)\.js$/,
+      replacement: `${fileURLToPath(new URL("src", import.meta.url))}/$1.ts`
+    }]
+  },
   test: {
     include: ["test/**/*.test.ts"],
     // One migrated and seeded database made once a run, which every suite's database copies.

@@ -14,6 +14,13 @@ export default defineConfig({
   root: fileURLToPath(new URL(".", import.meta.url)),
   base: "./",
   plugins: [react()],
+  // The contract package's subpaths are the service's sources (packages/contract builds them).
+  resolve: {
+    alias: [{
+      find: /^@agent-gateway\/contract\/(.*)\.js$/,
+      replacement: `${fileURLToPath(new URL("../src", import.meta.url))}/$1.ts`
+    }]
+  },
   logLevel: "warn",
   build: { outDir: "dist", emptyOutDir: true, chunkSizeWarningLimit: 1200, reportCompressedSize: true },
   server: {

@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from "node:crypto"
 import { secretPrefixes } from "./SecretPrefixes.js"
 
 /**
  * Secrets are 32 random bytes written in base62 after a prefix that says what they are
- * (SecretPrefixes.ts). Only their SHA-256 hex is stored; the prefix shown to people is the
- * first characters.
+ * (SecretPrefixes.ts). Only their SHA-256 hex is stored (`sha256Hex`, service side in
+ * Services/SecretBox/Hashes.ts); the prefix shown to people is the first characters. The
+ * random bytes come from Web Crypto (`crypto.getRandomValues`, Node's own CSPRNG in Node),
+ * so the contract stays free of Node modules.
  */
 export { secretPrefixes }
 
@@ -22,9 +23,7 @@ export const base62 = (bytes: Uint8Array): string => {
   return out.padStart(43, "0")
 }
 
-export const newSecret = (prefix: string): string => `${prefix}${base62(randomBytes(32))}`
-
-export const sha256Hex = (value: string): string => createHash("sha256").update(value).digest("hex")
+export const newSecret = (prefix: string): string => `${prefix}${base62(crypto.getRandomValues(new Uint8Array(32)))}`
 
 /** What kind of credential a bearer token claims to be, by its prefix. */
 export type CredentialKind = "agent_key" | "org_key" | "session" | "admin_session" | "unknown"

@@ -31,11 +31,12 @@ import {
 import { SigningKeysGroup } from "./Groups/SigningKeysGroup.js"
 import { UsageGroup } from "./Groups/UsageGroup.js"
 import { WebhooksGroup } from "./Groups/WebhooksGroup.js"
-import { finishOpenApi } from "./OpenApi/Document.js"
 
 /**
  * The whole HTTP contract, one group per area. Nothing here imports server code, so the
- * typed client, the tests and the docs share it.
+ * typed client, the dashboard, the tests and the docs share it (as the package
+ * `@agent-gateway/contract`). The service finishes its OpenAPI document itself
+ * (`DocumentedApi` in OpenApi/Document.ts).
  */
 export class Api extends HttpApi.make("service")
   .add(PublicGroup)
@@ -80,7 +81,6 @@ export class Api extends HttpApi.make("service")
   .annotateContext(OpenApi.annotations({
     title: "Agent Purchasing and Gateway Service",
     version: SERVICE_VERSION,
-    description: "Verified data results and 947 provider endpoints for software agents, paid with prepaid credits.",
-    transform: finishOpenApi
+    description: "Verified data results and 947 provider endpoints for software agents, paid with prepaid credits."
   }))
 {}

@@ -2,7 +2,6 @@ import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
-import { Api } from "../Http/Api.js"
 import { ClientAddress } from "../Http/ClientAddress.js"
 import { AccountHandlers } from "../Http/Handlers/AccountHandlers.js"
 import { AdminSessionHandlers, AdminSignInHandlers } from "../Http/Handlers/AdminAuthHandlers.js"
@@ -51,6 +50,7 @@ import { AgentAuthLive, OrgAuthLive, SessionAuthLive, SessionOnlyLive } from "..
 import { AdminAuthLive } from "../Http/Middleware/Authentication.js"
 import { EdgeDefaults, EdgeMiddleware } from "../Http/Middleware/Edge.js"
 import { PublicRateLimitLive, WaitlistRateLimitLive } from "../Http/Middleware/RateLimits.js"
+import { DocumentedApi } from "../Http/OpenApi/Document.js"
 import { Agents } from "../Services/Agents/Agents.js"
 import { AppConfig } from "../Services/AppConfig.js"
 import { Accounts } from "../Services/Auth/Accounts.js"
@@ -274,7 +274,7 @@ const Workers = Layer.mergeAll(
   AdapterChecksLive
 )
 
-const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers))
+const ApiLive = HttpApiBuilder.api(DocumentedApi).pipe(Layer.provide(Handlers))
 
 export const HttpLive = ServeApiLive.pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),

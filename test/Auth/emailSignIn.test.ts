@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { sha256Hex } from "../../src/Domain/Secrets.js"
+import { sha256Hex } from "../../src/Services/SecretBox/Hashes.js"
 import { expectError, freshEmail, freshIp, mailedToken, signIn } from "../support/people.js"
 import { call, startWorld, type World } from "../support/world.js"
 

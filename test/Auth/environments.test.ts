@@ -91,7 +91,8 @@ describe("production", () => {
 
   it("marks the session cookie Secure", async () => {
     // A link made directly (mail delivery is covered elsewhere).
-    const { newSecret, sha256Hex } = await import("../../src/Domain/Secrets.js")
+    const { newSecret } = await import("../../src/Domain/Secrets.js")
+    const { sha256Hex } = await import("../../src/Services/SecretBox/Hashes.js")
     const token = newSecret("sil_")
     await db.query(
       `INSERT INTO sign_in_tokens (id, email, token_hash, created_at, expires_at) VALUES (gen_random_uuid(), 'prod@example.com', $1, now(), now() + interval '15 minutes')`,
@@ -109,7 +110,8 @@ describe("production", () => {
   })
 
   it("answers 503 not_configured for phone codes without an SMS provider", async () => {
-    const { newSecret, sha256Hex } = await import("../../src/Domain/Secrets.js")
+    const { newSecret } = await import("../../src/Domain/Secrets.js")
+    const { sha256Hex } = await import("../../src/Services/SecretBox/Hashes.js")
     const session = newSecret("ss_")
     const [user] = await db.query("SELECT id FROM users WHERE email = 'prod@example.com'")
     await db.query(

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { sha256Hex } from "../../src/Domain/Secrets.js"
+import { sha256Hex } from "../../src/Services/SecretBox/Hashes.js"
 import { startIdp, type TestIdp } from "../support/oidc.js"
 import { expectError, signIn } from "../support/people.js"
 import { request, startServer, type TestServer } from "../support/server.js"

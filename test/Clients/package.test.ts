@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process"
-import { access, mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
+import { access, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -8,11 +8,31 @@ import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { startWorld, type World } from "../support/world.js"
 
 /**
- * The TypeScript client as its users get it: `npm pack` builds a tarball that installs in an
- * empty project, whose code calls the service and whose `agent-gateway-mcp` command exists.
+ * The TypeScript client as its users get it: its build (the contract package's first) makes
+ * tarballs that hold only their own files, no server code, and install in an empty project,
+ * whose code calls the service and whose `agent-gateway-mcp` command exists.
  */
 const run = promisify(execFile)
-const packageDir = new URL("../../clients/typescript/", import.meta.url).pathname
+const root = new URL("../../", import.meta.url).pathname
+const clientDir = join(root, "clients/typescript")
+const contractDir = join(root, "packages/contract")
+const npmEnv = { ...process.env, npm_config_update_notifier: "false", npm_config_fund: "false" }
+
+/** The files `npm pack` would put in a package's tarball (the package is built already). */
+const packedFiles = async (dir: string): Promise<Array<string>> => {
+  const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: dir, env: npmEnv })
+  return (JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((file) => file.path).sort()
+}
+
+/** The files a `.ts` source compiles to. */
+const compiled = (source: string): Array<string> => [source.replace(/\.ts$/, ".d.ts"), source.replace(/\.ts$/, ".js")]
+
+/** The contract's sources (docs/conventions.md): Domain, Errors, the Api, the groups, the middleware tags. */
+const isContractSource = (path: string): boolean =>
+  /^(Domain|Errors|Http\/Groups)\/[\w/]+\.ts$|^Http\/Api\.ts$|^Http\/Security\/\w+Tags\.ts$/.test(path)
+
+/** A path of server code: a folder of the service's other side, or its entry point. */
+const SERVER = /(^|\/)(Services|Layers|Handlers|Middleware|OpenApi)\/|(^|\/)main\.(js|d\.ts)$/
 
 let world: World
 let key: string
@@ -23,7 +43,9 @@ beforeAll(async () => {
   const org = await seedOrg(world.db)
   key = (await seedAgent(world.db, org.orgId)).key
   scratch = await mkdtemp(join(tmpdir(), "agent-gateway-client-"))
-})
+  // What `npm pack` runs first (prepack): the contract's build, then the client's.
+  await run("npm", ["run", "build"], { cwd: clientDir, env: npmEnv, timeout: 240_000 })
+}, 300_000)
 
 afterAll(async () => {
   await world?.close()
@@ -31,16 +53,60 @@ afterAll(async () => {
 })
 
 describe("the TypeScript client's package", () => {
+  it("holds only the client's own files, built from clients/typescript/src", async () => {
+    const sources = (await readdir(join(clientDir, "src"), { recursive: true })).filter((path) => path.endsWith(".ts"))
+    expect(sources).toContain("bridge.ts")
+    const files = await packedFiles(clientDir)
+    expect(files).toEqual(
+      ["README.md", "package.json", ...sources.flatMap(compiled).map((path) => `dist/${path}`)].sort()
+    )
+    for (const file of files) expect(file).not.toMatch(SERVER)
+  })
+
+  it("imports only its dependencies, Node's modules, its own files and the contract's", async () => {
+    const manifest = JSON.parse(await readFile(join(clientDir, "package.json"), "utf8"))
+    const dependencies = Object.keys(manifest.dependencies)
+    expect(dependencies).toContain("@agent-gateway/contract")
+    const contractFiles = await packedFiles(contractDir)
+    const built = (await packedFiles(clientDir)).filter((path) => path.endsWith(".js"))
+    for (const file of built) {
+      const code = await readFile(join(clientDir, file), "utf8")
+      for (const [, specifier] of code.matchAll(/^(?:import|export)\b[^"]*?from "([^"]+)"/gm)) {
+        const contractPath = /^@agent-gateway\/contract\/(.+)$/.exec(specifier!)?.[1]
+        if (contractPath !== undefined) expect(contractFiles, `${file}: ${specifier}`).toContain(`dist/${contractPath}`)
+        else if (specifier!.startsWith(".")) expect(built, `${file}: ${specifier}`).toContain(join("dist", specifier!))
+        else if (!specifier!.startsWith("node:")) {
+          expect(dependencies, `${file}: ${specifier}`).toContain(/^(@[^/]+\/)?[^/]+/.exec(specifier!)![0])
+        }
+      }
+    }
+  })
+
+  it("has a contract package holding only the contract's files, built from src", async () => {
+    const files = await packedFiles(contractDir)
+    expect(files).toContain("dist/Http/Api.js")
+    expect(files).toContain("dist/Http/Api.d.ts")
+    for (const file of files) {
+      expect(file).not.toMatch(SERVER)
+      if (file === "README.md" || file === "package.json") continue
+      const source = file.replace(/^dist\//, "").replace(/\.(d\.ts|js)$/, ".ts")
+      expect(isContractSource(source), file).toBe(true)
+      await access(join(root, "src", source))
+    }
+  })
+
   it("packs, installs in an empty project and works there", async () => {
-    const npmEnv = { ...process.env, npm_config_update_notifier: "false", npm_config_fund: "false" }
-    await run("npm", ["pack", "--pack-destination", scratch], { cwd: packageDir, env: npmEnv, timeout: 180_000 })
-    const tarball = (await readdir(scratch)).find((name) => name.endsWith(".tgz"))
-    expect(tarball).toMatch(/^agent-gateway-client-0\.1\.0\.tgz$/)
+    for (const dir of [contractDir, clientDir]) {
+      await run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], { cwd: dir, env: npmEnv })
+    }
+    const tarballs = (await readdir(scratch)).filter((name) => name.endsWith(".tgz")).sort()
+    expect(tarballs).toEqual(["agent-gateway-client-0.1.0.tgz", "agent-gateway-contract-0.1.0.tgz"])
 
     const project = join(scratch, "project")
     await run("mkdir", ["-p", project])
     await writeFile(join(project, "package.json"), JSON.stringify({ name: "empty", private: true, type: "module" }))
-    await run("npm", ["install", "--prefer-offline", "--no-audit", join(scratch, tarball!)], {
+    // Both tarballs at once: the client's dependency on the contract is the contract's tarball.
+    await run("npm", ["install", "--prefer-offline", "--no-audit", ...tarballs.map((name) => join(scratch, name))], {
       cwd: project,
       env: npmEnv,
       timeout: 180_000

@@ -1,14 +1,14 @@
 import { OpenApi } from "@effect/platform"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Api } from "../../src/Http/Api.js"
 import { makeOwnOrigin, requestSite } from "../../src/Http/Middleware/RequestSite.js"
+import { DocumentedApi } from "../../src/Http/OpenApi/Document.js"
 import { makeAgent, makeOrgKey, owner, signIn } from "../support/people.js"
 import { call, startWorld, type World } from "../support/world.js"
 
 /**
  * Cross-site request forgery: every state-changing route that accepts the session cookie,
- * read from the contract's OpenAPI document (so a route added later is covered), is
+ * read from the service's OpenAPI document (so a route added later is covered), is
  * refused with 403 `forbidden` when another site's page sends it, and answered as usual
  * from the service's own pages or with a bearer credential.
  */
@@ -20,7 +20,9 @@ interface Route {
   readonly path: string
 }
 
-const document = OpenApi.fromApi(Api) as { paths: Record<string, Record<string, { security?: Array<object> }>> }
+const document = OpenApi.fromApi(DocumentedApi) as {
+  paths: Record<string, Record<string, { security?: Array<object> }>>
+}
 const cookieWrites: Array<Route> = Object.entries(document.paths).flatMap(([path, operations]) =>
   Object.entries(operations).flatMap(([method, operation]) =>
     !["get", "head", "options"].includes(method) &&

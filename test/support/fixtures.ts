@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { AgentId, OrgId, UserId } from "../../src/Domain/Ids.js"
-import { newSecret, secretPrefixes, sha256Hex } from "../../src/Domain/Secrets.js"
+import { newSecret, secretPrefixes } from "../../src/Domain/Secrets.js"
+import { sha256Hex } from "../../src/Services/SecretBox/Hashes.js"
 import type { TestDatabase } from "./database.js"
 
 /**

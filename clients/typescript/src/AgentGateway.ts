@@ -1,7 +1,7 @@
+import type { CallRequest } from "@agent-gateway/contract/Domain/GatewayCall.js"
+import type { ApprovalId, DisputeId, JobId, OrgId, ReceiptId } from "@agent-gateway/contract/Domain/Ids.js"
+import type { ExecuteRequest, RecommendRequest } from "@agent-gateway/contract/Domain/Purchasing.js"
 import { Effect } from "effect"
-import type { CallRequest } from "../../../src/Domain/GatewayCall.js"
-import type { ApprovalId, DisputeId, JobId, OrgId, ReceiptId } from "../../../src/Domain/Ids.js"
-import type { ExecuteRequest, RecommendRequest } from "../../../src/Domain/Purchasing.js"
 import { type ClientOptions, makeAgentGateway, newIdempotencyKey, resolveOptions, runToPromise } from "./client.js"
 import { clientError } from "./errors.js"
 

@@ -1,8 +1,8 @@
+import type { ApprovalRequired, CheckFailed } from "@agent-gateway/contract/Errors/ApiErrors.js"
+import { Api } from "@agent-gateway/contract/Http/Api.js"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Cause, Duration, Effect, Exit, FiberRef, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import type { ApprovalRequired, CheckFailed } from "../../../src/Errors/ApiErrors.js"
-import { Api } from "../../../src/Http/Api.js"
 import { clientError, isErrorCode, ServiceError, serviceError } from "./errors.js"
 import { type RetryPolicy, retryPolicy, retrySchedule } from "./retry.js"
 

@@ -1,4 +1,4 @@
-import { errorCatalogue, type ErrorCode } from "../../../src/Errors/ErrorCatalogue.js"
+import { errorCatalogue, type ErrorCode } from "@agent-gateway/contract/Errors/ErrorCatalogue.js"
 
 /**
  * The errors a caller gets from the Promise API: the service's codes (with the catalogue's

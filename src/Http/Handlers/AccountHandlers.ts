@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { CurrentUser } from "../../Domain/Current.js"
 import { Accounts } from "../../Services/Auth/Accounts.js"
-import { CurrentUser } from "../../Services/Auth/Current.js"
 import { Orgs } from "../../Services/Orgs/Orgs.js"
 import { RateLimiter, type RateLimitPolicy } from "../../Services/RateLimiter/RateLimiter.js"
 import { Api } from "../Api.js"

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { CurrentAdmin } from "../../Domain/Current.js"
 import { Admins } from "../../Services/Auth/Admins.js"
-import { CurrentAdmin } from "../../Services/Auth/Current.js"
 import { RateLimiter, type RateLimitPolicy } from "../../Services/RateLimiter/RateLimiter.js"
 import { Api } from "../Api.js"
 import { ClientAddress } from "../ClientAddress.js"

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
+import { CurrentAdmin } from "../../Domain/Current.js"
 import { OrgId } from "../../Domain/Ids.js"
-import { CurrentAdmin } from "../../Services/Auth/Current.js"
 import { BenchmarkRuns } from "../../Services/Benchmarks/BenchmarkRuns.js"
 import { EndpointOpenings } from "../../Services/Gateway/EndpointOpenings.js"
 import { GatewaySettings } from "../../Services/Gateway/GatewaySettings.js"

@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { CurrentActor } from "../../Services/Auth/Current.js"
+import { CurrentActor } from "../../Domain/Current.js"
 import { Connections } from "../../Services/OAuth/Connections.js"
 import { Api } from "../Api.js"
 

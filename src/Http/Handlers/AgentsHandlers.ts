@@ -1,8 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { CurrentActor, CurrentAgent } from "../../Domain/Current.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { Agents } from "../../Services/Agents/Agents.js"
-import { CurrentActor, CurrentAgent } from "../../Services/Auth/Current.js"
 import { Api } from "../Api.js"
 
 export const AgentsHandlers = HttpApiBuilder.group(Api, "agents", (handlers) =>

@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { CurrentActor, CurrentAgent } from "../../Services/Auth/Current.js"
+import { CurrentActor, CurrentAgent } from "../../Domain/Current.js"
 import { AgentBalance } from "../../Services/Gateway/AgentBalance.js"
 import { CallLog } from "../../Services/Gateway/CallLog.js"
 import { Gateway } from "../../Services/Gateway/Gateway.js"

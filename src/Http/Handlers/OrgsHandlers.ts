@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { CurrentActor } from "../../Services/Auth/Current.js"
+import { CurrentActor } from "../../Domain/Current.js"
 import { EndpointOpenings } from "../../Services/Gateway/EndpointOpenings.js"
 import { Orgs } from "../../Services/Orgs/Orgs.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Stream } from "effect"
-import { CurrentActor } from "../../Services/Auth/Current.js"
+import { CurrentActor } from "../../Domain/Current.js"
 import { dayOf } from "../../Services/Ledger/Time.js"
 import { Exports } from "../../Services/Usage/Exports.js"
 import { Usage } from "../../Services/Usage/Usage.js"

@@ -2,6 +2,7 @@ import { OpenApi } from "@effect/platform"
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, ParseResult, Schema, Struct } from "effect"
 import { CatalogueEndpoint } from "../../Domain/Catalogue.js"
+import type { AuthenticatedAgent } from "../../Domain/Current.js"
 import { CallRequest } from "../../Domain/GatewayCall.js"
 import { CallResult } from "../../Domain/GatewayCall.js"
 import {
@@ -20,7 +21,6 @@ import {
 import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
 import { isApiError } from "../../Errors/Wire.js"
 import { Approvals } from "../../Services/Approvals/Approvals.js"
-import type { AuthenticatedAgent } from "../../Services/Auth/Current.js"
 import { Catalogue } from "../../Services/Catalogue/Catalogue.js"
 import { AgentBalance } from "../../Services/Gateway/AgentBalance.js"
 import { Gateway } from "../../Services/Gateway/Gateway.js"
@@ -30,10 +30,10 @@ import { Execute } from "../../Services/Purchasing/Execute.js"
 import { JobRunner } from "../../Services/Purchasing/Jobs.js"
 import { Receipts } from "../../Services/Purchasing/Receipts.js"
 import { Recommend } from "../../Services/Purchasing/Recommend.js"
-import { Api } from "../Api.js"
 import { Balance } from "../Groups/GatewayGroup.js"
 import { ApprovalIdParam, DisputeIdParam, isMissingRecord, JobIdParam, ReceiptIdParam } from "../Groups/PathIds.js"
 import { EndpointSearch } from "../Groups/PublicGroup.js"
+import { DocumentedApi } from "../OpenApi/Document.js"
 import { type ToolInputSchema, toolInputSchema } from "./ToolSchema.js"
 
 /**
@@ -94,7 +94,7 @@ const writes: ToolAnnotations = {
 const operations = (() => {
   const byId = new Map<string, { summary: string; description: string }>()
   // The endpoints' own summaries and descriptions (their `OpenApi.annotations` in Groups/).
-  for (const path of Object.values<any>(OpenApi.fromApi(Api).paths)) {
+  for (const path of Object.values<any>(OpenApi.fromApi(DocumentedApi).paths)) {
     for (const operation of Object.values<any>(path)) {
       byId.set(operation.operationId, { summary: operation.summary, description: operation.description })
     }

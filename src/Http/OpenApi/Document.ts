@@ -1,4 +1,5 @@
-import { type HttpApi, type HttpApiGroup, OpenApi } from "@effect/platform"
+import { OpenApi } from "@effect/platform"
+import { Api } from "../Api.js"
 import { openApiErrorShapes } from "./ErrorShapes.js"
 import { withoutFiller } from "./Filler.js"
 import { documentSecurity } from "./Security.js"
@@ -17,11 +18,16 @@ const withLicence = (spec: Record<string, any>): Record<string, any> => {
 export const finishOpenApi = (spec: Record<string, any>): Record<string, any> =>
   withLicence(withoutFiller(documentSecurity(openApiErrorShapes(spec))))
 
+/**
+ * The contract as the service documents it: its OpenAPI document finished as above. The
+ * service serves this one (`HttpApiBuilder.api`, so `/docs` reads it too), and
+ * `/openapi.json` and the MCP tools read its document; the contract itself stays free of
+ * the finishing, which is the service's.
+ */
+export const DocumentedApi = Api.annotate(OpenApi.Transform, finishOpenApi)
+
 /** The document served at `/openapi.json`, with this service's public address as its server. */
-export const documentFor = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
-  api: HttpApi.HttpApi<Id, Groups, E, R>,
-  baseUrl: string
-): OpenApi.OpenAPISpec => ({
-  ...OpenApi.fromApi(api),
+export const documentFor = (baseUrl: string): OpenApi.OpenAPISpec => ({
+  ...OpenApi.fromApi(DocumentedApi),
   servers: [{ url: baseUrl, description: "This service" }]
 })

@@ -1,5 +1,6 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Schema } from "effect"
+import { CurrentActor, CurrentAdmin, CurrentAgent, CurrentUser } from "../../Domain/Current.js"
 import {
   EmailUnverified,
   Forbidden,
@@ -9,7 +10,6 @@ import {
   Unauthenticated
 } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { CurrentActor, CurrentAdmin, CurrentAgent, CurrentUser } from "../../Services/Auth/Current.js"
 
 /**
  * The credential middlewares, one per kind of endpoint (see the specification's

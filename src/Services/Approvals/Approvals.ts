@@ -2,10 +2,11 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import type { ApprovalReason, ApprovalSummary } from "../../Domain/ApprovalSummary.js"
+import type { OrgActor } from "../../Domain/Current.js"
 import { ApprovalId } from "../../Domain/Ids.js"
 import { amountOf, creditsToUsd } from "../../Domain/Money.js"
 import type { Approval, ApprovalStatus } from "../../Domain/Purchasing.js"
-import { base62, sha256Hex } from "../../Domain/Secrets.js"
+import { base62 } from "../../Domain/Secrets.js"
 import {
   ApprovalExpired,
   ApprovalMismatch,
@@ -17,12 +18,12 @@ import {
   NotFound
 } from "../../Errors/ApiErrors.js"
 import { AuthConfig } from "../Auth/AuthConfig.js"
-import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { Events } from "../Events/Events.js"
 import { approvalRequestMail } from "../Mailer/ApprovalMail.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
 import { OrgOwners } from "../Mailer/OrgOwners.js"
+import { sha256Hex } from "../SecretBox/Hashes.js"
 import { type ApprovalRow, ApprovalsRepo } from "./ApprovalsRepo.js"
 
 /**

@@ -1,10 +1,10 @@
 import { Cache, Clock, Config, Duration, Effect, Either, Exit, FiberSet, Option } from "effect"
+import type { AuthenticatedAgent, CachedCredential, OrgActor, SessionUser } from "../../Domain/Current.js"
 import { isUuid } from "../../Domain/Ids.js"
 import { inAnyRange, type IpRange, parseRange } from "../../Domain/IpRanges.js"
-import { sha256Hex } from "../../Domain/Secrets.js"
 import { EmailUnverified, Forbidden, IpNotAllowed, NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
+import { sha256Hex } from "../SecretBox/Hashes.js"
 import { type AgentKeyRow, CredentialsRepo, StaleCredential } from "./CredentialsRepo.js"
-import type { AuthenticatedAgent, CachedCredential, OrgActor, SessionUser } from "./Current.js"
 import { makeUsageStamps } from "./UsageStamps.js"
 
 const isStale = (error: unknown): error is StaleCredential => error instanceof StaleCredential

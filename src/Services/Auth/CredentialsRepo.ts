@@ -1,13 +1,13 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Data, Effect, Schema, Struct } from "effect"
 import { AgentRecord } from "../../Domain/Agent.js"
+import type { AuthenticatedAgent, CachedCredential } from "../../Domain/Current.js"
 import { OrgId, UserId } from "../../Domain/Ids.js"
 import { OrgKey } from "../../Domain/OrgKey.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { User } from "../../Domain/User.js"
 import { directStatements } from "../DirectStatements.js"
 import { holdGate } from "../Ledger/HoldFence.js"
-import type { AuthenticatedAgent, CachedCredential } from "./Current.js"
 
 /** A cached credential that changed since it was cached: read it again and retry. */
 export class StaleCredential extends Data.TaggedError("StaleCredential")<{}> {}

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
+import type { OrgActor } from "../../Domain/Current.js"
 import { Forbidden } from "../../Errors/ApiErrors.js"
-import type { OrgActor } from "./Current.js"
 
 /** Owner-only actions answer 403 `forbidden` to members (and to org keys of members). */
 export const requireOwner = (actor: OrgActor) =>

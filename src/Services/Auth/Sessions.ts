@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
+import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
+import { sha256Hex } from "../SecretBox/Hashes.js"
 import { clip, DAY_MS } from "./Records.js"
 
 /** Sessions last 30 days; only the SHA-256 of the `ss_` token is stored. */

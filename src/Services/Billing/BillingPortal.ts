@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import type { OrgActor } from "../Auth/Current.js"
+import type { OrgActor } from "../../Domain/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { type CheckoutReturn, Payments } from "./Payments.js"

@@ -1,6 +1,6 @@
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import type { OrgActor } from "../Auth/Current.js"
+import type { OrgActor } from "../../Domain/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { BillingRepo } from "./BillingRepo.js"
 import { Checkouts } from "./Checkouts.js"

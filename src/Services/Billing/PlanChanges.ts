@@ -1,7 +1,7 @@
 import { Clock, Effect, Option } from "effect"
+import type { OrgActor } from "../../Domain/Current.js"
 import { foundingOffer, type PlanId, plans } from "../../Domain/Plans.js"
 import { Conflict, InvalidInput, OfferUnavailable } from "../../Errors/ApiErrors.js"
-import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { BillingRepo } from "./BillingRepo.js"
 import { PaymentProvider } from "./PaymentProvider.js"

@@ -1,6 +1,6 @@
 import { Clock, DateTime, Effect } from "effect"
+import type { AuthenticatedAgent } from "../../Domain/Current.js"
 import { amountOf } from "../../Domain/Money.js"
-import type { AuthenticatedAgent } from "../Auth/Current.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { monthOf } from "../Ledger/Time.js"
 

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
+import type { OrgActor } from "../../Domain/Current.js"
 import { CREDITS_PER_USD, creditsToUsd } from "../../Domain/Money.js"
 import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
-import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { OrgsRepo } from "../Orgs/OrgsRepo.js"
 

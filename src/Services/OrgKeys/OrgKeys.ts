@@ -1,12 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
+import type { OrgActor } from "../../Domain/Current.js"
 import { OrgKeyId } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
-import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
+import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
 import { NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
-import type { OrgActor } from "../Auth/Current.js"
 import { requireOwner } from "../Auth/Roles.js"
+import { sha256Hex } from "../SecretBox/Hashes.js"
 import { OrgKeysRepo } from "./OrgKeysRepo.js"
 
 export const ORG_KEY_PREFIX_LENGTH = 10

@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import type { OrgActor, OrgRole, SessionUser } from "../../Domain/Current.js"
 import { normalizeEmail } from "../../Domain/Email.js"
 import type { InviteId, UserId } from "../../Domain/Ids.js"
 import { plans } from "../../Domain/Plans.js"
-import { newSecret, secretPrefixes, sha256Hex } from "../../Domain/Secrets.js"
+import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
 import { iso } from "../../Domain/Timestamps.js"
 import {
   Conflict,
@@ -16,13 +17,13 @@ import {
   PlanLimit
 } from "../../Errors/ApiErrors.js"
 import { AuthConfig } from "../Auth/AuthConfig.js"
-import type { OrgActor, OrgRole, SessionUser } from "../Auth/Current.js"
 import { mailRetry } from "../Auth/EmailSignIn.js"
 import { DAY_MS } from "../Auth/Records.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { Users } from "../Auth/Users.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Mailer } from "../Mailer/Mailer.js"
+import { sha256Hex } from "../SecretBox/Hashes.js"
 import { type DeletionRequestRow, type InviteRow, type MemberRow, type OrgRow, OrgsRepo } from "./OrgsRepo.js"
 
 /** Invitations are valid 7 days. */

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import type { AdminUser, AuthenticatedAgent } from "../../Domain/Current.js"
 import { DisputeId, isUuid } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import { commonLimits } from "../../Domain/Plans.js"
@@ -14,7 +15,6 @@ import {
   PlanLimit,
   ReasonRequired
 } from "../../Errors/ApiErrors.js"
-import type { AdminUser, AuthenticatedAgent } from "../Auth/Current.js"
 import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { AuditLog } from "../Operations/AuditLog.js"

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Stream } from "effect"
-import type { OrgActor } from "../Auth/Current.js"
+import type { OrgActor } from "../../Domain/Current.js"
 import { Refusals } from "./Refusals.js"
 import { type UsageQuery, usageRange } from "./Usage.js"
 import type { UsageRange } from "./UsageRepo.js"

@@ -1,7 +1,7 @@
+import { errorCatalogue, isErrorCode } from "@agent-gateway/contract/Errors/ErrorCatalogue.js"
+import { Api } from "@agent-gateway/contract/Http/Api.js"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Cause, Effect, Exit } from "effect"
-import { errorCatalogue, isErrorCode } from "../../../src/Errors/ErrorCatalogue.js"
-import { Api } from "../../../src/Http/Api.js"
 
 /**
  * The dashboard's only way to the service: the typed client derived from the HttpApi

@@ -1,5 +1,5 @@
+import type { Me } from "@agent-gateway/contract/Http/Groups/IdentitySchemas.js"
 import type { Schema } from "effect"
-import type { Me } from "../../../src/Http/Groups/IdentitySchemas.js"
 
 /** The contract's own types, for props. */
 export type MeData = Schema.Schema.Type<typeof Me>

@@ -1,4 +1,4 @@
-import type { AgentId, OAuthConnectionId, OrgId } from "../../../src/Domain/Ids.js"
+import type { AgentId, OAuthConnectionId, OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { Table } from "./PagedTable.js"
 import { ErrorNotice, Loaded, When } from "./ui.js"

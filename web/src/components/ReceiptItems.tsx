@@ -1,4 +1,4 @@
-import type { OrgId, ReceiptId } from "../../../src/Domain/Ids.js"
+import type { OrgId, ReceiptId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useApiQuery, useCursorPages } from "../api/hooks.js"
 import { Loaded, Pager, Status, TestNote } from "./ui.js"
 

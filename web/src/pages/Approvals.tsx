@@ -1,6 +1,6 @@
+import type { ApprovalId, OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useState } from "react"
 import { Link, useParams } from "react-router"
-import type { ApprovalId, OrgId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { PagedTable } from "../components/PagedTable.js"

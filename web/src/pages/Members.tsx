@@ -1,5 +1,5 @@
+import type { InviteId, UserId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useState } from "react"
-import type { InviteId, UserId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { Table } from "../components/PagedTable.js"

@@ -1,6 +1,6 @@
+import type { OrgId, ReceiptId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useState } from "react"
 import { Link, useParams } from "react-router"
-import type { OrgId, ReceiptId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { ExportPanel } from "../components/Export.js"

@@ -1,4 +1,4 @@
-import type { Benchmark as BenchmarkReport } from "../../../src/Domain/Tool.js"
+import type { Benchmark as BenchmarkReport } from "@agent-gateway/contract/Domain/Tool.js"
 import { useApiQuery } from "../api/hooks.js"
 import { Table } from "../components/PagedTable.js"
 import { Credits, Loaded, Status } from "../components/ui.js"

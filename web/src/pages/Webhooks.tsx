@@ -1,5 +1,5 @@
+import type { OrgId, WebhookEndpointId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useState } from "react"
-import type { OrgId, WebhookEndpointId } from "../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { localDateTime } from "../components/format.js"

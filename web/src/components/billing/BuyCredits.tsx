@@ -1,5 +1,5 @@
+import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useRef, useState } from "react"
-import type { OrgId } from "../../../../src/Domain/Ids.js"
 import { useApiMutation } from "../../api/hooks.js"
 import { dollars } from "../format.js"
 import { ErrorNotice } from "../ui.js"

@@ -1,6 +1,6 @@
+import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useSearchParams } from "react-router"
-import type { OrgId } from "../../../../src/Domain/Ids.js"
-import { amountOf } from "../../../../src/Domain/Money.js"
+import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
 import { Credits, ErrorNotice } from "../ui.js"
 

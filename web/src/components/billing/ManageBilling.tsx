@@ -1,4 +1,4 @@
-import type { OrgId } from "../../../../src/Domain/Ids.js"
+import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useApiMutation } from "../../api/hooks.js"
 import { ErrorNotice } from "../ui.js"
 

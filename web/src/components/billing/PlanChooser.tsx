@@ -1,5 +1,5 @@
+import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useRef, useState } from "react"
-import type { OrgId } from "../../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
 import { dollars, ownerText } from "../format.js"
 import { ErrorNotice, Loaded } from "../ui.js"

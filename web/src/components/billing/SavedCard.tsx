@@ -1,7 +1,7 @@
+import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useQueryClient } from "@tanstack/react-query"
 import { useEffect } from "react"
 import { useSearchParams } from "react-router"
-import type { OrgId } from "../../../../src/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
 import { ErrorNotice, Spinner } from "../ui.js"
 

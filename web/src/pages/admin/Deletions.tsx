@@ -1,4 +1,4 @@
-import { DeletionRequestId } from "../../../../src/Domain/Ids.js"
+import { DeletionRequestId } from "@agent-gateway/contract/Domain/Ids.js"
 import { Empty, ErrorNotice, Loaded, Status, When } from "../../components/ui.js"
 import { useAdminMutation, useAdminQuery } from "./adminApi.js"
 

@@ -1,5 +1,5 @@
+import type { DisputeId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useState } from "react"
-import type { DisputeId } from "../../../../src/Domain/Ids.js"
 import { Credits, Empty, ErrorNotice, Loaded, Status, When } from "../../components/ui.js"
 import { useAdminMutation, useAdminQuery } from "./adminApi.js"
 

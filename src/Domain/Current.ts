@@ -1,6 +1,6 @@
 import { Context } from "effect"
-import type { AdminId, AgentId, OrgId, UserId } from "../../Domain/Ids.js"
-import type { PlanId } from "../../Domain/Plans.js"
+import type { AdminId, AgentId, OrgId, UserId } from "./Ids.js"
+import type { PlanId } from "./Plans.js"
 
 /** Who is calling, as the credential middlewares establish it for one request. */
 
