@@ -27,6 +27,8 @@ export const JobId = uuidOf("JobId")
 export type JobId = typeof JobId.Type
 export const ReceiptId = uuidOf("ReceiptId")
 export type ReceiptId = typeof ReceiptId.Type
+export const ReceiptItemId = uuidOf("ReceiptItemId")
+export type ReceiptItemId = typeof ReceiptItemId.Type
 export const DisputeId = uuidOf("DisputeId")
 export type DisputeId = typeof DisputeId.Type
 

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
+import { DisputeStatus, SignedDispute } from "./Dispute.js"
 import { ScorePartsSchema } from "./Formula.js"
-import { AgentId, ApprovalId, DisputeId, JobId, OrgId, ReceiptId } from "./Ids.js"
+import { AgentId, ApprovalId, JobId, OrgId, ReceiptId } from "./Ids.js"
 import { AnyJson } from "./Json.js"
 import { Amount } from "./Money.js"
 import { RecordSignature } from "./RecordSignature.js"
@@ -296,29 +297,8 @@ export const DecisionRequest = Schema.Struct({
 // ---------------------------------------------------------------------------------------
 // Disputes
 
-export const DisputeRequest = Schema.Struct({
-  receipt_id: Schema.String.annotations({ description: "The receipt's id" }),
-  item_index: Schema.Int.pipe(Schema.nonNegative()).annotations({ description: "The item's index in the receipt" }),
-  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)).annotations({ description: "What was wrong" }))
-}).annotations({ identifier: "DisputeRequest" })
-export type DisputeRequest = typeof DisputeRequest.Type
-
-export const Dispute = Schema.Struct({
-  id: DisputeId,
-  receipt_id: ReceiptId,
-  item_index: Schema.Int,
-  agent_id: AgentId,
-  status: Schema.Literal("open", "upheld", "rejected"),
-  decision: Schema.NullOr(Schema.Literal("upheld", "rejected")),
-  reason: Schema.NullOr(Schema.String).annotations({ description: "What the buyer said was wrong" }),
-  note: Schema.NullOr(Schema.String).annotations({ description: "The administrator's reason for the decision" }),
-  item_cost: Amount,
-  refund: Amount,
-  created_at: Timestamp,
-  decided_at: Schema.NullOr(Timestamp),
-  signature: RecordSignature
-}).annotations({ identifier: "Dispute" })
-export type Dispute = typeof Dispute.Type
+/** The wire's dispute: the `Dispute` model's json variant with its signature (Domain/Dispute.ts). */
+export { SignedDispute as Dispute } from "./Dispute.js"
 
 export const DisputeDecisionRequest = Schema.Struct({
   decision: Schema.Literal("upheld", "rejected"),
@@ -326,11 +306,11 @@ export const DisputeDecisionRequest = Schema.Struct({
 }).annotations({ identifier: "DisputeDecisionRequest" })
 
 export const DisputeList = Schema.Struct({
-  disputes: Schema.Array(Dispute),
+  disputes: Schema.Array(SignedDispute),
   has_more: Schema.Boolean
 })
 
 export const DisputeListParams = Schema.Struct({
   ...ListParams.fields,
-  status: Schema.optional(Schema.Literal("open", "upheld", "rejected"))
+  status: Schema.optional(DisputeStatus)
 })

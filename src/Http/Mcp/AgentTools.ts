@@ -7,7 +7,6 @@ import { CallResult } from "../../Domain/GatewayCall.js"
 import {
   Approval,
   Dispute,
-  DisputeRequest,
   ExecuteRequest,
   ExecuteResult,
   Job,
@@ -34,6 +33,7 @@ import { Api } from "../Api.js"
 import { Balance } from "../Groups/GatewayGroup.js"
 import { ApprovalIdParam, DisputeIdParam, isMissingRecord, JobIdParam, ReceiptIdParam } from "../Groups/PathIds.js"
 import { EndpointSearch } from "../Groups/PublicGroup.js"
+import { DisputeRequest } from "../Groups/PurchasingGroup.js"
 import { type ToolInputSchema, toolInputSchema } from "./ToolSchema.js"
 
 /**

@@ -3,7 +3,7 @@ import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
 import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
-import { HoldId, JobId, ReceiptId } from "../../Domain/Ids.js"
+import { HoldId, JobId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { ExecuteRequest, ExecuteResult, JobAccepted } from "../../Domain/Purchasing.js"
 import {
@@ -470,7 +470,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           }
           : null
         const newItems: Array<NewItem> = request.inputs.map((input, idx) => ({
-          id: randomUUID(),
+          id: ReceiptItemId.make(randomUUID()),
           hold_id: HoldId.make(randomUUID()),
           receipt_id: context.receiptId,
           idx,

@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { HoldId } from "../../Domain/Ids.js"
+import { HoldId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
 import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 import { settlementGate } from "../Ledger/SettlementFence.js"
 import { namedSteps } from "../StatementSteps.js"
@@ -10,8 +10,8 @@ export const ItemStatus = Schema.Literal("pending", "running", "passed", "partia
 export type ItemStatus = typeof ItemStatus.Type
 
 export const ItemRow = Schema.Struct({
-  id: Schema.String,
-  receipt_id: Schema.String,
+  id: ReceiptItemId,
+  receipt_id: ReceiptId,
   idx: Schema.Number,
   input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   status: ItemStatus,
@@ -39,8 +39,8 @@ const ItemHold = Schema.Struct({ id: Schema.String, hold_id: Schema.NullOr(HoldI
 const ReceiptAt = Schema.Struct({ receiptId: Schema.String, now: Schema.DateFromSelf })
 
 export interface NewItem {
-  readonly id: string
-  readonly receipt_id: string
+  readonly id: ReceiptItemId
+  readonly receipt_id: ReceiptId
   readonly idx: number
   readonly input: Record<string, unknown>
   readonly status: "pending" | "running"

@@ -106,7 +106,7 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
 
     const list = (orgId: string, options: { readonly limit: number; readonly startingAfter?: ReceiptId | undefined }) =>
       Effect.gen(function*() {
-        let after = Option.none<{ created_at: Date; id: string }>()
+        let after = Option.none<{ readonly created_at: Date; readonly id: ReceiptId }>()
         if (options.startingAfter !== undefined) {
           after = yield* receiptRows.receiptCursor(orgId, options.startingAfter)
           if (Option.isNone(after)) {

@@ -42,7 +42,7 @@ export const ReceiptTotalsRow = Schema.Struct({
 })
 export type ReceiptTotalsRow = typeof ReceiptTotalsRow.Type
 
-const Cursor = Schema.Struct({ created_at: Schema.DateFromSelf, id: Schema.String })
+const Cursor = Schema.Struct({ created_at: Schema.DateFromSelf, id: ReceiptId })
 const OrgReceipt = Schema.Struct({ orgId: Schema.String, id: Schema.String })
 
 export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/ReceiptsRepo", {
@@ -108,7 +108,7 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
 
     const findBuyer = SqlSchema.findOne({
       Request: OrgReceipt,
-      Result: Schema.Struct({ ...Cursor.fields, agent_id: Schema.String }),
+      Result: Schema.Struct({ ...Cursor.fields, agent_id: AgentId }),
       execute: ({ id, orgId }) =>
         sql`SELECT created_at, id, agent_id FROM receipts WHERE id = ${id} AND org_id = ${orgId}`
     })
