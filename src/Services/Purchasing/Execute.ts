@@ -3,7 +3,7 @@ import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
 import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
-import { HoldId, JobId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
+import { type AgentId, HoldId, JobId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { ExecuteRequest, ExecuteResult, JobAccepted } from "../../Domain/Purchasing.js"
 import {
@@ -152,7 +152,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
      * answer what the key keeps. None while the lease is live or another request finishes it.
      * Locks in the sweeper's order (the receipt, then its key), so the two never deadlock.
      */
-    const finishLapsed = (agentId: string, key: string, receiptId: string) =>
+    const finishLapsed = (agentId: AgentId, key: string, receiptId: ReceiptId) =>
       sql.withTransaction(Effect.gen(function*() {
         const receipt = yield* receiptRows.lockReceipt(receiptId)
         if (Option.isNone(receipt)) return Option.none<PurchaseAnswer>()
@@ -162,7 +162,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
     /** What an agent's key holds: none when new or past its retention. */
-    const usedKey = (agentId: string, key: string) =>
+    const usedKey = (agentId: AgentId, key: string) =>
       Effect.gen(function*() {
         const found = yield* keyRows.findKey(agentId, key)
         if (Option.isNone(found) || found.value.expires_at.getTime() < (yield* now).getTime()) {
@@ -186,7 +186,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     /** Runs `effect` while renewing the purchase's lease (its items' claims and its key's) every third of it. */
     const holdingLease = <A, E, R>(
       owner: string,
-      key: { readonly agentId: string; readonly key: string } | null,
+      key: { readonly agentId: AgentId; readonly key: string } | null,
       effect: Effect.Effect<A, E, R>
     ) => {
       const renew = Effect.flatMap(now, (at) =>
