@@ -1,9 +1,11 @@
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { DisputeStatus, SignedDispute } from "./Dispute.js"
 import { ScorePartsSchema } from "./Formula.js"
-import { AgentId, ApprovalId, JobId, OrgId, ReceiptId } from "./Ids.js"
+import { ApprovalId, JobId, ReceiptId } from "./Ids.js"
 import { AnyJson } from "./Json.js"
 import { Amount } from "./Money.js"
+import { PurchaseJob } from "./PurchaseJob.js"
+import { ItemCounts, ReceiptTotals, ToolRef } from "./Receipt.js"
 import { RecordSignature } from "./RecordSignature.js"
 import { TaskTypeId, taskTypeIds } from "./TaskType.js"
 import { Check, ToolStatus } from "./Tool.js"
@@ -15,13 +17,8 @@ import { Check, ToolStatus } from "./Tool.js"
  */
 const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC with milliseconds" })
 
-export const ToolRef = Schema.Struct({
-  id: Schema.String,
-  slug: Schema.String,
-  name: Schema.String,
-  provider: Schema.String
-}).annotations({ identifier: "ToolRef" })
-export type ToolRef = typeof ToolRef.Type
+/** The tool a purchase names, and its items by outcome (Domain/Receipt.ts). */
+export { ItemCounts, ToolRef } from "./Receipt.js"
 
 // ---------------------------------------------------------------------------------------
 // Recommend
@@ -143,36 +140,8 @@ export const ResultItem = Schema.Struct({
 }).annotations({ identifier: "ResultItem" })
 export type ResultItem = typeof ResultItem.Type
 
-export const ItemCounts = Schema.Struct({
-  passed: Schema.Int,
-  partial: Schema.Int,
-  failed: Schema.Int,
-  expired: Schema.Int,
-  pending: Schema.Int
-})
-export type ItemCounts = typeof ItemCounts.Type
-
-export const ReceiptSummary = Schema.Struct({
-  id: ReceiptId,
-  org_id: OrgId,
-  agent_id: AgentId,
-  mode: Schema.Literal("test", "live"),
-  tool: ToolRef,
-  task_type: TaskTypeId,
-  status: Schema.Literal("running", "done"),
-  item_count: Schema.Int,
-  price_per_item: Amount,
-  charged: Amount,
-  refunded: Amount,
-  counts: ItemCounts,
-  fallback_requested: Schema.Boolean,
-  fallback_used: Schema.Boolean,
-  job_id: Schema.NullOr(Schema.String),
-  approval_id: Schema.NullOr(Schema.String),
-  idempotency_key: Schema.NullOr(Schema.String),
-  created_at: Timestamp,
-  completed_at: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "ReceiptSummary" })
+/** The wire's receipt summary: the `ReceiptTotals` model's json variant (Domain/Receipt.ts). */
+export const ReceiptSummary = ReceiptTotals.json.annotations({ identifier: "ReceiptSummary", title: undefined })
 export type ReceiptSummary = typeof ReceiptSummary.Type
 
 export const Receipt = Schema.Struct({
@@ -238,19 +207,15 @@ export const JobAccepted = Schema.Struct({
 }).annotations({ identifier: "JobAccepted" })
 export type JobAccepted = typeof JobAccepted.Type
 
+/** A job as its buyer follows it: the job's own fields (Domain/PurchaseJob.ts) with its receipt's tool, totals and items. */
 export const Job = Schema.Struct({
-  id: JobId,
-  status: Schema.Literal("queued", "running", "done"),
-  receipt_id: ReceiptId,
+  ...Struct.pick(PurchaseJob.json.fields, "id", "status", "receipt_id"),
   tool: ToolRef,
   item_count: Schema.Int,
   progress: Schema.Struct({ done: Schema.Int, total: Schema.Int }),
   counts: ItemCounts,
   charged: Amount,
-  created_at: Timestamp,
-  started_at: Schema.NullOr(Timestamp),
-  completed_at: Schema.NullOr(Timestamp),
-  deadline_at: Timestamp,
+  ...Struct.pick(PurchaseJob.json.fields, "created_at", "started_at", "completed_at", "deadline_at"),
   items: Schema.Array(ResultItem)
 }).annotations({ identifier: "Job" })
 export type Job = typeof Job.Type

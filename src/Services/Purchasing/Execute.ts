@@ -3,7 +3,7 @@ import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
 import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
-import { type AgentId, HoldId, JobId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
+import { type AgentId, type ApprovalId, HoldId, JobId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { ExecuteRequest, ExecuteResult, JobAccepted } from "../../Domain/Purchasing.js"
 import {
@@ -301,7 +301,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       agent: AuthenticatedAgent,
       purchase: PurchaseContext,
       terms: PurchaseTerms,
-      approval: { readonly id: string | null; readonly budgetApproved: boolean },
+      approval: { readonly id: ApprovalId | null; readonly budgetApproved: boolean },
       newItems: ReadonlyArray<NewItem>,
       job: JobAccepted | null,
       key: { readonly value: string; readonly fingerprint: string } | null,
