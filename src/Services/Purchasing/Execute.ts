@@ -5,6 +5,7 @@ import { approvalNeeded } from "../../Domain/ApprovalRule.js"
 import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
 import { type AgentId, type ApprovalId, HoldId, JobId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
+import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
 import type { ExecuteRequest, ExecuteResult, JobAccepted } from "../../Domain/Purchasing.js"
 import {
   type ApprovalRequired,
@@ -29,7 +30,7 @@ import { sha256OfCanonical } from "./Canonical.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
 import { InterruptedPurchases } from "./InterruptedPurchases.js"
 import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
-import { type ItemOutcomeUpdate, type ItemRow, ItemsRepo, type NewItem } from "./ItemsRepo.js"
+import { type ItemOutcomeUpdate, ItemsRepo, type NewItem } from "./ItemsRepo.js"
 import { JobSignal } from "./JobSignal.js"
 import { JobsRepo } from "./JobsRepo.js"
 import { type PurchaseTerms, purchaseTerms } from "./PurchaseTerms.js"
@@ -46,7 +47,7 @@ export type ExecuteAnswer = ExecuteResult | JobAccepted | CheckFailed | Approval
 type DirectAnswer = ExecuteResult | CheckFailed
 
 /** An item's row after settlement, as the database now holds it. */
-const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): ItemRow => ({
+const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): PurchaseItem => ({
   id: item.id,
   receipt_id: item.receipt_id,
   idx: item.idx,

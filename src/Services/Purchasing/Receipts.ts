@@ -1,12 +1,13 @@
 import { Effect, Option, Schema } from "effect"
 import type { OrgId, ReceiptId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
+import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
 import { type ReceiptItem, type ReceiptItemDetail, ReceiptSummary, type ResultItem } from "../../Domain/Purchasing.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { RecordSigner } from "../Receipts/RecordSigner.js"
 import { sha256OfCanonical } from "./Canonical.js"
-import { type ItemRow, ItemsRepo } from "./ItemsRepo.js"
+import { ItemsRepo } from "./ItemsRepo.js"
 import { ReceiptsRepo } from "./ReceiptsRepo.js"
 
 /**
@@ -18,7 +19,7 @@ import { ReceiptsRepo } from "./ReceiptsRepo.js"
  */
 const CHARGED = new Set(["passed", "partial"])
 
-export const itemView = (row: ItemRow): ReceiptItem => ({
+export const itemView = (row: PurchaseItem): ReceiptItem => ({
   index: row.idx,
   outcome: row.status,
   charged: CHARGED.has(row.status),
@@ -35,12 +36,12 @@ export const itemView = (row: ItemRow): ReceiptItem => ({
   finished_at: isoOrNull(row.finished_at)
 })
 
-export const resultItemView = (row: ItemRow): ResultItem => ({
+export const resultItemView = (row: PurchaseItem): ResultItem => ({
   ...itemView(row),
   result: CHARGED.has(row.status) ? (row.result ?? null) : null
 })
 
-export const detailItemView = (row: ItemRow): ReceiptItemDetail => ({ ...resultItemView(row), input: row.input })
+export const detailItemView = (row: PurchaseItem): ReceiptItemDetail => ({ ...resultItemView(row), input: row.input })
 
 const wireOf = Schema.encode(ReceiptSummary)
 
