@@ -1,8 +1,11 @@
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
+import { DisputeStatus, SignedDispute } from "./Dispute.js"
 import { ScorePartsSchema } from "./Formula.js"
-import { AgentId, ApprovalId, DisputeId, JobId, OrgId, ReceiptId } from "./Ids.js"
+import { ApprovalId, JobId, ReceiptId } from "./Ids.js"
 import { AnyJson } from "./Json.js"
 import { Amount } from "./Money.js"
+import { PurchaseJob } from "./PurchaseJob.js"
+import { ItemCounts, ReceiptTotals, ToolRef } from "./Receipt.js"
 import { RecordSignature } from "./RecordSignature.js"
 import { TaskTypeId, taskTypeIds } from "./TaskType.js"
 import { Check, ToolStatus } from "./Tool.js"
@@ -14,13 +17,8 @@ import { Check, ToolStatus } from "./Tool.js"
  */
 const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC with milliseconds" })
 
-export const ToolRef = Schema.Struct({
-  id: Schema.String,
-  slug: Schema.String,
-  name: Schema.String,
-  provider: Schema.String
-}).annotations({ identifier: "ToolRef" })
-export type ToolRef = typeof ToolRef.Type
+/** The tool a purchase names, and its items by outcome (Domain/Receipt.ts). */
+export { ItemCounts, ToolRef } from "./Receipt.js"
 
 // ---------------------------------------------------------------------------------------
 // Recommend
@@ -142,36 +140,8 @@ export const ResultItem = Schema.Struct({
 }).annotations({ identifier: "ResultItem" })
 export type ResultItem = typeof ResultItem.Type
 
-export const ItemCounts = Schema.Struct({
-  passed: Schema.Int,
-  partial: Schema.Int,
-  failed: Schema.Int,
-  expired: Schema.Int,
-  pending: Schema.Int
-})
-export type ItemCounts = typeof ItemCounts.Type
-
-export const ReceiptSummary = Schema.Struct({
-  id: ReceiptId,
-  org_id: OrgId,
-  agent_id: AgentId,
-  mode: Schema.Literal("test", "live"),
-  tool: ToolRef,
-  task_type: TaskTypeId,
-  status: Schema.Literal("running", "done"),
-  item_count: Schema.Int,
-  price_per_item: Amount,
-  charged: Amount,
-  refunded: Amount,
-  counts: ItemCounts,
-  fallback_requested: Schema.Boolean,
-  fallback_used: Schema.Boolean,
-  job_id: Schema.NullOr(Schema.String),
-  approval_id: Schema.NullOr(Schema.String),
-  idempotency_key: Schema.NullOr(Schema.String),
-  created_at: Timestamp,
-  completed_at: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "ReceiptSummary" })
+/** The wire's receipt summary: the `ReceiptTotals` model's json variant (Domain/Receipt.ts). */
+export const ReceiptSummary = ReceiptTotals.json.annotations({ identifier: "ReceiptSummary", title: undefined })
 export type ReceiptSummary = typeof ReceiptSummary.Type
 
 export const Receipt = Schema.Struct({
@@ -237,19 +207,15 @@ export const JobAccepted = Schema.Struct({
 }).annotations({ identifier: "JobAccepted" })
 export type JobAccepted = typeof JobAccepted.Type
 
+/** A job as its buyer follows it: the job's own fields (Domain/PurchaseJob.ts) with its receipt's tool, totals and items. */
 export const Job = Schema.Struct({
-  id: JobId,
-  status: Schema.Literal("queued", "running", "done"),
-  receipt_id: ReceiptId,
+  ...Struct.pick(PurchaseJob.json.fields, "id", "status", "receipt_id"),
   tool: ToolRef,
   item_count: Schema.Int,
   progress: Schema.Struct({ done: Schema.Int, total: Schema.Int }),
   counts: ItemCounts,
   charged: Amount,
-  created_at: Timestamp,
-  started_at: Schema.NullOr(Timestamp),
-  completed_at: Schema.NullOr(Timestamp),
-  deadline_at: Timestamp,
+  ...Struct.pick(PurchaseJob.json.fields, "created_at", "started_at", "completed_at", "deadline_at"),
   items: Schema.Array(ResultItem)
 }).annotations({ identifier: "Job" })
 export type Job = typeof Job.Type
@@ -296,29 +262,8 @@ export const DecisionRequest = Schema.Struct({
 // ---------------------------------------------------------------------------------------
 // Disputes
 
-export const DisputeRequest = Schema.Struct({
-  receipt_id: Schema.String.annotations({ description: "The receipt's id" }),
-  item_index: Schema.Int.pipe(Schema.nonNegative()).annotations({ description: "The item's index in the receipt" }),
-  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)).annotations({ description: "What was wrong" }))
-}).annotations({ identifier: "DisputeRequest" })
-export type DisputeRequest = typeof DisputeRequest.Type
-
-export const Dispute = Schema.Struct({
-  id: DisputeId,
-  receipt_id: ReceiptId,
-  item_index: Schema.Int,
-  agent_id: AgentId,
-  status: Schema.Literal("open", "upheld", "rejected"),
-  decision: Schema.NullOr(Schema.Literal("upheld", "rejected")),
-  reason: Schema.NullOr(Schema.String).annotations({ description: "What the buyer said was wrong" }),
-  note: Schema.NullOr(Schema.String).annotations({ description: "The administrator's reason for the decision" }),
-  item_cost: Amount,
-  refund: Amount,
-  created_at: Timestamp,
-  decided_at: Schema.NullOr(Timestamp),
-  signature: RecordSignature
-}).annotations({ identifier: "Dispute" })
-export type Dispute = typeof Dispute.Type
+/** The wire's dispute: the `Dispute` model's json variant with its signature (Domain/Dispute.ts). */
+export { SignedDispute as Dispute } from "./Dispute.js"
 
 export const DisputeDecisionRequest = Schema.Struct({
   decision: Schema.Literal("upheld", "rejected"),
@@ -326,11 +271,11 @@ export const DisputeDecisionRequest = Schema.Struct({
 }).annotations({ identifier: "DisputeDecisionRequest" })
 
 export const DisputeList = Schema.Struct({
-  disputes: Schema.Array(Dispute),
+  disputes: Schema.Array(SignedDispute),
   has_more: Schema.Boolean
 })
 
 export const DisputeListParams = Schema.Struct({
   ...ListParams.fields,
-  status: Schema.optional(Schema.Literal("open", "upheld", "rejected"))
+  status: Schema.optional(DisputeStatus)
 })

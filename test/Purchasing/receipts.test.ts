@@ -304,6 +304,24 @@ describe("disputes", () => {
     expect((await dispute(stranger.agent.key, { receipt_id: receiptId, item_index: 0 })).status).toBe(404)
   })
 
+  it("a receipt_id that is not a UUID names no receipt (404); one that is not text is a bad body (400)", async () => {
+    const { agent, org } = await seedBuyer(world)
+    const notFound = {
+      code: "not_found",
+      message: "No receipt with that id in this org",
+      retryable: false
+    }
+    const openers = [["/v1/disputes", agent.key], [`/v1/orgs/${org.orgId}/disputes`, org.owner.sessionToken]] as const
+    for (const [path, token] of openers) {
+      const malformed = await call(world, "POST", path, { token, body: { receipt_id: "r-1", item_index: 0 } })
+      expect(malformed.status).toBe(404)
+      expect(malformed.json.error).toMatchObject(notFound)
+      const notText = await call(world, "POST", path, { token, body: { receipt_id: 7, item_index: 0 } })
+      expect(notText.status).toBe(400)
+      expect(notText.json.error.code).toBe("invalid_input")
+    }
+  })
+
   it("opens disputes within 7 days of the purchase and answers 409 dispute_window_closed after", async () => {
     const { agent } = await seedBuyer(world)
     const inside = await buyMixed(agent.key)

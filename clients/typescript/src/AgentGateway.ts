@@ -104,7 +104,10 @@ export class AgentGateway {
   }
 
   openDispute(request: { receipt_id: string; item_index: number; reason?: string }, options?: CallOptions) {
-    return this.run((api) => api.purchasing.openDispute({ payload: request }), options).then((a) => a.dispute)
+    return this.run(
+      (api) => api.purchasing.openDispute({ payload: { ...request, receipt_id: idOf<ReceiptId>(request.receipt_id) } }),
+      options
+    ).then((a) => a.dispute)
   }
 
   dispute(id: string, options?: CallOptions) {

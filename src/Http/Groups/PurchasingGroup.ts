@@ -9,7 +9,6 @@ import {
   DisputeDecisionRequest,
   DisputeList,
   DisputeListParams,
-  DisputeRequest,
   ExecuteRequest,
   ExecuteResult,
   Job,
@@ -69,6 +68,17 @@ const pageOf = <A>(cursor: Schema.Schema<A, string>) =>
   Schema.Struct({ limit: pageLimitOrDefault, starting_after: Schema.optional(cursor) })
 const ReceiptPage = pageOf(ReceiptIdParam)
 const DisputePage = pageOf(DisputeIdParam)
+
+/**
+ * Opening a dispute. The receipt's id is decoded here: text that is not a UUID names no
+ * receipt (404 `not_found`, the receipt path id's message), while a value that is not text
+ * at all stays a malformed body (400 `invalid_input`), as before the id was decoded here.
+ */
+export const DisputeRequest = Schema.Struct({
+  receipt_id: Schema.compose(Schema.String, ReceiptIdParam).annotations({ description: "The receipt's id" }),
+  item_index: Schema.Int.pipe(Schema.nonNegative()).annotations({ description: "The item's index in the receipt" }),
+  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)).annotations({ description: "What was wrong" }))
+}).annotations({ identifier: "DisputeRequest" })
 
 /** Agent endpoints (agent key; 600 requests a minute per key). */
 export class PurchasingGroup extends HttpApiGroup.make("purchasing")

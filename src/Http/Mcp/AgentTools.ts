@@ -8,7 +8,6 @@ import { CallResult } from "../../Domain/GatewayCall.js"
 import {
   Approval,
   Dispute,
-  DisputeRequest,
   ExecuteRequest,
   ExecuteResult,
   Job,
@@ -33,6 +32,7 @@ import { Recommend } from "../../Services/Purchasing/Recommend.js"
 import { Balance } from "../Groups/GatewayGroup.js"
 import { ApprovalIdParam, DisputeIdParam, isMissingRecord, JobIdParam, ReceiptIdParam } from "../Groups/PathIds.js"
 import { EndpointSearch } from "../Groups/PublicGroup.js"
+import { DisputeRequest } from "../Groups/PurchasingGroup.js"
 import { DocumentedApi } from "../OpenApi/Document.js"
 import { type ToolInputSchema, toolInputSchema } from "./ToolSchema.js"
 

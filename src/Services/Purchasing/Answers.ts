@@ -1,9 +1,9 @@
 import { Effect, Schema } from "effect"
 import type { ReceiptId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
+import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
 import { ExecuteResult, JobAccepted, type ToolRef } from "../../Domain/Purchasing.js"
 import { CheckFailed, ProviderError } from "../../Errors/ApiErrors.js"
-import type { ItemRow } from "./ItemsRepo.js"
 import { resultItemView } from "./Receipts.js"
 
 /**
@@ -37,7 +37,7 @@ export interface AnswerContext {
 
 export const directAnswer = (
   context: AnswerContext,
-  rows: ReadonlyArray<ItemRow>
+  rows: ReadonlyArray<PurchaseItem>
 ): Effect.Effect<ExecuteResult | CheckFailed, ProviderError> =>
   Effect.gen(function*() {
     const charged = rows.filter((row) => row.status === "passed" || row.status === "partial")
@@ -69,7 +69,7 @@ export const directAnswer = (
         items: reasons
       })
     }
-    const count = (status: ItemRow["status"]) => rows.filter((row) => row.status === status).length
+    const count = (status: PurchaseItem["status"]) => rows.filter((row) => row.status === status).length
     return {
       status: "done",
       receipt_id: context.receiptId,

@@ -1,12 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { AdminUser, AuthenticatedAgent } from "../../Domain/Current.js"
-import { DisputeId, isUuid } from "../../Domain/Ids.js"
-import { amountOf } from "../../Domain/Money.js"
+import { Dispute, type DisputeOpening, type DisputeStatus } from "../../Domain/Dispute.js"
+import { type AgentId, DisputeId, type OrgId } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
-import type { Dispute, DisputeRequest } from "../../Domain/Purchasing.js"
-import { isoOrNull } from "../../Domain/Timestamps.js"
 import {
   Conflict,
   DisputeWindowClosed,
@@ -19,7 +17,7 @@ import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { AuditLog } from "../Operations/AuditLog.js"
 import { RecordSigner } from "../Receipts/RecordSigner.js"
-import { type DisputeRow, DisputesRepo } from "./DisputesRepo.js"
+import { DisputesRepo } from "./DisputesRepo.js"
 import { ItemsRepo } from "./ItemsRepo.js"
 import { purchasingRules } from "./PurchasingConfig.js"
 import { ReceiptsRepo } from "./ReceiptsRepo.js"
@@ -31,20 +29,7 @@ import { ReceiptsRepo } from "./ReceiptsRepo.js"
  * (test purchases give the agent's budget back; live ones the org's credits), rejected
  * refunds nothing. Either way `dispute.decided` is emitted with `refunded_credits`.
  */
-const view = (row: DisputeRow): Omit<Dispute, "signature"> => ({
-  id: row.id,
-  receipt_id: row.receipt_id,
-  item_index: row.item_index,
-  agent_id: row.agent_id,
-  status: row.status,
-  decision: row.status === "open" ? null : row.status,
-  reason: row.reason,
-  note: row.note,
-  item_cost: amountOf(row.item_cost),
-  refund: amountOf(row.refunded_credits),
-  created_at: row.created_at.toISOString(),
-  decided_at: isoOrNull(row.decided_at)
-})
+const wireOf = Schema.encode(Dispute.json)
 
 export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", {
   dependencies: [ItemsRepo.Default, ReceiptsRepo.Default, DisputesRepo.Default, AuditLog.Default, RecordSigner.Default],
@@ -57,18 +42,25 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
     const audit = yield* AuditLog
     const events = yield* Events
     const signer = yield* RecordSigner
-    // Signed after any transaction: a key made by the first signature must not roll back with it.
-    const signed = (dispute: Omit<Dispute, "signature">) => signer.signed(dispute)
+    /**
+     * The dispute with its signature, over the record as the wire shows it (the HttpApi encodes
+     * the same). Signed after any transaction: a key made by the first signature must not roll
+     * back with it.
+     */
+    const signed = (dispute: Dispute) =>
+      wireOf(dispute).pipe(
+        Effect.orDie,
+        Effect.flatMap(signer.signed),
+        Effect.map(({ signature }) => ({ ...dispute, signature }))
+      )
 
     const notFound = new NotFound({ message: "No dispute with that id" })
 
     /** Opens a dispute in `orgId`; `openedBy` is the agent that opened it, else the receipt's buyer. */
-    const openIn = (orgId: string, openedBy: string | null, request: DisputeRequest) =>
+    const openIn = (orgId: OrgId, openedBy: AgentId | null, request: DisputeOpening) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* rows.lockOrgOpeners(orgId)
-        const receipt = isUuid(request.receipt_id)
-          ? yield* receiptRows.receiptBuyer(orgId, request.receipt_id)
-          : Option.none<{ readonly id: string; readonly created_at: Date; readonly agent_id: string }>()
+        const receipt = yield* receiptRows.receiptBuyer(orgId, request.receipt_id)
         if (Option.isNone(receipt)) return yield* new NotFound({ message: "No receipt with that id in this org" })
         const item = yield* itemRows.itemAt(receipt.value.id, request.item_index)
         if (Option.isNone(item)) {
@@ -106,33 +98,34 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
           receipt_id: receipt.value.id,
           item_id: item.value.id,
           item_index: request.item_index,
+          status: "open",
           reason: request.reason ?? null,
           created_at: new Date(now)
         })
-        return view(Option.getOrThrow(yield* rows.byId(id, false)))
+        return Option.getOrThrow(yield* rows.byId(id, false))
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatMap(signed))
 
     /** An agent disputes an item of one of its org's receipts. */
-    const open = (agent: AuthenticatedAgent, request: DisputeRequest) => openIn(agent.org_id, agent.id, request)
+    const open = (agent: AuthenticatedAgent, request: DisputeOpening) => openIn(agent.org_id, agent.id, request)
 
     /** A member (session or write org key) disputes an item of one of the org's receipts. */
-    const openForOrg = (orgId: string, request: DisputeRequest) => openIn(orgId, null, request)
+    const openForOrg = (orgId: OrgId, request: DisputeOpening) => openIn(orgId, null, request)
 
-    const get = (orgId: string, id: DisputeId) =>
+    const get = (orgId: OrgId, id: DisputeId) =>
       Effect.flatMap(
         rows.byId(id, false),
-        (row) => Option.isSome(row) && row.value.org_id === orgId ? signed(view(row.value)) : Effect.fail(notFound)
+        (row) => Option.isSome(row) && row.value.org_id === orgId ? signed(row.value) : Effect.fail(notFound)
       )
 
     /** Administrators: disputes across orgs, oldest first; with `orgId`, one org's (members). */
     const list = (options: {
-      readonly orgId?: string | undefined
-      readonly status?: "open" | "upheld" | "rejected" | undefined
+      readonly orgId?: OrgId | undefined
+      readonly status?: DisputeStatus | undefined
       readonly limit: number
       readonly startingAfter?: DisputeId | undefined
     }) =>
       Effect.gen(function*() {
-        let after: DisputeRow | null = null
+        let after: Dispute | null = null
         if (options.startingAfter !== undefined) {
           const cursor = yield* rows.byId(options.startingAfter, false)
           if (Option.isNone(cursor) || (options.orgId !== undefined && cursor.value.org_id !== options.orgId)) {
@@ -141,7 +134,7 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
           after = cursor.value
         }
         const page = yield* rows.list(options.orgId ?? null, options.status ?? null, after, options.limit + 1)
-        const disputes = yield* Effect.forEach(page.slice(0, options.limit), (row) => signed(view(row)))
+        const disputes = yield* Effect.forEach(page.slice(0, options.limit), signed)
         return { disputes, has_more: page.length > options.limit }
       })
 
@@ -182,7 +175,7 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
               note
             }
           })
-          const decided = view(Option.getOrThrow(yield* rows.byId(row.id, false)))
+          const decided = Option.getOrThrow(yield* rows.byId(row.id, false))
           yield* audit.record({ admin_id: admin.admin_id, email: admin.email }, {
             action: "dispute.decide",
             target_type: "dispute",

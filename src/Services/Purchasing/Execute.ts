@@ -4,8 +4,9 @@ import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
 import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
 import type { AuthenticatedAgent, CachedCredential } from "../../Domain/Current.js"
-import { HoldId, JobId, ReceiptId } from "../../Domain/Ids.js"
+import { type AgentId, type ApprovalId, HoldId, JobId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
+import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
 import type { ExecuteRequest, ExecuteResult, JobAccepted } from "../../Domain/Purchasing.js"
 import {
   type ApprovalRequired,
@@ -29,7 +30,7 @@ import { sha256OfCanonical } from "./Canonical.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
 import { InterruptedPurchases } from "./InterruptedPurchases.js"
 import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
-import { type ItemOutcomeUpdate, type ItemRow, ItemsRepo, type NewItem } from "./ItemsRepo.js"
+import { type ItemOutcomeUpdate, ItemsRepo, type NewItem } from "./ItemsRepo.js"
 import { JobSignal } from "./JobSignal.js"
 import { JobsRepo } from "./JobsRepo.js"
 import { type PurchaseTerms, purchaseTerms } from "./PurchaseTerms.js"
@@ -46,7 +47,7 @@ export type ExecuteAnswer = ExecuteResult | JobAccepted | CheckFailed | Approval
 type DirectAnswer = ExecuteResult | CheckFailed
 
 /** An item's row after settlement, as the database now holds it. */
-const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): ItemRow => ({
+const rowOf = (item: NewItem, outcome: ItemOutcomeUpdate): PurchaseItem => ({
   id: item.id,
   receipt_id: item.receipt_id,
   idx: item.idx,
@@ -152,7 +153,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
      * answer what the key keeps. None while the lease is live or another request finishes it.
      * Locks in the sweeper's order (the receipt, then its key), so the two never deadlock.
      */
-    const finishLapsed = (agentId: string, key: string, receiptId: string) =>
+    const finishLapsed = (agentId: AgentId, key: string, receiptId: ReceiptId) =>
       sql.withTransaction(Effect.gen(function*() {
         const receipt = yield* receiptRows.lockReceipt(receiptId)
         if (Option.isNone(receipt)) return Option.none<PurchaseAnswer>()
@@ -162,7 +163,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
     /** What an agent's key holds: none when new or past its retention. */
-    const usedKey = (agentId: string, key: string) =>
+    const usedKey = (agentId: AgentId, key: string) =>
       Effect.gen(function*() {
         const found = yield* keyRows.findKey(agentId, key)
         if (Option.isNone(found) || found.value.expires_at.getTime() < (yield* now).getTime()) {
@@ -186,7 +187,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
     /** Runs `effect` while renewing the purchase's lease (its items' claims and its key's) every third of it. */
     const holdingLease = <A, E, R>(
       owner: string,
-      key: { readonly agentId: string; readonly key: string } | null,
+      key: { readonly agentId: AgentId; readonly key: string } | null,
       effect: Effect.Effect<A, E, R>
     ) => {
       const renew = Effect.flatMap(now, (at) =>
@@ -301,7 +302,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       agent: AuthenticatedAgent,
       purchase: PurchaseContext,
       terms: PurchaseTerms,
-      approval: { readonly id: string | null; readonly budgetApproved: boolean },
+      approval: { readonly id: ApprovalId | null; readonly budgetApproved: boolean },
       newItems: ReadonlyArray<NewItem>,
       job: JobAccepted | null,
       key: { readonly value: string; readonly fingerprint: string } | null,
@@ -470,7 +471,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           }
           : null
         const newItems: Array<NewItem> = request.inputs.map((input, idx) => ({
-          id: randomUUID(),
+          id: ReceiptItemId.make(randomUUID()),
           hold_id: HoldId.make(randomUUID()),
           receipt_id: context.receiptId,
           idx,

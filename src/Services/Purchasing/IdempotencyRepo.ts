@@ -1,26 +1,15 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { IdempotencyKey } from "../../Domain/IdempotencyKey.js"
+import { AgentId } from "../../Domain/Ids.js"
 import { KeyTaken } from "../Idempotency/Idempotent.js"
 import { holdGate, type HoldGateFragment, holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 
 /**
- * Idempotency keys of purchases: the answer kept per agent and key (the JSON of a
- * `PurchaseAnswer`, see Answers.ts), with a lease while its purchase runs.
+ * Idempotency keys of purchases (Domain/IdempotencyKey.ts): rows decode to the model. The key
+ * is taken in the purchase's one statement (HoldFence.ts), so its write stays hand-made SQL.
  */
-export const IdempotencyRow = Schema.Struct({
-  agent_id: Schema.String,
-  key: Schema.String,
-  fingerprint: Schema.String,
-  status: Schema.Literal("in_progress", "done"),
-  answer: Schema.NullOr(Schema.String),
-  receipt_id: Schema.String,
-  created_at: Schema.DateFromSelf,
-  expires_at: Schema.DateFromSelf,
-  lease_until: Schema.NullOr(Schema.DateFromSelf)
-})
-export type IdempotencyRow = typeof IdempotencyRow.Type
-
-const AgentKey = Schema.Struct({ agentId: Schema.String, key: Schema.String })
+const AgentKey = Schema.Struct({ agentId: AgentId, key: Schema.String })
 
 export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasing/IdempotencyRepo", {
   effect: Effect.gen(function*() {
@@ -28,12 +17,12 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
 
     const findKeyRow = SqlSchema.findOne({
       Request: AgentKey,
-      Result: IdempotencyRow,
+      Result: IdempotencyKey,
       execute: ({ agentId, key }) => sql`SELECT * FROM idempotency_keys WHERE agent_id = ${agentId} AND key = ${key}`
     })
-    const findKey = (agentId: string, key: string) => findKeyRow({ agentId, key }).pipe(Effect.orDie)
+    const findKey = (agentId: AgentId, key: string) => findKeyRow({ agentId, key }).pipe(Effect.orDie)
 
-    const lockName = (row: IdempotencyRow) => `idempotency:${row.agent_id}:${row.key}`
+    const lockName = (row: IdempotencyKey) => `idempotency:${row.agent_id}:${row.key}`
 
     /**
      * The first step of the statement that writes a purchase (its hold's gate, HoldFence.ts):
@@ -43,7 +32,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
      * before `claimRecord` does. Nothing to undo: the gate writes nothing. With `after` (an
      * earlier gate's relation, see `gateThen`), the key is free only when that gate passed.
      */
-    const claimGate = (row: IdempotencyRow, after?: HoldGateFragment) =>
+    const claimGate = (row: IdempotencyKey, after?: HoldGateFragment) =>
       holdGate({
         steps: sql`
           key_lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended(${lockName(row)}, 0)) AS locked),
@@ -61,7 +50,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
       })
 
     /** The key's row, written with the purchase's holds (one statement, HoldFence.ts). */
-    const claimRecord = (row: IdempotencyRow, taken: HoldTaken) =>
+    const claimRecord = (row: IdempotencyKey, taken: HoldTaken) =>
       holdRecord(sql`
         INSERT INTO idempotency_keys
           (agent_id, key, fingerprint, status, answer, receipt_id, created_at, expires_at, lease_until)
@@ -74,8 +63,8 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
         WHERE idempotency_keys.expires_at < excluded.created_at`)
 
     const lockLapsedKeyRow = SqlSchema.findOne({
-      Request: Schema.Struct({ agentId: Schema.String, key: Schema.String, now: Schema.DateFromSelf }),
-      Result: IdempotencyRow,
+      Request: Schema.Struct({ ...AgentKey.fields, now: Schema.DateFromSelf }),
+      Result: IdempotencyKey,
       execute: ({ agentId, key, now }) =>
         sql`
           SELECT * FROM idempotency_keys
@@ -87,7 +76,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
      * A key still running whose lease lapsed (its process died), locked for finishing its
      * purchase; none when it is live, done, or being finished by a concurrent request.
      */
-    const lockLapsedKey = (agentId: string, key: string, now: Date) =>
+    const lockLapsedKey = (agentId: AgentId, key: string, now: Date) =>
       lockLapsedKeyRow({ agentId, key, now }).pipe(Effect.orDie)
 
     /**
@@ -96,7 +85,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
      * `condition` holds).
      */
     const storeAnswerStatement = (
-      agentId: string,
+      agentId: AgentId,
       key: string,
       answer: string,
       condition: Statement.Fragment = sql`true`
@@ -104,11 +93,11 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
       sql`
         UPDATE idempotency_keys SET status = 'done', answer = ${answer}
         WHERE agent_id = ${agentId} AND key = ${key} AND ${condition}`
-    const storeAnswer = (agentId: string, key: string, answer: string) =>
+    const storeAnswer = (agentId: AgentId, key: string, answer: string) =>
       storeAnswerStatement(agentId, key, answer).pipe(Effect.asVoid, Effect.orDie)
 
     /** Lets a key go whose purchase ended without an answer to keep (a retry runs again). */
-    const deleteKeyStatement = (agentId: string, key: string, condition: Statement.Fragment = sql`true`) =>
+    const deleteKeyStatement = (agentId: AgentId, key: string, condition: Statement.Fragment = sql`true`) =>
       sql`
         DELETE FROM idempotency_keys
         WHERE agent_id = ${agentId} AND key = ${key} AND status = 'in_progress' AND ${condition}`
@@ -117,7 +106,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
       sql`DELETE FROM idempotency_keys WHERE expires_at < ${now} AND status = 'done'`.pipe(Effect.asVoid, Effect.orDie)
 
     /** Renews the lease of a key whose purchase is still running. */
-    const renewLease = (key: { readonly agentId: string; readonly key: string }, until: Date) =>
+    const renewLease = (key: { readonly agentId: AgentId; readonly key: string }, until: Date) =>
       sql`
         UPDATE idempotency_keys SET lease_until = ${until}
         WHERE agent_id = ${key.agentId} AND key = ${key.key} AND status = 'in_progress'`.pipe(

@@ -1,10 +1,11 @@
 import { Clock, Effect, Option } from "effect"
+import type { Receipt } from "../../Domain/Receipt.js"
 import { Tools } from "../Tools/Tools.js"
 import { directAnswer, type PurchaseAnswer, storedAnswerOf } from "./Answers.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
 import { choiceOf, fallbackChain, ItemRunner, type PurchaseContext } from "./ItemRunner.js"
 import { ItemsRepo } from "./ItemsRepo.js"
-import { type ReceiptRow, ReceiptsRepo } from "./ReceiptsRepo.js"
+import { ReceiptsRepo } from "./ReceiptsRepo.js"
 
 /**
  * Direct purchases whose process died mid-way, finished by whoever finds them first: the
@@ -24,7 +25,7 @@ export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()
     const tools = yield* Tools
 
     /** The purchase as its items run now: the receipt's tool at its held price, and its fallbacks. */
-    const contextOf = (receipt: ReceiptRow) =>
+    const contextOf = (receipt: Receipt) =>
       Effect.gen(function*() {
         const ranked = yield* tools.scored()
         const scored = ranked.find((s) => s.tool.row.id === receipt.tool_id)
@@ -46,7 +47,7 @@ export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()
      * answers what its key now keeps. A receipt with an item still claimed by a live
      * process is left alone.
      */
-    const finish = (receipt: ReceiptRow) =>
+    const finish = (receipt: Receipt) =>
       Effect.gen(function*() {
         const at = new Date(yield* Clock.currentTimeMillis)
         if (yield* itemRows.hasLiveItems(receipt.id, at)) return Option.none<PurchaseAnswer>()

@@ -1,6 +1,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import type { HoldId, ReceiptId } from "../../Domain/Ids.js"
+import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { settlementWrite } from "../Ledger/SettlementFence.js"
@@ -8,7 +9,7 @@ import type { ScoredTool } from "../Tools/Tools.js"
 import type { ToolRow } from "../Tools/ToolsRepo.js"
 import { sha256OfCanonical } from "./Canonical.js"
 import { type ItemInput, runCheck } from "./Checks.js"
-import { type ItemOutcomeUpdate, type ItemRow, ItemsRepo } from "./ItemsRepo.js"
+import { type ItemOutcomeUpdate, ItemsRepo } from "./ItemsRepo.js"
 import { type RunnableTool, type ToolAnswer, ToolRunner } from "./ToolRunner.js"
 
 /**
@@ -28,7 +29,7 @@ export interface ToolChoice extends RunnableTool {
 }
 
 /** What running an item needs of its row. */
-export type RunnableItem = Pick<ItemRow, "id" | "input" | "hold_id">
+export type RunnableItem = Pick<PurchaseItem, "id" | "input" | "hold_id">
 
 export interface PurchaseContext {
   readonly receiptId: ReceiptId
@@ -262,7 +263,7 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
       })
 
     /** Releases the hold of an item that will not run and records why (expired, interrupted). */
-    const abandon = (item: Pick<ItemRow, "id" | "hold_id">, outcome: Omit<ItemOutcomeUpdate, "finished_at">) =>
+    const abandon = (item: Pick<PurchaseItem, "id" | "hold_id">, outcome: Omit<ItemOutcomeUpdate, "finished_at">) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         if (item.hold_id !== null) {

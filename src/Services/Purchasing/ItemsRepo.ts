@@ -1,55 +1,20 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { HoldId } from "../../Domain/Ids.js"
+import { HoldId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
+import { PurchaseItem } from "../../Domain/PurchaseItem.js"
 import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 import { settlementGate } from "../Ledger/SettlementFence.js"
 import { namedSteps } from "../StatementSteps.js"
 
-/** Receipt items: one per input of a purchase, claimed by the process running it; rows decoded. */
-export const ItemStatus = Schema.Literal("pending", "running", "passed", "partial", "failed", "expired")
-export type ItemStatus = typeof ItemStatus.Type
+/**
+ * Receipt items: one per input of a purchase, claimed by the process running it; rows decode
+ * to the `PurchaseItem` model. New items are written in the purchase's one statement
+ * (HoldFence.ts) and outcomes in batches, so those writes stay hand-made SQL.
+ */
+export type NewItem = typeof PurchaseItem.insert.Type
 
-export const ItemRow = Schema.Struct({
-  id: Schema.String,
-  receipt_id: Schema.String,
-  idx: Schema.Number,
-  input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  status: ItemStatus,
-  hold_id: Schema.NullOr(HoldId),
-  tool_id: Schema.NullOr(Schema.String),
-  provider: Schema.NullOr(Schema.String),
-  fallback_from: Schema.NullOr(Schema.String),
-  cost_credits: Schema.BigInt,
-  result: Schema.Unknown,
-  result_hash: Schema.NullOr(Schema.String),
-  check_id: Schema.NullOr(Schema.String),
-  check_version: Schema.NullOr(Schema.String),
-  reason: Schema.NullOr(Schema.String),
-  error_code: Schema.NullOr(Schema.String),
-  refunded_credits: Schema.BigInt,
-  runs: Schema.Number,
-  claimed_by: Schema.NullOr(Schema.String),
-  claimed_until: Schema.NullOr(Schema.DateFromSelf),
-  started_at: Schema.NullOr(Schema.DateFromSelf),
-  finished_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type ItemRow = typeof ItemRow.Type
-
-const ItemHold = Schema.Struct({ id: Schema.String, hold_id: Schema.NullOr(HoldId) })
-const ReceiptAt = Schema.Struct({ receiptId: Schema.String, now: Schema.DateFromSelf })
-
-export interface NewItem {
-  readonly id: string
-  readonly receipt_id: string
-  readonly idx: number
-  readonly input: Record<string, unknown>
-  readonly status: "pending" | "running"
-  readonly hold_id: HoldId
-  readonly claimed_by: string | null
-  readonly claimed_until: Date | null
-  readonly started_at: Date | null
-  readonly runs: number
-}
+const ItemHold = Schema.Struct({ id: ReceiptItemId, hold_id: Schema.NullOr(HoldId) })
+const ReceiptAt = Schema.Struct({ receiptId: ReceiptId, now: Schema.DateFromSelf })
 
 export interface ItemOutcomeUpdate {
   readonly status: "passed" | "partial" | "failed" | "expired"
@@ -81,29 +46,29 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
         WHERE EXISTS (SELECT 1 FROM ${taken} AS taken)`)
 
     const findItems = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: ItemRow,
+      Request: ReceiptId,
+      Result: PurchaseItem,
       execute: (receiptId) => sql`SELECT * FROM receipt_items WHERE receipt_id = ${receiptId} ORDER BY idx`
     })
-    const items = (receiptId: string) => findItems(receiptId).pipe(Effect.orDie)
+    const items = (receiptId: ReceiptId) => findItems(receiptId).pipe(Effect.orDie)
 
     const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ receiptId: Schema.String, afterIndex: Schema.Number, limit: Schema.Number }),
-      Result: ItemRow,
+      Request: Schema.Struct({ receiptId: ReceiptId, afterIndex: Schema.Number, limit: Schema.Number }),
+      Result: PurchaseItem,
       execute: ({ afterIndex, limit, receiptId }) =>
         sql`SELECT * FROM receipt_items WHERE receipt_id = ${receiptId} AND idx > ${afterIndex} ORDER BY idx LIMIT ${limit}`
     })
     /** Up to `limit` items of a receipt after the index `afterIndex` (-1 for the first), in order. */
-    const itemsPage = (receiptId: string, afterIndex: number, limit: number) =>
+    const itemsPage = (receiptId: ReceiptId, afterIndex: number, limit: number) =>
       findPage({ receiptId, afterIndex, limit }).pipe(Effect.orDie)
 
     const findItemAt = SqlSchema.findOne({
-      Request: Schema.Struct({ receiptId: Schema.String, index: Schema.Number }),
-      Result: ItemRow,
+      Request: Schema.Struct({ receiptId: ReceiptId, index: Schema.Number }),
+      Result: PurchaseItem,
       execute: ({ index, receiptId }) =>
         sql`SELECT * FROM receipt_items WHERE receipt_id = ${receiptId} AND idx = ${index}`
     })
-    const itemAt = (receiptId: string, index: number) => findItemAt({ receiptId, index }).pipe(Effect.orDie)
+    const itemAt = (receiptId: ReceiptId, index: number) => findItemAt({ receiptId, index }).pipe(Effect.orDie)
 
     /** Locks the running items that `owner` still holds the claim of; answers their ids. */
     const lockClaimed = SqlSchema.findAll({
@@ -192,7 +157,7 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
         now: Schema.DateFromSelf,
         until: Schema.DateFromSelf
       }),
-      Result: ItemRow,
+      Result: PurchaseItem,
       execute: ({ limit, now, owner, receiptId, until }) =>
         sql`
           UPDATE receipt_items SET status = 'running', claimed_by = ${owner}, claimed_until = ${until},
@@ -255,7 +220,7 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
 
     const findLapsed = SqlSchema.findAll({
       Request: ReceiptAt,
-      Result: ItemRow,
+      Result: PurchaseItem,
       execute: ({ now, receiptId }) =>
         sql`
           SELECT * FROM receipt_items
@@ -263,7 +228,7 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
           FOR UPDATE SKIP LOCKED`
     })
     /** Items of a direct purchase still running after their claim lapsed (the replica died). */
-    const lapsedDirectItems = (receiptId: string, now: Date) => findLapsed({ receiptId, now }).pipe(Effect.orDie)
+    const lapsedDirectItems = (receiptId: ReceiptId, now: Date) => findLapsed({ receiptId, now }).pipe(Effect.orDie)
 
     const findLive = SqlSchema.findOne({
       Request: ReceiptAt,
@@ -274,10 +239,10 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
           WHERE receipt_id = ${receiptId} AND status = 'running' AND claimed_until >= ${now} LIMIT 1`
     })
     /** Whether an item of the receipt is still claimed by a live process. */
-    const hasLiveItems = (receiptId: string, now: Date) =>
+    const hasLiveItems = (receiptId: ReceiptId, now: Date) =>
       findLive({ receiptId, now }).pipe(Effect.map(Option.isSome), Effect.orDie)
 
-    const markRefunded = (itemId: string, amount: bigint) =>
+    const markRefunded = (itemId: ReceiptItemId, amount: bigint) =>
       sql`UPDATE receipt_items SET refunded_credits = refunded_credits + ${amount.toString()} WHERE id = ${itemId}`
         .pipe(Effect.asVoid, Effect.orDie)
 

@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
-import type { JobId } from "../../Domain/Ids.js"
+import type { JobId, OrgId, ReceiptId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
+import type { PurchaseJob } from "../../Domain/PurchaseJob.js"
 import type { Job } from "../../Domain/Purchasing.js"
-import { isoOrNull } from "../../Domain/Timestamps.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
@@ -13,9 +13,9 @@ import { InterruptedPurchases } from "./InterruptedPurchases.js"
 import { ItemRunner } from "./ItemRunner.js"
 import { ItemsRepo } from "./ItemsRepo.js"
 import { JobSignal } from "./JobSignal.js"
-import { type JobRow, JobsRepo } from "./JobsRepo.js"
+import { JobsRepo } from "./JobsRepo.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
-import { countsOf, Receipts, resultItemView } from "./Receipts.js"
+import { Receipts, resultItemView } from "./Receipts.js"
 import { ReceiptsRepo } from "./ReceiptsRepo.js"
 
 /**
@@ -59,7 +59,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
 
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const receiptRow = (receiptId: string) =>
+    const receiptRow = (receiptId: ReceiptId) =>
       Effect.flatMap(receiptRows.receipt(receiptId), (found) =>
         Option.match(found, {
           onNone: () => Effect.dieMessage(`Receipt ${receiptId} of a job is gone`),
@@ -83,7 +83,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
         return expired.length
       })).pipe(Effect.catchTags({ SqlError: Effect.die, not_a_hold: Effect.die }))
 
-    const complete = (job: JobRow, owner: string) =>
+    const complete = (job: PurchaseJob, owner: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const locked = yield* jobRows.lockJobForCompletion(job.id, owner)
         if (Option.isNone(locked)) return false
@@ -98,8 +98,8 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
             status: "done",
             receipt_id: job.receipt_id,
             item_count: totals.item_count,
-            passed: totals.passed + totals.partial,
-            expired: totals.expired
+            passed: totals.counts.passed + totals.counts.partial,
+            expired: totals.counts.expired
           }
         })
         return true
@@ -109,7 +109,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
      * Runs a claimed job until it is done, its deadline passes or (tests) `maxBatches`
      * batches ran. Answers whether the job finished.
      */
-    const process = (job: JobRow, owner: string, maxBatches = Number.POSITIVE_INFINITY) =>
+    const process = (job: PurchaseJob, owner: string, maxBatches = Number.POSITIVE_INFINITY) =>
       Effect.gen(function*() {
         const receipt = yield* receiptRow(job.receipt_id)
         const context = yield* contextOf(receipt)
@@ -186,26 +186,25 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
     })
 
     /** `GET /v1/jobs/{id}`: status, progress and every item's outcome (with results). */
-    const get = (orgId: string, id: JobId) =>
+    const get = (orgId: OrgId, id: JobId) =>
       Effect.gen(function*() {
         const job = yield* jobRows.job(orgId, id)
         if (Option.isNone(job)) return yield* new NotFound({ message: "No job with that id in this org" })
         const totals = yield* receipts.totals(orgId, job.value.receipt_id)
         const rows = yield* itemRows.items(job.value.receipt_id)
-        const counts = countsOf(totals)
         return {
           id: job.value.id,
           status: job.value.status,
           receipt_id: job.value.receipt_id,
-          tool: { id: totals.tool_id, slug: totals.tool_slug, name: totals.tool_name, provider: totals.tool_provider },
+          tool: totals.tool,
           item_count: totals.item_count,
-          progress: { done: totals.item_count - counts.pending, total: totals.item_count },
-          counts,
+          progress: { done: totals.item_count - totals.counts.pending, total: totals.item_count },
+          counts: totals.counts,
           charged: amountOf(totals.charged_credits),
-          created_at: job.value.created_at.toISOString(),
-          started_at: isoOrNull(job.value.started_at),
-          completed_at: isoOrNull(job.value.completed_at),
-          deadline_at: job.value.deadline_at.toISOString(),
+          created_at: job.value.created_at,
+          started_at: job.value.started_at,
+          completed_at: job.value.completed_at,
+          deadline_at: job.value.deadline_at,
           items: rows.map(resultItemView)
         } satisfies Job
       })

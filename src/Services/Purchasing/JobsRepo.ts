@@ -1,35 +1,27 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { Model, SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { AgentId, JobId, OrgId, ReceiptId } from "../../Domain/Ids.js"
+import { JobId, OrgId } from "../../Domain/Ids.js"
+import { PurchaseJob } from "../../Domain/PurchaseJob.js"
 
-/** Purchase jobs: large orders run in the background under a renewable lease; rows decoded. */
-export const JobRow = Schema.Struct({
-  id: JobId,
-  receipt_id: ReceiptId,
-  org_id: OrgId,
-  agent_id: AgentId,
-  status: Schema.Literal("queued", "running", "done"),
-  deadline_at: Schema.DateFromSelf,
-  lease_owner: Schema.NullOr(Schema.String),
-  lease_until: Schema.NullOr(Schema.DateFromSelf),
-  created_at: Schema.DateFromSelf,
-  started_at: Schema.NullOr(Schema.DateFromSelf),
-  completed_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type JobRow = typeof JobRow.Type
-
+/**
+ * Purchase jobs: large orders run in the background under a renewable lease; rows decode to
+ * the `PurchaseJob` model, and a new one is written from `PurchaseJob.insert`.
+ */
 export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insertJob = (row: Omit<JobRow, "lease_owner" | "lease_until" | "started_at" | "completed_at">) =>
-      sql`INSERT INTO purchase_jobs ${
-        sql.insert({ ...row, lease_owner: null, lease_until: null, started_at: null, completed_at: null })
-      }`.pipe(Effect.asVoid, Effect.orDie)
+    const rows = yield* Model.makeRepository(PurchaseJob, {
+      tableName: "purchase_jobs",
+      spanPrefix: "JobsRepo",
+      idColumn: "id"
+    })
+    /** A queued job: no lease, not started (those columns are left NULL). */
+    const insertJob = (row: typeof PurchaseJob.insert.Type) => rows.insertVoid(row).pipe(Effect.orDie)
 
     const claimOldest = SqlSchema.findOne({
       Request: Schema.Struct({ owner: Schema.String, now: Schema.DateFromSelf, until: Schema.DateFromSelf }),
-      Result: JobRow,
+      Result: PurchaseJob,
       execute: ({ now, owner, until }) =>
         sql`
           UPDATE purchase_jobs SET status = 'running', lease_owner = ${owner}, lease_until = ${until},
@@ -43,7 +35,7 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", 
     /** Takes the oldest job nobody holds a live lease on. */
     const claimJob = (owner: string, now: Date, until: Date) => claimOldest({ owner, now, until }).pipe(Effect.orDie)
 
-    const renewJobLease = (jobId: string, owner: string, until: Date) =>
+    const renewJobLease = (jobId: JobId, owner: string, until: Date) =>
       sql`
         UPDATE purchase_jobs SET lease_until = ${until}
         WHERE id = ${jobId} AND lease_owner = ${owner} AND status <> 'done' RETURNING id`.pipe(
@@ -51,7 +43,7 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", 
         Effect.orDie
       )
 
-    const releaseJobLease = (jobId: string, owner: string) =>
+    const releaseJobLease = (jobId: JobId, owner: string) =>
       sql`UPDATE purchase_jobs SET lease_owner = NULL, lease_until = NULL WHERE id = ${jobId} AND lease_owner = ${owner}`
         .pipe(Effect.asVoid, Effect.orDie)
 
@@ -61,25 +53,24 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("Purchasing/JobsRepo", 
         .pipe(Effect.asVoid, Effect.orDie)
 
     const findForCompletion = SqlSchema.findOne({
-      Request: Schema.Struct({ jobId: Schema.String, owner: Schema.String }),
-      Result: JobRow,
+      Request: Schema.Struct({ jobId: JobId, owner: Schema.String }),
+      Result: PurchaseJob,
       execute: ({ jobId, owner }) =>
         sql`SELECT * FROM purchase_jobs WHERE id = ${jobId} AND lease_owner = ${owner} AND status <> 'done' FOR UPDATE`
     })
-    const lockJobForCompletion = (jobId: string, owner: string) =>
-      findForCompletion({ jobId, owner }).pipe(Effect.orDie)
+    const lockJobForCompletion = (jobId: JobId, owner: string) => findForCompletion({ jobId, owner }).pipe(Effect.orDie)
 
-    const completeJob = (jobId: string, now: Date) =>
+    const completeJob = (jobId: JobId, now: Date) =>
       sql`
         UPDATE purchase_jobs SET status = 'done', completed_at = ${now}, lease_owner = NULL, lease_until = NULL
         WHERE id = ${jobId}`.pipe(Effect.asVoid, Effect.orDie)
 
     const findJob = SqlSchema.findOne({
-      Request: Schema.Struct({ orgId: Schema.String, jobId: Schema.String }),
-      Result: JobRow,
+      Request: Schema.Struct({ orgId: OrgId, jobId: JobId }),
+      Result: PurchaseJob,
       execute: ({ jobId, orgId }) => sql`SELECT * FROM purchase_jobs WHERE id = ${jobId} AND org_id = ${orgId}`
     })
-    const job = (orgId: string, jobId: string) => findJob({ orgId, jobId }).pipe(Effect.orDie)
+    const job = (orgId: OrgId, jobId: JobId) => findJob({ orgId, jobId }).pipe(Effect.orDie)
 
     return {
       insertJob,

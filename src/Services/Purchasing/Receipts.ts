@@ -1,20 +1,14 @@
-import { Effect, Option } from "effect"
-import type { ReceiptId } from "../../Domain/Ids.js"
+import { Effect, Option, Schema } from "effect"
+import type { OrgId, ReceiptId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
-import type {
-  ItemCounts,
-  Receipt,
-  ReceiptItem,
-  ReceiptItemDetail,
-  ReceiptSummary,
-  ResultItem
-} from "../../Domain/Purchasing.js"
+import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
+import { type ReceiptItem, type ReceiptItemDetail, ReceiptSummary, type ResultItem } from "../../Domain/Purchasing.js"
 import { isoOrNull } from "../../Domain/Timestamps.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { RecordSigner } from "../Receipts/RecordSigner.js"
 import { sha256OfCanonical } from "./Canonical.js"
-import { type ItemRow, ItemsRepo } from "./ItemsRepo.js"
-import { ReceiptsRepo, type ReceiptTotalsRow } from "./ReceiptsRepo.js"
+import { ItemsRepo } from "./ItemsRepo.js"
+import { ReceiptsRepo } from "./ReceiptsRepo.js"
 
 /**
  * Receipts: one per purchase, written when it starts, with one item per input (provider,
@@ -25,7 +19,7 @@ import { ReceiptsRepo, type ReceiptTotalsRow } from "./ReceiptsRepo.js"
  */
 const CHARGED = new Set(["passed", "partial"])
 
-export const itemView = (row: ItemRow): ReceiptItem => ({
+export const itemView = (row: PurchaseItem): ReceiptItem => ({
   index: row.idx,
   outcome: row.status,
   charged: CHARGED.has(row.status),
@@ -42,44 +36,14 @@ export const itemView = (row: ItemRow): ReceiptItem => ({
   finished_at: isoOrNull(row.finished_at)
 })
 
-export const resultItemView = (row: ItemRow): ResultItem => ({
+export const resultItemView = (row: PurchaseItem): ResultItem => ({
   ...itemView(row),
   result: CHARGED.has(row.status) ? (row.result ?? null) : null
 })
 
-export const detailItemView = (row: ItemRow): ReceiptItemDetail => ({ ...resultItemView(row), input: row.input })
+export const detailItemView = (row: PurchaseItem): ReceiptItemDetail => ({ ...resultItemView(row), input: row.input })
 
-export const countsOf = (
-  row: Pick<ReceiptTotalsRow, "passed" | "partial" | "failed" | "expired" | "pending">
-): ItemCounts => ({
-  passed: row.passed,
-  partial: row.partial,
-  failed: row.failed,
-  expired: row.expired,
-  pending: row.pending
-})
-
-export const summaryView = (row: ReceiptTotalsRow): ReceiptSummary => ({
-  id: row.id,
-  org_id: row.org_id,
-  agent_id: row.agent_id,
-  mode: row.mode,
-  tool: { id: row.tool_id, slug: row.tool_slug, name: row.tool_name, provider: row.tool_provider },
-  task_type: row.task_type,
-  status: row.status,
-  item_count: row.item_count,
-  price_per_item: amountOf(row.price_credits),
-  charged: amountOf(row.charged_credits),
-  refunded: amountOf(row.refunded_credits),
-  counts: countsOf(row),
-  fallback_requested: row.fallback,
-  fallback_used: row.fallback_used,
-  job_id: row.job_id,
-  approval_id: row.approval_id,
-  idempotency_key: row.idempotency_key,
-  created_at: row.created_at.toISOString(),
-  completed_at: isoOrNull(row.completed_at)
-})
+const wireOf = Schema.encode(ReceiptSummary)
 
 export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", {
   dependencies: [ReceiptsRepo.Default, ItemsRepo.Default, RecordSigner.Default],
@@ -90,23 +54,27 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
 
     const notFound = new NotFound({ message: "No receipt with that id in this org" })
 
-    const totals = (orgId: string, id: ReceiptId) =>
+    const totals = (orgId: OrgId, id: ReceiptId) =>
       Effect.flatMap(
         receiptRows.receiptWithTotals(orgId, id),
         Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })
       )
 
-    const get = (orgId: string, id: ReceiptId) =>
+    /**
+     * The receipt with its items and signature, over the record as the wire shows it (the
+     * HttpApi encodes the summary the same way).
+     */
+    const get = (orgId: OrgId, id: ReceiptId) =>
       Effect.gen(function*() {
-        const row = yield* totals(orgId, id)
-        const items = yield* itemRows.items(row.id)
-        const receipt = yield* signer.signed({ ...summaryView(row), items: items.map(itemView) })
-        return receipt satisfies Receipt
+        const receipt = yield* totals(orgId, id)
+        const items = (yield* itemRows.items(receipt.id)).map(itemView)
+        const { signature } = yield* signer.signed({ ...yield* Effect.orDie(wireOf(receipt)), items })
+        return { ...receipt, items, signature }
       })
 
-    const list = (orgId: string, options: { readonly limit: number; readonly startingAfter?: ReceiptId | undefined }) =>
+    const list = (orgId: OrgId, options: { readonly limit: number; readonly startingAfter?: ReceiptId | undefined }) =>
       Effect.gen(function*() {
-        let after = Option.none<{ created_at: Date; id: string }>()
+        let after = Option.none<{ readonly created_at: Date; readonly id: ReceiptId }>()
         if (options.startingAfter !== undefined) {
           after = yield* receiptRows.receiptCursor(orgId, options.startingAfter)
           if (Option.isNone(after)) {
@@ -114,12 +82,12 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
           }
         }
         const rows = yield* receiptRows.listReceipts(orgId, options.limit + 1, after)
-        return { receipts: rows.slice(0, options.limit).map(summaryView), has_more: rows.length > options.limit }
+        return { receipts: rows.slice(0, options.limit), has_more: rows.length > options.limit }
       })
 
     /** A receipt's items with their inputs and kept results, by index, a page at a time. */
     const items = (
-      orgId: string,
+      orgId: OrgId,
       id: ReceiptId,
       options: { readonly limit: number; readonly startingAfter?: string | undefined }
     ) =>

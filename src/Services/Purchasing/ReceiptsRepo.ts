@@ -1,56 +1,23 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { AgentId, OrgId, ReceiptId } from "../../Domain/Ids.js"
-import { TaskTypeId } from "../../Domain/TaskType.js"
+import { Receipt, ReceiptTotals } from "../../Domain/Receipt.js"
 import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 
-/** Receipts: one per purchase, with its totals summed over its items; rows decoded. */
-export const ReceiptRow = Schema.Struct({
-  id: ReceiptId,
-  org_id: OrgId,
-  agent_id: AgentId,
-  mode: Schema.Literal("test", "live"),
-  tool_id: Schema.String,
-  task_type: TaskTypeId,
-  price_credits: Schema.BigInt,
-  item_count: Schema.Number,
-  held_credits: Schema.BigInt,
-  fallback: Schema.Boolean,
-  status: Schema.Literal("running", "done"),
-  job_id: Schema.NullOr(Schema.String),
-  approval_id: Schema.NullOr(Schema.String),
-  idempotency_key: Schema.NullOr(Schema.String),
-  created_at: Schema.DateFromSelf,
-  completed_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type ReceiptRow = typeof ReceiptRow.Type
-
-/** A receipt with its totals, summed over its items. */
-export const ReceiptTotalsRow = Schema.Struct({
-  ...ReceiptRow.fields,
-  tool_slug: Schema.String,
-  tool_name: Schema.String,
-  tool_provider: Schema.String,
-  charged_credits: Schema.BigInt,
-  refunded_credits: Schema.BigInt,
-  passed: Schema.Number,
-  partial: Schema.Number,
-  failed: Schema.Number,
-  expired: Schema.Number,
-  pending: Schema.Number,
-  fallback_used: Schema.Boolean
-})
-export type ReceiptTotalsRow = typeof ReceiptTotalsRow.Type
-
-const Cursor = Schema.Struct({ created_at: Schema.DateFromSelf, id: Schema.String })
-const OrgReceipt = Schema.Struct({ orgId: Schema.String, id: Schema.String })
+/**
+ * Receipts: one per purchase, read and written through the `Receipt` model; with its totals
+ * summed over its items and its tool (`ReceiptTotals`) for reading. A receipt is written in
+ * the purchase's one statement (HoldFence.ts), so its insert stays hand-made SQL.
+ */
+const Cursor = Schema.Struct({ created_at: Schema.DateFromSelf, id: ReceiptId })
+const OrgReceipt = Schema.Struct({ orgId: OrgId, id: ReceiptId })
 
 export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/ReceiptsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     /** A purchase's receipt, written with its items' holds (one statement, HoldFence.ts). */
-    const receiptRecord = (row: Omit<ReceiptRow, "completed_at">, taken: HoldTaken) =>
+    const receiptRecord = (row: typeof Receipt.insert.Type, taken: HoldTaken) =>
       holdRecord(sql`
         INSERT INTO receipts (id, org_id, agent_id, mode, tool_id, task_type, price_credits, item_count, held_credits,
                               fallback, status, job_id, approval_id, idempotency_key, created_at)
@@ -60,11 +27,13 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
         WHERE EXISTS (SELECT 1 FROM ${taken} AS taken)`)
 
     const totalsSelect = sql`
-      SELECT r.*, t.slug AS tool_slug, t.name AS tool_name, t.provider AS tool_provider,
+      SELECT r.*, json_build_object('id', t.id, 'slug', t.slug, 'name', t.name, 'provider', t.provider) AS tool,
         COALESCE(s.charged, 0)::text AS charged_credits, COALESCE(s.refunded, 0)::text AS refunded_credits,
-        COALESCE(s.passed, 0)::int AS passed, COALESCE(s.partial, 0)::int AS partial,
-        COALESCE(s.failed, 0)::int AS failed, COALESCE(s.expired, 0)::int AS expired,
-        COALESCE(s.pending, 0)::int AS pending, COALESCE(s.fallback_used, false) AS fallback_used
+        json_build_object(
+          'passed', COALESCE(s.passed, 0)::int, 'partial', COALESCE(s.partial, 0)::int,
+          'failed', COALESCE(s.failed, 0)::int, 'expired', COALESCE(s.expired, 0)::int,
+          'pending', COALESCE(s.pending, 0)::int) AS counts,
+        COALESCE(s.fallback_used, false) AS fallback_used
       FROM receipts r
       JOIN tools t ON t.id = r.tool_id
       LEFT JOIN LATERAL (
@@ -80,15 +49,15 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
 
     const findWithTotals = SqlSchema.findOne({
       Request: OrgReceipt,
-      Result: ReceiptTotalsRow,
+      Result: ReceiptTotals,
       execute: ({ id, orgId }) => sql`${totalsSelect} WHERE r.id = ${id} AND r.org_id = ${orgId}`
     })
-    const receiptWithTotals = (orgId: string, id: string) => findWithTotals({ orgId, id }).pipe(Effect.orDie)
+    const receiptWithTotals = (orgId: OrgId, id: ReceiptId) => findWithTotals({ orgId, id }).pipe(Effect.orDie)
 
     /** Newest first; `after` is the receipt the previous page ended with. */
     const listPage = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: Schema.String, limit: Schema.Number, after: Schema.NullOr(Cursor) }),
-      Result: ReceiptTotalsRow,
+      Request: Schema.Struct({ orgId: OrgId, limit: Schema.Number, after: Schema.NullOr(Cursor) }),
+      Result: ReceiptTotals,
       execute: ({ after, limit, orgId }) =>
         after !== null
           ? sql`${totalsSelect}
@@ -96,7 +65,7 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
             ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}`
           : sql`${totalsSelect} WHERE r.org_id = ${orgId} ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}`
     })
-    const listReceipts = (orgId: string, limit: number, after: Option.Option<typeof Cursor.Type>) =>
+    const listReceipts = (orgId: OrgId, limit: number, after: Option.Option<typeof Cursor.Type>) =>
       listPage({ orgId, limit, after: Option.getOrNull(after) }).pipe(Effect.orDie)
 
     const findCursor = SqlSchema.findOne({
@@ -104,31 +73,31 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
       Result: Cursor,
       execute: ({ id, orgId }) => sql`SELECT created_at, id FROM receipts WHERE id = ${id} AND org_id = ${orgId}`
     })
-    const receiptCursor = (orgId: string, id: string) => findCursor({ orgId, id }).pipe(Effect.orDie)
+    const receiptCursor = (orgId: OrgId, id: ReceiptId) => findCursor({ orgId, id }).pipe(Effect.orDie)
 
     const findBuyer = SqlSchema.findOne({
       Request: OrgReceipt,
-      Result: Schema.Struct({ ...Cursor.fields, agent_id: Schema.String }),
+      Result: Schema.Struct({ ...Cursor.fields, agent_id: AgentId }),
       execute: ({ id, orgId }) =>
         sql`SELECT created_at, id, agent_id FROM receipts WHERE id = ${id} AND org_id = ${orgId}`
     })
     /** The receipt with the agent that bought it. */
-    const receiptBuyer = (orgId: string, id: string) => findBuyer({ orgId, id }).pipe(Effect.orDie)
+    const receiptBuyer = (orgId: OrgId, id: ReceiptId) => findBuyer({ orgId, id }).pipe(Effect.orDie)
 
     /**
      * Marks a running receipt done. The statement alone may join others of the same
      * settlement (made only when `condition` holds, e.g. the settlement's own).
      */
-    const completeReceiptStatement = (receiptId: string, now: Date, condition: Statement.Fragment = sql`true`) =>
+    const completeReceiptStatement = (receiptId: ReceiptId, now: Date, condition: Statement.Fragment = sql`true`) =>
       sql`
         UPDATE receipts SET status = 'done', completed_at = ${now}
         WHERE id = ${receiptId} AND status = 'running' AND ${condition}`
-    const completeReceipt = (receiptId: string, now: Date) =>
+    const completeReceipt = (receiptId: ReceiptId, now: Date) =>
       completeReceiptStatement(receiptId, now).pipe(Effect.asVoid, Effect.orDie)
 
     const findStale = SqlSchema.findAll({
       Request: Schema.Struct({ before: Schema.DateFromSelf, now: Schema.DateFromSelf, limit: Schema.Number }),
-      Result: ReceiptRow,
+      Result: Receipt,
       execute: ({ before, limit, now }) =>
         sql`
           SELECT * FROM receipts r
@@ -143,18 +112,18 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
       findStale({ before, now, limit }).pipe(Effect.orDie)
 
     const findReceipt = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: ReceiptRow,
+      Request: ReceiptId,
+      Result: Receipt,
       execute: (receiptId) => sql`SELECT * FROM receipts WHERE id = ${receiptId}`
     })
-    const receipt = (receiptId: string) => findReceipt(receiptId).pipe(Effect.orDie)
+    const receipt = (receiptId: ReceiptId) => findReceipt(receiptId).pipe(Effect.orDie)
 
     const findLocked = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: ReceiptRow,
+      Request: ReceiptId,
+      Result: Receipt,
       execute: (receiptId) => sql`SELECT * FROM receipts WHERE id = ${receiptId} FOR UPDATE`
     })
-    const lockReceipt = (receiptId: string) => findLocked(receiptId).pipe(Effect.orDie)
+    const lockReceipt = (receiptId: ReceiptId) => findLocked(receiptId).pipe(Effect.orDie)
 
     return {
       receiptRecord,

@@ -1,4 +1,5 @@
 import { Link, useParams } from "react-router"
+import { amountOf } from "../../../src/Domain/Money.js"
 import { useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { Credits, Empty, Loaded, ProgressBar, Status, TestNote, When } from "../components/ui.js"
@@ -52,7 +53,7 @@ export const JobsPage = () => {
                       <p className="muted">
                         {r.counts.passed} passed, {r.counts.partial} partial, {r.counts.failed} failed,{" "}
                         {r.counts.expired} expired; {r.mode === "test" ? "priced" : "charged"}{" "}
-                        <Credits amount={r.charged} />. Started <When at={r.created_at} />
+                        <Credits amount={amountOf(r.charged_credits)} />. Started <When at={r.created_at} />
                         {r.completed_at === null ? null : (
                           <>
                             , finished <When at={r.completed_at} />

@@ -1,4 +1,5 @@
 import type { OrgId, ReceiptId } from "@agent-gateway/contract/Domain/Ids.js"
+import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import { useState } from "react"
 import { Link, useParams } from "react-router"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
@@ -77,15 +78,16 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: OrgId; rea
           {r.mode === "test"
             ? (
               <p data-testid="receipt-money">
-                A test purchase: {r.item_count} items priced at <Credits amount={r.price_per_item} /> each, in all{" "}
-                <Credits amount={r.charged} />. No credits moved. Bought <When at={r.created_at} />.
+                A test purchase: {r.item_count} items priced at <Credits amount={amountOf(r.price_credits)} />{" "}
+                each, in all <Credits amount={amountOf(r.charged_credits)} />. No credits moved. Bought{" "}
+                <When at={r.created_at} />.
               </p>
             )
             : (
               <p data-testid="receipt-money">
-                {r.item_count} items at <Credits amount={r.price_per_item} /> each; charged{" "}
-                <Credits amount={r.charged} />, refunded <Credits amount={r.refunded} />. Bought{" "}
-                <When at={r.created_at} />.
+                {r.item_count} items at <Credits amount={amountOf(r.price_credits)} /> each; charged{" "}
+                <Credits amount={amountOf(r.charged_credits)} />, refunded{" "}
+                <Credits amount={amountOf(r.refunded_credits)} />. Bought <When at={r.created_at} />.
               </p>
             )}
           <Table
@@ -166,11 +168,11 @@ export const ReceiptsPage = () => {
                   <>
                     <TestNote />{" "}
                     <small>
-                      priced <Credits amount={r.charged} />
+                      priced <Credits amount={amountOf(r.charged_credits)} />
                     </small>
                   </>
                 ) :
-                <Credits amount={r.charged} />}
+                <Credits amount={amountOf(r.charged_credits)} />}
             </td>
             <td>
               <Status value={r.status} />

@@ -1,4 +1,5 @@
 import type { DisputeId } from "@agent-gateway/contract/Domain/Ids.js"
+import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import { useState } from "react"
 import { Credits, Empty, ErrorNotice, Loaded, Status, When } from "../../components/ui.js"
 import { useAdminMutation, useAdminQuery } from "./adminApi.js"
@@ -36,7 +37,7 @@ export const DisputesPage = () => {
                 <li key={d.id} className="card" data-testid={`dispute-${d.id}`}>
                   <p>
                     <Status value={d.status} /> Item {d.item_index} of receipt <code>{d.receipt_id}</code>, cost{" "}
-                    <Credits amount={d.item_cost} />, opened <When at={d.created_at} />
+                    <Credits amount={amountOf(d.item_cost)} />, opened <When at={d.created_at} />
                   </p>
                   <p>{d.reason ?? <span className="muted">No reason given.</span>}</p>
                   {d.status === "open"
@@ -63,7 +64,7 @@ export const DisputesPage = () => {
                     )
                     : (
                       <p className="muted">
-                        {d.note} Refund <Credits amount={d.refund} />.
+                        {d.note} Refund <Credits amount={amountOf(d.refunded_credits)} />.
                       </p>
                     )}
                 </li>

@@ -1,0 +1,26 @@
+import { Model } from "@effect/sql"
+import { Schema } from "effect"
+import { AgentId, JobId, OrgId, ReceiptId } from "./Ids.js"
+import { TimestampFromDate } from "./Timestamps.js"
+
+/**
+ * A purchase job (more than 25 inputs), declared once: `PurchaseJob` decodes its row,
+ * `PurchaseJob.insert` is a new one (queued, nobody's lease), and its json fields are the
+ * job's own part of the wire's `Job` (Domain/Purchasing.ts), which adds the receipt's tool,
+ * totals and items. The org, the agent and the worker's lease stay off the wire.
+ */
+export class PurchaseJob extends Model.Class<PurchaseJob>("PurchaseJob")({
+  id: Model.GeneratedByApp(JobId),
+  status: Schema.Literal("queued", "running", "done"),
+  receipt_id: ReceiptId,
+  org_id: Model.FieldExcept("json", "jsonCreate", "jsonUpdate")(OrgId),
+  agent_id: Model.FieldExcept("json", "jsonCreate", "jsonUpdate")(AgentId),
+  /** The worker holding the job, and until when. */
+  lease_owner: Model.FieldOnly("select")(Schema.NullOr(Schema.String)),
+  lease_until: Model.FieldOnly("select")(Schema.NullOr(Schema.DateFromSelf)),
+  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
+  started_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) }),
+  completed_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) }),
+  /** Items not run by then expire and their holds go back. */
+  deadline_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate })
+}) {}
