@@ -1,6 +1,6 @@
-import { useState } from "react"
 import { AgentId, type CallId } from "@agent-gateway/contract/Domain/Ids.js"
 import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
+import { useState } from "react"
 import { useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { ExportPanel } from "../components/Export.js"

@@ -1,5 +1,5 @@
+import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import { Link, useParams } from "react-router"
-import { amountOf } from "../../../src/Domain/Money.js"
 import { useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { Credits, Empty, Loaded, ProgressBar, Status, TestNote, When } from "../components/ui.js"

@@ -1,9 +1,9 @@
-import { useQueryClient } from "@tanstack/react-query"
-import { useEffect } from "react"
-import { useSearchParams } from "react-router"
 import { minorToDecimal } from "@agent-gateway/contract/Domain/Billing.js"
 import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import type { PaymentView } from "@agent-gateway/contract/Domain/Payment.js"
+import { useQueryClient } from "@tanstack/react-query"
+import { useEffect } from "react"
+import { useSearchParams } from "react-router"
 import { useApiQuery } from "../../api/hooks.js"
 import { Credits, ErrorNotice, Spinner } from "../ui.js"
 

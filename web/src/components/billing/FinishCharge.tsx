@@ -1,6 +1,6 @@
 import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
-import { useSearchParams } from "react-router"
 import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
+import { useSearchParams } from "react-router"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
 import { Credits, ErrorNotice } from "../ui.js"
 
