@@ -3,6 +3,7 @@ import {
   AgentId,
   ApprovalId,
   DisputeId,
+  EventId,
   InviteId,
   JobId,
   OrgId,
@@ -28,7 +29,9 @@ const missing = {
   webhook: "No such webhook endpoint",
   job: "No job with that id in this org",
   receipt: "No receipt with that id in this org",
-  dispute: "No dispute with that id"
+  dispute: "No dispute with that id",
+  /** A webhook replay's `event_id` (in its body): no delivery of an event that cannot exist. */
+  replayedEvent: "This endpoint has no delivery of that event"
 } as const
 
 const missingMessages: ReadonlySet<string> = new Set(Object.values(missing))
@@ -49,5 +52,6 @@ export const WebhookEndpointIdParam = pathId(WebhookEndpointId, missing.webhook)
 export const JobIdParam = pathId(JobId, missing.job)
 export const ReceiptIdParam = pathId(ReceiptId, missing.receipt)
 export const DisputeIdParam = pathId(DisputeId, missing.dispute)
+export const EventIdInBody = pathId(EventId, missing.replayedEvent)
 
 export const OrgPath = Schema.Struct({ orgId: OrgIdParam })
