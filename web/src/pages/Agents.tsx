@@ -1,5 +1,6 @@
 import { useState } from "react"
 import type { Agent } from "../../../src/Domain/Agent.js"
+import type { AgentRefusal } from "../../../src/Domain/AgentRefusal.js"
 import type { OrgId } from "../../../src/Domain/Ids.js"
 import { amountOf } from "../../../src/Domain/Money.js"
 import { isApiError } from "../api/client.js"
@@ -356,14 +357,7 @@ const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
   )
 }
 
-type RefusalRecord = {
-  readonly agent_id: string
-  readonly day: string
-  readonly code: string
-  readonly count: number
-  readonly last_at: string
-  readonly last_message: string
-}
+type RefusalRecord = typeof AgentRefusal.json.Type
 
 /** The requests of the agent refused by a limit, latest first: what happened and what to do. */
 const AgentRefusals = (
