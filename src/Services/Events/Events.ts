@@ -19,13 +19,16 @@ import { MailOutboxLive } from "../Mailer/MailOutboxLive.js"
 import { OrgOwners } from "../Mailer/OrgOwners.js"
 import { renderOwnerMail } from "../Mailer/OwnerMail.js"
 
-/** The wire's envelope of a stored event (its data already checked against its type when emitted). */
-export const toEnvelope = (row: Event): WebhookEvent =>
+/**
+ * The wire's envelope of a stored event, as listed and as delivered (its data already
+ * checked against its type when emitted).
+ */
+export const toEnvelope = (event: Pick<Event, "id" | "type" | "data" | "created_at">): WebhookEvent =>
   ({
-    id: row.id,
-    type: row.type,
-    created_at: DateTime.formatIso(DateTime.unsafeMake(row.created_at)),
-    data: row.data
+    id: event.id,
+    type: event.type,
+    created_at: DateTime.formatIso(DateTime.unsafeMake(event.created_at)),
+    data: event.data
   }) as WebhookEvent
 
 export interface EventListQuery {

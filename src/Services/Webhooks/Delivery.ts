@@ -2,10 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import type { WebhookDeliveryId } from "../../Domain/Ids.js"
-import { iso } from "../../Domain/Timestamps.js"
 import { AppConfig } from "../AppConfig.js"
 import { runDispatcher } from "../Background/Dispatcher.js"
 import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
+import { toEnvelope } from "../Events/Events.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
 import { statementRows } from "../StatementRows.js"
 import { policyFor } from "./AddressPolicy.js"
@@ -123,12 +123,12 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
             error: "Endpoint secret cannot be decrypted (SECRETS_ENCRYPTION_KEY changed?)"
           })
         }
-        const body = JSON.stringify({
+        const body = JSON.stringify(toEnvelope({
           id: delivery.event_id,
           type: delivery.event_type,
-          created_at: iso(delivery.event_created_at),
+          created_at: delivery.event_created_at,
           data: delivery.event_data
-        })
+        }))
         const headers = deliveryHeaders({
           secrets: Option.isSome(previous) ? [secret.value, previous.value] : [secret.value],
           eventId: delivery.event_id,

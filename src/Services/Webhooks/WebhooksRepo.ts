@@ -1,22 +1,18 @@
 import { Model, SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Schema, Struct } from "effect"
+import { Event } from "../../Domain/Event.js"
 import { EventId, OrgId, WebhookDeliveryId, WebhookEndpointId } from "../../Domain/Ids.js"
 import { Delivery, DeliveryStatus, WebhookEndpoint } from "../../Domain/Webhook.js"
 
-/** A delivery taken for one try, with its event and endpoint. */
+/** A delivery taken for one try, with its event and endpoint: their fields as their records declare them. */
 export const ClaimedDelivery = Schema.Struct({
-  id: Schema.String,
-  endpoint_id: Schema.String,
-  attempts: Schema.Number,
+  ...Struct.pick(Delivery.fields, "id", "endpoint_id", "attempts", "event_id", "event_type"),
   lease_token: Schema.String,
-  event_id: Schema.String,
-  event_type: Schema.String,
-  event_data: Schema.Unknown,
-  event_created_at: Schema.DateFromSelf,
-  url: Schema.String,
+  event_data: Event.fields.data,
+  event_created_at: Event.fields.created_at,
+  ...Struct.pick(WebhookEndpoint.fields, "url", "previous_secret_expires_at"),
   secret_enc: Schema.String,
   previous_secret_enc: Schema.NullOr(Schema.String),
-  previous_secret_expires_at: Schema.NullOr(Schema.DateFromSelf),
   replayed_at: Schema.NullOr(Schema.DateFromSelf)
 })
 export type ClaimedDelivery = typeof ClaimedDelivery.Type
