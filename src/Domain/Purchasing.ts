@@ -1,4 +1,5 @@
 import { Schema, Struct } from "effect"
+import { ApprovalStatus, PurchaseApproval } from "./Approval.js"
 import { DisputeStatus, SignedDispute } from "./Dispute.js"
 import { ScorePartsSchema } from "./Formula.js"
 import { ApprovalId, JobId, ReceiptId } from "./Ids.js"
@@ -223,25 +224,30 @@ export type Job = typeof Job.Type
 // ---------------------------------------------------------------------------------------
 // Approvals
 
-export const ApprovalStatus = Schema.Literal("waiting", "approved", "rejected", "expired")
-export type ApprovalStatus = typeof ApprovalStatus.Type
+export { ApprovalStatus } from "./Approval.js"
 
+/**
+ * The wire's approval: the `PurchaseApproval` record's fields (Domain/Approval.ts) with what
+ * is worked out from them: the status now, the tool, and whether a purchase used it.
+ */
 export const Approval = Schema.Struct({
-  id: ApprovalId,
+  ...Struct.pick(PurchaseApproval.json.fields, "id"),
   status: ApprovalStatus,
-  reason: Schema.Literal("over_threshold", "over_budget"),
-  agent_id: Schema.String,
+  ...Struct.pick(PurchaseApproval.json.fields, "reason", "agent_id"),
   tool: ToolRef,
-  item_count: Schema.Int,
-  amount: Amount,
-  note: Schema.NullOr(Schema.String),
-  decided_by_email: Schema.NullOr(Schema.String),
-  decided_via: Schema.NullOr(Schema.Literal("session", "org_key", "email_link")),
-  created_at: Timestamp,
-  expires_at: Timestamp,
-  decided_at: Schema.NullOr(Timestamp),
+  ...Struct.pick(
+    PurchaseApproval.json.fields,
+    "item_count",
+    "amount_credits",
+    "note",
+    "decided_by_email",
+    "decided_via",
+    "created_at",
+    "expires_at",
+    "decided_at"
+  ),
   used: Schema.Boolean,
-  receipt_id: Schema.NullOr(Schema.String)
+  ...Struct.pick(PurchaseApproval.json.fields, "receipt_id")
 }).annotations({ identifier: "Approval" })
 export type Approval = typeof Approval.Type
 

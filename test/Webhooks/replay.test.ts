@@ -115,6 +115,13 @@ describe("webhook replay", () => {
     expect((await hook.replay({})).json.error.code).toBe("invalid_input")
     expect((await hook.replay({ event_id: crypto.randomUUID(), since: new Date().toISOString() })).status).toBe(400)
     expect((await hook.replay({ event_id: crypto.randomUUID() })).json.error.code).toBe("not_found")
+    // An event id that is not a UUID names no event: the same 404 as an unknown one, decided at the edge.
+    const malformed = await hook.replay({ event_id: "not-an-event" })
+    expect(malformed.status).toBe(404)
+    expect(malformed.json.error).toMatchObject({
+      code: "not_found",
+      message: "This endpoint has no delivery of that event"
+    })
     expect((await hook.replay({ since: "yesterday-ish" })).json.error.code).toBe("invalid_input")
 
     const fresh = await endpointOf()

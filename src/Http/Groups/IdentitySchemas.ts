@@ -1,13 +1,13 @@
 import { Schema } from "effect"
-import { InviteId, OrgId, UserId } from "../../Domain/Ids.js"
-import { PlanId } from "../../Domain/Plans.js"
+import { OrgId } from "../../Domain/Ids.js"
+import { Role } from "../../Domain/Org.js"
 import { UserJson } from "../../Domain/User.js"
 
 /** Records and inputs shared by the identity groups (sign-in, account, orgs, agents, keys). */
 
 export const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC with milliseconds" })
 
-export const Role = Schema.Literal("owner", "member").annotations({ identifier: "Role" })
+export { Role }
 
 /** A path identifier not yet decoded as its record's id (`PathIds.ts` has those). */
 export const PathId = Schema.String
@@ -32,30 +32,8 @@ export const Me = Schema.Struct({
   orgs: Schema.Array(Schema.Struct({ id: OrgId, name: Schema.String, role: Role }))
 }).annotations({ identifier: "Me" })
 
-export const Org = Schema.Struct({
-  id: OrgId,
-  name: Schema.String,
-  plan: PlanId,
-  role: Role,
-  created_at: Timestamp
-}).annotations({ identifier: "Org" })
-
-export const Member = Schema.Struct({
-  user_id: UserId,
-  email: Schema.String,
-  name: Schema.NullOr(Schema.String),
-  role: Role,
-  joined_at: Timestamp
-}).annotations({ identifier: "Member" })
-
-export const Invite = Schema.Struct({
-  id: InviteId,
-  email: Schema.String,
-  role: Role,
-  invited_by_email: Schema.String,
-  created_at: Timestamp,
-  expires_at: Timestamp
-}).annotations({ identifier: "Invite" })
+/** The wire's org, member and invitation: the `Org`, `Member` and `Invite` models' (Domain/Org.ts). */
+export { InviteJson as Invite, MemberJson as Member, OrgJson as Org } from "../../Domain/Org.js"
 
 export const DeletionRequest = Schema.Struct({
   id: Schema.String,

@@ -5,6 +5,7 @@ import {
   BenchmarkRunId,
   DeletionRequestId,
   DisputeId,
+  EventId,
   InviteId,
   JobId,
   OAuthConnectionId,
@@ -33,7 +34,9 @@ const missing = {
   job: "No job with that id in this org",
   receipt: "No receipt with that id in this org",
   dispute: "No dispute with that id",
-  connection: "No such connection"
+  connection: "No such connection",
+  /** A webhook replay's `event_id` (in its body): no delivery of an event that cannot exist. */
+  replayedEvent: "This endpoint has no delivery of that event"
 } as const
 
 const missingMessages: ReadonlySet<string> = new Set(Object.values(missing))
@@ -78,5 +81,6 @@ export const AdminOrgIdParam = namedPathId(OrgId, missingNamed.org)
 export const DeletionRequestIdParam = namedPathId(DeletionRequestId, missingNamed.deletionRequest)
 export const BenchmarkRunIdParam = namedPathId(BenchmarkRunId, missingNamed.benchmarkRun)
 export const OpeningRequestIdParam = namedPathId(OpeningRequestId, missingNamed.openingRequest)
+export const EventIdInBody = pathId(EventId, missing.replayedEvent)
 
 export const OrgPath = Schema.Struct({ orgId: OrgIdParam })

@@ -1,12 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { AgentRefusalJson, Day } from "../../Domain/AgentRefusal.js"
 import { Amount } from "../../Domain/Money.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth } from "../Security/AuthTags.js"
 import { OrgPath } from "./IdentitySchemas.js"
-
-const Day = Schema.String.annotations({ description: "A UTC day, YYYY-MM-DD", examples: ["2026-11-01"] })
 
 export const UsageQuery = Schema.Struct({
   from: Schema.optional(Day.annotations({ description: "First day (UTC, inclusive); default the 1st of this month" })),
@@ -45,15 +44,7 @@ export const OrgUsage = Schema.Struct({
     calls: Schema.Int,
     priced: Amount.annotations({ description: "What the test items and calls were priced at; no credits moved" })
   }).annotations({ description: "Test agents' purchases and calls in the range, kept apart from spend" }),
-  refusals: Schema.Array(Schema.Struct({
-    agent_id: Schema.String,
-    name: Schema.String,
-    day: Day,
-    code: Schema.String.annotations({ description: "The error code the agent was answered" }),
-    count: Schema.Int,
-    last_at: Schema.String,
-    last_message: Schema.String
-  })).annotations({
+  refusals: Schema.Array(AgentRefusalJson).annotations({
     description:
       "Requests of each agent refused by a limit (trial, budget, balance, quota, rate...), per UTC day and code, latest first (at most 200 rows)"
   }),

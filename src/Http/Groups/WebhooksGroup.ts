@@ -1,12 +1,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { EventTypeSchema, subscribableEventTypes } from "../../Domain/Events.js"
-import { WebhookEndpointId } from "../../Domain/Ids.js"
+import { WebhookDeliveryId, WebhookEndpointId } from "../../Domain/Ids.js"
+import { DeliveryJson, DeliveryStatus, WebhookEndpointJson } from "../../Domain/Webhook.js"
 import { Forbidden, InvalidInput, NotFound, PlanLimit, RateLimited } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { OrgAuth } from "../Security/AuthTags.js"
 import { PageLimit } from "./Pagination.js"
-import { OrgIdParam, OrgPath, WebhookEndpointIdParam } from "./PathIds.js"
+import { EventIdInBody, OrgIdParam, OrgPath, WebhookEndpointIdParam } from "./PathIds.js"
 
 /** Webhook endpoints and their deliveries: `/v1/orgs/{orgId}/webhooks...`, `/webhook-deliveries`. */
 const WebhookPath = Schema.Struct({ orgId: OrgIdParam, id: WebhookEndpointIdParam })
@@ -22,16 +23,8 @@ export const CreateWebhookRequest = Schema.Struct({
   })
 })
 
-export const WebhookEndpoint = Schema.Struct({
-  id: WebhookEndpointId,
-  url: Schema.String,
-  events: Schema.Array(EventTypeSchema),
-  secret_prefix: Schema.String,
-  previous_secret_expires_at: Schema.NullOr(Schema.String).annotations({
-    description: "After a secret rotation: until when deliveries are also signed with the previous secret"
-  }),
-  created_at: Schema.String
-}).annotations({ identifier: "WebhookEndpoint" })
+/** The wire's webhook endpoint: the `WebhookEndpoint` model's json variant (Domain/Webhook.ts). */
+export const WebhookEndpoint = WebhookEndpointJson
 
 export const RotatedWebhookSecret = Schema.Struct({
   webhook: Schema.Struct({
@@ -43,11 +36,9 @@ export const RotatedWebhookSecret = Schema.Struct({
 
 export const CreatedWebhook = Schema.Struct({
   webhook: Schema.Struct({
-    id: Schema.String,
+    id: WebhookEndpoint.fields.id,
     secret: Schema.String.annotations({ description: "whsec_...; shown only in this answer" }),
-    url: Schema.String,
-    events: Schema.Array(EventTypeSchema),
-    created_at: Schema.String
+    ...Struct.pick(WebhookEndpoint.fields, "url", "events", "created_at")
   }),
   note: Schema.String
 }).annotations({ identifier: "CreatedWebhook" })
@@ -58,7 +49,7 @@ export const WebhookList = Schema.Struct({
 })
 
 export const ReplayRequest = Schema.Struct({
-  event_id: Schema.optional(Schema.String.annotations({ description: "Resend this event" })),
+  event_id: Schema.optional(EventIdInBody.annotations({ description: "Resend this event" })),
   since: Schema.optional(Schema.Date.annotations({
     description: "Resend every event delivered (or tried) to this endpoint since this time (ISO 8601)"
   })),
@@ -74,29 +65,15 @@ export const ReplayAnswer = Schema.Struct({
   event_ids: Schema.Array(Schema.String).annotations({ description: "Their events: the same ids as before" })
 }).annotations({ identifier: "ReplayAnswer" })
 
-export const DeliveryStatus = Schema.Literal("pending", "delivered", "failed")
-
-export const WebhookDelivery = Schema.Struct({
-  id: Schema.String,
-  webhook_id: WebhookEndpointId,
-  event_id: Schema.String,
-  event_type: EventTypeSchema,
-  status: DeliveryStatus,
-  attempts: Schema.Int,
-  last_status_code: Schema.NullOr(Schema.Int),
-  last_error: Schema.NullOr(Schema.String),
-  next_attempt_at: Schema.NullOr(Schema.String).annotations({ description: "Time of the next try; null when settled" }),
-  last_attempt_at: Schema.NullOr(Schema.String),
-  delivered_at: Schema.NullOr(Schema.String),
-  created_at: Schema.String
-}).annotations({ identifier: "WebhookDelivery" })
+/** The wire's webhook delivery: the `Delivery` model's json variant (Domain/Webhook.ts). */
+export const WebhookDelivery = DeliveryJson
 
 export const DeliveryList = Schema.Struct({ deliveries: Schema.Array(WebhookDelivery), has_more: Schema.Boolean })
 
 export const DeliveryQuery = Schema.Struct({
   limit: Schema.optional(PageLimit),
-  starting_after: Schema.optional(Schema.UUID),
-  webhook_id: Schema.optional(Schema.UUID),
+  starting_after: Schema.optional(WebhookDeliveryId),
+  webhook_id: Schema.optional(WebhookEndpointId),
   status: Schema.optional(DeliveryStatus)
 })
 

@@ -112,7 +112,7 @@ button{font-size:1.1rem;padding:.6rem 1.4rem;cursor:pointer}dt{font-weight:600}<
   )
 
 const details = (approval: Approval) => {
-  const amount = BigInt(approval.amount.credits)
+  const amount = approval.amount_credits
   return `<dl>
 <dt>Tool</dt><dd>${escapeHtml(approval.tool.name)} (${escapeHtml(approval.tool.slug)})</dd>
 <dt>Items</dt><dd>${approval.item_count}</dd>
@@ -121,7 +121,7 @@ const details = (approval: Approval) => {
     approval.reason === "over_budget" ? "over the agent's monthly budget" : "above the agent's approval threshold"
   }</dd>
 <dt>Status</dt><dd>${approval.status}</dd>
-<dt>Expires</dt><dd>${approval.expires_at}</dd>
+<dt>Expires</dt><dd>${approval.expires_at.toISOString()}</dd>
 </dl>`
 }
 

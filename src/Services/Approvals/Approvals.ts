@@ -1,11 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
+import { type ApprovalStatus, PurchaseApproval } from "../../Domain/Approval.js"
 import type { ApprovalReason, ApprovalSummary } from "../../Domain/ApprovalSummary.js"
 import type { OrgActor } from "../../Domain/Current.js"
-import { ApprovalId } from "../../Domain/Ids.js"
+import { type AgentId, ApprovalId, type OrgId } from "../../Domain/Ids.js"
 import { amountOf, creditsToUsd } from "../../Domain/Money.js"
-import type { Approval, ApprovalStatus } from "../../Domain/Purchasing.js"
+import type { Approval } from "../../Domain/Purchasing.js"
 import { base62 } from "../../Domain/Secrets.js"
 import {
   ApprovalExpired,
@@ -24,7 +25,7 @@ import { approvalRequestMail } from "../Mailer/ApprovalMail.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
 import { OrgOwners } from "../Mailer/OrgOwners.js"
 import { sha256Hex } from "../SecretBox/Hashes.js"
-import { type ApprovalRow, ApprovalsRepo } from "./ApprovalsRepo.js"
+import { ApprovalsRepo } from "./ApprovalsRepo.js"
 
 /**
  * Owner approvals of purchases over an agent's approval threshold or monthly budget.
@@ -37,8 +38,8 @@ import { type ApprovalRow, ApprovalsRepo } from "./ApprovalsRepo.js"
  * for exactly one purchase.
  */
 export interface ApprovalRequest {
-  readonly orgId: string
-  readonly agentId: string
+  readonly orgId: OrgId
+  readonly agentId: AgentId
   readonly agentName: string
   readonly tool: { readonly id: string; readonly slug: string; readonly name: string }
   readonly inputsHash: string
@@ -56,32 +57,22 @@ export const APPROVAL_LIFETIME_MS = 24 * 60 * 60 * 1000
 
 /** What an approval is now: a waiting or approved-and-unused approval past its expiry is expired. */
 export const effectiveStatus = (
-  row: Pick<ApprovalRow, "status" | "expires_at" | "used_at">,
+  row: Pick<PurchaseApproval, "status" | "expires_at" | "used_at">,
   now: number
 ): ApprovalStatus =>
   (row.status === "waiting" || (row.status === "approved" && row.used_at === null)) && now >= row.expires_at.getTime()
     ? "expired"
     : row.status
 
-export const approvalView = (row: ApprovalRow, now: number): Approval => ({
-  id: row.id,
+/** The wire's approval: the record with its status now, its tool, and whether a purchase used it. */
+export const approvalView = (row: PurchaseApproval, now: number): Approval => ({
+  ...row,
   status: effectiveStatus(row, now),
-  reason: row.reason,
-  agent_id: row.agent_id,
   tool: { id: row.tool_id, slug: row.tool_slug, name: row.tool_name, provider: row.tool_provider },
-  item_count: row.item_count,
-  amount: amountOf(row.amount_credits),
-  note: row.note,
-  decided_by_email: row.decided_by_email,
-  decided_via: row.decided_via,
-  created_at: row.created_at.toISOString(),
-  expires_at: row.expires_at.toISOString(),
-  decided_at: row.decided_at?.toISOString() ?? null,
-  used: row.used_at !== null,
-  receipt_id: row.receipt_id
+  used: row.used_at !== null
 })
 
-const summaryOf = (row: ApprovalRow): ApprovalSummary => ({
+const summaryOf = (row: PurchaseApproval): ApprovalSummary => ({
   id: row.id,
   status: "waiting",
   reason: row.reason,
@@ -91,7 +82,7 @@ const summaryOf = (row: ApprovalRow): ApprovalSummary => ({
   expires_at: row.expires_at.toISOString()
 })
 
-const approvalRequired = (row: ApprovalRow) =>
+const approvalRequired = (row: PurchaseApproval) =>
   new ApprovalRequired({
     message: row.reason === "over_budget"
       ? "This purchase would take the agent over its monthly budget; an org owner must approve it. Retry with approval_id once approved."
@@ -112,7 +103,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
     const notFound = new NotFound({ message: "No approval with that id in this org" })
 
     /** Two single-use links per owner, and the mail that carries them. */
-    const mailOwners = (row: ApprovalRow, request: ApprovalRequest) =>
+    const mailOwners = (row: PurchaseApproval, request: ApprovalRequest) =>
       Effect.gen(function*() {
         for (const owner of yield* orgOwners.of(row.org_id)) {
           const links: Record<"approve" | "reject", string> = { approve: "", reject: "" }
@@ -160,18 +151,19 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
         if (Option.isSome(waiting)) return waiting.value
         const id = ApprovalId.make(randomUUID())
         const expiresAt = new Date(now + APPROVAL_LIFETIME_MS)
-        yield* repo.insert({
+        yield* repo.insert(PurchaseApproval.insert.make({
           id,
           org_id: req.orgId,
           agent_id: req.agentId,
           tool_id: req.tool.id,
           inputs_hash: req.inputsHash,
           item_count: req.itemCount,
-          amount_credits: req.amount.toString(),
+          amount_credits: req.amount,
           reason: req.reason,
+          status: "waiting",
           created_at: new Date(now),
           expires_at: expiresAt
-        })
+        }))
         const row = Option.getOrThrow(yield* repo.byId(id, false))
         yield* events.emit(req.orgId, {
           type: "approval.requested",
@@ -296,7 +288,7 @@ export class Approvals extends Effect.Service<Approvals>()("Approvals/Approvals"
 
     /** Records a decision on a locked, waiting, unexpired approval and emits `approval.decided`. */
     const settleDecision = (
-      row: ApprovalRow,
+      row: PurchaseApproval,
       decision: "approve" | "reject",
       note: string | null,
       by: { readonly userId: string; readonly email: string; readonly via: "session" | "org_key" | "email_link" }

@@ -1,51 +1,13 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
-import { AgentId, ApprovalId, OrgId, UserId } from "../../Domain/Ids.js"
-import type { ApprovalStatus } from "../../Domain/Purchasing.js"
+import { type ApprovalStatus, type DecidedVia, PurchaseApproval } from "../../Domain/Approval.js"
+import { ApprovalId, UserId } from "../../Domain/Ids.js"
 import { statementRows } from "../StatementRows.js"
 
-/** The approvals' tables: `purchase_approvals` (with its tool) and `approval_links`; rows decoded. */
-const Via = Schema.Literal("session", "org_key", "email_link")
-
-export const ApprovalRow = Schema.Struct({
-  id: ApprovalId,
-  org_id: OrgId,
-  agent_id: AgentId,
-  tool_id: Schema.String,
-  tool_slug: Schema.String,
-  tool_name: Schema.String,
-  tool_provider: Schema.String,
-  inputs_hash: Schema.String,
-  item_count: Schema.Number,
-  amount_credits: Schema.BigInt,
-  reason: Schema.Literal("over_threshold", "over_budget"),
-  status: Schema.Literal("waiting", "approved", "rejected"),
-  note: Schema.NullOr(Schema.String),
-  decided_by: Schema.NullOr(Schema.String),
-  decided_by_email: Schema.NullOr(Schema.String),
-  decided_via: Schema.NullOr(Via),
-  created_at: Schema.DateFromSelf,
-  expires_at: Schema.DateFromSelf,
-  decided_at: Schema.NullOr(Schema.DateFromSelf),
-  receipt_id: Schema.NullOr(Schema.String),
-  used_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type ApprovalRow = typeof ApprovalRow.Type
-
-export interface NewApproval {
-  readonly id: string
-  readonly org_id: string
-  readonly agent_id: string
-  readonly tool_id: string
-  readonly inputs_hash: string
-  readonly item_count: number
-  readonly amount_credits: string
-  readonly reason: ApprovalReason
-  readonly created_at: Date
-  readonly expires_at: Date
-}
-
+/**
+ * The approvals' tables: `purchase_approvals` (the `PurchaseApproval` model, read with its
+ * tool) and `approval_links`.
+ */
 export const LinkRow = Schema.Struct({
   token_hash: Schema.String,
   approval_id: ApprovalId,
@@ -64,7 +26,7 @@ export interface Decision {
   readonly note: string | null
   readonly userId: string
   readonly email: string
-  readonly via: "session" | "org_key" | "email_link"
+  readonly via: DecidedVia
   readonly at: Date
 }
 
@@ -73,12 +35,12 @@ const approvalColumns = `a.*, t.slug AS tool_slug, t.name AS tool_name, t.provid
 export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/ApprovalsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const approvalRows = statementRows(ApprovalRow)
+    const approvalRows = statementRows(PurchaseApproval)
     const cols = sql.unsafe(approvalColumns)
 
     const findById = SqlSchema.findOne({
       Request: Schema.Struct({ id: ApprovalId, lock: Schema.Boolean }),
-      Result: ApprovalRow,
+      Result: PurchaseApproval,
       execute: ({ id, lock }) =>
         sql`SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id WHERE a.id = ${id}
             ${lock ? sql`FOR UPDATE OF a` : sql``}`
@@ -95,7 +57,7 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
         amount: Schema.BigInt,
         now: Schema.DateFromSelf
       }),
-      Result: ApprovalRow,
+      Result: PurchaseApproval,
       execute: (purchase) =>
         sql`
           SELECT ${cols} FROM purchase_approvals a JOIN tools t ON t.id = a.tool_id
@@ -114,11 +76,11 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("Approvals/Ap
       readonly now: Date
     }) => findWaiting(purchase).pipe(Effect.orDie)
 
-    const insert = (approval: NewApproval) =>
-      sql`INSERT INTO purchase_approvals ${sql.insert({ ...approval, status: "waiting" })}`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+    const insertRow = SqlSchema.void({
+      Request: PurchaseApproval.insert,
+      execute: (approval) => sql`INSERT INTO purchase_approvals ${sql.insert(approval)}`
+    })
+    const insert = (approval: typeof PurchaseApproval.insert.Type) => insertRow(approval).pipe(Effect.orDie)
 
     const insertLink = (link: {
       readonly tokenHash: string

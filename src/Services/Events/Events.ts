@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, DateTime, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
+import { Event } from "../../Domain/Event.js"
 import {
   type EventInput,
   type EventType,
@@ -9,6 +10,7 @@ import {
   isEmailedEventType,
   type WebhookEvent
 } from "../../Domain/Events.js"
+import { EventId, OrgId } from "../../Domain/Ids.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuthConfig } from "../Auth/AuthConfig.js"
@@ -16,6 +18,25 @@ import { MailOutbox } from "../Mailer/MailOutbox.js"
 import { MailOutboxLive } from "../Mailer/MailOutboxLive.js"
 import { OrgOwners } from "../Mailer/OrgOwners.js"
 import { renderOwnerMail } from "../Mailer/OwnerMail.js"
+
+/**
+ * The wire's envelope of a stored event, as listed and as delivered (its data already
+ * checked against its type when emitted).
+ */
+export const toEnvelope = (event: Pick<Event, "id" | "type" | "data" | "created_at">): WebhookEvent =>
+  ({
+    id: event.id,
+    type: event.type,
+    created_at: DateTime.formatIso(DateTime.unsafeMake(event.created_at)),
+    data: event.data
+  }) as WebhookEvent
+
+export interface EventListQuery {
+  readonly type?: EventType | undefined
+  readonly limit: number
+  /** An event's id as the envelope gives it (an unbranded UUID). */
+  readonly startingAfter?: string | undefined
+}
 
 /**
  * The event store and its outbox. `emit` runs inside the transaction of the change that
@@ -28,30 +49,6 @@ import { renderOwnerMail } from "../Mailer/OwnerMail.js"
  * - for the types marked "emailed to owners", one queued mail per owner of the org.
  * Workers send the deliveries and the mails afterwards, so none is lost to a crash.
  */
-export const EventRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  type: EventTypeSchema,
-  data: Schema.Unknown,
-  created_at: Schema.DateFromSelf,
-  seq: Schema.String
-})
-export type EventRow = typeof EventRow.Type
-
-export const toEnvelope = (row: EventRow): WebhookEvent =>
-  ({
-    id: row.id,
-    type: row.type,
-    created_at: DateTime.formatIso(DateTime.unsafeMake(row.created_at)),
-    data: row.data
-  }) as WebhookEvent
-
-export interface EventListQuery {
-  readonly type?: EventType | undefined
-  readonly limit: number
-  readonly startingAfter?: string | undefined
-}
-
 export class Events extends Effect.Service<Events>()("Events/Events", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -61,37 +58,27 @@ export class Events extends Effect.Service<Events>()("Events/Events", {
     const baseUrl = Option.getOrElse(config.baseUrl, () => `http://localhost:${config.port}`)
     const { dashboardPath } = yield* AuthConfig
 
-    const columns = sql`id, org_id, type, data, created_at, seq`
     const insertRow = SqlSchema.single({
-      Request: Schema.Struct({
-        orgId: Schema.String,
-        type: Schema.String,
-        data: Schema.String,
-        now: Schema.DateFromSelf
-      }),
-      Result: EventRow,
-      execute: ({ data, now, orgId, type }) =>
-        sql`
-          INSERT INTO events (id, org_id, type, data, created_at)
-          VALUES (${randomUUID()}, ${orgId}, ${type}, ${data}, ${now})
-          RETURNING ${columns}`
+      Request: Event.insert,
+      Result: Event,
+      execute: (row) => sql`INSERT INTO events ${sql.insert(row)} RETURNING id, org_id, type, data, created_at, seq`
     })
     const findSeq = SqlSchema.findOne({
-      Request: Schema.Struct({ orgId: Schema.String, id: Schema.String }),
+      Request: Schema.Struct({ orgId: OrgId, id: Schema.UUID }),
       Result: Schema.Struct({ seq: Schema.String }),
       execute: ({ id, orgId }) => sql`SELECT seq FROM events WHERE id = ${id} AND org_id = ${orgId}`
     })
     const listPage = SqlSchema.findAll({
       Request: Schema.Struct({
-        orgId: Schema.String,
-        type: Schema.NullOr(Schema.String),
+        orgId: OrgId,
+        type: Schema.NullOr(EventTypeSchema),
         beforeSeq: Schema.NullOr(Schema.String),
         limit: Schema.Number
       }),
-      Result: EventRow,
+      Result: Event,
       execute: ({ beforeSeq, limit, orgId, type }) =>
         sql`
-          SELECT ${columns} FROM events
+          SELECT id, org_id, type, data, created_at, seq FROM events
           WHERE org_id = ${orgId}
             ${type === null ? sql`` : sql`AND type = ${type}`}
             ${beforeSeq === null ? sql`` : sql`AND seq < ${beforeSeq}`}
@@ -101,14 +88,21 @@ export class Events extends Effect.Service<Events>()("Events/Events", {
 
     const insertEvent = (orgId: string, event: EventInput) =>
       Effect.gen(function*() {
-        const data = yield* Schema.encode(eventTypes[event.type].data as Schema.Schema<any, any>)(event.data).pipe(
-          Effect.orDie
-        )
+        const data = yield* Schema.encode(eventTypes[event.type].data as Schema.Schema<unknown, unknown>)(event.data)
+          .pipe(Effect.orDie)
         const now = new Date(yield* Clock.currentTimeMillis)
-        return yield* insertRow({ orgId, type: event.type, data: JSON.stringify(data), now })
+        return yield* insertRow(
+          Event.insert.make({
+            id: EventId.make(randomUUID()),
+            org_id: OrgId.make(orgId),
+            type: event.type,
+            data,
+            created_at: now
+          })
+        )
       })
 
-    const mailOwners = (orgId: string, event: EventInput, row: EventRow) =>
+    const mailOwners = (orgId: string, event: EventInput, row: Event) =>
       Effect.gen(function*() {
         if (!isEmailedEventType(event.type)) return
         for (const owner of yield* owners.of(orgId)) {
@@ -123,7 +117,11 @@ export class Events extends Effect.Service<Events>()("Events/Events", {
         }
       })
 
-    /** Writes one event for an org, its deliveries and its owner mails; the data is checked against its type's schema. */
+    /**
+     * Writes one event for an org, its deliveries and its owner mails; the data is checked
+     * against its type's schema. The org id is text while some callers (ledger, tools) hold
+     * it unbranded.
+     */
     const emit = (orgId: string, event: EventInput) =>
       Effect.gen(function*() {
         const row = yield* insertEvent(orgId, event)
@@ -140,7 +138,7 @@ export class Events extends Effect.Service<Events>()("Events/Events", {
       }).pipe(sql.withTransaction, Effect.orDie)
 
     /** The org's events, newest first. */
-    const list = (orgId: string, query: EventListQuery) =>
+    const list = (orgId: OrgId, query: EventListQuery) =>
       Effect.gen(function*() {
         let before: string | null = null
         if (query.startingAfter !== undefined) {

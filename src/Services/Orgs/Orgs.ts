@@ -3,7 +3,8 @@ import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { OrgActor, OrgRole, SessionUser } from "../../Domain/Current.js"
 import { normalizeEmail } from "../../Domain/Email.js"
-import type { InviteId, UserId } from "../../Domain/Ids.js"
+import { InviteId, OrgId, type UserId } from "../../Domain/Ids.js"
+import type { Org, OrgJson } from "../../Domain/Org.js"
 import { plans } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
 import { iso } from "../../Domain/Timestamps.js"
@@ -24,35 +25,13 @@ import { Users } from "../Auth/Users.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Mailer } from "../Mailer/Mailer.js"
 import { sha256Hex } from "../SecretBox/Hashes.js"
-import { type DeletionRequestRow, type InviteRow, type MemberRow, type OrgRow, OrgsRepo } from "./OrgsRepo.js"
+import { type DeletionRequestRow, OrgsRepo } from "./OrgsRepo.js"
 
 /** Invitations are valid 7 days. */
 export const INVITE_LIFETIME_MS = 7 * DAY_MS
 
-export const orgRecord = (row: OrgRow, role: OrgRole) => ({
-  id: row.id,
-  name: row.name,
-  plan: row.plan,
-  role,
-  created_at: iso(row.created_at)
-})
-
-export const memberRecord = (row: MemberRow) => ({
-  user_id: row.user_id,
-  email: row.email,
-  name: row.name,
-  role: row.role,
-  joined_at: iso(row.created_at)
-})
-
-export const inviteRecord = (row: InviteRow) => ({
-  id: row.id,
-  email: row.email,
-  role: row.role,
-  invited_by_email: row.invited_by_email,
-  created_at: iso(row.created_at),
-  expires_at: iso(row.expires_at)
-})
+/** The wire's org: the record with the caller's role in it. */
+const withRole = (org: Org, role: OrgRole): OrgJson => ({ ...org, role })
 
 export const deletionRequestRecord = (row: DeletionRequestRow) => ({
   id: row.id,
@@ -109,10 +88,10 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
         }
         return yield* transaction(Effect.gen(function*() {
           const at = yield* now
-          const org = yield* repo.insertOrg({ id: randomUUID(), name, createdAt: at })
+          const org = yield* repo.insertOrg({ id: OrgId.make(randomUUID()), name, created_at: at })
           yield* repo.insertMember(org.id, user.user_id, "owner", at)
           yield* ledger.grantTrial(org.id)
-          return orgRecord(org, "owner")
+          return withRole(org, "owner")
         }))
       })
 
@@ -121,11 +100,11 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
         repo.org(actor.org_id),
         Option.match({
           onNone: () => Effect.fail(new NotFound({ message: "No such org" })),
-          onSome: (org) => Effect.succeed(orgRecord(org, actor.role))
+          onSome: (org) => Effect.succeed(withRole(org, actor.role))
         })
       )
 
-    const members = (actor: OrgActor) => Effect.map(repo.members(actor.org_id), (rows) => rows.map(memberRecord))
+    const members = (actor: OrgActor) => repo.members(actor.org_id)
 
     /** Invites an address (owner only); the seat limit counts members and pending invitations. */
     const invite = (actor: OrgActor, email: string, role: OrgRole, baseUrl: string) =>
@@ -144,15 +123,15 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
           const counts = yield* repo.counts(org.id, at)
           if (counts.members + counts.pendingInvites >= plans[org.plan].max_seats) return yield* seatLimit(org.plan)
           const invite = yield* repo.insertInvite({
-            id: randomUUID(),
-            orgId: org.id,
+            id: InviteId.make(randomUUID()),
+            org_id: org.id,
             email: address,
             role,
-            tokenHash: sha256Hex(token),
-            invitedBy: actor.user_id,
-            invitedByEmail: actor.email,
-            createdAt: at,
-            expiresAt: new Date(at.getTime() + INVITE_LIFETIME_MS)
+            token_hash: sha256Hex(token),
+            invited_by: actor.user_id,
+            invited_by_email: actor.email,
+            created_at: at,
+            expires_at: new Date(at.getTime() + INVITE_LIFETIME_MS)
           })
           return { invite, orgName: org.name }
         }))
@@ -169,11 +148,10 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
             `Scripts accept it with POST /auth/invites/accept and {"token": "<the token in the link>"}.`
           ].join("\n")
         }).pipe(Effect.retry(mailRetry), Effect.orDie)
-        return inviteRecord(invite)
+        return invite
       })
 
-    const invites = (actor: OrgActor) =>
-      Effect.flatMap(now, (at) => Effect.map(repo.pendingInvites(actor.org_id, at), (rows) => rows.map(inviteRecord)))
+    const invites = (actor: OrgActor) => Effect.flatMap(now, (at) => repo.pendingInvites(actor.org_id, at))
 
     const revokeInvite = (actor: OrgActor, inviteId: InviteId) =>
       Effect.gen(function*() {
@@ -199,14 +177,14 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
         const existing = yield* repo.member(org.id, user.user_id)
         if (Option.isSome(existing)) {
           yield* repo.markInviteAccepted(invite.id, user.user_id, at)
-          return orgRecord(org, existing.value.role)
+          return withRole(org, existing.value.role)
         }
         // This invitation's seat was already counted while pending.
         const counts = yield* repo.counts(org.id, at)
         if (counts.members >= plans[org.plan].max_seats) return yield* seatLimit(org.plan)
         yield* repo.insertMember(org.id, user.user_id, invite.role, at)
         yield* repo.markInviteAccepted(invite.id, user.user_id, at)
-        return orgRecord(org, invite.role)
+        return withRole(org, invite.role)
       }))
 
     /** Changes a member's role (owner only); the last owner cannot step down. */
@@ -222,7 +200,7 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
             if (counts.owners <= 1) return yield* lastOwner
           }
           yield* repo.setRole(org.id, userId, role)
-          return memberRecord({ ...target.value, role })
+          return { ...target.value, role }
         }))
       })
 

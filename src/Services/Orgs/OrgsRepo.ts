@@ -1,40 +1,17 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { Model, SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { InviteId, OrgId, UserId } from "../../Domain/Ids.js"
-import { PlanId } from "../../Domain/Plans.js"
+import { Invite, Member, Org, type Role } from "../../Domain/Org.js"
+import type { PlanId } from "../../Domain/Plans.js"
 import { statementRows } from "../StatementRows.js"
 
-/** SQL for orgs, memberships, invitations and data-deletion requests; rows decoded by their schemas. */
-const Role = Schema.Literal("owner", "member")
+/**
+ * SQL for orgs (the `Org` model), memberships (`Member`), invitations (`Invite`) and
+ * data-deletion requests.
+ */
 type OrgRole = typeof Role.Type
 
-export const OrgRow = Schema.Struct({
-  id: OrgId,
-  name: Schema.String,
-  plan: PlanId,
-  created_at: Schema.DateFromSelf
-})
-export type OrgRow = typeof OrgRow.Type
-
-export const MemberRow = Schema.Struct({
-  user_id: UserId,
-  email: Schema.String,
-  name: Schema.NullOr(Schema.String),
-  role: Role,
-  created_at: Schema.DateFromSelf
-})
-export type MemberRow = typeof MemberRow.Type
-
-export const InviteRow = Schema.Struct({
-  id: InviteId,
-  org_id: OrgId,
-  email: Schema.String,
-  role: Role,
-  invited_by_email: Schema.String,
-  created_at: Schema.DateFromSelf,
-  expires_at: Schema.DateFromSelf
-})
-export type InviteRow = typeof InviteRow.Type
+/** The org as billing reads it through this repository (`BillingRepo.org`). */
+export type OrgRow = Org
 
 export const DeletionRequestRow = Schema.Struct({
   id: Schema.String,
@@ -63,13 +40,13 @@ const OrgAt = Schema.Struct({ orgId: Schema.String, now: Schema.DateFromSelf })
 export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const orgRows = statementRows(OrgRow)
-    const inviteRows = statementRows(InviteRow)
     const deletionRequestRows = statementRows(DeletionRequestRow)
-
-    const insertOrg = (org: { id: string; name: string; createdAt: Date }) =>
-      orgRows.single(sql`INSERT INTO orgs (id, name, created_at) VALUES (${org.id}, ${org.name}, ${org.createdAt})
-              RETURNING id, name, plan, created_at`).pipe(Effect.orDie)
+    const orgs = yield* Model.makeRepository(Org, { tableName: "orgs", spanPrefix: "OrgsRepo", idColumn: "id" })
+    const invites = yield* Model.makeRepository(Invite, {
+      tableName: "org_invites",
+      spanPrefix: "OrgsRepo",
+      idColumn: "id"
+    })
 
     const insertMember = (orgId: string, userId: string, role: OrgRole, now: Date) =>
       sql`INSERT INTO org_members (org_id, user_id, role, created_at) VALUES (${orgId}, ${userId}, ${role}, ${now})`
@@ -80,7 +57,7 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
 
     const findOrg = SqlSchema.findOne({
       Request: Schema.String,
-      Result: OrgRow,
+      Result: Org,
       execute: (orgId) => sql`SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId}`
     })
     const org = (orgId: string) => findOrg(orgId).pipe(Effect.orDie)
@@ -95,17 +72,17 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
     /** Serialises changes that count against the org's limits (seats, agents, keys). */
     const findOrgForUpdate = SqlSchema.findOne({
       Request: Schema.String,
-      Result: OrgRow,
+      Result: Org,
       execute: (orgId) => sql`SELECT id, name, plan, created_at FROM orgs WHERE id = ${orgId} FOR UPDATE`
     })
     const lockOrg = (orgId: string) => findOrgForUpdate(orgId).pipe(Effect.orDie)
 
     const findMembers = SqlSchema.findAll({
       Request: Schema.String,
-      Result: MemberRow,
+      Result: Member,
       execute: (orgId) =>
         sql`
-          SELECT m.user_id, u.email, u.name, m.role, m.created_at
+          SELECT m.user_id, u.email, u.name, m.role, m.created_at AS joined_at
           FROM org_members m JOIN users u ON u.id = m.user_id
           WHERE m.org_id = ${orgId}
           ORDER BY m.created_at DESC, m.user_id`
@@ -114,10 +91,10 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
 
     const findMember = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: Schema.String, userId: Schema.String }),
-      Result: MemberRow,
+      Result: Member,
       execute: ({ orgId, userId }) =>
         sql`
-          SELECT m.user_id, u.email, u.name, m.role, m.created_at
+          SELECT m.user_id, u.email, u.name, m.role, m.created_at AS joined_at
           FROM org_members m JOIN users u ON u.id = m.user_id
           WHERE m.org_id = ${orgId} AND m.user_id = ${userId}`
     })
@@ -170,27 +147,9 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
         Effect.orDie
       )
 
-    const insertInvite = (invite: {
-      id: string
-      orgId: string
-      email: string
-      role: OrgRole
-      tokenHash: string
-      invitedBy: string
-      invitedByEmail: string
-      createdAt: Date
-      expiresAt: Date
-    }) =>
-      inviteRows.single(sql`
-            INSERT INTO org_invites (id, org_id, email, role, token_hash, invited_by, invited_by_email, created_at,
-                                     expires_at)
-            VALUES (${invite.id}, ${invite.orgId}, ${invite.email}, ${invite.role}, ${invite.tokenHash},
-                    ${invite.invitedBy}, ${invite.invitedByEmail}, ${invite.createdAt}, ${invite.expiresAt})
-            RETURNING id, org_id, email, role, invited_by_email, created_at, expires_at`).pipe(Effect.orDie)
-
     const findPendingInvites = SqlSchema.findAll({
       Request: OrgAt,
-      Result: InviteRow,
+      Result: Invite,
       execute: ({ now, orgId }) =>
         sql`
           SELECT id, org_id, email, role, invited_by_email, created_at, expires_at FROM org_invites
@@ -208,7 +167,7 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
     /** A usable invitation by its token hash, locked for acceptance. */
     const findInviteForAcceptance = SqlSchema.findOne({
       Request: Schema.Struct({ tokenHash: Schema.String, now: Schema.DateFromSelf }),
-      Result: InviteRow,
+      Result: Invite,
       execute: ({ now, tokenHash }) =>
         sql`
           SELECT id, org_id, email, role, invited_by_email, created_at, expires_at FROM org_invites
@@ -284,7 +243,7 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
 
     return {
       setPlan,
-      insertOrg,
+      insertOrg: orgs.insert,
       insertMember,
       org,
       isOpen,
@@ -296,7 +255,7 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
       setRole,
       removeMember,
       revokePendingInvitesFor,
-      insertInvite,
+      insertInvite: invites.insert,
       pendingInvites,
       revokeInvite,
       inviteForAcceptance,

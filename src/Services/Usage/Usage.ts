@@ -98,15 +98,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
             calls: tested.calls,
             priced: amountOf(tested.priced)
           },
-          refusals: refused.map((row) => ({
-            agent_id: row.agent_id,
-            name: row.name,
-            day: row.day,
-            code: row.code,
-            count: row.count,
-            last_at: row.last_at.toISOString(),
-            last_message: row.last_message
-          })),
+          refusals: refused,
           trial: trial === null ? null : {
             credits: amountOf(trial.credits),
             expires_at: trial.expiresAt.toISOString(),

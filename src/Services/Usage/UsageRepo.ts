@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { AgentRefusal } from "../../Domain/AgentRefusal.js"
 
 /**
  * The reads behind `GET /v1/orgs/{orgId}/usage`. Money comes from the ledger's holds, the
@@ -37,16 +38,6 @@ const TrialWindowRow = Schema.Struct({
   trial_window_start: Schema.NullOr(Schema.DateFromSelf),
   trial_window_spent: Schema.BigInt
 })
-const RefusalRow = Schema.Struct({
-  agent_id: Schema.String,
-  name: Schema.String,
-  day: Schema.String,
-  code: Schema.String,
-  count: Schema.Number,
-  last_at: Schema.DateFromSelf,
-  last_message: Schema.String
-})
-
 /** The most refusal rows one answer lists (newest first). */
 export const REFUSAL_ROWS = 200
 
@@ -150,10 +141,10 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/UsageRepo", {
 
     const refusals = SqlSchema.findAll({
       Request: Range,
-      Result: RefusalRow,
+      Result: AgentRefusal,
       execute: (range) =>
         sql`
-        SELECT r.agent_id, a.name, to_char(r.day, 'YYYY-MM-DD') AS day, r.code, r.count::int AS count,
+        SELECT r.org_id, r.agent_id, a.name, to_char(r.day, 'YYYY-MM-DD') AS day, r.code, r.count::int AS count,
           r.last_at, r.last_message
         FROM agent_refusals r JOIN agents a ON a.id = r.agent_id
         WHERE r.org_id = ${range.orgId} AND r.day >= ${range.from}::date AND r.day < ${range.until}::date

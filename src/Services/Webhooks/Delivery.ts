@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
-import { iso } from "../../Domain/Timestamps.js"
+import type { WebhookDeliveryId } from "../../Domain/Ids.js"
 import { AppConfig } from "../AppConfig.js"
 import { runDispatcher } from "../Background/Dispatcher.js"
 import { delayAfterTries, LEASE } from "../Background/DurableRetry.js"
+import { toEnvelope } from "../Events/Events.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
 import { statementRows } from "../StatementRows.js"
 import { policyFor } from "./AddressPolicy.js"
@@ -12,7 +13,7 @@ import { deliveryClaimStatement } from "./DeliveryClaim.js"
 import { deliveryOutcomeWriter } from "./DeliveryOutcomes.js"
 import { deliveryHeaders } from "./Signature.js"
 import { postWebhook } from "./WebhookHttp.js"
-import { ClaimedDelivery, type DeliveryRow, WebhooksRepo } from "./WebhooksRepo.js"
+import { ClaimedDelivery, WebhooksRepo } from "./WebhooksRepo.js"
 
 /**
  * Webhook deliveries. A delivery is a row per (endpoint, event); a try is one signed POST.
@@ -37,23 +38,6 @@ export const webhookRetrySchedule = Schedule.fromDelays(
 )
 
 export const DELIVERY_WINDOW = Duration.hours(24)
-
-export type { DeliveryRow, DeliveryStatus } from "./WebhooksRepo.js"
-
-export const deliveryRecord = (row: DeliveryRow) => ({
-  id: row.id,
-  webhook_id: row.endpoint_id,
-  event_id: row.event_id,
-  event_type: row.event_type,
-  status: row.status,
-  attempts: row.attempts,
-  last_status_code: row.last_status_code,
-  last_error: row.last_error,
-  next_attempt_at: row.next_attempt_at === null ? null : iso(row.next_attempt_at),
-  last_attempt_at: row.last_attempt_at === null ? null : iso(row.last_attempt_at),
-  delivered_at: row.delivered_at === null ? null : iso(row.delivered_at),
-  created_at: iso(row.created_at)
-})
 
 export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks/WebhookDelivery", {
   dependencies: [SecretBox.Default, WebhooksRepo.Default],
@@ -139,12 +123,12 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
             error: "Endpoint secret cannot be decrypted (SECRETS_ENCRYPTION_KEY changed?)"
           })
         }
-        const body = JSON.stringify({
+        const body = JSON.stringify(toEnvelope({
           id: delivery.event_id,
           type: delivery.event_type,
-          created_at: iso(delivery.event_created_at),
+          created_at: delivery.event_created_at,
           data: delivery.event_data
-        })
+        }))
         const headers = deliveryHeaders({
           secrets: Option.isSome(previous) ? [secret.value, previous.value] : [secret.value],
           eventId: delivery.event_id,
@@ -166,7 +150,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("Webhooks
         if (leased._tag === "Some") yield* attempt(leased.value)
       })
 
-    const find = (deliveryId: string) => repo.findDelivery(deliveryId).pipe(Effect.orDie)
+    const find = (deliveryId: WebhookDeliveryId) => repo.findDelivery(deliveryId).pipe(Effect.orDie)
 
     return { claim, attempt, attemptLeased, find } as const
   })

@@ -1,6 +1,6 @@
 import type { SqlClient, SqlError } from "@effect/sql"
 import { Deferred, Effect, Queue, type Scope } from "effect"
-import type { DeliveryStatus } from "./WebhooksRepo.js"
+import type { DeliveryStatus } from "../../Domain/Webhook.js"
 
 /** One try's outcome, as its delivery row takes it. */
 export interface DeliveryOutcome {

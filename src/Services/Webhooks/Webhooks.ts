@@ -3,18 +3,18 @@ import { Clock, Duration, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import type { OrgActor } from "../../Domain/Current.js"
 import { type EventType, subscribableEventTypes } from "../../Domain/Events.js"
-import { isUuid, type WebhookEndpointId } from "../../Domain/Ids.js"
+import { type EventId, WebhookDeliveryId, WebhookEndpointId } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
-import { iso } from "../../Domain/Timestamps.js"
+import type { DeliveryStatus } from "../../Domain/Webhook.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { AppConfig } from "../AppConfig.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { LEASE } from "../Background/DurableRetry.js"
 import { Events } from "../Events/Events.js"
 import { SecretBox } from "../SecretBox/SecretBox.js"
-import { deliveryRecord, type DeliveryStatus, WebhookDelivery } from "./Delivery.js"
+import { WebhookDelivery } from "./Delivery.js"
 import { newWebhookSecret } from "./Signature.js"
-import { type EndpointRow, WebhooksRepo } from "./WebhooksRepo.js"
+import { WebhooksRepo } from "./WebhooksRepo.js"
 import { checkWebhookUrl } from "./WebhookUrl.js"
 
 /**
@@ -35,29 +35,20 @@ export const rotationNote =
   "secret (two v1 entries in Service-Signature and in webhook-signature); switch your receiver to the new one " +
   "within that time."
 
-export const endpointRecord = (row: EndpointRow) => ({
-  id: row.id,
-  url: row.url,
-  events: [...row.events],
-  secret_prefix: row.secret_prefix,
-  previous_secret_expires_at: row.previous_secret_expires_at === null ? null : iso(row.previous_secret_expires_at),
-  created_at: iso(row.created_at)
-})
-
 /** Replays an owner may ask for per org and hour, and deliveries one replay resends at most. */
 export const replayPolicy = { name: "webhook-replay", limit: 20, windowSeconds: 3600 } as const
 export const REPLAY_MAX_DELIVERIES = 1000
 
 export interface ReplayRequest {
-  readonly event_id?: string | undefined
+  readonly event_id?: EventId | undefined
   readonly since?: Date | undefined
   readonly only_failed?: boolean | undefined
 }
 
 export interface DeliveryListQuery {
   readonly limit: number
-  readonly startingAfter?: string | undefined
-  readonly webhookId?: string | undefined
+  readonly startingAfter?: WebhookDeliveryId | undefined
+  readonly webhookId?: WebhookEndpointId | undefined
   readonly status?: DeliveryStatus | undefined
 }
 
@@ -110,28 +101,25 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
             })
           }
           return yield* repo.insertEndpoint({
-            id: randomUUID(),
-            orgId: actor.org_id,
+            id: WebhookEndpointId.make(randomUUID()),
+            org_id: actor.org_id,
             url,
             events: types,
-            sealed,
-            secretPrefix: secret.slice(0, 12),
-            at: yield* now
+            secret_enc: sealed,
+            secret_prefix: secret.slice(0, 12),
+            created_at: yield* now
           })
         }).pipe(
           sql.withTransaction,
           Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die })
         )
-        return {
-          webhook: { id: row.id, secret, url: row.url, events: [...row.events], created_at: iso(row.created_at) },
-          note: webhookNote
-        }
+        return { webhook: { ...row, secret }, note: webhookNote }
       })
 
     const list = (actor: OrgActor) =>
       Effect.gen(function*() {
         const rows = yield* repo.listEndpoints(actor.org_id).pipe(Effect.orDie)
-        return { webhooks: rows.map(endpointRecord), event_types: [...subscribableEventTypes] }
+        return { webhooks: rows, event_types: [...subscribableEventTypes] }
       })
 
     /** Removes an endpoint; its pending deliveries end as failed. Unknown or already removed: 404. */
@@ -166,7 +154,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
           previousUntil: new Date(at.getTime() + Duration.toMillis(SECRET_OVERLAP))
         }).pipe(Effect.orDie)
         if (rotated._tag === "None") return yield* new NotFound({ message: "No such webhook endpoint" })
-        return { webhook: { ...endpointRecord(rotated.value), secret }, note: rotationNote }
+        return { webhook: { ...rotated.value, secret }, note: rotationNote }
       })
 
     /**
@@ -187,9 +175,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         }
         const endpoint = yield* repo.findEndpoint({ orgId: actor.org_id, id: webhookId }).pipe(Effect.orDie)
         if (endpoint._tag === "None") return yield* new NotFound({ message: "No such webhook endpoint" })
-        if (request.event_id !== undefined && !isUuid(request.event_id)) {
-          return yield* new NotFound({ message: "This endpoint has no delivery of that event" })
-        }
         const replayed = yield* repo.replayDeliveries({
           orgId: actor.org_id,
           endpointId: webhookId,
@@ -211,7 +196,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
     const sendTest = (actor: OrgActor, webhookId: WebhookEndpointId) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        const deliveryId = randomUUID()
+        const deliveryId = WebhookDeliveryId.make(randomUUID())
         const leaseToken = randomUUID()
         const found = yield* Effect.gen(function*() {
           const endpoint = yield* repo.findEndpoint({ orgId: actor.org_id, id: webhookId })
@@ -234,7 +219,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
         }).pipe(sql.withTransaction, Effect.orDie)
         if (!found) return yield* new NotFound({ message: "No such webhook endpoint" })
         yield* delivery.attemptLeased(deliveryId, leaseToken)
-        return deliveryRecord(yield* delivery.find(deliveryId))
+        return yield* delivery.find(deliveryId)
       })
 
     const deliveries = (actor: OrgActor, query: DeliveryListQuery) =>
@@ -256,7 +241,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
           beforeSeq: before,
           limit: query.limit + 1
         }).pipe(Effect.orDie)
-        return { deliveries: rows.slice(0, query.limit).map(deliveryRecord), has_more: rows.length > query.limit }
+        return { deliveries: rows.slice(0, query.limit), has_more: rows.length > query.limit }
       })
 
     return { create, list, remove, rotateSecret, replay, sendTest, deliveries } as const

@@ -1,118 +1,69 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
-import { EventTypeSchema } from "../../Domain/Events.js"
-import { OrgId, WebhookEndpointId } from "../../Domain/Ids.js"
+import { Model, SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema, Struct } from "effect"
+import { Event } from "../../Domain/Event.js"
+import { EventId, OrgId, WebhookDeliveryId, WebhookEndpointId } from "../../Domain/Ids.js"
+import { Delivery, DeliveryStatus, WebhookEndpoint } from "../../Domain/Webhook.js"
 
-/**
- * Webhooks' SQL: endpoints, and deliveries with their event; rows decoded. The delivery
- * worker's claim and outcome statements live with it in Delivery.ts.
- */
-export const DeliveryStatus = Schema.Literal("pending", "delivered", "failed")
-export type DeliveryStatus = typeof DeliveryStatus.Type
-
-export const EndpointRow = Schema.Struct({
-  id: WebhookEndpointId,
-  url: Schema.String,
-  events: Schema.Array(EventTypeSchema),
-  secret_prefix: Schema.String,
-  previous_secret_expires_at: Schema.NullOr(Schema.DateFromSelf),
-  created_at: Schema.DateFromSelf
-})
-export type EndpointRow = typeof EndpointRow.Type
-
-export const DeliveryRow = Schema.Struct({
-  id: Schema.String,
-  org_id: OrgId,
-  endpoint_id: WebhookEndpointId,
-  event_id: Schema.String,
-  event_type: EventTypeSchema,
-  status: DeliveryStatus,
-  attempts: Schema.Number,
-  next_attempt_at: Schema.NullOr(Schema.DateFromSelf),
-  last_attempt_at: Schema.NullOr(Schema.DateFromSelf),
-  last_status_code: Schema.NullOr(Schema.Number),
-  last_error: Schema.NullOr(Schema.String),
-  delivered_at: Schema.NullOr(Schema.DateFromSelf),
-  created_at: Schema.DateFromSelf,
-  seq: Schema.String
-})
-export type DeliveryRow = typeof DeliveryRow.Type
-
-/** A delivery taken for one try, with its event and endpoint. */
+/** A delivery taken for one try, with its event and endpoint: their fields as their records declare them. */
 export const ClaimedDelivery = Schema.Struct({
-  id: Schema.String,
-  endpoint_id: Schema.String,
-  attempts: Schema.Number,
+  ...Struct.pick(Delivery.fields, "id", "endpoint_id", "attempts", "event_id", "event_type"),
   lease_token: Schema.String,
-  event_id: Schema.String,
-  event_type: Schema.String,
-  event_data: Schema.Unknown,
-  event_created_at: Schema.DateFromSelf,
-  url: Schema.String,
+  event_data: Event.fields.data,
+  event_created_at: Event.fields.created_at,
+  ...Struct.pick(WebhookEndpoint.fields, "url", "previous_secret_expires_at"),
   secret_enc: Schema.String,
   previous_secret_enc: Schema.NullOr(Schema.String),
-  previous_secret_expires_at: Schema.NullOr(Schema.DateFromSelf),
   replayed_at: Schema.NullOr(Schema.DateFromSelf)
 })
 export type ClaimedDelivery = typeof ClaimedDelivery.Type
 
-const OrgScoped = Schema.Struct({ orgId: Schema.String, id: Schema.String })
-const Id = Schema.Struct({ id: Schema.String })
+const OrgEndpoint = Schema.Struct({ orgId: OrgId, id: WebhookEndpointId })
+const Id = Schema.Struct({ id: WebhookEndpointId })
 
+/**
+ * Webhooks' SQL: endpoints (the `WebhookEndpoint` model), and deliveries with their event's
+ * type (the `Delivery` model). The delivery worker's claim and outcome statements live with
+ * it in Delivery.ts.
+ */
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/WebhooksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const deliveryColumns = sql`d.id, d.org_id, d.endpoint_id, d.event_id, e.type AS event_type, d.status, d.attempts,
       d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at, d.seq`
-    const endpointColumns = sql`id, url, events, secret_prefix, previous_secret_expires_at, created_at`
+    const endpoints = yield* Model.makeRepository(WebhookEndpoint, {
+      tableName: "webhook_endpoints",
+      spanPrefix: "WebhooksRepo",
+      idColumn: "id"
+    })
 
     const countEndpoints = SqlSchema.single({
-      Request: Schema.String,
+      Request: OrgId,
       Result: Schema.Struct({ n: Schema.Number }),
       execute: (orgId) =>
         sql`SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = ${orgId} AND deleted_at IS NULL`
     })
     /** The org's endpoints not deleted. */
-    const endpointCount = (orgId: string) => Effect.map(countEndpoints(orgId), (row) => row.n)
-
-    const insertEndpoint = SqlSchema.single({
-      Request: Schema.Struct({
-        id: Schema.String,
-        orgId: Schema.String,
-        url: Schema.String,
-        events: Schema.Array(Schema.String),
-        sealed: Schema.String,
-        secretPrefix: Schema.String,
-        at: Schema.DateFromSelf
-      }),
-      Result: EndpointRow,
-      execute: (row) =>
-        sql`
-          INSERT INTO webhook_endpoints (id, org_id, url, events, secret_enc, secret_prefix, created_at)
-          VALUES (${row.id}, ${row.orgId}, ${row.url}, ${row.events as Array<string>}, ${row.sealed},
-                  ${row.secretPrefix}, ${row.at})
-          RETURNING ${endpointColumns}`
-    })
+    const endpointCount = (orgId: OrgId) => Effect.map(countEndpoints(orgId), (row) => row.n)
 
     const listEndpoints = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: EndpointRow,
+      Request: OrgId,
+      Result: WebhookEndpoint,
       execute: (orgId) =>
         sql`
-          SELECT ${endpointColumns} FROM webhook_endpoints
+          SELECT * FROM webhook_endpoints
           WHERE org_id = ${orgId} AND deleted_at IS NULL
           ORDER BY created_at DESC, id`
     })
 
     const findEndpoint = SqlSchema.findOne({
-      Request: OrgScoped,
+      Request: OrgEndpoint,
       Result: Id,
       execute: ({ id, orgId }) =>
         sql`SELECT id FROM webhook_endpoints WHERE id = ${id} AND org_id = ${orgId} AND deleted_at IS NULL`
     })
 
     const markDeleted = SqlSchema.findOne({
-      Request: Schema.Struct({ orgId: Schema.String, id: Schema.String, at: Schema.DateFromSelf }),
+      Request: Schema.Struct({ ...OrgEndpoint.fields, at: Schema.DateFromSelf }),
       Result: Id,
       execute: ({ at, id, orgId }) =>
         sql`
@@ -127,19 +78,18 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
      */
     const rotateSecret = SqlSchema.findOne({
       Request: Schema.Struct({
-        orgId: Schema.String,
-        id: Schema.String,
+        ...OrgEndpoint.fields,
         sealed: Schema.String,
         secretPrefix: Schema.String,
         previousUntil: Schema.DateFromSelf
       }),
-      Result: EndpointRow,
+      Result: WebhookEndpoint,
       execute: (row) =>
         sql`
           UPDATE webhook_endpoints SET previous_secret_enc = secret_enc, previous_secret_expires_at = ${row.previousUntil},
             secret_enc = ${row.sealed}, secret_prefix = ${row.secretPrefix}
           WHERE id = ${row.id} AND org_id = ${row.orgId} AND deleted_at IS NULL
-          RETURNING ${endpointColumns}`
+          RETURNING *`
     })
 
     /**
@@ -148,15 +98,15 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
      */
     const replayDeliveries = SqlSchema.findAll({
       Request: Schema.Struct({
-        orgId: Schema.String,
-        endpointId: Schema.String,
-        eventId: Schema.NullOr(Schema.String),
+        orgId: OrgId,
+        endpointId: WebhookEndpointId,
+        eventId: Schema.NullOr(EventId),
         since: Schema.NullOr(Schema.DateFromSelf),
         onlyFailed: Schema.Boolean,
         limit: Schema.Number,
         now: Schema.DateFromSelf
       }),
-      Result: Schema.Struct({ event_id: Schema.String }),
+      Result: Schema.Struct({ event_id: EventId }),
       execute: (r) =>
         sql`
           UPDATE webhook_deliveries d
@@ -177,7 +127,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
     })
 
     /** Pending deliveries of a deleted endpoint end as failed. */
-    const failPendingDeliveries = (endpointId: string) =>
+    const failPendingDeliveries = (endpointId: WebhookEndpointId) =>
       sql`
         UPDATE webhook_deliveries
         SET status = 'failed', last_error = 'Endpoint deleted', next_attempt_at = NULL, lease_until = NULL,
@@ -186,10 +136,10 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
 
     /** A delivery written already leased to its caller, so it is tried there and then, not by a worker. */
     const insertLeasedDelivery = (row: {
-      readonly id: string
-      readonly orgId: string
-      readonly endpointId: string
-      readonly eventId: string
+      readonly id: WebhookDeliveryId
+      readonly orgId: OrgId
+      readonly endpointId: WebhookEndpointId
+      readonly eventId: EventId
       readonly at: Date
       readonly leaseUntil: Date
       readonly leaseToken: string
@@ -201,20 +151,20 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
                 ${row.leaseUntil}, ${row.leaseToken}, ${row.at})`.pipe(Effect.asVoid)
 
     const findDeliverySeq = SqlSchema.findOne({
-      Request: OrgScoped,
+      Request: Schema.Struct({ orgId: OrgId, id: WebhookDeliveryId }),
       Result: Schema.Struct({ seq: Schema.String }),
       execute: ({ id, orgId }) => sql`SELECT seq FROM webhook_deliveries WHERE id = ${id} AND org_id = ${orgId}`
     })
 
     const listDeliveries = SqlSchema.findAll({
       Request: Schema.Struct({
-        orgId: Schema.String,
-        endpointId: Schema.NullOr(Schema.String),
+        orgId: OrgId,
+        endpointId: Schema.NullOr(WebhookEndpointId),
         status: Schema.NullOr(DeliveryStatus),
         beforeSeq: Schema.NullOr(Schema.String),
         limit: Schema.Number
       }),
-      Result: DeliveryRow,
+      Result: Delivery,
       execute: ({ beforeSeq, endpointId, limit, orgId, status }) =>
         sql`
           SELECT ${deliveryColumns} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
@@ -227,8 +177,8 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
     })
 
     const findDelivery = SqlSchema.single({
-      Request: Schema.String,
-      Result: DeliveryRow,
+      Request: WebhookDeliveryId,
+      Result: Delivery,
       execute: (id) =>
         sql`SELECT ${deliveryColumns} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ${id}`
     })
@@ -247,7 +197,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Webho
 
     return {
       endpointCount,
-      insertEndpoint,
+      insertEndpoint: endpoints.insert,
       listEndpoints,
       findEndpoint,
       markDeleted,

@@ -1,4 +1,5 @@
 import type { Agent } from "@agent-gateway/contract/Domain/Agent.js"
+import type { AgentRefusal } from "@agent-gateway/contract/Domain/AgentRefusal.js"
 import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import { useState } from "react"
@@ -356,14 +357,7 @@ const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
   )
 }
 
-type RefusalRecord = {
-  readonly agent_id: string
-  readonly day: string
-  readonly code: string
-  readonly count: number
-  readonly last_at: string
-  readonly last_message: string
-}
+type RefusalRecord = typeof AgentRefusal.json.Type
 
 /** The requests of the agent refused by a limit, latest first: what happened and what to do. */
 const AgentRefusals = (

@@ -1,3 +1,4 @@
+import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import { useSearchParams } from "react-router"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { Countdown, Credits, ErrorNotice, Loaded, Status } from "../components/ui.js"
@@ -38,7 +39,7 @@ export const ApprovalLinkPage = () => {
                 <dd>{approval.item_count}</dd>
                 <dt>Amount</dt>
                 <dd>
-                  up to <Credits amount={approval.amount} />
+                  up to <Credits amount={amountOf(approval.amount_credits)} />
                 </dd>
                 <dt>Why</dt>
                 <dd>
@@ -55,7 +56,7 @@ export const ApprovalLinkPage = () => {
                     <>
                       <dt>Expires in</dt>
                       <dd>
-                        <Countdown until={approval.expires_at} />
+                        <Countdown until={approval.expires_at.toISOString()} />
                       </dd>
                     </>
                   )

@@ -1,4 +1,6 @@
 import type { ApprovalId, OrgId } from "@agent-gateway/contract/Domain/Ids.js"
+import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
+import type { Approval } from "@agent-gateway/contract/Domain/Purchasing.js"
 import { useState } from "react"
 import { Link, useParams } from "react-router"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
@@ -14,21 +16,7 @@ const reasonText = {
   over_budget: "over the agent's monthly budget"
 } as const
 
-type ApprovalRecord = {
-  readonly id: ApprovalId
-  readonly agent_id: string
-  readonly status: string
-  readonly reason: "over_threshold" | "over_budget"
-  readonly tool: { readonly name: string; readonly slug: string }
-  readonly item_count: number
-  readonly amount: { readonly credits: string; readonly usd: string }
-  readonly note: string | null
-  readonly decided_by_email: string | null
-  readonly expires_at: string
-  readonly created_at: string
-}
-
-const Decide = ({ orgId, approval }: { readonly orgId: OrgId; readonly approval: ApprovalRecord }) => {
+const Decide = ({ orgId, approval }: { readonly orgId: OrgId; readonly approval: Approval }) => {
   const [note, setNote] = useState("")
   const invalidate = [["approvals", orgId]] as const
   const approve = useApiMutation(
@@ -79,7 +67,7 @@ const useAgentNames = (orgId: OrgId): AgentNames => {
 
 const ApprovalCard = ({ orgId, approval, open, agents }: {
   readonly orgId: OrgId
-  readonly approval: ApprovalRecord
+  readonly approval: Approval
   readonly open: boolean
   readonly agents: AgentNames
 }) => (
@@ -94,15 +82,14 @@ const ApprovalCard = ({ orgId, approval, open, agents }: {
       Asked by <AgentName agentId={approval.agent_id} agents={agents} />
     </p>
     <p>
-      {approval.item_count} item{approval.item_count === 1 ? "" : "s"} for up to <Credits amount={approval.amount} />,
-      {" "}
-      {reasonText[approval.reason]}.
+      {approval.item_count} item{approval.item_count === 1 ? "" : "s"} for up to{" "}
+      <Credits amount={amountOf(approval.amount_credits)} />, {reasonText[approval.reason]}.
     </p>
     {approval.status === "waiting"
       ? (
         <>
           <p>
-            Expires in <Countdown until={approval.expires_at} />
+            Expires in <Countdown until={approval.expires_at.toISOString()} />
           </p>
           <Decide orgId={orgId} approval={approval} />
         </>
@@ -192,7 +179,7 @@ export const ApprovalsPage = () => {
               <AgentName agentId={a.agent_id} agents={agents} />
             </td>
             <td>
-              <Credits amount={a.amount} />
+              <Credits amount={amountOf(a.amount_credits)} />
             </td>
             <td>
               <Status value={a.status} />

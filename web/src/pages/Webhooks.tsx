@@ -1,4 +1,5 @@
-import type { OrgId, WebhookEndpointId } from "@agent-gateway/contract/Domain/Ids.js"
+import type { OrgId, WebhookDeliveryId } from "@agent-gateway/contract/Domain/Ids.js"
+import type { Delivery, WebhookEndpoint } from "@agent-gateway/contract/Domain/Webhook.js"
 import { useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
@@ -74,19 +75,12 @@ const NewWebhook = ({ orgId, eventTypes, onSecret }: {
   )
 }
 
-type WebhookRecord = {
-  readonly id: WebhookEndpointId
-  readonly url: string
-  readonly events: ReadonlyArray<string>
-  readonly secret_prefix: string
-  readonly previous_secret_expires_at: string | null
-  readonly created_at: string
-}
+type WebhookRecord = typeof WebhookEndpoint.json.Type
 
 /** What an owner keeps in mind after a rotation, in their words (the service's note names headers). */
-const rotationNote = (until: string | null) =>
+const rotationNote = (until: Date | null) =>
   "The new secret is shown only now: store it with your receiver. The previous secret keeps working for 24 hours" +
-  (until === null ? "" : `, until ${localDateTime(until)}`) +
+  (until === null ? "" : `, until ${localDateTime(until.toISOString())}`) +
   ": meanwhile every delivery is signed with both, so switch your receiver to the new one within that time."
 
 /** The form's value for an instant: the viewer's local time, to the minute. */
@@ -217,16 +211,12 @@ const WebhookRow = ({ orgId, webhook, isOwner, onSecret }: {
   )
 }
 
-type DeliveryRecord = {
-  readonly webhook_id: WebhookEndpointId
-  readonly event_id: string
-  readonly status: "pending" | "delivered" | "failed"
-}
+type DeliveryRecord = Pick<typeof Delivery.json.Type, "endpoint_id" | "event_id" | "status">
 
 /** Sends one event to its endpoint again, with the same event id (not while a try is due). */
 const ResendButton = ({ orgId, delivery }: { readonly orgId: OrgId; readonly delivery: DeliveryRecord }) => {
   const replay = useApiMutation(
-    (c) => c.webhooks.replay({ path: { orgId, id: delivery.webhook_id }, payload: { event_id: delivery.event_id } }),
+    (c) => c.webhooks.replay({ path: { orgId, id: delivery.endpoint_id }, payload: { event_id: delivery.event_id } }),
     [["deliveries", orgId]]
   )
   return (
@@ -246,7 +236,7 @@ const ResendButton = ({ orgId, delivery }: { readonly orgId: OrgId; readonly del
 }
 
 const Deliveries = ({ orgId, isOwner }: { readonly orgId: OrgId; readonly isOwner: boolean }) => {
-  const pages = useCursorPages()
+  const pages = useCursorPages<WebhookDeliveryId>()
   const deliveries = useApiQuery(
     ["deliveries", orgId, pages.after],
     (c) => c.webhooks.deliveries({ path: { orgId }, urlParams: { limit: 20, starting_after: pages.after } }),
