@@ -35,18 +35,8 @@ export const Me = Schema.Struct({
 /** The wire's org, member and invitation: the `Org`, `Member` and `Invite` models' (Domain/Org.ts). */
 export { InviteJson as Invite, MemberJson as Member, OrgJson as Org } from "../../Domain/Org.js"
 
-export const DeletionRequest = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  status: Schema.Literal("pending", "completed", "cancelled"),
-  reason: Schema.NullOr(Schema.String),
-  requested_by_email: Schema.String,
-  created_at: Timestamp,
-  completed_at: Schema.NullOr(Timestamp),
-  summary: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Int })).annotations({
-    description: "What carrying the request out removed or anonymised, by kind"
-  })
-}).annotations({ identifier: "DeletionRequest" })
+/** The wire's data-deletion request: the `DeletionRequest` model's (Domain/DeletionRequest.ts). */
+export { DeletionRequestJson as DeletionRequest } from "../../Domain/DeletionRequest.js"
 
 /** The wire's agent: the `Agent` model's json variant (Domain/Agent.ts). */
 export { AgentJson as Agent } from "../../Domain/Agent.js"

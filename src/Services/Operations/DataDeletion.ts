@@ -1,9 +1,8 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
+import { DeletionRequest } from "../../Domain/DeletionRequest.js"
 import { Conflict, NotFound } from "../../Errors/ApiErrors.js"
 import { MailOutbox } from "../Mailer/MailOutbox.js"
-import { deletionRequestRecord } from "../Orgs/Orgs.js"
-import { DeletionRequestRow } from "../Orgs/OrgsRepo.js"
 import { statementRows } from "../StatementRows.js"
 import { type AuditActor, AuditLog } from "./AuditLog.js"
 
@@ -34,8 +33,9 @@ const ERASED_DOMAIN = "@erased.invalid"
 /** An address erased earlier (`erased` is what rows carried before the anonymised address). */
 const isErasedAddress = (address: string) => address === "erased" || address.endsWith(ERASED_DOMAIN)
 
+/** A request in administrators' queue: the request with its org's name. */
 export const DeletionQueueRow = Schema.Struct({
-  ...DeletionRequestRow.fields,
+  ...DeletionRequest.fields,
   org_name: Schema.String
 })
 
@@ -51,22 +51,19 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
       Result: DeletionQueueRow,
       execute: (status) =>
         sql`
-          SELECT d.id, d.org_id, d.status, d.reason, d.requested_by_email, d.created_at, d.completed_at, d.summary,
-                 o.name AS org_name
+          SELECT d.id, d.org_id, d.requested_by, d.status, d.reason, d.requested_by_email, d.created_at,
+                 d.completed_at, d.summary, o.name AS org_name
           FROM deletion_requests d JOIN orgs o ON o.id = d.org_id
           WHERE ${status === null ? sql`true` : sql`d.status = ${status}`}
           ORDER BY d.created_at, d.id LIMIT 500`
     })
     /** Administrators' queue, oldest first. */
     const queue = (status: "pending" | "completed" | "cancelled" | undefined) =>
-      findQueue(status ?? null).pipe(
-        Effect.map((rows) => rows.map((row) => ({ ...deletionRequestRecord(row), org_name: row.org_name }))),
-        Effect.orDie
-      )
+      findQueue(status ?? null).pipe(Effect.orDie)
 
     const findRequest = SqlSchema.findOne({
       Request: Schema.String,
-      Result: Schema.Struct({ ...DeletionRequestRow.fields, requested_by: Schema.String }),
+      Result: DeletionRequest,
       execute: (id) =>
         sql`
           SELECT id, org_id, status, reason, requested_by, requested_by_email, created_at, completed_at, summary
@@ -261,7 +258,7 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
           })
         }
         const done = Option.getOrThrow(yield* findRequest(request.id))
-        return deletionRequestRecord(done)
+        return done
       })).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
 
     return { queue, carryOut } as const

@@ -3,11 +3,10 @@ import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { OrgActor, OrgRole, SessionUser } from "../../Domain/Current.js"
 import { normalizeEmail } from "../../Domain/Email.js"
-import { InviteId, OrgId, type UserId } from "../../Domain/Ids.js"
+import { DeletionRequestId, InviteId, OrgId, type UserId } from "../../Domain/Ids.js"
 import type { Org, OrgJson } from "../../Domain/Org.js"
 import { plans } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
-import { iso } from "../../Domain/Timestamps.js"
 import {
   Conflict,
   Forbidden,
@@ -25,24 +24,13 @@ import { Users } from "../Auth/Users.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Mailer } from "../Mailer/Mailer.js"
 import { sha256Hex } from "../SecretBox/Hashes.js"
-import { type DeletionRequestRow, OrgsRepo } from "./OrgsRepo.js"
+import { OrgsRepo } from "./OrgsRepo.js"
 
 /** Invitations are valid 7 days. */
 export const INVITE_LIFETIME_MS = 7 * DAY_MS
 
 /** The wire's org: the record with the caller's role in it. */
 const withRole = (org: Org, role: OrgRole): OrgJson => ({ ...org, role })
-
-export const deletionRequestRecord = (row: DeletionRequestRow) => ({
-  id: row.id,
-  org_id: row.org_id,
-  status: row.status,
-  reason: row.reason,
-  requested_by_email: row.requested_by_email,
-  created_at: iso(row.created_at),
-  completed_at: row.completed_at === null ? null : iso(row.completed_at),
-  summary: row.summary
-})
 
 const noSuchMember = new NotFound({ message: "No such member of this org" })
 const lastOwner = new LastOwner({ message: "An org must keep at least one owner" })
@@ -226,23 +214,21 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
     const requestDeletion = (actor: OrgActor, reason: string | null) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        const row = yield* repo.insertDeletionRequest({
-          id: randomUUID(),
-          orgId: actor.org_id,
-          userId: actor.user_id,
-          email: actor.email,
+        return yield* repo.insertDeletionRequest({
+          id: DeletionRequestId.make(randomUUID()),
+          org_id: actor.org_id,
+          requested_by: actor.user_id,
+          requested_by_email: actor.email,
+          status: "pending",
           reason,
-          createdAt: yield* now
+          created_at: yield* now
         })
-        return deletionRequestRecord(row)
       })
 
-    const deletionRequests = (actor: OrgActor) =>
-      Effect.map(repo.deletionRequests(actor.org_id), (rows) => rows.map(deletionRequestRecord))
+    const deletionRequests = (actor: OrgActor) => repo.deletionRequests(actor.org_id)
 
     /** The requests a person filed, however they ended (after an erasure the org is gone). */
-    const myDeletionRequests = (userId: string) =>
-      Effect.map(repo.deletionRequestsBy(userId), (rows) => rows.map(deletionRequestRecord))
+    const myDeletionRequests = (userId: string) => repo.deletionRequestsBy(userId)
 
     return {
       create,

@@ -1,5 +1,6 @@
 import { Model, SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { DeletionRequest } from "../../Domain/DeletionRequest.js"
 import { Invite, Member, Org, type Role } from "../../Domain/Org.js"
 import type { PlanId } from "../../Domain/Plans.js"
 import { statementRows } from "../StatementRows.js"
@@ -13,20 +14,8 @@ type OrgRole = typeof Role.Type
 /** The org as billing reads it through this repository (`BillingRepo.org`). */
 export type OrgRow = Org
 
-export const DeletionRequestRow = Schema.Struct({
-  id: Schema.String,
-  org_id: Schema.String,
-  status: Schema.Literal("pending", "completed", "cancelled"),
-  reason: Schema.NullOr(Schema.String),
-  requested_by_email: Schema.String,
-  created_at: Schema.DateFromSelf,
-  completed_at: Schema.NullOr(Schema.DateFromSelf),
-  /** What carrying the request out removed, by kind (counts). */
-  summary: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Number }))
-})
-
-const deletionColumns = "id, org_id, status, reason, requested_by_email, created_at, completed_at, summary"
-export type DeletionRequestRow = typeof DeletionRequestRow.Type
+const deletionColumns =
+  "id, org_id, requested_by, status, reason, requested_by_email, created_at, completed_at, summary"
 
 const Counts = Schema.Struct({
   members: Schema.NumberFromString,
@@ -40,7 +29,7 @@ const OrgAt = Schema.Struct({ orgId: Schema.String, now: Schema.DateFromSelf })
 export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const deletionRequestRows = statementRows(DeletionRequestRow)
+    const deletionRequestRows = statementRows(DeletionRequest)
     const orgs = yield* Model.makeRepository(Org, { tableName: "orgs", spanPrefix: "OrgsRepo", idColumn: "id" })
     const invites = yield* Model.makeRepository(Invite, {
       tableName: "org_invites",
@@ -183,23 +172,16 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
         Effect.orDie
       )
 
-    const insertDeletionRequest = (request: {
-      id: string
-      orgId: string
-      userId: string
-      email: string
-      reason: string | null
-      createdAt: Date
-    }) =>
+    const insertDeletionRequest = (request: typeof DeletionRequest.insert.Type) =>
       deletionRequestRows.single(sql`
             INSERT INTO deletion_requests (id, org_id, requested_by, requested_by_email, reason, status, created_at)
-            VALUES (${request.id}, ${request.orgId}, ${request.userId}, ${request.email}, ${request.reason}, 'pending',
-                    ${request.createdAt})
+            VALUES (${request.id}, ${request.org_id}, ${request.requested_by}, ${request.requested_by_email},
+                    ${request.reason}, ${request.status}, ${request.created_at})
             RETURNING ${sql.unsafe(deletionColumns)}`).pipe(Effect.orDie)
 
     const findDeletionRequests = SqlSchema.findAll({
       Request: Schema.String,
-      Result: DeletionRequestRow,
+      Result: DeletionRequest,
       execute: (orgId) =>
         sql`
           SELECT ${sql.unsafe(deletionColumns)} FROM deletion_requests
@@ -209,7 +191,7 @@ export class OrgsRepo extends Effect.Service<OrgsRepo>()("Orgs/OrgsRepo", {
 
     const findDeletionRequestsBy = SqlSchema.findAll({
       Request: Schema.String,
-      Result: DeletionRequestRow,
+      Result: DeletionRequest,
       execute: (userId) =>
         sql`
           SELECT ${sql.unsafe(deletionColumns)} FROM deletion_requests
