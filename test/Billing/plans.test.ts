@@ -231,7 +231,7 @@ describe("changing plan", () => {
 })
 
 describe("the customer portal", () => {
-  it("is opened for owners only; cancelling there returns the org to Pay as you go, a new card becomes the org's", async () => {
+  it("is opened for owners only; cancelling there returns the org to Pay as you go, a new card becomes the org's, a removed one is forgotten", async () => {
     const org = await newOrg(world)
     const { events } = await subscribe(org, { plan: "pro" })
     await deliverShuffled(events)
@@ -252,6 +252,17 @@ describe("the customer portal", () => {
     await deliverShuffled(world.stripe.events.slice(from))
     const summary = await call(world, "GET", `/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
     expect(summary.json.card).toMatchObject({ brand: "mastercard", last4: "4444" })
+
+    // A card removed in the portal is the org's card no more (auto-reload cannot charge it);
+    // a second delivery of the event changes nothing.
+    const removeFrom = world.stripe.events.length
+    const removed = await world.stripe.usePortal(opened.json.portal_url, { action: "remove_card" })
+    expect(removed.text).toContain("Card ending 4444 removed")
+    const detached = world.stripe.events.slice(removeFrom)
+    expect(detached.map((e) => e.type)).toEqual(["payment_method.detached"])
+    await deliverShuffled(detached)
+    const withoutCard = await call(world, "GET", `/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
+    expect(withoutCard.json.card).toBeNull()
 
     const cancelFrom = world.stripe.events.length
     const cancelled = await world.stripe.usePortal(opened.json.portal_url, { action: "cancel" })

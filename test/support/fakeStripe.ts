@@ -209,7 +209,7 @@ export interface FakeStripe {
   /** The customer uses the portal page: cancels, or replaces the card; answers the page's status and text. */
   readonly usePortal: (
     portalUrl: string,
-    form: { action: "cancel" } | { action: "card"; card_number: string }
+    form: { action: "cancel" } | { action: "remove_card" } | { action: "card"; card_number: string }
   ) => Promise<{ status: number; text: string }>
   /** Posts an event to `url`, signed with the library's test-header helper; answers status and body. */
   readonly deliver: (url: string, event: StoredEvent, secret?: string) => Promise<{ status: number; body: any }>

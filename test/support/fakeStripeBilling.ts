@@ -425,6 +425,18 @@ export const fakeBilling = (deps: BillingDeps) => {
         })
         notice = `<p role="status">Card ending ${pm.card.last4} saved</p>`
       }
+    } else if (method === "POST" && form.action === "remove_card") {
+      // As Stripe's portal: the customer's default card is detached from the customer.
+      const defaultId = customerDefaults.get(session.customer)
+      const pm = defaultId === undefined ? undefined : deps.method(defaultId)
+      if (pm === undefined) {
+        notice = `<p role="alert">No card to remove.</p>`
+      } else {
+        pm.customer = null
+        customerDefaults.delete(session.customer)
+        deps.emit("payment_method.detached", publicMethod(pm))
+        notice = `<p role="status">Card ending ${pm.card.last4} removed</p>`
+      }
     }
     const still = [...subscriptions.values()].filter((s) => s.customer === session.customer && !ended(s))
     return page(
@@ -435,6 +447,7 @@ export const fakeBilling = (deps: BillingDeps) => {
           ? "<p>No active subscription</p>"
           : `<form method="post"><input type="hidden" name="action" value="cancel"><button>Cancel subscription</button></form>`) +
         `<form method="post"><input type="hidden" name="action" value="card"><input name="card_number"><button>Update card</button></form>` +
+        `<form method="post"><input type="hidden" name="action" value="remove_card"><button>Remove card</button></form>` +
         `<a href="${session.return_url}">Return</a>`
     )
   }

@@ -368,7 +368,7 @@ export class PaymentWebhookGroup extends HttpApiGroup.make("paymentWebhook")
       .annotateContext(OpenApi.annotations({
         summary: "Payment provider events",
         description:
-          "The payment provider's events (Stripe): the raw body signed in the Stripe-Signature header. Events handled: checkout.session.completed, checkout.session.expired, customer.subscription.created, customer.subscription.updated, customer.subscription.deleted, invoice.paid, invoice.payment_failed, customer.updated, payment_intent.succeeded, payment_intent.payment_failed, payment_intent.canceled, charge.refunded, charge.dispute.created, charge.dispute.closed."
+          "The payment provider's events (Stripe): the raw body signed in the Stripe-Signature header. Events handled: checkout.session.completed, checkout.session.expired, customer.subscription.created, customer.subscription.updated, customer.subscription.deleted, invoice.paid, invoice.payment_failed, customer.updated, payment_method.detached, payment_intent.succeeded, payment_intent.payment_failed, payment_intent.canceled, charge.refunded, charge.dispute.created, charge.dispute.closed."
       }))
   )
   .annotateContext(OpenApi.annotations({ title: "Payment webhook", description: "Signed by the payment provider." }))

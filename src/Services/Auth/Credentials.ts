@@ -82,6 +82,11 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
       return Effect.flatMap(agentKeys.getEither(hash), (found) => {
         if (Either.isRight(found)) return Effect.succeed(fromDatabase(found.right))
         const row = found.left
+        // A refusal is never served from the cache: its entry lives to the end of the
+        // millisecond it was read in (a zero time to live), and an enable may come within it.
+        if (Option.isSome(row) && row.value.status !== "active") {
+          return Effect.zipRight(agentKeys.invalidate(hash), Effect.map(agentKeys.get(hash), fromDatabase))
+        }
         return Option.isSome(row) && cachedModes.includes(row.value.mode)
           ? Effect.succeed(Option.some({ row: row.value, fromCache: true }))
           : Effect.map(repo.agentByKeyHash(hash), fromDatabase)

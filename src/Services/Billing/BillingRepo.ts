@@ -376,6 +376,16 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
     const orgOfCustomer = (customerId: string) =>
       findOrgOfCustomer(customerId).pipe(Effect.map(Option.map((row) => row.org_id)), Effect.orDie)
 
+    const findOrgOfCard = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ org_id: OrgId }),
+      execute: (paymentMethodId) =>
+        sql`SELECT org_id FROM billing_profiles WHERE card_payment_method_id = ${paymentMethodId}`
+    })
+    /** The org whose saved card this provider payment method is, if any. */
+    const orgOfCard = (paymentMethodId: string) =>
+      findOrgOfCard(paymentMethodId).pipe(Effect.map(Option.map((row) => row.org_id)), Effect.orDie)
+
     return {
       insertPayment,
       findPayment,
@@ -407,7 +417,8 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       eventSeen,
       disputeFreezeLiftable,
       org,
-      orgOfCustomer
+      orgOfCustomer,
+      orgOfCard
     } as const
   })
 }) {}

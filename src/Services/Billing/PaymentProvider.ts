@@ -174,6 +174,8 @@ export type ProviderEvent =
     | { readonly kind: "subscription_changed"; readonly subscriptionId: string }
     | { readonly kind: "invoice_changed"; readonly invoiceId: string; readonly subscriptionId: string }
     | { readonly kind: "customer_changed"; readonly customerId: string }
+    /** A saved card removed at the provider (`payment_method.detached`). */
+    | { readonly kind: "card_detached"; readonly paymentMethodId: string }
     | { readonly kind: "refunded"; readonly paymentId: string; readonly amountRefundedMinor: bigint }
     | {
       readonly kind: "disputed"

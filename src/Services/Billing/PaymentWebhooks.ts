@@ -7,6 +7,7 @@ import { PaymentProvider } from "./PaymentProvider.js"
 import { PaymentReturns } from "./PaymentReturns.js"
 import { PaymentStates } from "./PaymentStates.js"
 import { PlanSubscriptions } from "./PlanSubscriptions.js"
+import { SavedCards } from "./SavedCards.js"
 
 /**
  * `POST /v1/billing/webhook`: the payment provider's events. The signature is checked with
@@ -26,6 +27,8 @@ import { PlanSubscriptions } from "./PlanSubscriptions.js"
  *   (PlanSubscriptions.ts: the org's plan, its plan payments, the founding seat);
  * - `customer.updated`: the customer's default card (replaced in the portal) becomes the
  *   org's card;
+ * - `payment_method.detached`: a saved card removed in the portal is the org's card no more
+ *   (auto-reload stops charging it);
  * - `charge.refunded`: the refunded share of the credits is taken back;
  * - `charge.dispute.created`: the disputed share is taken back and the org's credits are
  *   frozen;
@@ -44,6 +47,7 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
     const returns = yield* PaymentReturns
     const checkouts = yield* Checkouts
     const subscriptions = yield* PlanSubscriptions
+    const cards = yield* SavedCards
 
     const receive = (rawBody: string, signature: string | undefined) =>
       Effect.gen(function*() {
@@ -67,6 +71,8 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
           else if (Option.isSome(plan)) yield* subscriptions.applyEvent(plan.value)
           else if (event.kind === "refunded") {
             yield* returns.record(event.paymentId, { kind: "refund", refundedMinor: event.amountRefundedMinor })
+          } else if (event.kind === "card_detached") {
+            yield* cards.forget(event.paymentMethodId)
           } else if (event.kind === "disputed") {
             yield* returns.record(event.paymentId, {
               kind: "dispute",
@@ -86,6 +92,7 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
     PaymentStates.Default,
     PaymentReturns.Default,
     Checkouts.Default,
-    PlanSubscriptions.Default
+    PlanSubscriptions.Default,
+    SavedCards.Default
   ]
 }) {}

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { BillingRepo } from "./BillingRepo.js"
 import type { ProviderCardSetup } from "./PaymentProvider.js"
 
@@ -34,7 +34,30 @@ export class SavedCards extends Effect.Service<SavedCards>()("Billing/SavedCards
         })
       })).pipe(Effect.orDie)
 
-    return { keep } as const
+    /**
+     * A card removed at the provider (the customer portal detaches it) is no longer the org's
+     * card: auto-reload stops charging it and the billing page asks for a new one. Another card
+     * saved since, or a second delivery of the event, changes nothing.
+     */
+    const forget = (paymentMethodId: string) =>
+      Effect.gen(function*() {
+        const orgId = yield* repo.orgOfCard(paymentMethodId)
+        if (Option.isNone(orgId)) return
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const profile = yield* repo.lockProfile(orgId.value, now)
+        if (profile.card_payment_method_id !== paymentMethodId) return
+        yield* repo.updateProfile(orgId.value, {
+          card_payment_method_id: null,
+          card_brand: null,
+          card_last4: null,
+          card_exp_month: null,
+          card_exp_year: null,
+          auto_reload_next_attempt_at: null,
+          updated_at: now
+        })
+      }).pipe(Effect.orDie)
+
+    return { keep, forget } as const
   }),
   dependencies: [BillingRepo.Default]
 }) {}

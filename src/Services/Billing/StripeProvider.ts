@@ -407,6 +407,8 @@ const ChargeShape = Schema.Struct({
   amount_refunded: Schema.Number
 })
 
+const PaymentMethodShape = Schema.Struct({ id: Schema.String, object: Schema.Literal("payment_method") })
+
 const DisputeShape = Schema.Struct({
   object: Schema.Literal("dispute"),
   payment_intent: Schema.NullOr(Schema.String),
@@ -477,6 +479,13 @@ const toProviderEvent = (
             status
           })
         }
+      )
+    case "payment_method.detached":
+      return Effect.map(
+        Schema.decodeUnknown(PaymentMethodShape)(object).pipe(
+          Effect.mapError(() => new PaymentUnavailable({ message: "A payment_method.detached event without a card" }))
+        ),
+        (method): ProviderEvent => ({ ...base, kind: "card_detached", paymentMethodId: method.id })
       )
     default: {
       const plan = subscriptionEvent(type, object)
