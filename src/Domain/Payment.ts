@@ -107,6 +107,9 @@ export const PaymentWireStatus = Schema.Literal(
 
 const wire = Payment.json.fields
 
+/** The payment's own columns the wire shows (in `PaymentJson`, beside the computed fields). */
+export const paymentWireColumns = Object.keys(wire) as ReadonlyArray<keyof typeof wire>
+
 /**
  * The wire's payment: the row's own fields in their wire form, and the fields computed from
  * several columns (`status`; `fx` from the rate and its day; `card` from brand and last four).

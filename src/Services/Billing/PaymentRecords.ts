@@ -1,6 +1,6 @@
 import { Struct } from "effect"
 import { disputeHoldsMoney } from "../../Domain/Billing.js"
-import type { Payment, PaymentView } from "../../Domain/Payment.js"
+import { type Payment, type PaymentView, paymentWireColumns } from "../../Domain/Payment.js"
 
 /** The wire's status of a payment: its state, with what was given back since. */
 export const paymentStatusOf = (row: Payment) => {
@@ -16,27 +16,7 @@ export const paymentStatusOf = (row: Payment) => {
 
 /** A payment as the wire shows it (`PaymentJson`): the row's own fields and those computed from several. */
 export const paymentView = (row: Payment): PaymentView => ({
-  ...Struct.pick(
-    row,
-    "id",
-    "purpose",
-    "currency",
-    "amount_minor",
-    "usd_cents",
-    "credits",
-    "plan",
-    "offer",
-    "save_card",
-    "failure_message",
-    "refunded_minor",
-    "disputed_minor",
-    "reversed_credits",
-    "receipt_url",
-    "provider",
-    "provider_payment_id",
-    "created_at",
-    "credited_at"
-  ),
+  ...Struct.pick(row, ...paymentWireColumns),
   status: paymentStatusOf(row),
   fx: row.fx_rate === null || row.fx_rate_date === null
     ? null
