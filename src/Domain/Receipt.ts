@@ -4,14 +4,12 @@ import { AgentId, ApprovalId, JobId, OrgId, ReceiptId } from "./Ids.js"
 import { AmountFromCredits } from "./Money.js"
 import { TaskTypeId } from "./TaskType.js"
 import { TimestampFromDate } from "./Timestamps.js"
+import { ToolEntry } from "./Tool.js"
 
 /** A tool as a purchase names it. */
-export const ToolRef = Schema.Struct({
-  id: Schema.String,
-  slug: Schema.String,
-  name: Schema.String,
-  provider: Schema.String
-}).annotations({ identifier: "ToolRef" })
+export const ToolRef = Schema.Struct(Struct.pick(ToolEntry.fields, "id", "slug", "name", "provider")).annotations({
+  identifier: "ToolRef"
+})
 export type ToolRef = typeof ToolRef.Type
 
 /** A purchase's items by outcome (`pending` counts the running ones too). */
