@@ -21,7 +21,7 @@ try {
   })
   if (bought.status !== "done") throw new Error("One input answers at once")
   const receipt = await gateway.receipt(bought.receipt_id)
-  console.log(`receipt ${receipt.id}: ${receipt.items[0]!.outcome}, charged ${receipt.charged_credits} credits`)
+  console.log(`receipt ${receipt.id}: ${receipt.items[0]!.status}, charged ${receipt.charged_credits} credits`)
   console.log(`result: ${JSON.stringify(bought.items[0]!.result)}`)
 } catch (error) {
   if (isServiceError(error, "check_failed")) console.log(`no verified result, nothing charged: ${error.message}`)

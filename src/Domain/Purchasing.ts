@@ -5,6 +5,7 @@ import { ScorePartsSchema } from "./Formula.js"
 import { ApprovalId, JobId, ReceiptId } from "./Ids.js"
 import { AnyJson } from "./Json.js"
 import { Amount } from "./Money.js"
+import { PurchaseItem } from "./PurchaseItem.js"
 import { PurchaseJob } from "./PurchaseJob.js"
 import { ItemCounts, ReceiptTotals, ToolRef } from "./Receipt.js"
 import { RecordSignature } from "./RecordSignature.js"
@@ -110,25 +111,29 @@ export type ExecuteRequest = typeof ExecuteRequest.Type
 export const ItemOutcome = Schema.Literal("pending", "running", "passed", "partial", "failed", "expired")
 export type ItemOutcome = typeof ItemOutcome.Type
 
+const itemColumns = PurchaseItem.json.fields
+
+/**
+ * An item as a receipt names it: the item's columns as the wire names them (`PurchaseItem`),
+ * and what is computed from them (charged or not, the input's hash, the check).
+ */
 export const ReceiptItem = Schema.Struct({
-  index: Schema.Int,
-  outcome: ItemOutcome,
+  ...Struct.pick(itemColumns, "idx", "status"),
   charged: Schema.Boolean,
-  reason: Schema.NullOr(Schema.String).annotations({ description: "Why the result is partial or failed" }),
-  error_code: Schema.NullOr(Schema.String).annotations({
-    description: "check_failed, provider_error or interrupted for failed items; null otherwise"
-  }),
-  tool_id: Schema.NullOr(Schema.String),
-  provider: Schema.NullOr(Schema.String),
-  fallback_from_tool_id: Schema.NullOr(Schema.String),
-  cost: Amount,
-  refund: Amount,
+  ...Struct.pick(
+    itemColumns,
+    "reason",
+    "error_code",
+    "tool_id",
+    "provider",
+    "fallback_from",
+    "cost_credits",
+    "refunded_credits"
+  ),
   input_hash: Schema.String.annotations({ description: "SHA-256 hex of the canonical JSON of the input" }),
-  result_hash: Schema.NullOr(Schema.String).annotations({
-    description: "SHA-256 hex of the canonical JSON of the result"
-  }),
+  ...Struct.pick(itemColumns, "result_hash"),
   check: Schema.NullOr(Schema.Struct({ id: Schema.String, version: Schema.String })),
-  finished_at: Schema.NullOr(Timestamp)
+  ...Struct.pick(itemColumns, "finished_at")
 }).annotations({ identifier: "ReceiptItem" })
 export type ReceiptItem = typeof ReceiptItem.Type
 

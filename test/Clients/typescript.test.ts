@@ -184,7 +184,7 @@ describe("the TypeScript client against the service", () => {
     })
     const receiptId = bought.status === "done" ? bought.receipt_id : ""
     const items = await scripts.receiptItems(receiptId, { urlParams: { limit: 1 } })
-    expect(items.items.map((item) => [item.index, item.input])).toEqual([
+    expect(items.items.map((item) => [item.idx, item.input])).toEqual([
       [0, { first_name: "Ada", last_name: "Byron", domain: "analytical.example.com" }]
     ])
     expect(items.has_more).toBe(false)
@@ -224,7 +224,7 @@ const done = {
   status: "done",
   receipt_id: "r1",
   mode: "test",
-  tool: { id: "t1", slug: "s", name: "n", provider: "p" },
+  tool: { id: "7f1c1a52-6a3e-4f0e-9b1d-2c8f4a0e9d11", slug: "s", name: "n", provider: "p" },
   item_count: 1,
   charged: { credits: "40", usd: "0.040" },
   counts: { passed: 1, partial: 0, failed: 0, expired: 0, pending: 0 },

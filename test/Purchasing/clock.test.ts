@@ -90,7 +90,7 @@ describe("on a test clock", () => {
         const job = yield* runner.get(org.orgId, jobId)
         expect(job.status).toBe("done")
         expect(job.counts).toEqual({ passed: 50, partial: 0, failed: 0, expired: 10, pending: 0 })
-        expect(job.items.slice(50).every((item) => item.outcome === "expired" && !item.charged)).toBe(true)
+        expect(job.items.slice(50).every((item) => item.status === "expired" && !item.charged)).toBe(true)
         expect(job.items[59]!.reason).toMatch(/2-hour run time/)
         expect(job.charged.credits).toBe("150")
 

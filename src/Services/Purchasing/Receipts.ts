@@ -1,9 +1,7 @@
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema, Struct } from "effect"
 import type { OrgId, ReceiptId } from "../../Domain/Ids.js"
-import { amountOf } from "../../Domain/Money.js"
 import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
-import { type ReceiptItem, type ReceiptItemDetail, ReceiptSummary, type ResultItem } from "../../Domain/Purchasing.js"
-import { isoOrNull } from "../../Domain/Timestamps.js"
+import { ReceiptItem, type ReceiptItemDetail, ReceiptSummary, type ResultItem } from "../../Domain/Purchasing.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { RecordSigner } from "../Receipts/RecordSigner.js"
 import { sha256OfCanonical } from "./Canonical.js"
@@ -20,20 +18,23 @@ import { ReceiptsRepo } from "./ReceiptsRepo.js"
 const CHARGED = new Set(["passed", "partial"])
 
 export const itemView = (row: PurchaseItem): ReceiptItem => ({
-  index: row.idx,
-  outcome: row.status,
+  ...Struct.pick(
+    row,
+    "idx",
+    "status",
+    "reason",
+    "error_code",
+    "tool_id",
+    "provider",
+    "fallback_from",
+    "cost_credits",
+    "refunded_credits",
+    "result_hash",
+    "finished_at"
+  ),
   charged: CHARGED.has(row.status),
-  reason: row.reason,
-  error_code: row.error_code,
-  tool_id: row.tool_id,
-  provider: row.provider,
-  fallback_from_tool_id: row.fallback_from,
-  cost: amountOf(row.cost_credits),
-  refund: amountOf(row.refunded_credits),
   input_hash: sha256OfCanonical(row.input),
-  result_hash: row.result_hash,
-  check: row.check_id === null || row.check_version === null ? null : { id: row.check_id, version: row.check_version },
-  finished_at: isoOrNull(row.finished_at)
+  check: row.check_id === null || row.check_version === null ? null : { id: row.check_id, version: row.check_version }
 })
 
 export const resultItemView = (row: PurchaseItem): ResultItem => ({
@@ -44,6 +45,7 @@ export const resultItemView = (row: PurchaseItem): ResultItem => ({
 export const detailItemView = (row: PurchaseItem): ReceiptItemDetail => ({ ...resultItemView(row), input: row.input })
 
 const wireOf = Schema.encode(ReceiptSummary)
+const itemsOnWire = Schema.encode(Schema.Array(ReceiptItem))
 
 export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", {
   dependencies: [ReceiptsRepo.Default, ItemsRepo.Default, RecordSigner.Default],
@@ -68,7 +70,10 @@ export class Receipts extends Effect.Service<Receipts>()("Purchasing/Receipts", 
       Effect.gen(function*() {
         const receipt = yield* totals(orgId, id)
         const items = (yield* itemRows.items(receipt.id)).map(itemView)
-        const { signature } = yield* signer.signed({ ...yield* Effect.orDie(wireOf(receipt)), items })
+        const { signature } = yield* signer.signed({
+          ...yield* Effect.orDie(wireOf(receipt)),
+          items: yield* Effect.orDie(itemsOnWire(items))
+        })
         return { ...receipt, items, signature }
       })
 

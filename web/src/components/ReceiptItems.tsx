@@ -84,9 +84,9 @@ export const ReceiptItems = ({ orgId, receiptId, mode, running }: {
           <>
             <ol className="plain receipt-items">
               {data.items.map((item) => (
-                <li key={item.index} className="card" data-testid={`receipt-item-${item.index}`}>
+                <li key={item.idx} className="card" data-testid={`receipt-item-${item.idx}`}>
                   <p>
-                    Item {item.index} <Status value={item.outcome} />
+                    Item {item.idx} <Status value={item.status} />
                     {mode === "test" ? <span className="badge badge-test">test</span> : null}
                   </p>
                   <h4>Input</h4>
@@ -108,7 +108,7 @@ export const ReceiptItems = ({ orgId, receiptId, mode, running }: {
               page={pages.page}
               hasMore={data.has_more}
               onPrevious={pages.previous}
-              onNext={() => pages.next(String(data.items.at(-1)!.index))}
+              onNext={() => pages.next(String(data.items.at(-1)!.idx))}
             />
           </>
         )}

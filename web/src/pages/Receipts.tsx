@@ -94,15 +94,15 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: OrgId; rea
             rows={r.items}
             head={["#", "Outcome", r.mode === "test" ? "Priced" : "Cost", "Check", "Reason", "Dispute"]}
             row={(item) => {
-              const dispute = disputeOf.get(item.index)
+              const dispute = disputeOf.get(item.idx)
               return (
-                <tr key={item.index}>
-                  <td>{item.index}</td>
+                <tr key={item.idx}>
+                  <td>{item.idx}</td>
                   <td>
-                    <Status value={item.outcome} />
+                    <Status value={item.status} />
                   </td>
                   <td>
-                    <Credits amount={item.cost} />
+                    <Credits amount={amountOf(item.cost_credits)} />
                   </td>
                   <td>{item.check === null ? "—" : <code>{item.check.id}@{item.check.version}</code>}</td>
                   <td>{item.reason ?? ""}</td>
@@ -115,7 +115,7 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: OrgId; rea
                         </span>
                       )
                       : item.charged
-                      ? <DisputeItem orgId={orgId} receiptId={r.id} index={item.index} />
+                      ? <DisputeItem orgId={orgId} receiptId={r.id} index={item.idx} />
                       : null}
                   </td>
                 </tr>
