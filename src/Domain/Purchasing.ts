@@ -117,19 +117,24 @@ const itemColumns = PurchaseItem.json.fields
  * An item as a receipt names it: the item's columns as the wire names them (`PurchaseItem`),
  * and what is computed from them (charged or not, the input's hash, the check).
  */
+const leadingColumns = ["idx", "status"] as const
+const outcomeColumns = [
+  "reason",
+  "error_code",
+  "tool_id",
+  "provider",
+  "fallback_from",
+  "cost_credits",
+  "refunded_credits"
+] as const
+
+/** The item's own columns a receipt item shows (in `ReceiptItem`, between the computed fields). */
+export const receiptItemColumns = [...leadingColumns, ...outcomeColumns, "result_hash", "finished_at"] as const
+
 export const ReceiptItem = Schema.Struct({
-  ...Struct.pick(itemColumns, "idx", "status"),
+  ...Struct.pick(itemColumns, ...leadingColumns),
   charged: Schema.Boolean,
-  ...Struct.pick(
-    itemColumns,
-    "reason",
-    "error_code",
-    "tool_id",
-    "provider",
-    "fallback_from",
-    "cost_credits",
-    "refunded_credits"
-  ),
+  ...Struct.pick(itemColumns, ...outcomeColumns),
   input_hash: Schema.String.annotations({ description: "SHA-256 hex of the canonical JSON of the input" }),
   ...Struct.pick(itemColumns, "result_hash"),
   check: Schema.NullOr(Schema.Struct({ id: Schema.String, version: Schema.String })),

@@ -1,7 +1,13 @@
 import { Effect, Option, Schema, Struct } from "effect"
 import type { OrgId, ReceiptId } from "../../Domain/Ids.js"
 import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
-import { ReceiptItem, type ReceiptItemDetail, ReceiptSummary, type ResultItem } from "../../Domain/Purchasing.js"
+import {
+  ReceiptItem,
+  receiptItemColumns,
+  type ReceiptItemDetail,
+  ReceiptSummary,
+  type ResultItem
+} from "../../Domain/Purchasing.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { RecordSigner } from "../Receipts/RecordSigner.js"
 import { sha256OfCanonical } from "./Canonical.js"
@@ -18,20 +24,7 @@ import { ReceiptsRepo } from "./ReceiptsRepo.js"
 const CHARGED = new Set(["passed", "partial"])
 
 export const itemView = (row: PurchaseItem): ReceiptItem => ({
-  ...Struct.pick(
-    row,
-    "idx",
-    "status",
-    "reason",
-    "error_code",
-    "tool_id",
-    "provider",
-    "fallback_from",
-    "cost_credits",
-    "refunded_credits",
-    "result_hash",
-    "finished_at"
-  ),
+  ...Struct.pick(row, ...receiptItemColumns),
   charged: CHARGED.has(row.status),
   input_hash: sha256OfCanonical(row.input),
   check: row.check_id === null || row.check_version === null ? null : { id: row.check_id, version: row.check_version }
