@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto"
 import * as http from "node:http"
 import Stripe from "stripe"
 import { STRIPE_API_VERSION } from "../../src/Services/Billing/StripeProvider.js"
-import { fakeBilling } from "./fakeStripeBilling.js"
+import { asList, fakeBilling } from "./fakeStripeBilling.js"
 
 /**
  * A fake Stripe API on loopback: the handful of endpoints the service uses, answering
@@ -145,15 +145,6 @@ const parseForm = (body: string) => {
   }
   return out
 }
-
-const asList = (value: unknown): Array<string> =>
-  value === undefined
-    ? []
-    : Array.isArray(value)
-    ? value
-    : typeof value === "object"
-    ? Object.values(value as object)
-    : [String(value)]
 
 export interface FakeStripe {
   readonly url: string

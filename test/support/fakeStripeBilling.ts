@@ -92,6 +92,16 @@ export interface BillingDeps {
   readonly baseUrl: () => string
 }
 
+/** A form field that may be sent as one value, `name[]=...` or `name[0]=...`, as a list. */
+export const asList = (value: unknown): Array<string> =>
+  value === undefined
+    ? []
+    : Array.isArray(value)
+    ? value
+    : typeof value === "object"
+    ? Object.values(value as object)
+    : [String(value)]
+
 const id = (prefix: string) => `${prefix}_${randomBytes(12).toString("hex")}`
 
 /** The same instant a calendar month later (Stripe's monthly billing anchor). */
@@ -266,15 +276,6 @@ export const fakeBilling = (deps: BillingDeps) => {
     status: 404,
     body: { error: { type: "invalid_request_error", code: "resource_missing", message: `No such ${what}` } }
   })
-  const asList = (value: unknown): Array<string> =>
-    value === undefined
-      ? []
-      : Array.isArray(value)
-      ? value
-      : typeof value === "object"
-      ? Object.values(value as object)
-      : [String(value)]
-
   /** The Billing part of the API; undefined for a path that is not one of its. */
   const route = (method: string, segments: Array<string>, form: Record<string, any>): Answer | undefined => {
     const [v1, kind, objectId, verb] = segments
