@@ -2,7 +2,7 @@ import { Model } from "@effect/sql"
 import { Schema, Struct } from "effect"
 import { AgentId, OrgId } from "./Ids.js"
 import { AmountFromCredits } from "./Money.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { LaterTimestampColumn, TimestampColumn } from "./Timestamps.js"
 
 export const AgentMode = Schema.Literal("test", "live")
 export const AgentStatus = Schema.Literal("active", "disabled")
@@ -47,15 +47,8 @@ export class Agent extends Model.Class<Agent>("Agent")({
   ),
   key_hash: Model.FieldOnly("insert")(Schema.String),
   key_issued_at: Model.FieldOnly("insert")(Schema.DateFromSelf),
-  key_last_used_at: Model.Field({
-    select: Schema.NullOr(Schema.DateFromSelf),
-    json: Schema.NullOr(TimestampFromDate)
-  }),
-  created_at: Model.Field({
-    select: Schema.DateFromSelf,
-    insert: Schema.DateFromSelf,
-    json: TimestampFromDate
-  })
+  key_last_used_at: LaterTimestampColumn,
+  created_at: TimestampColumn
 }) {}
 
 /** An agent as the rules see it (the gateway's key row): its mode, status, budget, threshold and allowlist. */

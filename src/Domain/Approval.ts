@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { ApprovalReason } from "./ApprovalSummary.js"
 import { AgentId, ApprovalId, OrgId, UserId } from "./Ids.js"
 import { AmountFromCredits } from "./Money.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { TimestampColumn, TimestampFromDate } from "./Timestamps.js"
 
 /** What an approval is now: its stored status, or expired once waiting (or approved and unused) past its expiry. */
 export const ApprovalStatus = Schema.Literal("waiting", "approved", "rejected", "expired")
@@ -51,8 +51,8 @@ export class PurchaseApproval extends Model.Class<PurchaseApproval>("PurchaseApp
   decided_by: Model.FieldExcept("insert", "json", "jsonCreate", "jsonUpdate")(Schema.NullOr(UserId)),
   decided_by_email: Model.FieldExcept("insert", "jsonCreate")(Schema.NullOr(Schema.String)),
   decided_via: Model.FieldExcept("insert", "jsonCreate")(Schema.NullOr(DecidedVia)),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
-  expires_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
+  created_at: TimestampColumn,
+  expires_at: TimestampColumn,
   decided_at: NullableDate,
   receipt_id: Model.FieldExcept("insert", "jsonCreate")(Schema.NullOr(Schema.String)),
   used_at: Model.FieldExcept("insert", "json", "jsonCreate", "jsonUpdate")(Schema.NullOr(Schema.DateFromSelf))

@@ -1,7 +1,7 @@
 import { Model } from "@effect/sql"
 import { Schema, Struct } from "effect"
 import { BenchmarkRunId } from "./Ids.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { LaterTimestampColumn, TimestampColumn } from "./Timestamps.js"
 
 export const RunStatus = Schema.Literal("queued", "running", "done", "failed")
 
@@ -27,9 +27,9 @@ export class BenchmarkRun extends Model.Class<BenchmarkRun>("BenchmarkRun")({
   cost_credits: Model.FieldOnly("select")(Schema.BigInt),
   check_version: Schema.String,
   failure: Model.Field({ select: Schema.NullOr(Schema.String), json: Schema.NullOr(Schema.String) }),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
-  started_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) }),
-  finished_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) })
+  created_at: TimestampColumn,
+  started_at: LaterTimestampColumn,
+  finished_at: LaterTimestampColumn
 }) {}
 
 const wire = BenchmarkRun.json.fields

@@ -1,7 +1,7 @@
 import { Model } from "@effect/sql"
 import { Schema } from "effect"
 import { DeletionRequestId, OrgId, UserId } from "./Ids.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { LaterTimestampColumn, TimestampColumn } from "./Timestamps.js"
 
 /**
  * An owner's request to delete the org's data, declared once: its row, the row a request
@@ -15,8 +15,8 @@ export class DeletionRequest extends Model.Class<DeletionRequest>("DeletionReque
   status: Schema.Literal("pending", "completed", "cancelled"),
   reason: Schema.NullOr(Schema.String),
   requested_by_email: Schema.String,
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
-  completed_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) }),
+  created_at: TimestampColumn,
+  completed_at: LaterTimestampColumn,
   summary: Model.Field({
     select: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Int })),
     json: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Int })).annotations({

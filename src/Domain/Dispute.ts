@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { AgentId, DisputeId, HoldId, OrgId, ReceiptId, ReceiptItemId } from "./Ids.js"
 import { AmountFromCredits } from "./Money.js"
 import { RecordSignature } from "./RecordSignature.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { LaterTimestampColumn, TimestampColumn } from "./Timestamps.js"
 
 export const DisputeStatus = Schema.Literal("open", "upheld", "rejected")
 export type DisputeStatus = typeof DisputeStatus.Type
@@ -37,8 +37,8 @@ export class Dispute extends Model.Class<Dispute>("Dispute")({
   decided_by: Model.FieldOnly("select")(Schema.NullOr(Schema.String)),
   /** The disputed item's hold, which an upheld dispute refunds. */
   hold_id: Model.FieldOnly("select")(Schema.NullOr(HoldId)),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
-  decided_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) })
+  created_at: TimestampColumn,
+  decided_at: LaterTimestampColumn
 }) {}
 
 /** The wire's dispute: the record with the service's signature of it. */

@@ -1,10 +1,7 @@
 import { Model } from "@effect/sql"
 import { Schema } from "effect"
 import { OpeningRequestId, OrgId, UserId } from "./Ids.js"
-import { TimestampFromDate } from "./Timestamps.js"
-
-/** A timestamp column: a Date in the row, ISO 8601 on the wire. */
-const timestamp = Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate })
+import { LaterTimestampColumn, TimestampColumn } from "./Timestamps.js"
 
 /**
  * An on-request gateway endpoint opened for one org (its agents may call it), declared once:
@@ -13,7 +10,7 @@ const timestamp = Model.Field({ select: Schema.DateFromSelf, insert: Schema.Date
 export class EndpointOpening extends Model.Class<EndpointOpening>("EndpointOpening")({
   org_id: Model.FieldExcept("json", "jsonCreate", "jsonUpdate")(OrgId),
   endpoint_id: Schema.String,
-  opened_at: timestamp
+  opened_at: TimestampColumn
 }) {}
 
 export const OpeningRequestStatus = Schema.Literal("pending", "opened", "declined")
@@ -29,8 +26,8 @@ export class OpeningRequest extends Model.Class<OpeningRequest>("OpeningRequest"
   requested_by: Model.FieldOnly("insert")(UserId),
   note: Schema.NullOr(Schema.String),
   status: OpeningRequestStatus,
-  created_at: timestamp,
-  decided_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) })
+  created_at: TimestampColumn,
+  decided_at: LaterTimestampColumn
 }) {}
 
 /** The wire's opening request. */

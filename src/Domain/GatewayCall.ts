@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { AgentId, CallId, OrgId } from "./Ids.js"
 import { AnyJson } from "./Json.js"
 import { Amount, AmountFromCredits, amountOf } from "./Money.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { TimestampColumn, TimestampFromDate } from "./Timestamps.js"
 
 /**
  * What a gateway call asks for: the same shape for `POST /v1/call`, the MCP `call_endpoint`
@@ -113,7 +113,7 @@ export class GatewayCall extends Model.Class<GatewayCall>("GatewayCall")({
   provider_status: Model.FieldOnly("select", "json")(Schema.NullOr(Schema.Int)),
   latency_ms: Model.FieldOnly("select", "insert", "json")(Schema.NullOr(Schema.Int)),
   hold_id: Model.FieldOnly("insert")(Schema.NullOr(Schema.String)),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
+  created_at: TimestampColumn,
   finished_at: Model.Field({
     select: Schema.NullOr(Schema.DateFromSelf),
     insert: Schema.NullOr(Schema.DateFromSelf),

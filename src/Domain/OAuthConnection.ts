@@ -1,7 +1,7 @@
 import { Model } from "@effect/sql"
 import { Schema } from "effect"
 import { AgentId, OAuthConnectionId, OrgId, UserId } from "./Ids.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { LaterTimestampColumn, TimestampColumn, TimestampFromDate } from "./Timestamps.js"
 
 /**
  * An MCP client an owner connected to an agent by OAuth: its tokens act as that agent.
@@ -23,14 +23,14 @@ export class OAuthConnection extends Model.Class<OAuthConnection>("OAuthConnecti
       Schema.String.annotations({ description: "The email address of the owner who consented" })
     ).pipe(Schema.fromKey("connected_by"))
   }),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
+  created_at: TimestampColumn,
   last_used_at: Model.Field({
     select: Schema.NullOr(Schema.DateFromSelf),
     json: Schema.NullOr(TimestampFromDate).annotations({
       description: "When one of its tokens last reached /mcp (kept to the minute)"
     })
   }),
-  revoked_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) })
+  revoked_at: LaterTimestampColumn
 }) {}
 
 /** The wire's connection (no title: the wire record never had one, and the class would name it `OAuthConnection.json`). */

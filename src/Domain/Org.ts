@@ -2,7 +2,7 @@ import { Model } from "@effect/sql"
 import { Schema, Struct } from "effect"
 import { InviteId, OrgId, UserId } from "./Ids.js"
 import { PlanId } from "./Plans.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { TimestampColumn, TimestampFromDate } from "./Timestamps.js"
 
 /** A person's role in an org. */
 export const Role = Schema.Literal("owner", "member").annotations({ identifier: "Role" })
@@ -16,7 +16,7 @@ export class Org extends Model.Class<Org>("Org")({
   id: Model.GeneratedByApp(OrgId),
   name: Schema.String,
   plan: Model.FieldExcept("insert", "jsonCreate")(PlanId),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate })
+  created_at: TimestampColumn
 }) {}
 
 /** The wire's org: the record with the caller's role in it. */
@@ -57,8 +57,8 @@ export class Invite extends Model.Class<Invite>("Invite")({
   token_hash: Model.FieldOnly("insert")(Schema.String),
   invited_by: Model.FieldOnly("insert")(UserId),
   invited_by_email: Schema.String,
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
-  expires_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate })
+  created_at: TimestampColumn,
+  expires_at: TimestampColumn
 }) {}
 
 /** The wire's invitation. */

@@ -1,7 +1,7 @@
 import { Model } from "@effect/sql"
 import { Schema } from "effect"
 import { OrgId, OrgKeyId, UserId } from "./Ids.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { LaterTimestampColumn, TimestampColumn } from "./Timestamps.js"
 
 /**
  * An org key, declared once: `OrgKey` decodes its row, `OrgKey.insert` is a new row (with the
@@ -18,8 +18,8 @@ export class OrgKey extends Model.Class<OrgKey>("OrgKey")({
   key_hash: Model.FieldOnly("insert")(Schema.String),
   created_by: Model.FieldOnly("insert")(UserId),
   created_by_email: Schema.String,
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
-  last_used_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) })
+  created_at: TimestampColumn,
+  last_used_at: LaterTimestampColumn
 }) {}
 
 /** The wire's org key. */

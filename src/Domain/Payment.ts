@@ -4,7 +4,7 @@ import { MinorUnitsFromDecimal } from "./Billing.js"
 import { DayFromColumn } from "./FxRate.js"
 import { OrgId, PaymentId, UserId } from "./Ids.js"
 import { AmountFromCredits } from "./Money.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { TimestampColumn, TimestampFromDate } from "./Timestamps.js"
 
 export const PaymentPurpose = Schema.Literal("top_up", "auto_reload", "plan")
 export type PaymentPurpose = typeof PaymentPurpose.Type
@@ -90,7 +90,7 @@ export class Payment extends Model.Class<Payment>("Payment")({
     json: Schema.NullOr(TimestampFromDate)
   }),
   created_by: Model.FieldOnly("select", "insert")(Schema.NullOr(UserId)),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
+  created_at: TimestampColumn,
   updated_at: Model.FieldOnly("select", "insert", "update")(Schema.DateFromSelf)
 }) {}
 

@@ -1,7 +1,7 @@
 import { Model } from "@effect/sql"
 import { Schema } from "effect"
 import { AgentId, JobId, OrgId, ReceiptId } from "./Ids.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { LaterTimestampColumn, TimestampColumn } from "./Timestamps.js"
 
 /**
  * A purchase job (more than 25 inputs), declared once: `PurchaseJob` decodes its row,
@@ -18,9 +18,9 @@ export class PurchaseJob extends Model.Class<PurchaseJob>("PurchaseJob")({
   /** The worker holding the job, and until when. */
   lease_owner: Model.FieldOnly("select")(Schema.NullOr(Schema.String)),
   lease_until: Model.FieldOnly("select")(Schema.NullOr(Schema.DateFromSelf)),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
-  started_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) }),
-  completed_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) }),
+  created_at: TimestampColumn,
+  started_at: LaterTimestampColumn,
+  completed_at: LaterTimestampColumn,
   /** Items not run by then expire and their holds go back. */
-  deadline_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate })
+  deadline_at: TimestampColumn
 }) {}

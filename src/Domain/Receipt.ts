@@ -3,7 +3,7 @@ import { Schema, Struct } from "effect"
 import { AgentId, ApprovalId, JobId, OrgId, ReceiptId } from "./Ids.js"
 import { AmountFromCredits } from "./Money.js"
 import { TaskTypeId } from "./TaskType.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { LaterTimestampColumn, TimestampColumn } from "./Timestamps.js"
 import { ToolEntry } from "./Tool.js"
 
 /** A tool as a purchase names it. */
@@ -58,8 +58,8 @@ const receiptFields = {
   job_id: Schema.NullOr(JobId),
   approval_id: Schema.NullOr(ApprovalId),
   idempotency_key: Schema.NullOr(Schema.String),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
-  completed_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) })
+  created_at: TimestampColumn,
+  completed_at: LaterTimestampColumn
 } as const
 
 /**

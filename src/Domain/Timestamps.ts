@@ -1,3 +1,4 @@
+import { Model } from "@effect/sql"
 import { Schema } from "effect"
 
 /** A timestamp on the wire: ISO 8601 UTC with milliseconds. */
@@ -8,4 +9,17 @@ export const TimestampFromDate = Schema.transform(Timestamp, Schema.DateFromSelf
   strict: true,
   decode: (text) => new Date(text),
   encode: (date) => date.toISOString()
+})
+
+/** A record's timestamp column written with its row: a Date in the row and the insert, ISO 8601 on the wire. */
+export const TimestampColumn = Model.Field({
+  select: Schema.DateFromSelf,
+  insert: Schema.DateFromSelf,
+  json: TimestampFromDate
+})
+
+/** A record's timestamp column filled later (null until then, never inserted): a Date or null in the row and on the wire. */
+export const LaterTimestampColumn = Model.Field({
+  select: Schema.NullOr(Schema.DateFromSelf),
+  json: Schema.NullOr(TimestampFromDate)
 })

@@ -2,7 +2,7 @@ import { Model } from "@effect/sql"
 import { Schema } from "effect"
 import { EventTypeSchema } from "./Events.js"
 import { EventId, OrgId, WebhookDeliveryId, WebhookEndpointId } from "./Ids.js"
-import { TimestampFromDate } from "./Timestamps.js"
+import { LaterTimestampColumn, TimestampColumn, TimestampFromDate } from "./Timestamps.js"
 
 /**
  * A webhook endpoint, declared once: `WebhookEndpoint` decodes its row, `.insert` is a new
@@ -24,7 +24,7 @@ export class WebhookEndpoint extends Model.Class<WebhookEndpoint>("WebhookEndpoi
       description: "After a secret rotation: until when deliveries are also signed with the previous secret"
     })
   }),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate })
+  created_at: TimestampColumn
 }) {}
 
 /** The wire's webhook endpoint. */
@@ -58,9 +58,9 @@ export class Delivery extends Model.Class<Delivery>("WebhookDelivery")({
     select: Schema.NullOr(Schema.DateFromSelf),
     json: Schema.NullOr(TimestampFromDate).annotations({ description: "Time of the next try; null when settled" })
   }),
-  last_attempt_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) }),
-  delivered_at: Model.Field({ select: Schema.NullOr(Schema.DateFromSelf), json: Schema.NullOr(TimestampFromDate) }),
-  created_at: Model.Field({ select: Schema.DateFromSelf, insert: Schema.DateFromSelf, json: TimestampFromDate }),
+  last_attempt_at: LaterTimestampColumn,
+  delivered_at: LaterTimestampColumn,
+  created_at: TimestampColumn,
   /** The list's order and cursor (a bigserial, read as text). */
   seq: Model.FieldOnly("select")(Schema.String)
 }) {}
