@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
 import { request } from "../support/server.js"
+import { makeShiftableClock } from "../support/shiftableClock.js"
 import { grantTrial, startWorld, topUp, type World } from "../support/world.js"
 
 /**
@@ -9,9 +10,10 @@ import { grantTrial, startWorld, topUp, type World } from "../support/world.js"
  * answer says about trial limits, test activity and live purchases.
  */
 let world: World
+const clock = makeShiftableClock()
 
 beforeAll(async () => {
-  world = await startWorld("refusals", { provider: true })
+  world = await startWorld("refusals", { provider: true, clock: clock.layer })
 })
 
 afterAll(() => world?.close())
@@ -20,7 +22,8 @@ const usage = (orgId: string, token: string) =>
   request(`${world.server.url}/v1/orgs/${orgId}/usage`, { headers: bearer(token) })
 const gatewayCall = (key: string) =>
   request(`${world.server.url}/v1/call`, { method: "POST", headers: bearer(key), body: { endpoint: "fakeprov/ok" } })
-const today = () => new Date().toISOString().slice(0, 10)
+/** The service's day (its clock may have been moved to a rate-limit window's start). */
+const today = () => new Date(clock.now()).toISOString().slice(0, 10)
 
 describe("refusals in usage", () => {
   it("counts every refused request per agent, day and code, none lost when they come at once", async () => {
@@ -57,7 +60,9 @@ describe("refusals in usage", () => {
   it("counts an agent's requests refused by its rate limit", async () => {
     const org = await seedOrg(world.db)
     const agent = await seedAgent(world.db, org.orgId, { mode: "test", name: "hasty" })
-    // 600 requests a minute per key: the 601st and later are refused.
+    // 600 requests a minute per key: the 601st and later are refused. The burst starts at a
+    // minute's start, so the whole minute is before it (a window ending mid-burst would reset the count).
+    clock.toNextWindow(60)
     const statuses: Array<number> = []
     for (let batch = 0; batch < 31; batch++) {
       const answers = await Promise.all(
