@@ -356,7 +356,6 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
             ? credentials.stillValid(agent, agent.cached)
             : gateThen(sql, credentials.stillValid(agent, agent.cached), (after) => keyRows.claimGate(keyRow, after)),
           (taken) => [
-            ...(keyRow === null ? [] : [keyRows.claimRecord(keyRow, taken)]),
             receiptRows.receiptRecord(receipt, taken),
             itemRows.itemsRecord(newItems, taken)
           ]

@@ -3,7 +3,7 @@ import { Effect, Schema } from "effect"
 import { IdempotencyKey } from "../../Domain/IdempotencyKey.js"
 import { AgentId } from "../../Domain/Ids.js"
 import { KeyTaken } from "../Idempotency/Idempotent.js"
-import { holdGate, type HoldGateFragment, holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
+import { holdGate, type HoldGateFragment } from "../Ledger/HoldFence.js"
 
 /**
  * Idempotency keys of purchases (Domain/IdempotencyKey.ts): rows decode to the model. The key
@@ -26,41 +26,41 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
 
     /**
      * The first step of the statement that writes a purchase (its hold's gate, HoldFence.ts):
-     * the key must be new, or past its retention. A transaction-scoped advisory lock on the
-     * key, tried without waiting, turns a concurrent twin away at once (KeyTaken) instead of
-     * queueing it behind this statement; under the lock no other request can take the key
-     * before `claimRecord` does. Nothing to undo: the gate writes nothing. With `after` (an
-     * earlier gate's relation, see `gateThen`), the key is free only when that gate passed.
+     * the key's row is written there, and the holds are taken only when it was. A
+     * transaction-scoped advisory lock on the key, tried without waiting, turns a concurrent
+     * twin away at once (KeyTaken) instead of queueing it behind this statement. The key is
+     * taken by `INSERT ... ON CONFLICT`, which sees a twin's row committed after this
+     * statement's snapshot (a `NOT EXISTS` would not: a twin that committed and let go of the
+     * lock just before this statement locked it would go unseen, and the purchase be made
+     * twice); a used key still in its retention is left as it is, and the gate refuses. A
+     * hold the ledger then refuses undoes the key. With `after` (an earlier gate's relation,
+     * see `gateThen`), the key is taken only when that gate passed.
      */
     const claimGate = (row: IdempotencyKey, after?: HoldGateFragment) =>
       holdGate({
         steps: sql`
           key_lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended(${lockName(row)}, 0)) AS locked),
           key_free AS (
-            SELECT 1 AS one FROM key_lock
-            WHERE locked${after === undefined ? sql`` : sql` AND EXISTS (SELECT 1 FROM ${after})`} AND NOT EXISTS (
-              SELECT 1 FROM idempotency_keys
-              WHERE agent_id = ${row.agent_id} AND key = ${row.key} AND expires_at >= ${row.created_at}
-            )
+            INSERT INTO idempotency_keys
+              (agent_id, key, fingerprint, status, answer, receipt_id, created_at, expires_at, lease_until)
+            SELECT ${row.agent_id}, ${row.key}, ${row.fingerprint}, ${row.status}, ${row.answer}, ${row.receipt_id},
+                   ${row.created_at}, ${row.expires_at}, ${row.lease_until}
+            FROM key_lock
+            WHERE locked${after === undefined ? sql`` : sql` AND EXISTS (SELECT 1 FROM ${after})`}
+            ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+              answer = excluded.answer, receipt_id = excluded.receipt_id, created_at = excluded.created_at,
+              expires_at = excluded.expires_at, lease_until = excluded.lease_until
+            WHERE idempotency_keys.expires_at < excluded.created_at
+            RETURNING 1 AS one
           )`,
         passed: sql`key_free`,
         report: sql`(SELECT count(*) FROM key_free)`,
         judge: (report) => Number(report) > 0 ? Effect.void : Effect.fail(new KeyTaken()),
-        undo: Effect.void
+        undo: sql`
+          DELETE FROM idempotency_keys
+          WHERE agent_id = ${row.agent_id} AND key = ${row.key} AND receipt_id = ${row.receipt_id}
+            AND status = 'in_progress'`.pipe(Effect.asVoid, Effect.orDie)
       })
-
-    /** The key's row, written with the purchase's holds (one statement, HoldFence.ts). */
-    const claimRecord = (row: IdempotencyKey, taken: HoldTaken) =>
-      holdRecord(sql`
-        INSERT INTO idempotency_keys
-          (agent_id, key, fingerprint, status, answer, receipt_id, created_at, expires_at, lease_until)
-        SELECT ${row.agent_id}, ${row.key}, ${row.fingerprint}, ${row.status}, ${row.answer}, ${row.receipt_id},
-               ${row.created_at}, ${row.expires_at}, ${row.lease_until}
-        WHERE EXISTS (SELECT 1 FROM ${taken} AS taken)
-        ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-          answer = excluded.answer, receipt_id = excluded.receipt_id, created_at = excluded.created_at,
-          expires_at = excluded.expires_at, lease_until = excluded.lease_until
-        WHERE idempotency_keys.expires_at < excluded.created_at`)
 
     const lockLapsedKeyRow = SqlSchema.findOne({
       Request: Schema.Struct({ ...AgentKey.fields, now: Schema.DateFromSelf }),
@@ -117,7 +117,6 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
     return {
       findKey,
       claimGate,
-      claimRecord,
       lockLapsedKey,
       storeAnswer,
       storeAnswerStatement,
