@@ -24,6 +24,8 @@ export interface AuthenticatedAgent {
 export interface CachedCredential {
   readonly key_hash: string
   readonly ip_allowlist: ReadonlyArray<string>
+  /** The request's address, to check the allowlist again when the key is read again. */
+  readonly address: string
 }
 
 /** An agent key holder on an agent endpoint. */

@@ -1,6 +1,6 @@
 import { Model } from "@effect/sql"
 import { Schema } from "effect"
-import { AgentId, CallId, OrgId } from "./Ids.js"
+import { AgentId, CallId, HoldId, OrgId } from "./Ids.js"
 import { AnyJson } from "./Json.js"
 import { Amount, AmountFromCredits, amountOf } from "./Money.js"
 import { TimestampColumn, TimestampFromDate } from "./Timestamps.js"
@@ -112,7 +112,7 @@ export class GatewayCall extends Model.Class<GatewayCall>("GatewayCall")({
   refund_reason: settledOnly(Schema.NullOr(RefundReason)),
   provider_status: Model.FieldOnly("select", "json")(Schema.NullOr(Schema.Int)),
   latency_ms: Model.FieldOnly("select", "insert", "json")(Schema.NullOr(Schema.Int)),
-  hold_id: Model.FieldOnly("insert")(Schema.NullOr(Schema.String)),
+  hold_id: Model.FieldOnly("insert")(Schema.NullOr(HoldId)),
   created_at: TimestampColumn,
   finished_at: Model.Field({
     select: Schema.NullOr(Schema.DateFromSelf),

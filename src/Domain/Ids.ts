@@ -50,8 +50,8 @@ export type CallId = typeof CallId.Type
 export const PaymentId = uuidOf("PaymentId")
 export type PaymentId = typeof PaymentId.Type
 
-/** The ledger's hold ids: branded only (the ledger answers `not_a_hold` for any other text itself). */
-export const HoldId = Schema.String.pipe(Schema.brand("HoldId"))
+/** The ledger's holds: made by the ledger, named by the records that pay with them. */
+export const HoldId = uuidOf("HoldId")
 export type HoldId = typeof HoldId.Type
 
 /** An entry of the ledger (written by the ledger only, never named on the wire). */

@@ -6,7 +6,6 @@ import { Config, Duration, Effect, Layer, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import pg from "pg"
-import { PgPool } from "../Services/DirectStatements.js"
 import { holdEmbeddedLock } from "./EmbeddedLock.js"
 import { CountingClient, PreparingClient } from "./PreparedStatements.js"
 
@@ -82,9 +81,8 @@ export const DatabaseLive = Layer.unwrapScoped(
     // Off behind a proxy that pools by transaction (named statements live on one connection).
     const prepared = yield* Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true))
     if (Option.isSome(url)) {
-      // The pool is also at hand as PgPool, for the statements run on it directly (DirectStatements.ts).
       const pool = yield* preparingPool(url.value, poolSize, acquireTimeout, prepared)
-      return Layer.merge(PgClient.layerFromPool({ acquire: Effect.succeed(pool) }), Layer.succeed(PgPool, pool))
+      return PgClient.layerFromPool({ acquire: Effect.succeed(pool) })
     }
     const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
     fs.mkdirSync(dataDir, { recursive: true })

@@ -3,6 +3,7 @@ import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gatewayPrice } from "../../src/Domain/Plans.js"
 import { Credentials } from "../../src/Services/Auth/Credentials.js"
+import { StaleCredential } from "../../src/Services/Auth/CredentialsRepo.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
 import { invariants } from "../support/ledgerChecks.js"
 import { request } from "../support/server.js"
@@ -117,7 +118,11 @@ describe("the credential cache", () => {
       expect((await authenticate(false)).name).toBe("After")
       // Read again after its check failed, the agent is what the database says.
       const fresh = await runtime.runPromise(
-        Effect.flatMap(Credentials, (c) => c.recheckAgentKey(second.cached!, "127.0.0.1"))
+        Effect.flatMap(Credentials, (c) =>
+          c.readAgainWhenStale(
+            second,
+            (agent) => agent.cached === undefined ? Effect.succeed(agent) : Effect.fail(new StaleCredential())
+          ))
       )
       expect(fresh).toMatchObject({ name: "After" })
       expect(fresh.cached).toBeUndefined()

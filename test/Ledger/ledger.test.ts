@@ -8,11 +8,9 @@ import { afterAll, beforeAll } from "vitest"
 import { type AgentId, HoldId, type OrgId } from "../../src/Domain/Ids.js"
 import { trialTerms } from "../../src/Domain/Plans.js"
 import { MigrationsLive } from "../../src/Layers/Migrations.js"
-import { holdGate, holdRecord } from "../../src/Services/Ledger/HoldFence.js"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerMaintenance } from "../../src/Services/Ledger/LedgerMaintenance.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
-import { settlementGate, settlementWrite } from "../../src/Services/Ledger/SettlementFence.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { invariants } from "../support/ledgerChecks.js"
@@ -51,7 +49,7 @@ const run = <A, E>(effect: Effect.Effect<A, E, Ledger | LedgerMaintenance | SqlC
 
 const promise = <A>(thunk: () => Promise<A>) => Effect.promise(thunk)
 
-class GateClosed extends Data.TaggedError("GateClosed") {}
+class CallerFailed extends Data.TaggedError("CallerFailed") {}
 
 const setup = (options: { credits?: bigint; budget?: bigint; mode?: "test" | "live"; trial?: boolean } = {}) =>
   Effect.gen(function*() {
@@ -133,7 +131,6 @@ describe("Ledger", () => {
       expect(yield* errorCode(ledger.capture(hold.id, 0n))).toBe("invalid_amount")
       expect(yield* errorCode(ledger.capture(hold.id, 81n))).toBe("capture_exceeds_hold")
       expect(yield* errorCode(ledger.capture(HoldId.make(randomUUID()), 1n))).toBe("not_a_hold")
-      expect(yield* errorCode(ledger.capture(HoldId.make("not-an-id"), 1n))).toBe("not_a_hold")
       expect(yield* errorCode(ledger.release(HoldId.make(randomUUID())))).toBe("not_a_hold")
       // An entry that is not a hold (the top-up) cannot be settled.
       const [topUp] = yield* promise(() =>
@@ -161,48 +158,24 @@ describe("Ledger", () => {
       yield* checkInvariants(orgId)
     })))
 
-  it.effect("holds several with the caller's gate and records: records exactly when the holds, in both modes", () =>
+  it.effect("holds many requests in one statement, each checked on its own in order, in both modes", () =>
     run(Effect.gen(function*() {
       const ledger = yield* Ledger
       const sql = yield* SqlClient.SqlClient
-      yield* promise(() => db.query(`CREATE TABLE IF NOT EXISTS hold_records (hold_id uuid, note text NOT NULL)`))
       for (const mode of ["test", "live"] as const) {
         const { agentId, orgId } = yield* setup({ credits: 1_000n, budget: 700n, mode })
         const testMode = mode === "test"
-        const gate = (open: boolean) =>
-          holdGate({
-            steps: sql`g AS (SELECT 1 AS one WHERE ${open})`,
-            passed: sql`g`,
-            report: sql`(SELECT count(*) FROM g)`,
-            judge: (report) => Number(report) > 0 ? Effect.void : Effect.fail(new GateClosed()),
-            undo: Effect.void
-          })
-        const attempt = (
-          ids: ReadonlyArray<HoldId>,
-          options: { amount: bigint; open?: boolean; budgetApproved?: boolean; note: string }
-        ) =>
-          ledger.holdManyWith(
-            {
-              orgId,
-              agentId,
-              amount: options.amount,
-              purpose: "test",
-              testMode,
-              budgetApproved: options.budgetApproved
-            },
-            { references: ids.map(() => randomUUID()), ids },
-            gate(options.open ?? true),
-            (taken) => [
-              holdRecord(sql`INSERT INTO hold_records SELECT taken.id, ${options.note} FROM ${taken} AS taken`),
-              holdRecord(sql`INSERT INTO hold_records SELECT NULL, ${`${options.note}:once`}
-                              WHERE EXISTS (SELECT 1 FROM ${taken} AS taken)`)
-            ]
-          )
         const newIds = (count: number) => Array.from({ length: count }, () => HoldId.make(randomUUID()))
-        const recordsOf = (note: string) =>
-          promise(() =>
-            db.query(`SELECT hold_id, note FROM hold_records WHERE note LIKE $1 ORDER BY note, hold_id`, [`${note}%`])
-          )
+        const request = (ids: ReadonlyArray<HoldId>, budgetApproved = false) => ({
+          orgId,
+          agentId,
+          amount: 100n,
+          purpose: "test",
+          testMode,
+          budgetApproved,
+          references: ids.map(() => randomUUID()),
+          ids
+        })
         const openHolds = () =>
           Effect.map(
             promise(() =>
@@ -210,28 +183,30 @@ describe("Ledger", () => {
             ),
             (rows) => rows[0].n as number
           )
-        // A closed gate: its own error, nothing held, nothing recorded.
-        expect(yield* errorCode(attempt(newIds(2), { amount: 100n, open: false, note: `${mode}-closed` })))
-          .toBe("GateClosed")
-        // Over the budget by their sum: nothing held, nothing recorded.
-        expect(yield* errorCode(attempt(newIds(8), { amount: 100n, note: `${mode}-over` }))).toBe("over_budget")
-        if (!testMode) {
-          // Past the balance (the budget approved): the refused holds released, nothing recorded.
-          expect(yield* errorCode(attempt(newIds(11), { amount: 100n, budgetApproved: true, note: "live-poor" })))
-            .toBe("insufficient_credits")
-        }
+        // In a transaction the caller then fails: nothing stays.
+        const rolledBack = yield* Effect.exit(sql.withTransaction(
+          Effect.zipRight(ledger.holdTogether([request(newIds(2))]), Effect.fail(new CallerFailed()))
+        ))
+        expect(Exit.isFailure(rolledBack)).toBe(true)
         expect(yield* openHolds()).toBe(0)
-        // Taken: the holds have the caller's ids and each record is written once.
-        const ids = newIds(3)
-        const holds = yield* attempt(ids, { amount: 100n, note: `${mode}-taken` })
-        expect(holds.map((hold) => hold.id)).toEqual(ids)
-        expect(yield* openHolds()).toBe(3)
-        expect(yield* recordsOf(mode)).toEqual([
-          ...[...ids].sort().map((id) => ({ hold_id: id, note: `${mode}-taken` })),
-          { hold_id: null, note: `${mode}-taken:once` }
+        // Each request sees what the ones before it took: 300 held, then 800 more is over the
+        // 700 budget (all of it refused), then 200 more fits; live, 11 approved pass the budget
+        // but not the balance.
+        const [first, over, fits, ...rest] = [newIds(3), newIds(8), newIds(2), newIds(11)]
+        const answers = yield* ledger.holdTogether([
+          request(first),
+          request(over),
+          request(fits),
+          ...(testMode ? [] : [request(rest[0]!, true)])
         ])
-        expect(yield* ledger.agentMonthSpend(agentId)).toBe(300n)
-        expect((yield* ledger.orgCredits(orgId)).balance).toBe(testMode ? 1_000n : 700n)
+        const codes = answers.map((answer) => answer._tag === "Right" ? "held" : answer.left._tag)
+        expect(codes).toEqual(["held", "over_budget", "held", ...(testMode ? [] : ["insufficient_credits"])])
+        // The holds have the caller's ids.
+        expect(answers[0]!._tag === "Right" && answers[0]!.right.map((hold) => hold.id)).toEqual(first)
+        expect(yield* openHolds()).toBe(5)
+        expect(yield* ledger.agentMonthSpend(agentId)).toBe(500n)
+        expect((yield* ledger.orgCredits(orgId)).balance).toBe(testMode ? 1_000n : 500n)
+        yield* checkInvariants(orgId)
       }
     })))
 
@@ -277,10 +252,11 @@ describe("Ledger", () => {
         )
       expect(yield* errorCode(approved(2, 251n))).toBe("insufficient_credits")
       expect(yield* openHolds()).toBe(5)
-      const refused = yield* promise(() =>
-        db.query(`SELECT status, captured FROM ledger_holds WHERE org_id = $1 AND refused`, [orgId])
+      // A refused hold leaves no row at all: all of its checks ran before anything was written.
+      const all = yield* promise(() =>
+        db.query(`SELECT count(*)::int AS n FROM ledger_holds WHERE org_id = $1`, [orgId])
       )
-      expect(refused).toEqual([{ status: "released", captured: "0" }, { status: "released", captured: "0" }])
+      expect(all[0].n).toBe(5)
       expect(yield* ledger.agentMonthSpend(agentId)).toBe(500n)
       expect((yield* ledger.orgCredits(orgId)).balance).toBe(500n)
       // Each hold settles on its own.
@@ -449,11 +425,11 @@ describe("Ledger", () => {
 })
 
 /**
- * `settleWith`: the settlement and the caller's own write in one statement, behind the fence
- * of SettlementFence.ts. A probe table stands for the caller's table; each rule the
- * statement applies is checked on its own through this path.
+ * `settleTogether`: the settlement of holds (one or many) in one statement, with the events
+ * it causes, in the caller's transaction when there is one. A probe table stands for the
+ * caller's own rows; each rule the settlement applies is checked on its own.
  */
-describe("settleWith (the one-statement settlement)", () => {
+describe("settleTogether (one hold)", () => {
   const probe = (id: string) =>
     Effect.flatMap(
       Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -462,14 +438,16 @@ describe("settleWith (the one-statement settlement)", () => {
         Effect.succeed(rows[0]?.writes ?? 0)
     )
 
+  /** The settlement and the caller's own write in one transaction, as a batch of gateway calls makes them. */
   const settleWithProbe = (holdId: HoldId, captured: bigint, probeId: string) =>
-    Effect.flatMap(
-      SqlClient.SqlClient,
-      (sql) =>
-        Effect.flatMap(Ledger, (ledger) =>
-          ledger.settleWith(holdId, captured, (settled) =>
-            settlementWrite(sql`UPDATE settlement_probe SET writes = writes + 1 WHERE id = ${probeId} AND ${settled}`)))
-    )
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const ledger = yield* Ledger
+        const [answer] = yield* ledger.settleTogether([{ holdId, captured }])
+        const settled = yield* answer!
+        yield* sql`UPDATE settlement_probe SET writes = writes + 1 WHERE id = ${probeId}`
+        return settled
+      })))
 
   const newProbe = Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -479,13 +457,13 @@ describe("settleWith (the one-statement settlement)", () => {
     return id
   })
 
-  it.effect("writes the caller's row with the settlement, once, and not when the hold was already settled", () =>
+  it.effect("settles once with the caller's write; not again when it was already settled", () =>
     run(Effect.gen(function*() {
       const { agentId, orgId } = yield* setup({ credits: 10_000n })
       const probeId = yield* newProbe
       const hold = yield* holdFor(orgId, agentId, 100n)
       const settled = yield* settleWithProbe(hold.id, 60n, probeId)
-      expect(settled.captured).toBe(60n)
+      expect(settled).toEqual({ captured: 60n, released: 40n })
       expect(yield* probe(probeId)).toBe(1)
       expect(yield* errorCode(settleWithProbe(hold.id, 60n, probeId))).toBe("already_settled")
       expect(yield* probe(probeId)).toBe(1)
@@ -493,37 +471,23 @@ describe("settleWith (the one-statement settlement)", () => {
       yield* checkInvariants(orgId)
     })))
 
-  it.effect("settles only when the caller's gate passes, with several writes; a closed gate changes nothing", () =>
+  it.effect("changes nothing when the caller's transaction fails after it, alert included", () =>
     run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const ledger = yield* Ledger
       const { agentId, orgId } = yield* setup({ credits: 10_000n, budget: 1_000n })
-      const [gateRow, first, second] = [yield* newProbe, yield* newProbe, yield* newProbe]
-      // The gate passes while the gate row has had fewer than `below` writes (its row locked first).
-      const settleGated = (holdId: HoldId, captured: bigint, below: number) =>
-        ledger.settleWith(
-          holdId,
-          captured,
-          (settled) =>
-            [first, second].map((id) =>
-              settlementWrite(sql`UPDATE settlement_probe SET writes = writes + 1 WHERE id = ${id} AND ${settled}`)
-            ),
-          settlementGate({
-            steps: sql`g AS (SELECT id FROM settlement_probe WHERE id = ${gateRow} AND writes < ${below} FOR UPDATE)`,
-            passed: sql`EXISTS (SELECT 1 FROM g)`
-          })
-        )
       const hold = yield* holdFor(orgId, agentId, 800n)
-      expect(yield* errorCode(settleGated(hold.id, 800n, 0))).toBe("SettlementGateClosed")
-      expect([yield* probe(first), yield* probe(second)]).toEqual([0, 0])
+      const failed = yield* Effect.exit(sql.withTransaction(
+        Effect.zipRight(ledger.settleTogether([{ holdId: hold.id, captured: 800n }]), Effect.fail(new CallerFailed()))
+      ))
+      expect(Exit.isFailure(failed)).toBe(true)
       expect(yield* ledger.agentMonthSpend(agentId)).toBe(800n)
       expect((yield* ledger.orgCredits(orgId)).balance).toBe(9_200n)
-      // Open: settled once, both writes made, and the 80% alert it causes written with it.
-      expect(yield* settleGated(hold.id, 800n, 1)).toEqual({ captured: 800n, released: 0n })
-      expect([yield* probe(first), yield* probe(second)]).toEqual([1, 1])
+      expect(yield* eventsOf(orgId, "budget.80pct")).toHaveLength(0)
+      // Made for good: settled once, and the 80% alert it causes written with it.
+      expect(yield* ledger.capture(hold.id, 800n)).toEqual({ captured: 800n, released: 0n })
       expect(yield* eventsOf(orgId, "budget.80pct")).toHaveLength(1)
-      expect(yield* errorCode(settleGated(hold.id, 800n, 1))).toBe("already_settled")
-      expect([yield* probe(first), yield* probe(second)]).toEqual([1, 1])
+      expect(yield* errorCode(ledger.capture(hold.id, 800n))).toBe("already_settled")
       yield* checkInvariants(orgId)
     })))
 
@@ -569,9 +533,11 @@ describe("settleWith (the one-statement settlement)", () => {
     })))
 })
 
-describe("settleMany (a batch of one agent's holds in one statement)", () => {
+describe("settleTogether (a batch in one statement)", () => {
   const settleMany = (holds: ReadonlyArray<{ readonly holdId: HoldId; readonly captured: bigint }>) =>
-    Effect.flatMap(Ledger, (ledger) => ledger.settleMany(holds))
+    Effect.flatMap(Ledger, (ledger) => ledger.settleTogether(holds))
+  const codesOf = (answers: ReadonlyArray<{ readonly _tag: "Left" | "Right"; readonly left?: { _tag: string } }>) =>
+    answers.map((answer) => answer._tag === "Right" ? "settled" : answer.left!._tag)
 
   const entriesOf = (orgId: string) =>
     promise(() =>
@@ -593,7 +559,11 @@ describe("settleMany (a batch of one agent's holds in one statement)", () => {
         { holdId: holds[1]!.id, captured: 60n },
         { holdId: released.id, captured: 0n }
       ])
-      expect([...settled].sort()).toEqual([holds[0]!.id, holds[1]!.id, released.id].sort())
+      expect(settled.map((answer) => answer._tag === "Right" && answer.right)).toEqual([
+        { captured: 100n, released: 0n },
+        { captured: 60n, released: 40n },
+        { captured: 0n, released: 100n }
+      ])
       expect((yield* ledger.orgCredits(orgId)).balance).toBe(10_000n - 160n)
       expect(yield* ledger.agentMonthSpend(agentId)).toBe(160n)
       const kinds = (yield* entriesOf(orgId)).map((e: any) => [e.kind, e.amount, e.credits]).sort()
@@ -603,33 +573,34 @@ describe("settleMany (a batch of one agent's holds in one statement)", () => {
         ["release", "100", "100"],
         ["release", "40", "40"]
       ])
-      // Settled already: nothing happens again, and the answer says none was settled now.
+      // Settled already: nothing happens again, and each answer says so.
       expect(
-        (yield* settleMany([{ holdId: holds[0]!.id, captured: 100n }, { holdId: released.id, captured: 0n }])).size
+        codesOf(yield* settleMany([{ holdId: holds[0]!.id, captured: 100n }, { holdId: released.id, captured: 0n }]))
       )
-        .toBe(0)
+        .toEqual(["already_settled", "already_settled"])
       expect((yield* ledger.orgCredits(orgId)).balance).toBe(10_000n - 160n)
-      expect(yield* ledger.capture(holds[0]!.id, 1n).pipe(errorCode)).toBe("already_settled")
       yield* checkInvariants(orgId)
     })))
 
-  it.effect("settles nothing when a hold is another agent's or under its capture (a defect)", () =>
+  it.effect("settles holds of several agents and orgs together; a refused one refuses only itself", () =>
     run(Effect.gen(function*() {
       const ledger = yield* Ledger
       const mine = yield* setup({ credits: 10_000n })
       const other = yield* setup({ credits: 10_000n })
       const hold = yield* holdFor(mine.orgId, mine.agentId, 100n)
+      const over = yield* holdFor(mine.orgId, mine.agentId, 100n)
       const theirs = yield* holdFor(other.orgId, other.agentId, 100n)
-      const otherAgent = yield* Effect.exit(
-        settleMany([{ holdId: hold.id, captured: 100n }, { holdId: theirs.id, captured: 100n }])
-      )
-      expect(Exit.isFailure(otherAgent) && otherAgent.cause._tag).toBe("Die")
-      const over = yield* Effect.exit(settleMany([{ holdId: hold.id, captured: 101n }]))
-      expect(Exit.isFailure(over) && over.cause._tag).toBe("Die")
-      // Nothing of either batch stayed: both holds are still held.
-      expect((yield* ledger.orgCredits(mine.orgId)).balance).toBe(9_900n)
-      expect(yield* ledger.capture(hold.id, 100n)).toEqual({ captured: 100n, released: 0n })
-      expect(yield* ledger.release(theirs.id)).toEqual({ captured: 0n, released: 100n })
+      const answers = yield* settleMany([
+        { holdId: hold.id, captured: 100n },
+        { holdId: over.id, captured: 101n },
+        { holdId: HoldId.make(randomUUID()), captured: 1n },
+        { holdId: theirs.id, captured: 40n },
+        { holdId: hold.id, captured: -1n }
+      ])
+      expect(codesOf(answers)).toEqual(["settled", "capture_exceeds_hold", "not_a_hold", "settled", "invalid_amount"])
+      expect((yield* ledger.orgCredits(mine.orgId)).balance).toBe(9_800n)
+      expect((yield* ledger.orgCredits(other.orgId)).balance).toBe(9_960n)
+      expect(yield* ledger.release(over.id)).toEqual({ captured: 0n, released: 100n })
       yield* checkInvariants(mine.orgId)
       yield* checkInvariants(other.orgId)
     })))

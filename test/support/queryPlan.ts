@@ -37,6 +37,36 @@ export const explainRolledBack = (
     return (rolledBack as { readonly plan: PlanNode }).plan
   })
 
+/**
+ * Rows of `relation` that `effect` read (sequential scans and index fetches, from
+ * `pg_stat_xact_user_tables`) in a transaction it rolls back, under `planCacheMode`: for the
+ * statements a plan cannot be shown of, those inside the database's functions.
+ */
+export const rowsReadRolledBack = <A, E, R>(
+  planCacheMode: PlanCacheMode,
+  relation: string,
+  effect: Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rolledBack = yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT set_config('plan_cache_mode', ${planCacheMode}, true)`
+      const before = yield* tuplesRead(sql, relation)
+      yield* effect
+      const after = yield* tuplesRead(sql, relation)
+      return yield* Effect.fail({ read: after - before })
+    })).pipe(Effect.flip)
+    return (rolledBack as { readonly read: number }).read
+  })
+
+const tuplesRead = (sql: SqlClient.SqlClient, relation: string) =>
+  Effect.map(
+    sql<{ read: string }>`
+      SELECT (COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0))::text AS read
+      FROM pg_stat_xact_user_tables WHERE relname = ${relation}`,
+    (rows) => Number(rows[0]?.read ?? 0)
+  )
+
 /** Rows the plan's scans of `relation` read over all their loops, those its filters dropped included. */
 export const rowsRead = (node: PlanNode, relation: string): number =>
   (node["Relation Name"] === relation

@@ -5,16 +5,14 @@ import { AgentBalance } from "../../Services/Gateway/AgentBalance.js"
 import { CallLog } from "../../Services/Gateway/CallLog.js"
 import { Gateway } from "../../Services/Gateway/Gateway.js"
 import { Api } from "../Api.js"
-import { makeAgentKeyRecheck } from "../Middleware/Authentication.js"
 
 /** `POST /v1/call` and `GET /v1/balance` for agent keys. */
 export const GatewayHandlers = HttpApiBuilder.group(Api, "gateway", (handlers) =>
   Effect.gen(function*() {
     const gateway = yield* Gateway
     const balance = yield* AgentBalance
-    const recheck = yield* makeAgentKeyRecheck
     return handlers
-      .handle("call", ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => gateway.call(agent, payload, recheck)))
+      .handle("call", ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => gateway.call(agent, payload)))
       .handle("balance", () => Effect.flatMap(CurrentAgent, balance.of))
   }))
 

@@ -12,7 +12,6 @@ import { JobRunner } from "../../Services/Purchasing/Jobs.js"
 import { Receipts } from "../../Services/Purchasing/Receipts.js"
 import { Recommend } from "../../Services/Purchasing/Recommend.js"
 import { Api } from "../Api.js"
-import { makeAgentKeyRecheck } from "../Middleware/Authentication.js"
 
 export const PurchasingHandlers = HttpApiBuilder.group(Api, "purchasing", (handlers) =>
   Effect.gen(function*() {
@@ -23,7 +22,6 @@ export const PurchasingHandlers = HttpApiBuilder.group(Api, "purchasing", (handl
     const disputes = yield* Disputes
     const approvals = yield* Approvals
     const baseUrl = yield* PublicUrl
-    const recheck = yield* makeAgentKeyRecheck
     return handlers
       .handle(
         "recommend",
@@ -31,7 +29,7 @@ export const PurchasingHandlers = HttpApiBuilder.group(Api, "purchasing", (handl
       )
       .handle("execute", ({ payload }) =>
         // Each answer is a declared variant of the endpoint, encoded with its own status.
-        Effect.flatMap(CurrentAgent, (agent) => execute.execute(agent, payload, baseUrl, recheck)))
+        Effect.flatMap(CurrentAgent, (agent) => execute.execute(agent, payload, baseUrl)))
       .handle("job", ({ path }) =>
         Effect.flatMap(CurrentAgent, (agent) =>
           Effect.map(jobs.get(agent.org_id, path.id), (job) => ({ job }))))

@@ -1,6 +1,5 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import type { CachedCredential } from "../../Domain/Current.js"
 import { Forbidden, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { Admins } from "../../Services/Auth/Admins.js"
 import { Credentials } from "../../Services/Auth/Credentials.js"
@@ -55,17 +54,6 @@ export const makeAgentRequestAuthentication = Effect.gen(function*() {
       )
       return agent
     })
-})
-
-/**
- * For the handlers of those endpoints: reads a cached agent key whose check found it
- * changed again, for the current request's address (see `readAgainWhenStale`).
- */
-export const makeAgentKeyRecheck = Effect.gen(function*() {
-  const credentials = yield* Credentials
-  const addresses = yield* ClientAddress
-  return (cached: CachedCredential) =>
-    Effect.flatMap(addresses.current, (address) => credentials.recheckAgentKey(cached, address))
 })
 
 export const AgentAuthLive = Layer.effect(

@@ -12,29 +12,6 @@ const isStale = (error: unknown): error is StaleCredential => error instanceof S
 const fromDatabase = (row: Option.Option<AgentKeyRow>) => Option.map(row, (found) => ({ row: found, fromCache: false }))
 
 /**
- * Runs a request for `agent`. An agent from the credential cache whose check in the
- * request's first write found it changed (StaleCredential: nothing was written) is read
- * again with `recheck` and the request run once more for what the agent is now. An agent
- * not from the cache is never stale.
- */
-export const readAgainWhenStale = <A, E, R, E2 = never, R2 = never>(
-  agent: AuthenticatedAgent,
-  attempt: (agent: AuthenticatedAgent) => Effect.Effect<A, E, R>,
-  recheck?: (cached: CachedCredential) => Effect.Effect<AuthenticatedAgent, E2, R2>
-): Effect.Effect<A, Exclude<E, StaleCredential> | E2, R | R2> =>
-  Effect.catchIf(
-    attempt(agent),
-    isStale,
-    (stale) =>
-      agent.cached === undefined || recheck === undefined
-        ? Effect.die(stale)
-        : Effect.flatMap(
-          recheck(agent.cached),
-          (fresh) => Effect.catchIf(attempt({ ...fresh, cached: undefined }), isStale, Effect.die)
-        )
-  ) as Effect.Effect<A, Exclude<E, StaleCredential> | E2, R | R2>
-
-/**
  * Checks presented secrets against what is stored (their SHA-256 only) and says who the
  * caller is, with the errors the specification gives for each refusal.
  */
@@ -127,7 +104,9 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
           monthly_budget_credits: agent.monthly_budget_credits,
           approval_threshold_credits: agent.approval_threshold_credits,
           key_prefix: agent.key_prefix,
-          ...(fromCache && hash !== undefined ? { cached: { key_hash: hash, ip_allowlist: agent.ip_allowlist } } : {})
+          ...(fromCache && hash !== undefined
+            ? { cached: { key_hash: hash, ip_allowlist: agent.ip_allowlist, address } }
+            : {})
         } satisfies AuthenticatedAgent
       })
 
@@ -161,20 +140,58 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
       })
 
     /** The agent of a cached credential read again from the database (its check found it changed). */
-    const recheckAgentKey = (cached: CachedCredential, address: string) =>
+    const recheckAgentKey = (cached: CachedCredential) =>
       Effect.gen(function*() {
         yield* agentKeys.invalidate(cached.key_hash)
         const now = yield* Clock.currentTimeMillis
-        return yield* agentOf(cached.key_hash, address, now, yield* agentKeyRow(cached.key_hash, []))
+        return yield* agentOf(cached.key_hash, cached.address, now, yield* agentKeyRow(cached.key_hash, []))
       })
 
     /**
-     * The check of a cached credential inside a hold's statement (HoldFence.ts): the key
-     * is still the agent's, the agent active, its mode, allowlist, budget, approval
-     * threshold and org plan the ones the cache held. Refused, the hold takes nothing and
-     * fails with `StaleCredential`.
+     * Cached credentials checked again in one statement, in the transaction of the writes
+     * they pay for (a batch of gateway calls' holds, a purchase's): for each agent, true
+     * when it was not from the cache, or the key is still the agent's, the agent active, and
+     * its mode, allowlist, budget, approval threshold and org plan the ones the cache held.
      */
-    const stillValid = (agent: AuthenticatedAgent, cached: CachedCredential) => repo.credentialGate(agent, cached)
+    const stillValid = (agents: ReadonlyArray<AuthenticatedAgent>) =>
+      Effect.gen(function*() {
+        const checks = agents.flatMap((agent, idx) =>
+          agent.cached === undefined ? [] : [{
+            idx,
+            agent_id: agent.id,
+            key_hash: agent.cached.key_hash,
+            mode: agent.mode,
+            org_plan: agent.org_plan,
+            ip_allowlist: agent.cached.ip_allowlist,
+            monthly_budget_credits: agent.monthly_budget_credits.toString(),
+            approval_threshold_credits: agent.approval_threshold_credits?.toString() ?? null
+          }]
+        )
+        const valid = checks.length === 0 ? new Set<number>() : yield* repo.stillValid(checks)
+        return agents.map((agent, idx) => agent.cached === undefined || valid.has(idx))
+      })
+
+    /**
+     * Runs a request for `agent`. An agent from the credential cache whose check in the
+     * request's first write found it changed (StaleCredential: nothing was written) is read
+     * again from the database and the request run once more for what the agent is now. An
+     * agent not from the cache is never stale.
+     */
+    const readAgainWhenStale = <A, E, R>(
+      agent: AuthenticatedAgent,
+      attempt: (agent: AuthenticatedAgent) => Effect.Effect<A, E, R>
+    ) =>
+      Effect.catchIf(
+        attempt(agent),
+        isStale,
+        (stale) =>
+          agent.cached === undefined
+            ? Effect.die(stale)
+            : Effect.flatMap(
+              recheckAgentKey(agent.cached),
+              (fresh) => Effect.catchIf(attempt({ ...fresh, cached: undefined }), isStale, Effect.die)
+            )
+      ) as Effect.Effect<A, Exclude<E, StaleCredential> | Unauthenticated | IpNotAllowed, R>
 
     /** A live session token (header or cookie). */
     const authenticateSession = (token: string) =>
@@ -254,8 +271,8 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
     return {
       authenticateAgentKey,
       authenticateAgentById,
-      recheckAgentKey,
       stillValid,
+      readAgainWhenStale,
       authenticateSession,
       sessionActor,
       orgKeyActor,

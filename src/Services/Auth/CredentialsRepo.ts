@@ -1,13 +1,10 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Data, Effect, Schema, Struct } from "effect"
 import { AgentRecord } from "../../Domain/Agent.js"
-import type { AuthenticatedAgent, CachedCredential } from "../../Domain/Current.js"
 import { OrgId, UserId } from "../../Domain/Ids.js"
 import { OrgKey } from "../../Domain/OrgKey.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { User } from "../../Domain/User.js"
-import { directStatements } from "../DirectStatements.js"
-import { holdGate } from "../Ledger/HoldFence.js"
 
 /** A cached credential that changed since it was cached: read it again and retry. */
 export class StaleCredential extends Data.TaggedError("StaleCredential")<{}> {}
@@ -44,11 +41,21 @@ export type OrgKeyRow = typeof OrgKeyRow.Type
 export const MembershipRow = Schema.Struct({ org_id: OrgId, role: OrgRole, org_plan: PlanId })
 export type MembershipRow = typeof MembershipRow.Type
 
+/** A cached credential to check again: what the cache held of its agent. */
+export const CachedCheck = Schema.Struct({
+  idx: Schema.Number,
+  agent_id: Schema.String,
+  key_hash: Schema.String,
+  mode: Schema.String,
+  org_plan: Schema.String,
+  ip_allowlist: Schema.Array(Schema.String),
+  monthly_budget_credits: Schema.String,
+  approval_threshold_credits: Schema.NullOr(Schema.String)
+})
+
 export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/CredentialsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    // Read on every request that presents a credential: run on the pool directly.
-    const direct = yield* directStatements
 
     /** An agent's key row, found by the column a credential names (its key's hash, or its id). */
     const findAgentBy = (column: "key_hash" | "id") =>
@@ -56,11 +63,11 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
         Request: Schema.String,
         Result: AgentKeyRow,
         execute: (value) =>
-          direct(sql`
+          sql`
             SELECT a.id, a.org_id, o.plan AS org_plan, a.name, a.mode, a.status, a.monthly_budget_credits,
                    a.approval_threshold_credits, a.ip_allowlist, a.key_prefix
             FROM agents a JOIN orgs o ON o.id = a.org_id
-            WHERE ${sql(`a.${column}`)} = ${value}`)
+            WHERE ${sql(`a.${column}`)} = ${value}`
       })
     const findAgent = findAgentBy("key_hash")
     const agentByKeyHash = (hash: string) => findAgent(hash).pipe(Effect.orDie)
@@ -73,10 +80,10 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
       Request: Schema.Struct({ hash: Schema.String, now: Schema.DateFromSelf }),
       Result: SessionRow,
       execute: ({ hash, now }) =>
-        direct(sql`
+        sql`
           SELECT s.id AS session_id, s.user_id, u.email, u.email_verified
           FROM sessions s JOIN users u ON u.id = s.user_id
-          WHERE s.token_hash = ${hash} AND s.revoked_at IS NULL AND s.expires_at > ${now}`)
+          WHERE s.token_hash = ${hash} AND s.revoked_at IS NULL AND s.expires_at > ${now}`
     })
     const sessionByTokenHash = (hash: string, now: Date) => findSession({ hash, now }).pipe(Effect.orDie)
 
@@ -84,13 +91,13 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
       Request: Schema.String,
       Result: OrgKeyRow,
       execute: (hash) =>
-        direct(sql`
+        sql`
           SELECT k.id, k.org_id, o.plan AS org_plan, k.scope, k.created_by AS user_id, u.email, m.role
           FROM org_keys k
           JOIN orgs o ON o.id = k.org_id
           JOIN users u ON u.id = k.created_by
           JOIN org_members m ON m.org_id = k.org_id AND m.user_id = k.created_by
-          WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`)
+          WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`
     })
     /** An unrevoked org key whose maker is still a member of its org, with the maker's current role. */
     const orgKeyByHash = (hash: string) => findOrgKey(hash).pipe(Effect.orDie)
@@ -124,27 +131,27 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
           Effect.orDie
         )
 
+    const stillValidRows = SqlSchema.findAll({
+      Request: Schema.Array(CachedCheck),
+      Result: Schema.Struct({ idx: Schema.Number }),
+      execute: (checks) =>
+        sql`
+          SELECT c.idx FROM jsonb_to_recordset(${JSON.stringify(checks)}::jsonb)
+            AS c (idx int, agent_id uuid, key_hash text, mode text, org_plan text, ip_allowlist jsonb,
+                  monthly_budget_credits bigint, approval_threshold_credits bigint)
+          JOIN agents a ON a.id = c.agent_id JOIN orgs o ON o.id = a.org_id
+          WHERE a.key_hash = c.key_hash AND a.status = 'active' AND a.mode = c.mode AND o.plan = c.org_plan
+            AND a.ip_allowlist = c.ip_allowlist AND a.monthly_budget_credits = c.monthly_budget_credits
+            AND a.approval_threshold_credits IS NOT DISTINCT FROM c.approval_threshold_credits`
+    })
     /**
-     * A cached agent key checked again as the gate of a hold (HoldFence.ts): the step `k`
-     * has a row only when the key is still the agent's, the agent active, and its mode,
-     * allowlist and org plan are the ones the cache held.
+     * Cached agent keys checked again, all in one statement (in the transaction of the
+     * writes they pay for): the indexes of those whose key is still the agent's, the agent
+     * active, and its mode, allowlist, budget, approval threshold and org plan the ones the
+     * cache held.
      */
-    const credentialGate = (agent: AuthenticatedAgent, cached: CachedCredential) =>
-      holdGate({
-        steps: sql`
-          k AS (
-            SELECT 1 AS one FROM agents a JOIN orgs o ON o.id = a.org_id
-            WHERE a.id = ${agent.id} AND a.key_hash = ${cached.key_hash} AND a.status = 'active'
-              AND a.mode = ${agent.mode} AND o.plan = ${agent.org_plan}
-              AND a.ip_allowlist = ${JSON.stringify(cached.ip_allowlist)}::jsonb
-              AND a.monthly_budget_credits = ${agent.monthly_budget_credits}
-              AND a.approval_threshold_credits IS NOT DISTINCT FROM ${agent.approval_threshold_credits}
-          )`,
-        passed: sql`k`,
-        report: sql`(SELECT count(*) FROM k)`,
-        judge: (report) => Number(report) > 0 ? Effect.void : Effect.fail(new StaleCredential()),
-        undo: Effect.void
-      })
+    const stillValid = (checks: ReadonlyArray<typeof CachedCheck.Type>) =>
+      stillValidRows(checks).pipe(Effect.map((rows) => new Set(rows.map((row) => row.idx))), Effect.orDie)
 
     return {
       agentByKeyHash,
@@ -154,7 +161,7 @@ export class CredentialsRepo extends Effect.Service<CredentialsRepo>()("Auth/Cre
       membership,
       touchAgentKey,
       touchOrgKey,
-      credentialGate
+      stillValid
     } as const
   })
 }) {}

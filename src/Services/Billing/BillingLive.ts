@@ -82,9 +82,7 @@ export const LedgerWakingAutoReload = Layer.effect(
     return Ledger.of({
       ...ledger,
       capture: (holdId, amount) => Effect.tap(ledger.capture(holdId, amount), () => signal.wake),
-      settleWith: (holdId, captured, alongside, gate) =>
-        Effect.tap(ledger.settleWith(holdId, captured, alongside, gate), () => signal.wake),
-      settleMany: (holds) => Effect.tap(ledger.settleMany(holds), () => signal.wake)
+      settleTogether: (settlements) => Effect.tap(ledger.settleTogether(settlements), () => signal.wake)
     })
   })
 ).pipe(Layer.provide(LedgerLive), Layer.provide(AutoReloadSignal.Default))

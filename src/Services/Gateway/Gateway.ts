@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Cache, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { placeholdersOf } from "../../Domain/Catalogue.js"
-import type { AuthenticatedAgent, CachedCredential } from "../../Domain/Current.js"
+import type { AuthenticatedAgent } from "../../Domain/Current.js"
 import type { CallRequest, CallResult, RefundReason } from "../../Domain/GatewayCall.js"
 import { CallId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
@@ -14,10 +14,8 @@ import {
   PriceAboveMax,
   UnknownEndpoint
 } from "../../Errors/ApiErrors.js"
-import { Credentials, readAgainWhenStale } from "../Auth/Credentials.js"
-import { EndpointOpenings } from "../Gateway/EndpointOpenings.js"
-import { GatewaySettings } from "../Gateway/GatewaySettings.js"
-import { gateThen } from "../Ledger/HoldFence.js"
+import { Credentials } from "../Auth/Credentials.js"
+import { StaleCredential } from "../Auth/CredentialsRepo.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { dayOf } from "../Ledger/Time.js"
 import { withSpanWhenTracing } from "../Observability/Spans.js"
@@ -27,7 +25,10 @@ import { sandboxSample } from "../Providers/Sandbox.js"
 import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
 import { sha256OfJcs } from "../Receipts/Jcs.js"
 import { Refusals } from "../Usage/Refusals.js"
+import { CallBatches } from "./CallBatches.js"
+import { EndpointOpenings } from "./EndpointOpenings.js"
 import { GatewayRepo } from "./GatewayRepo.js"
+import { GatewaySettings } from "./GatewaySettings.js"
 
 /**
  * `POST /v1/call`: check, price, hold, forward, then capture what the answer costs or
@@ -50,13 +51,6 @@ import { GatewayRepo } from "./GatewayRepo.js"
  * or `hold_expired` (the answer came after the hold's time and the sweeper released it).
  */
 
-/**
- * How long a gateway hold may stay unsettled before the sweeper takes it for left behind:
- * twice the provider timeout plus 5 s (125 s at the 60 s timeout), well past the moment a
- * running call settles.
- */
-const holdTtlMs = (timeoutMs: number) => 2 * timeoutMs + 5_000
-
 export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
   dependencies: [
     GatewayRepo.Default,
@@ -65,7 +59,8 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
     GatewaySettings.Default,
     EndpointOpenings.Default,
     Credentials.Default,
-    Refusals.Default
+    Refusals.Default,
+    CallBatches.Default
   ],
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -77,6 +72,8 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
     const openings = yield* EndpointOpenings
     const credentials = yield* Credentials
     const refusals = yield* Refusals
+    // Made before the calls' fibers, so it outlives them: an interrupted call still settles.
+    const batches = yield* CallBatches
     const inFlight = yield* FiberSet.make<unknown, never>()
 
     // Endpoint records change rarely (a price or availability edit); a short cache spares
@@ -216,6 +213,9 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             peopleDomain,
             day: dayOf(ms)
           })
+          // A cached credential is checked again in the transaction of the call's writes.
+          const [valid] = yield* credentials.stillValid([agent])
+          if (valid === false) return yield* new StaleCredential()
           // A test call's hold counts toward the agent's budget only.
           const hold = yield* ledger.hold({
             orgId: agent.org_id,
@@ -226,7 +226,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             testMode: true
           })
           yield* ledger.capture(hold.id, price)
-          yield* repo.insertCall({
+          yield* repo.insertCalls([{
             id: callId,
             org_id: agent.org_id,
             agent_id: agent.id,
@@ -242,7 +242,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             finished_at: new Date(ms),
             request_sha256: prepared.requestSha256,
             response_sha256: sha256OfJcs(sample)
-          })
+          }])
         })).pipe(
           Effect.catchTags({
             SqlError: Effect.die,
@@ -267,23 +267,14 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
           peopleDomain,
           day: dayOf(startedMs)
         }
-        // One statement counts the call against the provider's cap and the people-lookup
-        // limit, checks and takes budget and balance, and writes the pending call row. A
-        // refused hold gives the counts back.
-        const hold = yield* ledger.holdWith(
-          {
-            orgId: agent.org_id,
-            agentId: agent.id,
-            amount: price,
-            purpose: "gateway_call",
-            reference: callId,
-            ttlMs: holdTtlMs(providers.timeoutMs)
-          },
-          // A credential from the cache is checked again first (Credentials.ts).
-          agent.cached === undefined
-            ? quotas.gate(quota)
-            : gateThen(sql, credentials.stillValid(agent, agent.cached), (after) => quotas.gate(quota, after)),
-          repo.pendingCallRow({
+        // In the next batch of holds (CallBatches.ts): the credential checked again when it
+        // came from the cache, the call counted against the provider's cap and the people-lookup
+        // limit, budget and balance taken, and the pending call row written, or none of it.
+        const hold = yield* batches.hold({
+          agent,
+          quota,
+          price,
+          call: {
             id: callId,
             org_id: agent.org_id,
             agent_id: agent.id,
@@ -299,8 +290,8 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             finished_at: null,
             request_sha256: prepared.requestSha256,
             response_sha256: null
-          })
-        )
+          }
+        })
 
         // No transaction is open while the provider works. The call and its settlement run
         // in a fiber of the service, so a caller that goes away cannot strand the hold.
@@ -308,10 +299,11 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
           Effect.gen(function*() {
             const assessed = assess(outcome, price)
             const finishedAt = new Date(yield* Clock.currentTimeMillis)
-            // The ledger settles the hold and completes the call row in one statement (in
-            // the ledger's transaction, with the events the settlement causes).
+            // In the next batch of settlements (CallBatches.ts): the hold captured or released,
+            // with the events it causes, and the call row completed, in one transaction.
             const charge = assessed.charge
             const finishing = (charged: bigint, reason: RefundReason | null) => ({
+              id: callId,
               holdId: hold.id,
               status: assessed.status,
               chargedCredits: charged,
@@ -322,21 +314,27 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
               finishedAt,
               responseSha256: sha256OfJcs(assessed.data)
             })
-            return yield* ledger.settleWith(
-              hold.id,
-              charge,
-              (settled) => repo.finishCallStatement(callId, finishing(charge, assessed.reason), settled)
-            ).pipe(
+            const result = (charged: bigint, refund: { credits: bigint; reason: RefundReason } | null) =>
+              resultOf(
+                callId,
+                endpoint,
+                price,
+                assessed.status,
+                charged,
+                latencyMs,
+                assessed.providerStatus,
+                assessed.data,
+                refund
+              )
+            return yield* batches.settle({
+              callId,
+              holdId: hold.id,
+              captured: charge,
+              finish: finishing(charge, assessed.reason)
+            }).pipe(
               Effect.map((settlement) =>
-                resultOf(
-                  callId,
-                  endpoint,
-                  price,
-                  assessed.status,
+                result(
                   settlement.captured,
-                  latencyMs,
-                  assessed.providerStatus,
-                  assessed.data,
                   settlement.released > 0n
                     ? { credits: settlement.released, reason: assessed.reason ?? "provider_error" }
                     : null
@@ -345,26 +343,13 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
               // The sweeper released the hold first (the answer came after the hold's time).
               Effect.catchTag("already_settled", () =>
                 Effect.as(
-                  repo.finishCall(callId, finishing(0n, "hold_expired")),
-                  resultOf(
-                    callId,
-                    endpoint,
-                    price,
-                    assessed.status,
-                    0n,
-                    latencyMs,
-                    assessed.providerStatus,
-                    assessed.data,
-                    {
-                      credits: price,
-                      reason: "hold_expired"
-                    }
-                  )
+                  repo.finishCalls([finishing(0n, "hold_expired")]),
+                  result(0n, { credits: price, reason: "hold_expired" })
                 )),
               Effect.catchTags({
                 capture_exceeds_hold: Effect.die,
                 not_a_hold: Effect.die,
-                SettlementGateClosed: Effect.die
+                invalid_amount: Effect.die
               })
             )
           })
@@ -403,14 +388,10 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
 
     /**
      * Makes one gateway call for `agent`; a cached credential the hold found changed is
-     * read again with `recheck` and the call made for what it is now (readAgainWhenStale).
+     * read again and the call made for what it is now (Credentials.readAgainWhenStale).
      */
-    const call = <E = never, R = never>(
-      agent: AuthenticatedAgent,
-      input: CallRequest,
-      recheck?: (cached: CachedCredential) => Effect.Effect<AuthenticatedAgent, E, R>
-    ) =>
-      readAgainWhenStale(agent, (current) => attempt(current, input), recheck).pipe(
+    const call = (agent: AuthenticatedAgent, input: CallRequest) =>
+      credentials.readAgainWhenStale(agent, (current) => attempt(current, input)).pipe(
         Effect.tapError(refusals.record(agent))
       )
 

@@ -1,11 +1,9 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { CostReport, ProviderAuth } from "../../Domain/Catalogue.js"
 import { type CallStatus, GatewayCall } from "../../Domain/GatewayCall.js"
-import type { AgentId } from "../../Domain/Ids.js"
+import { type AgentId, CallId, HoldId } from "../../Domain/Ids.js"
 import { endpointFields } from "../Catalogue/CatalogueRepo.js"
-import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
-import { type HoldSettled, settlementWrite } from "../Ledger/SettlementFence.js"
 import type { EndpointRecord } from "../Providers/ProviderTypes.js"
 
 /** SQL of the gateway: endpoint lookups and the call log (never request or response contents). */
@@ -38,7 +36,8 @@ export const ProviderRow = Schema.Struct({
 export type NewCall = typeof GatewayCall.insert.Type
 
 export interface CallFinish {
-  readonly holdId: string
+  readonly id: CallId
+  readonly holdId: HoldId
   readonly status: CallStatus
   readonly chargedCredits: bigint
   readonly refundedCredits: bigint
@@ -104,47 +103,46 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
         Effect.orDie
       )
 
-    const insertCall = (call: NewCall) =>
-      sql`
-        INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
-                                   charged_credits, hold_id, latency_ms, created_at, finished_at, request_sha256,
-                                   response_sha256)
-        VALUES (${call.id}, ${call.org_id}, ${call.agent_id}, ${call.endpoint_id}, ${call.provider_id}, ${call.mode},
-                ${call.status}, ${call.price_credits.toString()}, ${call.charged_credits.toString()}, ${call.hold_id},
-                ${call.latency_ms}, ${call.created_at}, ${call.finished_at}, ${call.request_sha256},
-                ${call.response_sha256})`
-        .pipe(Effect.asVoid, Effect.orDie)
+    const insertRows = SqlSchema.void({
+      Request: Schema.Array(GatewayCall.insert),
+      execute: (calls) => sql`INSERT INTO gateway_calls ${sql.insert(calls)}`
+    })
+    /** Writes calls' rows, any number in one statement: pending with their holds, or finished for test keys. */
+    const insertCalls = (calls: ReadonlyArray<NewCall>) =>
+      calls.length === 0 ? Effect.void : insertRows(calls).pipe(Effect.orDie)
 
-    /**
-     * The pending call row, written in the statement of the call's hold exactly when the
-     * hold is taken (HoldFence.ts), with the hold's id.
-     */
-    const pendingCallRow = (call: NewCall) => (taken: HoldTaken) =>
-      holdRecord(sql`
-        INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
-                                   charged_credits, hold_id, created_at, request_sha256)
-        SELECT ${call.id}, ${call.org_id}, ${call.agent_id}, ${call.endpoint_id}, ${call.provider_id}, ${call.mode},
-               'pending', ${call.price_credits.toString()}, 0, taken.id, ${call.created_at}, ${call.request_sha256}
-        FROM ${taken} AS taken
-        RETURNING 1`)
-
-    // The row is found by its key alone: its status is compared as an expression, which the
-    // partial index of pending calls cannot serve (on statistics taken before many calls were
-    // in flight, `status = 'pending'` made the planner read every pending call to find it).
-    const finishCallWhere = (id: string, finish: CallFinish, condition: Statement.Fragment) =>
-      sql`
-        UPDATE gateway_calls SET status = ${finish.status}, charged_credits = ${finish.chargedCredits.toString()},
-          refunded_credits = ${finish.refundedCredits.toString()}, refund_reason = ${finish.refundReason},
-          provider_status = ${finish.providerStatus}, latency_ms = ${finish.latencyMs}, finished_at = ${finish.finishedAt},
-          hold_id = ${finish.holdId}, response_sha256 = ${finish.responseSha256}
-        WHERE id = ${id} AND (status || '') = 'pending' AND ${condition}`
-
-    const finishCall = (id: string, finish: CallFinish) =>
-      finishCallWhere(id, finish, sql`true`).pipe(Effect.asVoid, Effect.orDie)
-
-    /** The call row's completion, written in the settlement's statement when it settled the hold. */
-    const finishCallStatement = (id: string, finish: CallFinish, settled: HoldSettled) =>
-      settlementWrite(finishCallWhere(id, finish, settled))
+    const FinishRow = Schema.Struct({
+      id: CallId,
+      hold_id: HoldId,
+      status: Schema.String,
+      charged_credits: Schema.BigInt,
+      refunded_credits: Schema.BigInt,
+      refund_reason: Schema.NullOr(Schema.String),
+      provider_status: Schema.NullOr(Schema.Number),
+      latency_ms: Schema.Number,
+      finished_at: Schema.DateFromSelf,
+      response_sha256: Schema.NullOr(Schema.String)
+    })
+    // Each row is found by its key, one by one (gateway_finish_calls, migration 0024): a join
+    // of the batch with the table may be planned as a read of every call in flight.
+    const finishRows = SqlSchema.void({
+      Request: Schema.Array(FinishRow),
+      execute: (rows) => sql`SELECT gateway_finish_calls(${JSON.stringify(rows)}::jsonb)`
+    })
+    /** Completes pending calls' rows, any number in one statement (with their settlements). */
+    const finishCalls = (finishes: ReadonlyArray<CallFinish>) =>
+      finishes.length === 0 ? Effect.void : finishRows(finishes.map((finish) => ({
+        id: finish.id,
+        hold_id: finish.holdId,
+        status: finish.status,
+        charged_credits: finish.chargedCredits,
+        refunded_credits: finish.refundedCredits,
+        refund_reason: finish.refundReason,
+        provider_status: finish.providerStatus,
+        latency_ms: finish.latencyMs,
+        finished_at: finish.finishedAt,
+        response_sha256: finish.responseSha256
+      }))).pipe(Effect.orDie)
 
     /** The org's calls, newest first, after the `startingAfter` call when given. */
     const listPage = SqlSchema.findAll({
@@ -241,10 +239,8 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
     return {
       providers,
       endpoint,
-      insertCall,
-      pendingCallRow,
-      finishCall,
-      finishCallStatement,
+      insertCalls,
+      finishCalls,
       listCalls,
       callExists,
       markAbandoned

@@ -1,5 +1,7 @@
 import { Clock, Config, Duration, Effect, Layer } from "effect"
 import { LedgerMaintenance, runEvery } from "../Ledger/LedgerMaintenance.js"
+import { Providers } from "../Providers/Providers.js"
+import { callHoldTtlMs } from "./CallBatches.js"
 import { GatewayRepo } from "./GatewayRepo.js"
 
 /**
@@ -14,12 +16,12 @@ export const MoneyWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const calls = yield* GatewayRepo
   const sweepEvery = yield* Config.integer("LEDGER_SWEEP_INTERVAL_MS").pipe(Config.withDefault(10_000))
   const trialEvery = yield* Config.integer("TRIAL_CHECK_INTERVAL_MS").pipe(Config.withDefault(600_000))
-  const timeoutMs = yield* Config.integer("GATEWAY_TIMEOUT_MS").pipe(Config.withDefault(60_000))
+  const holdTtlMs = callHoldTtlMs((yield* Providers).timeoutMs)
   const sweep = Effect.gen(function*() {
     const released = yield* maintenance.sweepHolds
     const now = yield* Clock.currentTimeMillis
     // A pending call without a hold this old was cut off by a crash before its hold.
-    const abandoned = yield* calls.markAbandoned(new Date(now), new Date(now - (2 * timeoutMs + 5_000)))
+    const abandoned = yield* calls.markAbandoned(new Date(now), new Date(now - holdTtlMs))
     if (released > 0 || abandoned > 0) {
       yield* Effect.logInfo(`Hold sweeper released ${released} holds; ${abandoned} gateway calls marked abandoned`)
     }
@@ -30,4 +32,4 @@ export const MoneyWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
     Duration.millis(trialEvery),
     Effect.zipRight(maintenance.expireTrials, maintenance.notifyExpiringTrials)
   )
-})).pipe(Layer.provide(GatewayRepo.Default))
+})).pipe(Layer.provide(GatewayRepo.Default), Layer.provide(Providers.Default))

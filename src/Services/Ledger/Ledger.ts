@@ -1,4 +1,4 @@
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Either } from "effect"
 import type { AgentId, HoldId, OrgId } from "../../Domain/Ids.js"
 import type {
   AlreadySettled,
@@ -10,8 +10,6 @@ import type {
   OverBudget,
   TrialLimit
 } from "../../Errors/ApiErrors.js"
-import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
-import type { HoldSettled, SettlementGate, SettlementGateClosed, SettlementWrite } from "./SettlementFence.js"
 
 /**
  * The credit ledger: the contract every purchase path uses. Amounts are whole credits.
@@ -40,6 +38,18 @@ export interface HoldRequest {
    * a crash (default 3 hours, which outlives a job's 2-hour run time).
    */
   readonly ttlMs?: number | undefined
+}
+
+/** One request of `holdTogether`: one hold per reference (with its id when given), all or none. */
+export interface HoldTogetherRequest extends Omit<HoldRequest, "reference"> {
+  readonly references: ReadonlyArray<string>
+  readonly ids?: ReadonlyArray<HoldId> | undefined
+}
+
+/** A hold to settle: `captured` credits charged (0 releases it), the rest given back. */
+export interface SettlementRequest {
+  readonly holdId: HoldId
+  readonly captured: bigint
 }
 
 export interface Hold {
@@ -82,33 +92,18 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
    */
   readonly holdMany: (
     request: Omit<HoldRequest, "reference">,
-    references: ReadonlyArray<string>
+    references: ReadonlyArray<string>,
+    ids?: ReadonlyArray<HoldId>
   ) => Effect.Effect<ReadonlyArray<Hold>, HoldError>
   /**
-   * `holdMany` (test or live) in one statement with the caller's gate and records:
-   * `gate`'s steps run first and must pass (else its error, nothing held), then budget and
-   * balance; each of `records` is written exactly when the holds are (a purchase's key,
-   * receipt and items). `ids`, when given, are the holds' ids (one per reference), so the
-   * records can name them. A refused hold undoes the gate's counts. The fence around that
-   * statement is HoldFence.ts.
+   * Several requests' holds in one statement (a batch of gateway calls), each request with
+   * its own checks, applied in the given order as one by one would: a request sees what the
+   * requests before it took. In the caller's transaction when there is one (the caller's own
+   * statements then commit with it). Answers each request's holds or its refusal, in order.
    */
-  readonly holdManyWith: <E>(
-    request: Omit<HoldRequest, "reference">,
-    holds: { readonly references: ReadonlyArray<string>; readonly ids?: ReadonlyArray<HoldId> | undefined },
-    gate: HoldGate<E> | undefined,
-    records: (taken: HoldTaken) => ReadonlyArray<HoldRecord>
-  ) => Effect.Effect<ReadonlyArray<Hold>, HoldError | E>
-  /**
-   * A live `hold` made in one statement with the caller's own checks and record: `gate`'s
-   * steps run first and must pass (else its error, nothing held), then budget and balance;
-   * `record` is written exactly when the hold is. A refused hold undoes the gate's counts.
-   * The fence around that statement is HoldFence.ts.
-   */
-  readonly holdWith: <E>(
-    request: Omit<HoldRequest, "testMode">,
-    gate: HoldGate<E>,
-    record: (taken: HoldTaken) => HoldRecord
-  ) => Effect.Effect<Hold, HoldError | E>
+  readonly holdTogether: (
+    requests: ReadonlyArray<HoldTogetherRequest>
+  ) => Effect.Effect<ReadonlyArray<Either.Either<ReadonlyArray<Hold>, HoldError>>>
   /** Charges `amount` (at most the hold) and releases the rest; a hold settles once. */
   readonly capture: (holdId: HoldId, amount: bigint) => Effect.Effect<Settlement, SettleError>
   /** Returns a hold's credits and budget untouched. */
@@ -146,27 +141,13 @@ export class Ledger extends Context.Tag("Ledger/Ledger")<Ledger, {
   /** The org's trial grant, if any. */
   readonly trialGrant: (orgId: OrgId) => Effect.Effect<TrialGrant | null>
   /**
-   * `capture` (when `captured` > 0) or `release` (0), with the caller's own writes done in
-   * the same statement: `alongside` gets the condition "the hold was settled" and answers
-   * data-modifying statements (e.g. `UPDATE ... WHERE id = ... AND <condition>`), so a
-   * call's or a purchase's records and its settlement commit together in one round trip.
-   * With `gate`, the settlement is made only when the gate passes (else
-   * `SettlementGateClosed`, nothing changed). The fence around that statement is
-   * SettlementFence.ts.
+   * Settles several holds in one statement (a batch of gateway calls, a purchase's items):
+   * each captured for its amount (0 releases it) when it is still held and covers it, with
+   * the events the settlement causes, in one transaction (the caller's when there is one,
+   * so its own writes commit with it). Answers each settlement or why it was refused, in
+   * order.
    */
-  readonly settleWith: (
-    holdId: HoldId,
-    captured: bigint,
-    alongside: (settled: HoldSettled) => SettlementWrite | ReadonlyArray<SettlementWrite>,
-    gate?: SettlementGate
-  ) => Effect.Effect<Settlement, CaptureExceedsHold | NotAHold | AlreadySettled | SettlementGateClosed>
-  /**
-   * Captures (`captured` > 0) or releases (0) several holds of one agent in one statement
-   * (a batch of a purchase's items), with the events it causes; in the caller's transaction
-   * when there is one. Answers the holds it settled: one missing was settled before (the
-   * sweeper released it). Holds of another agent, or a capture over a hold, are defects.
-   */
-  readonly settleMany: (
-    holds: ReadonlyArray<{ readonly holdId: HoldId; readonly captured: bigint }>
-  ) => Effect.Effect<ReadonlySet<string>>
+  readonly settleTogether: (
+    settlements: ReadonlyArray<SettlementRequest>
+  ) => Effect.Effect<ReadonlyArray<Either.Either<Settlement, SettleError>>>
 }>() {}

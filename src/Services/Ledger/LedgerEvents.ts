@@ -32,22 +32,19 @@ export const makeLedgerEvents = (events: Events, repo: LedgerRepo) => {
     )
 
   /**
-   * `budget.80pct`, once an agent and month. The agent's month row is locked by the
-   * settling statement, so one settlement marks it and emits.
+   * `budget.80pct`, once an agent and month: the settlement that takes the month there marks
+   * it under the month row's lock (`ledger_settle`) and answers it only then.
    */
   const budgetReached = (orgId: string, reached: BudgetReached) =>
-    Effect.flatMap(repo.markBudgetAlerted(reached.agentId, reached.month), (marked) =>
-      marked
-        ? events.emit(orgId, {
-          type: "budget.80pct",
-          data: {
-            agent_id: reached.agentId,
-            agent_name: reached.agentName,
-            spent_credits: reached.spent.toString(),
-            budget_credits: reached.budget.toString()
-          }
-        })
-        : Effect.void)
+    events.emit(orgId, {
+      type: "budget.80pct",
+      data: {
+        agent_id: reached.agentId,
+        agent_name: reached.agentName,
+        spent_credits: reached.spent.toString(),
+        budget_credits: reached.budget.toString()
+      }
+    })
 
   return { balanceLow, lowBalanceAfterRemoval, budgetReached } as const
 }

@@ -1,8 +1,7 @@
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, Effect, Layer, Option } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Either, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { HoldId, isUuid, type OrgId } from "../../Domain/Ids.js"
-import type { LedgerHold } from "../../Domain/LedgerRecords.js"
+import { HoldId, type OrgId } from "../../Domain/Ids.js"
 import { trialTerms } from "../../Domain/Plans.js"
 import {
   AlreadySettled,
@@ -14,19 +13,20 @@ import {
   OverBudget,
   TrialLimit
 } from "../../Errors/ApiErrors.js"
-import { directStatements } from "../DirectStatements.js"
 import { Events } from "../Events/Events.js"
-import { statementRows } from "../StatementRows.js"
-import { BatchSettled, batchSettlementSql } from "./BatchSettlement.js"
-import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
-import { type Hold, type HoldRequest, Ledger, type Settlement } from "./Ledger.js"
+import {
+  type Hold,
+  type HoldError,
+  type HoldRequest,
+  type HoldTogetherRequest,
+  Ledger,
+  type SettleError,
+  type Settlement,
+  type SettlementRequest
+} from "./Ledger.js"
 import { makeLedgerEvents } from "./LedgerEvents.js"
-import { type HoldInput, type HoldOutcome, LedgerRepo, type SettleOutcome } from "./LedgerRepo.js"
-import { type HoldSettled, type SettlementGate, SettlementGateClosed, type SettlementWrite } from "./SettlementFence.js"
+import { type HoldOutcome, type HoldRequestRow, LedgerRepo } from "./LedgerRepo.js"
 import { hourStartOf, monthOf } from "./Time.js"
-
-/** The caller's writes alongside a settlement (SettlementFence.ts). */
-type SettlementWrites = (settled: HoldSettled) => SettlementWrite | ReadonlyArray<SettlementWrite>
 
 /** A hold not settled within this time is taken for left behind by a crash and released. */
 export const DEFAULT_HOLD_TTL_MS = 3 * 60 * 60 * 1000
@@ -34,16 +34,11 @@ export const DEFAULT_HOLD_TTL_MS = 3 * 60 * 60 * 1000
 const invalidAmount = (what: string, amount: bigint) =>
   new InvalidAmount({ message: `${what} must be a positive whole number of credits (got ${amount})` })
 
-/** The one-statement settlement refused itself because it causes an event (migration 0007). */
-const isEventDueSignal = (error: { readonly _tag: string }): error is SqlError.SqlError =>
-  error._tag === "SqlError" &&
-  ((error as SqlError.SqlError).cause as { readonly code?: unknown } | undefined)?.code === "LE001"
-
 /**
- * The ledger on PostgreSQL. Each operation is one transaction, or part of the caller's
- * when it runs one (a savepoint where a refusal could leave a partial write), so a
- * purchase can write its own rows atomically with it; it writes the entries, the balance
- * and the budget together, with the events it causes.
+ * The ledger on PostgreSQL. Holds and settlements are made by the ledger's functions
+ * (LedgerRepo), any number in one statement; every operation is one transaction, or part of
+ * the caller's when it runs one, so a purchase or a batch of gateway calls writes its own
+ * rows atomically with it, and the events a settlement causes are written in it too.
  */
 export const makeLedger = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -52,217 +47,174 @@ export const makeLedger = Effect.gen(function*() {
 
   const now = Clock.currentTimeMillis
 
-  const frozen = () =>
-    new CreditsFrozen({ message: "This org's credits are frozen; purchases are refused, reads still work" })
-  const overBudget = (amount: bigint) =>
-    new OverBudget({ message: `This purchase (${amount} credits) would take the agent past its monthly budget` })
+  /** Runs `effect` in the caller's transaction, or in one of its own. */
+  const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(
+      Effect.serviceOption(SqlClient.TransactionConnection),
+      (open) => Option.isSome(open) ? effect : sql.withTransaction(effect)
+    ).pipe(Effect.catchTag("SqlError", Effect.die))
 
-  /** Which check refused a hold, from the flags its statement computed under its locks. */
-  const refusal = (outcome: HoldOutcome, amount: bigint) => {
-    if (outcome.has_balance > 0 && !outcome.not_frozen) return frozen()
-    if (outcome.budget_taken === 0) return overBudget(amount)
-    if (outcome.has_balance > 0 && outcome.covered && !outcome.trial_ok) {
-      return new TrialLimit({
-        message:
-          `Until the first top-up an org may spend at most ${trialTerms.hourly_spend_limit_credits} credits an hour; retry next hour`
-      })
+  /** The error of the check that refused a request's holds. */
+  const refusal = (outcome: Exclude<HoldOutcome["outcome"], "held">, amount: bigint): HoldError => {
+    switch (outcome) {
+      case "credits_frozen":
+        return new CreditsFrozen({ message: "This org's credits are frozen; purchases are refused, reads still work" })
+      case "over_budget":
+        return new OverBudget({
+          message: `This purchase (${amount} credits) would take the agent past its monthly budget`
+        })
+      case "trial_limit":
+        return new TrialLimit({
+          message:
+            `Until the first top-up an org may spend at most ${trialTerms.hourly_spend_limit_credits} credits an hour; retry next hour`
+        })
+      case "insufficient_credits":
+        return new InsufficientCredits({ message: `The org's balance cannot cover ${amount} credits` })
     }
-    // Not covered, or covered again by the time of the read (another purchase released
-    // credits just after this one was refused).
-    return new InsufficientCredits({ message: `The org's balance cannot cover ${amount} credits` })
   }
 
-  /** The rows holds write, from the request, one per reference, and the time they are made. */
-  const holdInput = (
-    request: Omit<HoldRequest, "testMode" | "reference">,
-    references: ReadonlyArray<string>,
-    ms: number,
-    ids?: ReadonlyArray<HoldId>
-  ): Omit<HoldInput, "holds"> & {
-    readonly holds: ReadonlyArray<{ readonly id: HoldId; readonly reference: string }>
-  } => ({
-    holds: references.map((reference, i) => ({ id: ids?.[i] ?? HoldId.make(randomUUID()), reference })),
-    orgId: request.orgId,
-    agentId: request.agentId,
-    amount: request.amount,
-    purpose: request.purpose,
-    budgetApproved: request.budgetApproved === true,
-    month: monthOf(ms),
-    hourStart: hourStartOf(ms),
-    trialLimit: trialTerms.hourly_spend_limit_credits,
-    createdAt: new Date(ms),
-    expiresAt: new Date(ms + (request.ttlMs ?? DEFAULT_HOLD_TTL_MS))
-  })
-
-  const heldFor = (request: Omit<HoldRequest, "testMode" | "reference">, id: HoldId, testMode: boolean): Hold => ({
-    id,
-    orgId: request.orgId,
-    agentId: request.agentId,
-    amount: request.amount,
-    testMode
-  })
-
-  /** Live holds the balance or budget refused: their budget-only rows are released at once. */
-  const refuseLive = (input: HoldInput, outcome: HoldOutcome) =>
-    Effect.zipRight(
-      outcome.budget_taken > 0 ? repo.releaseRefused(input.holds.map((held) => held.id), input.createdAt) : Effect.void,
-      Effect.fail(refusal(outcome, input.amount * BigInt(input.holds.length)))
-    )
-
   /**
-   * One statement for all the holds, atomic on its own or inside the caller's transaction
-   * (so a purchase can write its own rows with it). When the balance refuses after the
-   * budget took the amount, the `refused` holds the statement wrote are released at once
-   * (the sweeper releases them if a crash comes between).
+   * Every request's holds in one statement, each checked on its own in order (all of a
+   * request's holds or none): its holds, or why they were refused.
    */
-  const holdMany = (request: Omit<HoldRequest, "reference">, references: ReadonlyArray<string>) =>
-    references.length === 0 && request.amount > 0n
-      ? Effect.succeed<ReadonlyArray<Hold>>([])
-      : holdManyWith<never>(request, { references }, undefined, () => [])
+  const holdTogether = (requests: ReadonlyArray<HoldTogetherRequest>) =>
+    Effect.gen(function*() {
+      if (requests.length === 0) return []
+      const ms = yield* now
+      const at = new Date(ms)
+      const rows = requests.map((request): HoldRequestRow => ({
+        org_id: request.orgId,
+        agent_id: request.agentId,
+        amount: request.amount,
+        month: monthOf(ms),
+        approved: request.budgetApproved === true,
+        test: request.testMode,
+        purpose: request.purpose,
+        expires_at: new Date(ms + (request.ttlMs ?? DEFAULT_HOLD_TTL_MS)),
+        holds: request.references.map((reference, i) => ({
+          id: request.ids?.[i] ?? HoldId.make(randomUUID()),
+          reference
+        }))
+      }))
+      const valid = rows.filter((_, i) => requests[i]!.amount > 0n && requests[i]!.references.length > 0)
+      const outcomes = valid.length === 0
+        ? []
+        : yield* repo.hold(valid, at, hourStartOf(ms), trialTerms.hourly_spend_limit_credits)
+      const byRow = new Map(outcomes.map((outcome) => [valid[outcome.idx]!, outcome.outcome]))
+      return rows.map((row, i): Either.Either<ReadonlyArray<Hold>, HoldError> => {
+        const request = requests[i]!
+        if (request.amount <= 0n) return Either.left(invalidAmount("A hold", request.amount))
+        if (request.references.length === 0) return Either.right([])
+        const outcome = byRow.get(row)
+        if (outcome === undefined) {
+          // No row for the request: its agent is unknown to the ledger.
+          return Either.left(refusal("over_budget", request.amount * BigInt(row.holds.length)))
+        }
+        if (outcome !== "held") return Either.left(refusal(outcome, request.amount * BigInt(row.holds.length)))
+        return Either.right(row.holds.map((held) => ({
+          id: held.id,
+          orgId: request.orgId,
+          agentId: request.agentId,
+          amount: request.amount,
+          testMode: request.testMode
+        })))
+      })
+    })
+
+  const holdMany = (
+    request: Omit<HoldRequest, "reference">,
+    references: ReadonlyArray<string>,
+    ids?: ReadonlyArray<HoldId>
+  ) =>
+    ids !== undefined && ids.length !== references.length
+      ? Effect.dieMessage("holdMany: one id per reference")
+      : Effect.flatMap(holdTogether([{ ...request, references, ids }]), (answers) => answers[0]!)
 
   const hold = (request: HoldRequest) => Effect.map(holdMany(request, [request.reference]), (holds) => holds[0]!)
 
-  /**
-   * `holdMany` in one statement with the caller's gate and records (HoldFence.ts), test or
-   * live: a gate that refused fails with its own error (nothing was held); a hold refused
-   * after the gate passed undoes the gate's counts; the records are written exactly when
-   * the holds are.
-   */
-  const holdManyWith = <E>(
-    request: Omit<HoldRequest, "reference">,
-    holds: { readonly references: ReadonlyArray<string>; readonly ids?: ReadonlyArray<HoldId> | undefined },
-    gate: HoldGate<E> | undefined,
-    records: (taken: HoldTaken) => ReadonlyArray<HoldRecord>
-  ) =>
+  /** Why each settlement the statement did not make was refused: read once for all of them. */
+  const settleRefusals = (refused: ReadonlyArray<SettlementRequest>) =>
     Effect.gen(function*() {
-      if (request.amount <= 0n) return yield* invalidAmount("A hold", request.amount)
-      const { ids, references } = holds
-      if (references.length === 0 || (ids !== undefined && ids.length !== references.length)) {
-        return yield* Effect.dieMessage("holdManyWith: at least one reference, and one id per reference")
-      }
-      const input = holdInput(request, references, yield* now, ids)
-      const caller = { gate: gate as HoldGate<unknown> | undefined, records }
-      const undo = gate === undefined ? Effect.void : gate.undo
-      if (request.testMode) {
-        const outcome = yield* repo.holdTest(input, caller)
-        if (gate !== undefined) yield* gate.judge(outcome.gate)
-        if (outcome.held === 0) {
-          return yield* Effect.zipRight(undo, overBudget(request.amount * BigInt(references.length)))
+      if (refused.length === 0) return new Map<HoldId, SettleError>()
+      const rows = new Map((yield* repo.findHolds(refused.map((r) => r.holdId))).map((row) => [row.id, row]))
+      return new Map(refused.map(({ captured, holdId }): [HoldId, SettleError] => {
+        const row = rows.get(holdId)
+        if (row === undefined) return [holdId, new NotAHold({ message: `${holdId} is not a hold` })]
+        if (row.status !== "held") {
+          return [holdId, new AlreadySettled({ message: `Hold ${holdId} is already ${row.status}` })]
         }
-      } else {
-        const outcome = yield* repo.holdLive(input, caller)
-        if (gate !== undefined) {
-          yield* gate.judge(outcome.gate)
-        }
-        if (outcome.held === 0) return yield* Effect.zipRight(undo, refuseLive(input, outcome))
-      }
-      return input.holds.map((held) => heldFor(request, held.id, request.testMode))
-    })
-
-  /** A live hold in one statement with the caller's gate and record (`holdManyWith` for one hold). */
-  const holdWith = <E>(
-    request: Omit<HoldRequest, "testMode">,
-    gate: HoldGate<E>,
-    record: (taken: HoldTaken) => HoldRecord
-  ) =>
-    Effect.map(
-      holdManyWith({ ...request, testMode: false }, { references: [request.reference] }, gate, (taken) => [
-        record(taken)
-      ]),
-      (holds) => holds[0]!
-    )
-
-  /** Why a settlement was refused (`gated`: the caller's gate may have been closed). */
-  const settleRefusal = (holdId: string, captured: bigint, gated: boolean) =>
-    Effect.gen(function*() {
-      const row = isUuid(holdId) ? yield* repo.findHold(holdId) : Option.none<LedgerHold>()
-      if (Option.isNone(row)) return new NotAHold({ message: `${holdId} is not a hold` })
-      if (row.value.status !== "held") {
-        return new AlreadySettled({ message: `Hold ${holdId} is already ${row.value.status}` })
-      }
-      if (gated && row.value.amount >= captured) return new SettlementGateClosed()
-      return new CaptureExceedsHold({
-        message: `Capture of ${captured} credits exceeds the hold of ${row.value.amount} credits`
-      })
+        return [
+          holdId,
+          new CaptureExceedsHold({
+            message: `Capture of ${captured} credits exceeds the hold of ${row.amount} credits`
+          })
+        ]
+      }))
     })
 
   /**
-   * Settles a hold (one statement), then writes the events it causes in the same
-   * transaction: `captured` becomes spend, the rest goes back to balance and budget. With
-   * `signalEventDue` the statement instead fails (SQLSTATE LE001) when it would cause one.
+   * Every settlement in one statement, with the events it causes, in one transaction: each
+   * hold captured for its amount (0 releases it), or why it could not be.
    */
-  const settle = (
-    holdId: string,
-    captured: bigint,
-    alongside: SettlementWrites | undefined,
-    signalEventDue: boolean,
-    gate?: SettlementGate
-  ) =>
+  const settleTogether = (settlements: ReadonlyArray<SettlementRequest>) =>
     Effect.gen(function*() {
+      if (settlements.length === 0) return []
       const at = new Date(yield* now)
-      const settled = isUuid(holdId)
-        ? yield* repo.settleStatement(holdId, captured, at, alongside, signalEventDue, gate)
-        : Option.none<SettleOutcome>()
-      if (Option.isNone(settled)) {
-        return yield* Effect.flatMap(settleRefusal(holdId, captured, gate !== undefined), Effect.fail)
+      const valid = settlements.filter((s) => s.captured >= 0n)
+      const outcomes = valid.length === 0
+        ? []
+        : yield* repo.settle(valid.map((s) => ({ hold_id: s.holdId, captured: s.captured })), at)
+      const settled = new Map<string, bigint>()
+      for (const outcome of outcomes) {
+        switch (outcome.kind) {
+          case "settled":
+            settled.set(outcome.hold_id, outcome.amount)
+            break
+          case "budget_reached":
+            yield* ledgerEvents.budgetReached(outcome.org_id, {
+              agentId: outcome.agent_id,
+              agentName: outcome.agent_name,
+              month: outcome.month,
+              spent: outcome.spent,
+              budget: outcome.budget
+            })
+            break
+          case "balance_low":
+            yield* ledgerEvents.balanceLow(outcome.org_id, outcome.balance)
+        }
       }
-      const held = settled.value
-      const amount = held.amount
-      if (held.budget_alert_due) {
-        yield* ledgerEvents.budgetReached(held.org_id, {
-          agentId: held.agent_id,
-          agentName: held.agent_name ?? "",
-          month: held.month,
-          spent: held.spent ?? 0n,
-          budget: held.budget ?? 0n
-        })
-      }
-      if (held.low_alert_fired && held.balance !== null) yield* ledgerEvents.balanceLow(held.org_id, held.balance)
-      return { captured, released: amount - captured } satisfies Settlement
-    })
+      const refusals = yield* settleRefusals(valid.filter((s) => !settled.has(s.holdId)))
+      return settlements.map((s): Either.Either<Settlement, SettleError> =>
+        s.captured < 0n
+          ? Either.left(invalidAmount("A capture", s.captured))
+          : settled.has(s.holdId)
+          ? Either.right({ captured: s.captured, released: settled.get(s.holdId)! - s.captured })
+          : Either.left(refusals.get(s.holdId)!)
+      )
+    }).pipe(inTransaction)
 
-  /**
-   * A settlement, atomic with its events. Inside the caller's transaction it is part of it
-   * (no savepoint: a settlement that cannot be made writes nothing, so there is nothing to
-   * roll back to, and a failure of the rest aborts the caller's transaction). Outside any
-   * transaction it is first tried as one statement (no BEGIN or COMMIT round trips, so the
-   * agent's row is locked only while the statement runs); a settlement that causes an
-   * event is refused by that statement and made again in a transaction with its events.
-   */
-  const settleAtomically = (
-    holdId: string,
-    captured: bigint,
-    alongside?: SettlementWrites,
-    gate?: SettlementGate
-  ) =>
-    Effect.gen(function*() {
-      const inTransaction = Effect.serviceOption(SqlClient.TransactionConnection)
-      if (Option.isSome(yield* inTransaction)) return yield* settle(holdId, captured, alongside, false, gate)
-      const withEvents = () => sql.withTransaction(settle(holdId, captured, alongside, false, gate))
-      return yield* settle(holdId, captured, alongside, true, gate).pipe(Effect.catchIf(isEventDueSignal, withEvents))
-    }).pipe(Effect.catchTag("SqlError", Effect.die))
+  /** One hold settled, with what it charged and gave back. */
+  const settleOne = (holdId: HoldId, captured: bigint) =>
+    Effect.flatMap(settleTogether([{ holdId, captured }]), (answers) => answers[0]!)
 
-  // Without a gate, a settlement is never refused for one.
-  const capture = (holdId: string, amount: bigint) =>
-    amount <= 0n
-      ? Effect.fail(invalidAmount("A capture", amount))
-      : settleAtomically(holdId, amount).pipe(Effect.catchTag("SettlementGateClosed", Effect.die))
+  const capture = (holdId: HoldId, amount: bigint) =>
+    amount <= 0n ? Effect.fail(invalidAmount("A capture", amount)) : settleOne(holdId, amount)
 
-  const release = (holdId: string) =>
-    settleAtomically(holdId, 0n).pipe(
-      // Releasing captures nothing, so it can never exceed the hold.
-      Effect.catchTags({ capture_exceeds_hold: Effect.die, SettlementGateClosed: Effect.die })
+  const release = (holdId: HoldId) =>
+    settleOne(holdId, 0n).pipe(
+      // Releasing captures nothing, so it can never exceed the hold nor be a negative amount.
+      Effect.catchTags({ capture_exceeds_hold: Effect.die, invalid_amount: Effect.die })
     )
 
-  const refund = (holdId: string, amount: bigint, note: string) =>
+  const refund = (holdId: HoldId, amount: bigint, note: string) =>
     amount <= 0n
       ? Effect.fail(invalidAmount("A refund", amount))
       : sql.withTransaction(Effect.gen(function*() {
         const ms = yield* now
         const at = new Date(ms)
-        const refunded = isUuid(holdId) ? yield* repo.refundHold(holdId, amount) : Option.none<LedgerHold>()
+        const refunded = yield* repo.refundHold(holdId, amount)
         if (Option.isNone(refunded)) {
-          const row = isUuid(holdId) ? yield* repo.findHold(holdId) : Option.none<LedgerHold>()
+          const row = yield* repo.findHold(holdId)
           if (Option.isNone(row)) return yield* new NotAHold({ message: `${holdId} is not a hold` })
           const left = row.value.captured - row.value.refunded
           return yield* new CaptureExceedsHold({
@@ -284,7 +236,7 @@ export const makeLedger = Effect.gen(function*() {
         }
         // Lock order: the agent's row before the org's.
         yield* repo.unspendBudget(held.agent_id, held.month, amount)
-        if (!held.test_mode) yield* repo.creditBalance(held.org_id, amount, null, at)
+        if (!held.test_mode) yield* repo.creditBalance(held.org_id, amount, at)
         return { refunded: amount }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
@@ -364,58 +316,10 @@ export const makeLedger = Effect.gen(function*() {
         })
       }))
 
-  const settleWith = (holdId: string, captured: bigint, alongside: SettlementWrites, gate?: SettlementGate) =>
-    captured < 0n
-      ? Effect.die(new Error("settleWith: a negative capture"))
-      : settleAtomically(holdId, captured, alongside, gate)
-
-  const batchRows = statementRows(BatchSettled, yield* directStatements)
-
-  /** Several holds of one agent in one statement (BatchSettlement.ts), with their events. */
-  const settleBatch = (holds: ReadonlyArray<{ readonly holdId: HoldId; readonly captured: bigint }>) =>
-    Effect.gen(function*() {
-      if (holds.some((hold) => hold.captured < 0n)) return yield* Effect.dieMessage("settleMany: a negative capture")
-      const at = new Date(yield* now)
-      const row = yield* batchRows.single(batchSettlementSql(sql, holds, at))
-      const settled = new Set(row.settled)
-      for (const { holdId } of holds) {
-        if (settled.has(holdId)) continue
-        // Not settled here: fine when it was settled before; a hold still held was refused.
-        const found = yield* repo.findHold(holdId)
-        if (Option.isNone(found) || found.value.status === "held") {
-          return yield* Effect.dieMessage(`settleMany: hold ${holdId} is missing, another agent's or under its capture`)
-        }
-      }
-      for (const month of row.months) {
-        if (month.budget_alert_due && row.agent_id !== null && row.org_id !== null) {
-          yield* ledgerEvents.budgetReached(row.org_id, {
-            agentId: row.agent_id,
-            agentName: month.agent_name,
-            month: month.month,
-            spent: month.spent,
-            budget: month.budget
-          })
-        }
-      }
-      if (row.low_alert_fired && row.balance !== null && row.org_id !== null) {
-        yield* ledgerEvents.balanceLow(row.org_id, row.balance)
-      }
-      return settled as ReadonlySet<string>
-    })
-
-  const settleMany = (holds: ReadonlyArray<{ readonly holdId: HoldId; readonly captured: bigint }>) =>
-    holds.length === 0
-      ? Effect.succeed<ReadonlySet<string>>(new Set())
-      : Effect.flatMap(
-        Effect.serviceOption(SqlClient.TransactionConnection),
-        (inTransaction) => Option.isSome(inTransaction) ? settleBatch(holds) : sql.withTransaction(settleBatch(holds))
-      ).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))
-
   return Ledger.of({
     hold: (request) => hold(request),
     holdMany,
-    holdWith,
-    holdManyWith,
+    holdTogether,
     capture,
     release,
     refund,
@@ -426,8 +330,7 @@ export const makeLedger = Effect.gen(function*() {
     agentMonthSpend,
     setFrozen,
     trialGrant,
-    settleWith,
-    settleMany
+    settleTogether
   })
 })
 

@@ -1,32 +1,22 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import { HoldId, LedgerEntryId, OrgId } from "../../Domain/Ids.js"
-import { LedgerEntry, LedgerHold } from "../../Domain/LedgerRecords.js"
-import { directStatements } from "../DirectStatements.js"
-import { statementRows } from "../StatementRows.js"
-import { namedSteps } from "../StatementSteps.js"
-import type { HoldGate, HoldRecord, HoldTaken } from "./HoldFence.js"
-import type { HoldSettled, SettlementGate, SettlementWrite } from "./SettlementFence.js"
+import { AgentId, HoldId, LedgerEntryId, OrgId } from "../../Domain/Ids.js"
+import { LedgerEntry, LedgerHold, OrgBalance } from "../../Domain/LedgerRecords.js"
 
 /**
- * The ledger's SQL. Every statement that can refuse is one conditional write (`... WHERE
- * <rule holds> RETURNING`), so the rule and the change are atomic; callers run these in
- * one transaction and diagnose an empty answer afterwards.
- *
- * Lock order, the same in every transaction that touches several rows: hold row, then
- * the agent's month row, then the org's balance row. Statements on rows nobody contends
- * for (inserts) run first, so the hot rows stay locked as briefly as possible.
+ * The ledger's SQL. Holds and settlements are the database's functions `ledger_hold` and
+ * `ledger_settle` (migration 0022): every request of a batch is checked and applied one by
+ * one under the rows' locks, taken first in one order (holds, agents' months, orgs'
+ * balances), so one call makes any number of them exactly as one by one would. The other
+ * statements (credits, refunds, trials, the sweeper's reads) run in the ledger's
+ * transactions, in the same lock order.
  */
-/** Balance, trial and outcome rows are decoded by these schemas: credits as bigint, timestamps as Dates. */
+
+/** An org's balance with its org's low-balance threshold, as the ledger's rules read it. */
 export const BalanceRow = Schema.Struct({
-  balance: Schema.BigInt,
-  frozen: Schema.Boolean,
-  funded: Schema.Boolean,
-  low_alert_armed: Schema.Boolean,
-  low_balance_credits: Schema.BigInt,
-  trial_window_start: Schema.NullOr(Schema.DateFromSelf),
-  trial_window_spent: Schema.BigInt
+  ...OrgBalance.fields,
+  low_balance_credits: Schema.BigInt
 })
 export type BalanceRow = typeof BalanceRow.Type
 
@@ -41,71 +31,60 @@ export const TrialGrantRow = Schema.Struct({
 })
 export type TrialGrantRow = typeof TrialGrantRow.Type
 
-/**
- * One or more holds of one agent, made together (all or none): `amount` each, one per
- * entry of `holds`. The checks apply to their sum.
- */
-export interface HoldInput {
-  readonly holds: ReadonlyArray<{ readonly id: string; readonly reference: string }>
-  readonly orgId: string
-  readonly agentId: string
-  readonly amount: bigint
-  readonly purpose: string
-  readonly budgetApproved: boolean
-  readonly month: string
-  readonly hourStart: Date
-  readonly trialLimit: bigint
-  readonly createdAt: Date
-  readonly expiresAt: Date
-}
+/** One request of a batch of holds: `amount` each, one hold per entry of `holds`, all or none. */
+export const HoldRequestRow = Schema.Struct({
+  org_id: OrgId,
+  agent_id: AgentId,
+  amount: Schema.BigInt,
+  month: Schema.String,
+  approved: Schema.Boolean,
+  test: Schema.Boolean,
+  purpose: Schema.String,
+  expires_at: Schema.DateFromSelf,
+  holds: Schema.Array(Schema.Struct({ id: HoldId, reference: Schema.String }))
+})
+export type HoldRequestRow = typeof HoldRequestRow.Type
 
+/** What `ledger_hold` answers of each request, by its index. */
 export const HoldOutcome = Schema.Struct({
-  held: Schema.Number,
-  budget_taken: Schema.Number,
-  has_balance: Schema.Number,
-  not_frozen: Schema.Boolean,
-  covered: Schema.Boolean,
-  trial_ok: Schema.Boolean
+  idx: Schema.Number,
+  outcome: Schema.Literal("held", "credits_frozen", "over_budget", "insufficient_credits", "trial_limit")
 })
 export type HoldOutcome = typeof HoldOutcome.Type
 
-/** What a caller adds to a hold's statement (HoldFence.ts): its gate, if any, and its records. */
-export interface HoldCaller {
-  readonly gate?: HoldGate<unknown> | undefined
-  readonly records: (taken: HoldTaken) => ReadonlyArray<HoldRecord>
-}
-
-/** A hold made with the caller's gate: the gate's own report besides (see HoldFence.ts). */
-export const GatedHoldOutcome = Schema.Struct({ ...HoldOutcome.fields, gate: Schema.Unknown })
-export type GatedHoldOutcome = typeof GatedHoldOutcome.Type
-
-export const SettleOutcome = Schema.Struct({
-  org_id: Schema.String,
-  agent_id: Schema.String,
-  amount: Schema.BigInt,
-  /** A test-mode or refused hold: no credits moved. */
-  no_credits: Schema.Boolean,
-  month: Schema.String,
-  spent: Schema.NullOr(Schema.BigInt),
-  alerted_80pct: Schema.NullOr(Schema.Boolean),
-  budget: Schema.NullOr(Schema.BigInt),
-  agent_name: Schema.NullOr(Schema.String),
-  agent_mode: Schema.NullOr(Schema.Literal("test", "live")),
-  /** The balance after the settlement, when the org's row was written. */
-  balance: Schema.NullOr(Schema.BigInt),
-  /** This settlement took the balance under the org's armed alert (and disarmed it). */
-  low_alert_fired: Schema.Boolean,
-  /** This charge took a live agent's month to 80% of its budget, not yet alerted. */
-  budget_alert_due: Schema.Boolean,
-  entries: Schema.Number
-})
+/**
+ * What `ledger_settle` answers: each hold it settled, and each alert it marked (an agent's
+ * month at 80% of its budget, an org's balance under its alert).
+ */
+export const SettleOutcome = Schema.Union(
+  Schema.Struct({
+    kind: Schema.Literal("settled"),
+    hold_id: HoldId,
+    org_id: OrgId,
+    agent_id: AgentId,
+    amount: Schema.BigInt
+  }),
+  Schema.Struct({
+    kind: Schema.Literal("budget_reached"),
+    org_id: OrgId,
+    agent_id: AgentId,
+    agent_name: Schema.String,
+    month: Schema.String,
+    spent: Schema.BigInt,
+    budget: Schema.BigInt
+  }),
+  Schema.Struct({ kind: Schema.Literal("balance_low"), org_id: OrgId, balance: Schema.BigInt })
+)
 export type SettleOutcome = typeof SettleOutcome.Type
 
 const Balance = Schema.Struct({ balance: Schema.BigInt })
 const Id = Schema.Struct({ id: Schema.String })
 const HoldIdRow = Schema.Struct({ id: HoldId })
-const HoldAt = Schema.Struct({ holdId: Schema.String, now: Schema.DateFromSelf })
+const HoldAt = Schema.Struct({ holdId: HoldId, now: Schema.DateFromSelf })
 const DueAt = Schema.Struct({ now: Schema.DateFromSelf, limit: Schema.Number })
+
+/** Bigints and Dates as JSON text for the functions' `jsonb` argument (one parameter for a whole batch). */
+const asJson = (value: unknown) => JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v))
 
 const holdColumns = `id, org_id, agent_id, amount, purpose, reference, test_mode, to_char(month, 'YYYY-MM-DD') AS month,
   status, captured, refunded, created_at, expires_at`
@@ -113,287 +92,54 @@ const holdColumns = `id, org_id, agent_id, amount, purpose, reference, test_mode
 export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    // A hold and a settlement are the hot path's statements: run on the pool directly.
-    const direct = yield* directStatements
-    const gatedHoldOutcomeRows = statementRows(GatedHoldOutcome, direct)
-    const gatedHeldRows = statementRows(Schema.Struct({ held: Schema.Number, gate: Schema.Unknown }), direct)
-    const settleOutcomeRows = statementRows(SettleOutcome, direct)
-    const balanceRowRows = statementRows(BalanceRow)
-    const balanceRows = statementRows(Balance)
     const holdCols = sql.unsafe(holdColumns)
-
-    /** What holds made together take from the budget and the balance: their sum. */
-    const totalOf = (hold: HoldInput) => (hold.amount * BigInt(hold.holds.length)).toString()
-
-    /**
-     * The ids and references of holds made together, as a relation `u (id, reference)`: one
-     * hold (every gateway call) as plain parameters, several as two arrays.
-     */
-    const holdRowsOf = (hold: HoldInput) =>
-      hold.holds.length === 1
-        ? sql`(VALUES (${hold.holds[0]!.id}::uuid, ${hold.holds[0]!.reference}::text)) AS u (id, reference)`
-        : sql`unnest(${hold.holds.map((h) => h.id)}::uuid[], ${hold.holds.map((h) => h.reference)}::text[])
-                AS u (id, reference)`
 
     const writeEntries = SqlSchema.void({
       Request: Schema.Array(LedgerEntry.insert),
       execute: (entries) => sql`INSERT INTO ledger_entries ${sql.insert(entries)}`
     })
-    /** Appends entries (each with a new id), outside the hold and settlement statements. */
+    /** Appends entries (each with a new id): credits, refunds and trials; holds and settlements write their own. */
     const insertEntries = (entries: ReadonlyArray<Omit<typeof LedgerEntry.insert.Type, "id">>) =>
       entries.length === 0
         ? Effect.void
         : writeEntries(entries.map((entry) => ({ ...entry, id: LedgerEntryId.make(randomUUID()) }))).pipe(Effect.orDie)
 
-    /**
-     * The budget part of a hold: the agent's month row takes the amount (a conditional
-     * upsert) if it stays within the monthly budget, or always when the budget was approved.
-     */
-    const takeBudget = (hold: HoldInput, gatePassed: Statement.Fragment = sql`true`) => {
-      const amount = totalOf(hold)
-      return sql`
-          INSERT INTO agent_month_spend AS s (agent_id, month, org_id, spent, held)
-          SELECT a.id, ${hold.month}, a.org_id, 0, ${amount}
-          FROM agents a
-          WHERE a.id = ${hold.agentId} AND (${hold.budgetApproved} OR ${amount}::bigint <= a.monthly_budget_credits)
-            AND ${gatePassed}
-          ON CONFLICT (agent_id, month) DO UPDATE SET held = s.held + excluded.held
-          WHERE ${hold.budgetApproved}
-             OR s.spent + s.held + excluded.held <= (SELECT monthly_budget_credits FROM agents WHERE id = excluded.agent_id)
-          RETURNING 1 AS ok`
-    }
+    const holdStatement = SqlSchema.findAll({
+      Request: Schema.Struct({
+        requests: Schema.Array(HoldRequestRow),
+        at: Schema.DateFromSelf,
+        hourStart: Schema.DateFromSelf,
+        trialLimit: Schema.BigInt
+      }),
+      Result: HoldOutcome,
+      execute: ({ at, hourStart, requests, trialLimit }) =>
+        sql`SELECT idx, outcome FROM ledger_hold(${asJson(requests)}::jsonb, ${at}, ${hourStart}, ${trialLimit})`
+    })
+    /** Every request's holds in one statement (`ledger_hold`), each with its own checks, in order. */
+    const hold = (requests: ReadonlyArray<HoldRequestRow>, at: Date, hourStart: Date, trialLimit: bigint) =>
+      holdStatement({ requests, at, hourStart, trialLimit }).pipe(Effect.orDie)
 
-    /**
-     * A live hold in one statement (one round trip, atomic on its own). Lock order: the
-     * agent's month row (a conditional upsert takes the amount if it stays within the
-     * budget), then the org's balance row (one conditional `UPDATE ... WHERE balance >=
-     * amount`, also checking frozen and the trial's hourly window, run only if the budget
-     * took the amount). The hold row is written whenever the budget took the amount: with
-     * its `hold` entry when the balance gave it, else as `refused` (budget only), which
-     * the caller releases at once. The flags after the outcome are a plain read of the org's
-     * row as the statement began (one lookup), used only to say which check refused.
-     */
-    /**
-     * With the caller's gate and records in the same statement (HoldFence.ts): the gate's
-     * steps run first and the budget is taken only when they passed; the records are written
-     * only when the hold took the credits.
-     */
-    const holdLive = (hold: HoldInput, caller: HoldCaller) =>
-      gatedHoldOutcomeRows.single(holdLiveStatement(hold, caller)).pipe(Effect.orDie)
-
-    /** The caller's gate steps (first in the statement) and the condition they passed. */
-    const gateOf = (caller: HoldCaller) =>
-      caller.gate === undefined
-        ? { steps: sql``, passed: sql`true`, report: sql`null` }
-        : {
-          steps: sql`${caller.gate.steps},`,
-          passed: sql`EXISTS (SELECT 1 FROM ${caller.gate.passed})`,
-          report: caller.gate.report
-        }
-
-    /** The caller's records as CTEs (`recorded_0`, ...), each selecting from `taken`. */
-    const recordsOf = (caller: HoldCaller, taken: Statement.Fragment) =>
-      namedSteps(sql, ",", "recorded", caller.records(holdTaken(taken)))
-
-    const holdLiveStatement = (hold: HoldInput, caller: HoldCaller) => {
-      const each = hold.amount.toString()
-      const amount = totalOf(hold)
-      const gate = gateOf(caller)
-      return sql`
-        WITH ${gate.steps}
-        s AS (${takeBudget(hold, gate.passed)}),
-        d AS (
-          UPDATE org_balances SET
-            balance = balance - ${amount}::bigint,
-            trial_window_start = CASE WHEN funded THEN trial_window_start ELSE ${hold.hourStart}::timestamptz END,
-            trial_window_spent = CASE
-              WHEN funded THEN trial_window_spent
-              WHEN trial_window_start = ${hold.hourStart}::timestamptz THEN trial_window_spent + ${amount}::bigint
-              ELSE ${amount}::bigint END,
-            updated_at = ${hold.createdAt}
-          WHERE org_id = ${hold.orgId} AND NOT frozen AND balance >= ${amount}::bigint
-            AND (funded OR (CASE WHEN trial_window_start = ${hold.hourStart}::timestamptz THEN trial_window_spent ELSE 0 END)
-                           + ${amount}::bigint <= ${hold.trialLimit}::bigint)
-            AND EXISTS (SELECT 1 FROM s)
-          RETURNING balance
-        ),
-        h AS (
-          INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, refused, budget_approved,
-                                    month, status, created_at, expires_at)
-          SELECT u.id, ${hold.orgId}, ${hold.agentId}, ${each}, ${hold.purpose}, u.reference, false,
-                 NOT EXISTS (SELECT 1 FROM d), ${hold.budgetApproved}, ${hold.month}, 'held', ${hold.createdAt},
-                 ${hold.expiresAt}
-          FROM s, ${holdRowsOf(hold)}
-          RETURNING id, refused
-        ),
-        e AS (
-          INSERT INTO ledger_entries (id, org_id, kind, amount, credits, hold_id, agent_id, note, created_at)
-          SELECT gen_random_uuid(), ${hold.orgId}, 'hold', -${each}::bigint, ${each}, h.id, ${hold.agentId},
-                 ${hold.purpose}, ${hold.createdAt}
-          FROM h WHERE NOT h.refused
-          RETURNING 1
-        )${recordsOf(caller, sql`(SELECT id FROM h WHERE NOT h.refused)`)}
-        SELECT ${gate.report} AS gate,
-          (SELECT count(*) FROM e)::int AS held,
-          (SELECT count(*) FROM h)::int AS budget_taken,
-          (b.org_id IS NOT NULL)::int AS has_balance,
-          COALESCE(NOT b.frozen, true) AS not_frozen,
-          COALESCE(b.balance >= ${amount}::bigint, false) AS covered,
-          COALESCE(b.funded OR (CASE WHEN b.trial_window_start = ${hold.hourStart}::timestamptz
-                                     THEN b.trial_window_spent ELSE 0 END) + ${amount}::bigint <= ${hold.trialLimit}::bigint,
-                   true) AS trial_ok
-        FROM (SELECT 1) AS one LEFT JOIN org_balances b ON b.org_id = ${hold.orgId}`
-    }
-
-    /** A test-mode hold: the budget only, in one statement, with the caller's gate and records (as `holdLive`). */
-    const holdTest = (hold: HoldInput, caller: HoldCaller) =>
-      gatedHeldRows.single(holdTestStatement(hold, caller)).pipe(Effect.orDie)
-
-    const holdTestStatement = (hold: HoldInput, caller: HoldCaller) => {
-      const each = hold.amount.toString()
-      const gate = gateOf(caller)
-      return sql`
-        WITH ${gate.steps}
-        s AS (${takeBudget(hold, gate.passed)}),
-        h AS (
-          INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, budget_approved,
-                                    month, status, created_at, expires_at)
-          SELECT u.id, ${hold.orgId}, ${hold.agentId}, ${each}, ${hold.purpose}, u.reference, true,
-                 ${hold.budgetApproved}, ${hold.month}, 'held', ${hold.createdAt}, ${hold.expiresAt}
-          FROM s, ${holdRowsOf(hold)}
-          RETURNING id
-        )${recordsOf(caller, sql`(SELECT id FROM h)`)}
-        SELECT ${gate.report} AS gate, (SELECT count(*) FROM h)::int AS held`
-    }
-
-    /**
-     * Settles a hold in one statement: the hold is marked (only if still held and covering
-     * `captured`), the agent's month row moves it from held to spent, what was not charged
-     * goes back to the org's balance, with the capture and release entries. Lock order as
-     * in a hold: agent's row, then org's row (the org's update waits on the agent's by
-     * reading its result). Empty when the hold could not be settled.
-     *
-     * The org's row is written only when credits go back or a charge takes the balance
-     * under the org's armed low-balance alert (then the alert is disarmed in the same
-     * write, so exactly one settlement reports it); a full capture otherwise leaves the
-     * hottest row of a busy org alone. The statement's snapshot can miss a crossing made by
-     * a hold committed just after it began: that hold's own settlement sees it.
-     */
-    /** The relation the caller's record selects from: only the hold statement builds it. */
-    const holdTaken = (relation: Statement.Fragment) => relation as HoldTaken
-
-    /** The condition the caller's write gets: only this statement settles holds. */
-    const settledCondition = (condition: Statement.Fragment) => condition as HoldSettled
-
-    const settleSql = (
-      holdId: string,
-      captured: bigint,
-      now: Date,
-      alongside?: (settled: HoldSettled) => SettlementWrite | ReadonlyArray<SettlementWrite>,
-      signalEventDue = false,
-      gate?: SettlementGate
-    ) => {
-      const c = captured.toString()
-      // A charge that takes a live agent's month to 80% of its budget, not yet alerted.
-      const budgetAlertDue = sql`COALESCE(${captured > 0n} AND s.agent_mode = 'live' AND NOT s.alerted_80pct
-                                 AND s.budget > 0 AND s.spent * 5 >= s.budget * 4, false)`
-      const lowAlertFired = sql`COALESCE((SELECT low_alert_fired FROM o), false)`
-      // With `signalEventDue` the statement fails (SQLSTATE LE001, see migration 0007) rather
-      // than apply a settlement that causes an event, judged under its own locks.
-      const eventDue = signalEventDue
-        ? sql`, CASE WHEN ${lowAlertFired} OR ${budgetAlertDue} THEN ledger_event_due() END AS event_due`
-        : sql``
-      // The hold is found by its key alone: its status is compared as an expression
-      // (`status || ''`), which the partial index of open holds cannot serve. On statistics
-      // taken before many holds were open, `status = 'held'` made the planner read every
-      // open hold to find this one.
-      const writes = alongside === undefined ? [] : [alongside(settledCondition(sql`EXISTS (SELECT 1 FROM h)`))].flat()
-      return sql`
-        WITH ${gate === undefined ? sql`` : sql`${gate.steps},`}
-        h AS (
-          UPDATE ledger_holds SET status = ${
-        captured > 0n ? "captured" : "released"
-      }, captured = ${c}, settled_at = ${now}
-          WHERE id = ${holdId} AND (status || '') = 'held' AND amount >= ${c}::bigint${
-        gate === undefined ? sql`` : sql` AND ${gate.passed}`
-      }
-          RETURNING id, org_id, agent_id, amount, purpose, test_mode OR refused AS no_credits, month, created_at
-        ),
-        s AS (
-          UPDATE agent_month_spend s SET held = s.held - h.amount, spent = s.spent + ${c}::bigint
-          FROM h, agents a
-          WHERE s.agent_id = h.agent_id AND s.month = h.month AND a.id = h.agent_id
-          RETURNING s.spent, s.alerted_80pct, a.monthly_budget_credits AS budget, a.name AS agent_name, a.mode AS agent_mode
-        ),
-        o AS (
-          UPDATE org_balances b SET
-            balance = b.balance + (h.amount - ${c}::bigint),
-            trial_window_spent = CASE
-              WHEN NOT b.funded AND b.trial_window_start = date_trunc('hour', h.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-                THEN GREATEST(b.trial_window_spent - (h.amount - ${c}::bigint), 0)
-              ELSE b.trial_window_spent END,
-            low_alert_armed = b.low_alert_armed AND NOT (${captured > 0n}
-              AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits),
-            low_alert_fired_by = CASE
-              WHEN ${
-        captured > 0n
-      } AND b.low_alert_armed AND b.balance + (h.amount - ${c}::bigint) < og.low_balance_credits
-                THEN h.id
-              ELSE b.low_alert_fired_by END,
-            updated_at = ${now}
-          FROM h, orgs og
-          WHERE b.org_id = h.org_id AND og.id = h.org_id AND NOT h.no_credits
-            AND (SELECT count(*) FROM s) >= 0
-            AND (h.amount > ${c}::bigint
-                 OR (${captured > 0n} AND b.low_alert_armed AND b.balance < og.low_balance_credits))
-          RETURNING b.balance, b.low_alert_fired_by IS NOT DISTINCT FROM h.id AS low_alert_fired
-        ),
-        e AS (
-          INSERT INTO ledger_entries (id, org_id, kind, amount, credits, hold_id, agent_id, note, created_at)
-          SELECT gen_random_uuid(), h.org_id, x.kind, x.amount, x.credits, h.id, h.agent_id, h.purpose, ${now}
-          FROM h, LATERAL (VALUES ('capture', 0::bigint, ${c}::bigint),
-                                  ('release', h.amount - ${c}::bigint, h.amount - ${c}::bigint)) AS x (kind, amount, credits)
-          WHERE NOT h.no_credits AND x.credits > 0
-          RETURNING 1
-        )${namedSteps(sql, ",", "alongside", writes)}
-        SELECT h.org_id, h.agent_id, h.amount::text AS amount, h.no_credits, to_char(h.month, 'YYYY-MM-DD') AS month,
-               s.spent::text AS spent, s.alerted_80pct, s.budget::text AS budget, s.agent_name, s.agent_mode,
-               (SELECT balance::text FROM o) AS balance, ${lowAlertFired} AS low_alert_fired,
-               ${budgetAlertDue} AS budget_alert_due, (SELECT count(*) FROM e)::int AS entries${eventDue}
-        FROM h
-        LEFT JOIN s ON true`
-    }
-    const settleStatement = (...args: Parameters<typeof settleSql>) =>
-      settleOutcomeRows.one(settleSql(...args)).pipe(Effect.catchTag("ParseError", Effect.die))
-
-    /**
-     * Releases holds a hold statement wrote as `refused` (the budget took their amount, the
-     * balance did not): their budget goes back in one statement, however many there are. They
-     * moved no credits, so there is no entry and no balance to write.
-     */
-    const releaseRefused = (holdIds: ReadonlyArray<string>, now: Date) =>
-      sql`
-        WITH h AS (
-          UPDATE ledger_holds SET status = 'released', captured = 0, settled_at = ${now}
-          WHERE id = ANY(${holdIds as Array<string>}::uuid[]) AND status = 'held' AND refused
-          RETURNING agent_id, month, amount
-        )
-        UPDATE agent_month_spend s SET held = s.held - t.amount
-        FROM (SELECT agent_id, month, sum(amount) AS amount FROM h GROUP BY agent_id, month) t
-        WHERE s.agent_id = t.agent_id AND s.month = t.month`.pipe(Effect.asVoid, Effect.orDie)
+    const settleStatement = SqlSchema.findAll({
+      Request: Schema.Struct({
+        settlements: Schema.Array(Schema.Struct({ hold_id: HoldId, captured: Schema.BigInt })),
+        at: Schema.DateFromSelf
+      }),
+      Result: SettleOutcome,
+      execute: ({ at, settlements }) =>
+        sql`
+          SELECT kind, hold_id, org_id, agent_id, agent_name, month, spent::text, budget::text, balance::text,
+                 amount::text
+          FROM ledger_settle(${asJson(settlements)}::jsonb, ${at})`
+    })
+    /** Every settlement in one statement (`ledger_settle`): the holds it settled and the alerts it marked. */
+    const settle = (settlements: ReadonlyArray<{ readonly hold_id: HoldId; readonly captured: bigint }>, at: Date) =>
+      settleStatement({ settlements, at }).pipe(Effect.orDie)
 
     /** Gives back spend of a refunded purchase. */
     const unspendBudget = (agentId: string, month: string, amount: bigint) =>
       sql`
         UPDATE agent_month_spend SET spent = GREATEST(spent - ${amount.toString()}, 0)
         WHERE agent_id = ${agentId} AND month = ${month}`.pipe(Effect.asVoid, Effect.orDie)
-
-    /** Marks the 80% alert sent for the agent's month; true only for the first caller. */
-    const markBudgetAlerted = (agentId: string, month: string) =>
-      sql`
-        UPDATE agent_month_spend SET alerted_80pct = true
-        WHERE agent_id = ${agentId} AND month = ${month} AND NOT alerted_80pct
-        RETURNING 1 AS one`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
     const findMonthSpend = SqlSchema.findOne({
       Request: Schema.Struct({ agentId: Schema.String, month: Schema.String }),
@@ -408,60 +154,67 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
         Effect.orDie
       )
 
-    /**
-     * Puts `amount` back on the balance (a release, a refund, a credit). `trialHour` is the
-     * hour the returned credits were held in: they leave the trial window if it is still
-     * that hour.
-     */
-    const creditBalance = (orgId: string, amount: bigint, trialHour: Date | null, now: Date) =>
-      balanceRowRows.single(sql`
-        UPDATE org_balances b SET
-          balance = b.balance + ${amount.toString()},
-          trial_window_spent = CASE
-            WHEN NOT b.funded AND b.trial_window_start = ${trialHour}::timestamptz
-              THEN GREATEST(b.trial_window_spent - ${amount.toString()}, 0)
-            ELSE b.trial_window_spent END,
-          updated_at = ${now}
-        FROM orgs o
-        WHERE o.id = b.org_id AND b.org_id = ${orgId}
-        RETURNING b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
-                  b.trial_window_spent`).pipe(Effect.orDie)
+    const creditRow = SqlSchema.void({
+      Request: Schema.Struct({ orgId: Schema.String, amount: Schema.BigInt, now: Schema.DateFromSelf }),
+      execute: ({ amount, now, orgId }) =>
+        sql`UPDATE org_balances SET balance = balance + ${amount}, updated_at = ${now} WHERE org_id = ${orgId}`
+    })
+    /** Puts `amount` back on the balance (a refund of captured credits). */
+    const creditBalance = (orgId: string, amount: bigint, now: Date) =>
+      creditRow({ orgId, amount, now }).pipe(Effect.orDie)
 
+    const addRow = SqlSchema.single({
+      Request: Schema.Struct({
+        orgId: Schema.String,
+        amount: Schema.BigInt,
+        funds: Schema.Boolean,
+        now: Schema.DateFromSelf
+      }),
+      Result: Balance,
+      execute: ({ amount, funds, now, orgId }) =>
+        sql`
+          INSERT INTO org_balances AS b (org_id, balance, funded, low_alert_armed, updated_at)
+          VALUES (${orgId}, ${amount}, ${funds}, ${funds}, ${now})
+          ON CONFLICT (org_id) DO UPDATE SET
+            balance = b.balance + excluded.balance,
+            funded = b.funded OR excluded.funded,
+            low_alert_armed = b.funded OR excluded.funded,
+            updated_at = excluded.updated_at
+          RETURNING balance`
+    })
     /**
      * Adds credits from outside (top-up, adjustment, trial grant), creating the row. The
      * low-balance alert is armed for funded orgs only: before the first top-up the balance
      * is the trial's, and the alert would fire on its first call (docs/decisions.md).
      */
     const addCredits = (orgId: string, amount: bigint, funds: boolean, now: Date) =>
-      balanceRows.single(sql`
-        INSERT INTO org_balances AS b (org_id, balance, funded, low_alert_armed, updated_at)
-        VALUES (${orgId}, ${amount.toString()}, ${funds}, ${funds}, ${now})
-        ON CONFLICT (org_id) DO UPDATE SET
-          balance = b.balance + excluded.balance,
-          funded = b.funded OR excluded.funded,
-          low_alert_armed = b.funded OR excluded.funded,
-          updated_at = excluded.updated_at
-        RETURNING balance`).pipe(Effect.map((row) => row.balance), Effect.orDie)
+      addRow({ orgId, amount, funds, now }).pipe(Effect.map((row) => row.balance), Effect.orDie)
 
     const findBalance = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: Schema.String, lock: Schema.Boolean }),
       Result: BalanceRow,
       execute: ({ lock, orgId }) =>
         sql`
-          SELECT b.balance, b.frozen, b.funded, b.low_alert_armed, o.low_balance_credits, b.trial_window_start,
-                 b.trial_window_spent
+          SELECT b.org_id, b.balance, b.frozen, b.funded, b.low_alert_armed, b.trial_window_start, b.trial_window_spent,
+                 b.updated_at, o.low_balance_credits
           FROM org_balances b JOIN orgs o ON o.id = b.org_id
           WHERE b.org_id = ${orgId}${lock ? sql` FOR UPDATE OF b` : sql``}`
     })
     /** Locks the org's balance row (trial expiry computes what to take back under it). */
     const lockBalance = (orgId: string) => findBalance({ orgId, lock: true }).pipe(Effect.orDie)
 
-    /** Removes credits the caller has checked are there (under `lockBalance`). */
+    const removeRow = SqlSchema.single({
+      Request: Schema.Struct({ orgId: Schema.String, amount: Schema.BigInt, now: Schema.DateFromSelf }),
+      Result: Balance,
+      execute: ({ amount, now, orgId }) =>
+        sql`
+          UPDATE org_balances SET balance = balance - ${amount}, updated_at = ${now}
+          WHERE org_id = ${orgId}
+          RETURNING balance`
+    })
+    /** Removes credits the caller has checked are there (under `lockBalance`), or takes them back past zero. */
     const removeCredits = (orgId: string, amount: bigint, now: Date) =>
-      balanceRows.single(sql`
-            UPDATE org_balances SET balance = balance - ${amount.toString()}, updated_at = ${now}
-            WHERE org_id = ${orgId}
-            RETURNING balance`).pipe(Effect.map((row) => row.balance), Effect.orDie)
+      removeRow({ orgId, amount, now }).pipe(Effect.map((row) => row.balance), Effect.orDie)
 
     /**
      * Disarms the low-balance alert if it is armed and the balance is under the org's
@@ -502,12 +255,15 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
     })
     const refundHold = (holdId: string, amount: bigint) => refundRow({ holdId, amount }).pipe(Effect.orDie)
 
-    const findHoldRow = SqlSchema.findOne({
-      Request: Schema.String,
+    const findHoldRows = SqlSchema.findAll({
+      Request: Schema.Array(HoldId),
       Result: LedgerHold,
-      execute: (holdId) => sql`SELECT ${holdCols} FROM ledger_holds WHERE id = ${holdId}`
+      execute: (holdIds) =>
+        sql`SELECT ${holdCols} FROM ledger_holds WHERE id = ANY(${holdIds as Array<string>}::uuid[])`
     })
-    const findHold = (holdId: string) => findHoldRow(holdId).pipe(Effect.orDie)
+    /** The holds of these ids that exist (the reasons settlements were refused). */
+    const findHolds = (holdIds: ReadonlyArray<HoldId>) => findHoldRows(holdIds).pipe(Effect.orDie)
+    const findHold = (holdId: HoldId) => Effect.map(findHolds([holdId]), (rows) => Option.fromNullable(rows[0]))
 
     const findExpiredHold = SqlSchema.findOne({
       Request: HoldAt,
@@ -519,7 +275,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
           FOR UPDATE SKIP LOCKED`
     })
     /** Locks one expired open hold for the sweeper, skipping holds another replica is on. */
-    const lockExpiredHold = (holdId: string, now: Date) => findExpiredHold({ holdId, now }).pipe(Effect.orDie)
+    const lockExpiredHold = (holdId: HoldId, now: Date) => findExpiredHold({ holdId, now }).pipe(Effect.orDie)
 
     const findExpiredHoldIds = SqlSchema.findAll({
       Request: DueAt,
@@ -614,14 +370,10 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       claimNotices({ now, horizon, limit }).pipe(Effect.orDie)
 
     return {
-      holdLive,
-      holdTest,
-      releaseRefused,
-      settleStatement,
-      settleSql,
+      hold,
+      settle,
       insertEntries,
       unspendBudget,
-      markBudgetAlerted,
       monthSpend,
       creditBalance,
       addCredits,
@@ -632,6 +384,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
       setFrozen,
       refundHold,
       findHold,
+      findHolds,
       lockExpiredHold,
       expiredHoldIds,
       insertTrialGrant,

@@ -1,9 +1,9 @@
-import { SqlClient, type Statement } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { approvalNeeded } from "../../Domain/ApprovalRule.js"
 import type { ApprovalReason } from "../../Domain/ApprovalSummary.js"
-import type { AuthenticatedAgent, CachedCredential } from "../../Domain/Current.js"
+import type { AuthenticatedAgent } from "../../Domain/Current.js"
 import { type AgentId, type ApprovalId, HoldId, JobId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
@@ -17,10 +17,9 @@ import {
   UnknownTool
 } from "../../Errors/ApiErrors.js"
 import { Approvals } from "../Approvals/Approvals.js"
-import { Credentials, readAgainWhenStale } from "../Auth/Credentials.js"
+import { Credentials } from "../Auth/Credentials.js"
 import { StaleCredential } from "../Auth/CredentialsRepo.js"
 import { idempotent, type KeyTaken, refusalAsKeySays, type UsedKey } from "../Idempotency/Idempotent.js"
-import { gateThen } from "../Ledger/HoldFence.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Tools } from "../Tools/Tools.js"
 import { type ToolRow, ToolsRepo } from "../Tools/ToolsRepo.js"
@@ -291,12 +290,11 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
       })
 
     /**
-     * Writes a purchase in one statement (Ledger.holdManyWith): the key is checked first (a
-     * concurrent twin is turned away at once, KeyTaken), then every item is held, and the
-     * key (a direct purchase keeps its answer when it finishes, a job's is kept at once),
-     * the receipt and its items are written exactly when the holds are. A purchase that
-     * uses up an approval or queues a job does so in the same transaction. Any refusal
-     * keeps nothing.
+     * Writes a purchase in one transaction: the key is taken first (a concurrent twin is
+     * turned away at once, KeyTaken), then every item is held, and the key (a direct
+     * purchase keeps its answer when it finishes, a job's is kept at once), the receipt and
+     * its items are written with the holds. A purchase that uses up an approval or queues a
+     * job does so in the same transaction. Any refusal keeps nothing.
      */
     const writePurchase = (
       agent: AuthenticatedAgent,
@@ -337,32 +335,28 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           idempotency_key: key?.value ?? null,
           created_at: at
         }
-        // Every item's hold in the one statement: all of them or none.
-        const write = ledger.holdManyWith(
-          {
-            orgId: agent.org_id,
-            agentId: agent.id,
-            amount: terms.price,
-            purpose: "purchase_item",
-            testMode: agent.mode === "test",
-            budgetApproved: approval.budgetApproved,
-            ttlMs: job === null ? purchasingRules.directHoldTtlMs : undefined
-          },
-          { references: newItems.map((item) => item.id), ids: newItems.map((item) => item.hold_id) },
-          // A credential from the cache is checked again first (Credentials.ts), then the key.
-          agent.cached === undefined
-            ? (keyRow === null ? undefined : keyRows.claimGate(keyRow))
-            : keyRow === null
-            ? credentials.stillValid(agent, agent.cached)
-            : gateThen(sql, credentials.stillValid(agent, agent.cached), (after) => keyRows.claimGate(keyRow, after)),
-          (taken) => [
-            receiptRows.receiptRecord(receipt, taken),
-            itemRows.itemsRecord(newItems, taken)
-          ]
-        )
-        if (approval.id === null && job === null) return yield* write
+        // One transaction: the credential checked again when it came from the cache, the key
+        // taken, every item's hold (all of them or none), the receipt and its items, and the
+        // approval used up or the job queued. Any refusal keeps nothing.
         return yield* sql.withTransaction(Effect.gen(function*() {
-          yield* write
+          const [valid] = yield* credentials.stillValid([agent])
+          if (valid === false) return yield* new StaleCredential()
+          if (keyRow !== null) yield* keyRows.claim(keyRow)
+          yield* ledger.holdMany(
+            {
+              orgId: agent.org_id,
+              agentId: agent.id,
+              amount: terms.price,
+              purpose: "purchase_item",
+              testMode: agent.mode === "test",
+              budgetApproved: approval.budgetApproved,
+              ttlMs: job === null ? purchasingRules.directHoldTtlMs : undefined
+            },
+            newItems.map((item) => item.id),
+            newItems.map((item) => item.hold_id!)
+          )
+          yield* receiptRows.insertReceipt(receipt)
+          yield* itemRows.insertItems(newItems)
           if (approval.id !== null) yield* approvals.consume(approval.id, purchase.receiptId, at)
           if (job !== null) {
             yield* jobRows.insertJob({
@@ -394,7 +388,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           const done = yield* now
           // The rows as settled, from memory; when a claim was lost meanwhile, the items
           // another runner settled as the database holds them (this settlement's outcomes
-          // are recorded in the statement below).
+          // are recorded in the same transaction).
           const finished = held.every((item) => settled.has(item.id))
             ? held.map((item) => rowOf(item, settled.get(item.id)!))
             : (yield* itemRows.items(purchase.receiptId)).map((row) => {
@@ -402,20 +396,21 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
               return outcome === undefined ? row : { ...row, ...outcome, claimed_until: null }
             })
           const answer = yield* Effect.either(directAnswer(purchase, finished))
-          // The items' outcomes, the receipt finished and, under a key, the answer kept in one
-          // statement; a provider_error keeps nothing, so a retry under the same key runs again.
+          // The items' outcomes, the receipt finished and, under a key, the answer kept in the
+          // settling transaction; a provider_error keeps nothing, so a retry under the same key
+          // runs again.
           const stored = key !== null && answer._tag === "Right"
             ? yield* storedAnswerOf(answer.right).pipe(Effect.orDie)
             : null
-          const alongside = (condition: Statement.Fragment) => [
-            receiptRows.completeReceiptStatement(purchase.receiptId, done, condition),
-            ...(key === null ? [] : [
-              stored === null
-                ? keyRows.deleteKeyStatement(agent.id, key, condition)
-                : keyRows.storeAnswerStatement(agent.id, key, stored, condition)
-            ])
-          ]
-          return { value: answer, alongside }
+          const writes = Effect.zipRight(
+            receiptRows.completeReceipt(purchase.receiptId, done),
+            key === null
+              ? Effect.void
+              : stored === null
+              ? keyRows.deleteKey(agent.id, key)
+              : keyRows.storeAnswer(agent.id, key, stored)
+          )
+          return { value: answer, writes }
         })
       return holdingLease(
         owner,
@@ -548,16 +543,11 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
 
     /**
      * Runs a purchase request for `agent`; a cached credential found changed before anything
-     * was written is read again with `recheck` and the request run for the agent as it is
-     * now (readAgainWhenStale).
+     * was written is read again and the request run for the agent as it is now
+     * (Credentials.readAgainWhenStale).
      */
-    const execute = <E = never, R = never>(
-      agent: AuthenticatedAgent,
-      request: ExecuteRequest,
-      baseUrl: string,
-      recheck?: (cached: CachedCredential) => Effect.Effect<AuthenticatedAgent, E, R>
-    ) =>
-      readAgainWhenStale(agent, (current) => executeFor(current, request, baseUrl), recheck).pipe(
+    const execute = (agent: AuthenticatedAgent, request: ExecuteRequest, baseUrl: string) =>
+      credentials.readAgainWhenStale(agent, (current) => executeFor(current, request, baseUrl)).pipe(
         Effect.tapError(refusals.record(agent))
       )
 

@@ -1,13 +1,12 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { IdempotencyKey } from "../../Domain/IdempotencyKey.js"
 import { AgentId } from "../../Domain/Ids.js"
 import { KeyTaken } from "../Idempotency/Idempotent.js"
-import { holdGate, type HoldGateFragment } from "../Ledger/HoldFence.js"
 
 /**
- * Idempotency keys of purchases (Domain/IdempotencyKey.ts): rows decode to the model. The key
- * is taken in the purchase's one statement (HoldFence.ts), so its write stays hand-made SQL.
+ * Idempotency keys of purchases (Domain/IdempotencyKey.ts): rows decode to the model, and a
+ * key is taken from its insert variant in the transaction that writes its purchase.
  */
 const AgentKey = Schema.Struct({ agentId: AgentId, key: Schema.String })
 
@@ -22,45 +21,41 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
     })
     const findKey = (agentId: AgentId, key: string) => findKeyRow({ agentId, key }).pipe(Effect.orDie)
 
-    const lockName = (row: IdempotencyKey) => `idempotency:${row.agent_id}:${row.key}`
-
+    const claimRow = SqlSchema.findAll({
+      Request: IdempotencyKey.insert,
+      Result: Schema.Struct({ one: Schema.Number }),
+      execute: (row) =>
+        sql`
+          WITH key_lock AS (
+            SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${row.agent_id}:${row.key}`}, 0)) AS locked
+          )
+          INSERT INTO idempotency_keys
+            (agent_id, key, fingerprint, status, answer, receipt_id, created_at, expires_at, lease_until)
+          SELECT ${row.agent_id}, ${row.key}, ${row.fingerprint}, ${row.status}, ${row.answer}, ${row.receipt_id},
+                 ${row.created_at}, ${row.expires_at}, ${row.lease_until}
+          FROM key_lock
+          WHERE locked
+          ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+            answer = excluded.answer, receipt_id = excluded.receipt_id, created_at = excluded.created_at,
+            expires_at = excluded.expires_at, lease_until = excluded.lease_until
+          WHERE idempotency_keys.expires_at < excluded.created_at
+          RETURNING 1 AS one`
+    })
     /**
-     * The first step of the statement that writes a purchase (its hold's gate, HoldFence.ts):
-     * the key's row is written there, and the holds are taken only when it was. A
+     * Takes the key for a purchase, as the first write of the transaction that writes the
+     * purchase (its holds, receipt and items), so the key stands exactly when they do. A
      * transaction-scoped advisory lock on the key, tried without waiting, turns a concurrent
-     * twin away at once (KeyTaken) instead of queueing it behind this statement. The key is
+     * twin away at once (KeyTaken) instead of queueing it behind this transaction. The key is
      * taken by `INSERT ... ON CONFLICT`, which sees a twin's row committed after this
      * statement's snapshot (a `NOT EXISTS` would not: a twin that committed and let go of the
      * lock just before this statement locked it would go unseen, and the purchase be made
-     * twice); a used key still in its retention is left as it is, and the gate refuses. A
-     * hold the ledger then refuses undoes the key. With `after` (an earlier gate's relation,
-     * see `gateThen`), the key is taken only when that gate passed.
+     * twice); a used key still in its retention is left as it is, and KeyTaken.
      */
-    const claimGate = (row: IdempotencyKey, after?: HoldGateFragment) =>
-      holdGate({
-        steps: sql`
-          key_lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended(${lockName(row)}, 0)) AS locked),
-          key_free AS (
-            INSERT INTO idempotency_keys
-              (agent_id, key, fingerprint, status, answer, receipt_id, created_at, expires_at, lease_until)
-            SELECT ${row.agent_id}, ${row.key}, ${row.fingerprint}, ${row.status}, ${row.answer}, ${row.receipt_id},
-                   ${row.created_at}, ${row.expires_at}, ${row.lease_until}
-            FROM key_lock
-            WHERE locked${after === undefined ? sql`` : sql` AND EXISTS (SELECT 1 FROM ${after})`}
-            ON CONFLICT (agent_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-              answer = excluded.answer, receipt_id = excluded.receipt_id, created_at = excluded.created_at,
-              expires_at = excluded.expires_at, lease_until = excluded.lease_until
-            WHERE idempotency_keys.expires_at < excluded.created_at
-            RETURNING 1 AS one
-          )`,
-        passed: sql`key_free`,
-        report: sql`(SELECT count(*) FROM key_free)`,
-        judge: (report) => Number(report) > 0 ? Effect.void : Effect.fail(new KeyTaken()),
-        undo: sql`
-          DELETE FROM idempotency_keys
-          WHERE agent_id = ${row.agent_id} AND key = ${row.key} AND receipt_id = ${row.receipt_id}
-            AND status = 'in_progress'`.pipe(Effect.asVoid, Effect.orDie)
-      })
+    const claim = (row: typeof IdempotencyKey.insert.Type) =>
+      claimRow(row).pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) => rows.length > 0 ? Effect.void : Effect.fail(new KeyTaken()))
+      )
 
     const lockLapsedKeyRow = SqlSchema.findOne({
       Request: Schema.Struct({ ...AgentKey.fields, now: Schema.DateFromSelf }),
@@ -84,23 +79,17 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
      * statement alone may join the one that settles the purchase (made only when
      * `condition` holds).
      */
-    const storeAnswerStatement = (
-      agentId: AgentId,
-      key: string,
-      answer: string,
-      condition: Statement.Fragment = sql`true`
-    ) =>
+    /** Keeps a finished purchase's answer under its key. */
+    const storeAnswer = (agentId: AgentId, key: string, answer: string) =>
       sql`
         UPDATE idempotency_keys SET status = 'done', answer = ${answer}
-        WHERE agent_id = ${agentId} AND key = ${key} AND ${condition}`
-    const storeAnswer = (agentId: AgentId, key: string, answer: string) =>
-      storeAnswerStatement(agentId, key, answer).pipe(Effect.asVoid, Effect.orDie)
+        WHERE agent_id = ${agentId} AND key = ${key}`.pipe(Effect.asVoid, Effect.orDie)
 
     /** Lets a key go whose purchase ended without an answer to keep (a retry runs again). */
-    const deleteKeyStatement = (agentId: AgentId, key: string, condition: Statement.Fragment = sql`true`) =>
+    const deleteKey = (agentId: AgentId, key: string) =>
       sql`
         DELETE FROM idempotency_keys
-        WHERE agent_id = ${agentId} AND key = ${key} AND status = 'in_progress' AND ${condition}`
+        WHERE agent_id = ${agentId} AND key = ${key} AND status = 'in_progress'`.pipe(Effect.asVoid, Effect.orDie)
 
     const purgeKeys = (now: Date) =>
       sql`DELETE FROM idempotency_keys WHERE expires_at < ${now} AND status = 'done'`.pipe(Effect.asVoid, Effect.orDie)
@@ -116,11 +105,10 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Purchasi
 
     return {
       findKey,
-      claimGate,
+      claim,
       lockLapsedKey,
       storeAnswer,
-      storeAnswerStatement,
-      deleteKeyStatement,
+      deleteKey,
       purgeKeys,
       renewLease
     } as const

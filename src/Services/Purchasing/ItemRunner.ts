@@ -1,10 +1,9 @@
-import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect } from "effect"
-import type { HoldId, ReceiptId } from "../../Domain/Ids.js"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Either } from "effect"
+import type { ReceiptId } from "../../Domain/Ids.js"
 import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 import { Ledger } from "../Ledger/Ledger.js"
-import { settlementWrite } from "../Ledger/SettlementFence.js"
 import type { ScoredTool } from "../Tools/Tools.js"
 import type { ToolRow } from "../Tools/ToolsRepo.js"
 import { sha256OfCanonical } from "./Canonical.js"
@@ -72,13 +71,12 @@ export const fallbackChain = (
     .map((s) => choiceOf(s.tool.row, s.tool.price!))
 
 /**
- * What the caller of a settlement answers (`value`), and its own writes (`alongside`, each
- * made only when the condition it is given holds), made in the statement that records the
- * items' outcomes.
+ * What the caller of a settlement answers (`value`), and its own writes (`writes`), made in
+ * the transaction that settles the items and records their outcomes.
  */
 export interface SettlementFinish<A> {
   readonly value: A
-  readonly alongside: (condition: Statement.Fragment) => ReadonlyArray<Statement.Fragment>
+  readonly writes: Effect.Effect<void>
 }
 
 export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRunner", {
@@ -165,13 +163,13 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
       }
 
     /**
-     * Settles a batch of items in one transaction: the items' holds are captured or
-     * released in one statement (Ledger.settleMany) and their outcomes recorded, but only
-     * for items whose claim `owner` still holds (a lapsed claim taken over by another
-     * runner is left to it). `andThen` sees the settled outcomes before they are recorded;
-     * its writes go in the recording statement.
+     * Settles items in one transaction: the claims `owner` still holds are locked first (a
+     * lapsed claim taken over by another runner is left to it), those items' holds captured
+     * or released in one statement (Ledger.settleTogether, with the events it causes) and
+     * their outcomes recorded; `andThen` sees the settled outcomes and its writes go in the
+     * same transaction (a direct purchase finishes its receipt and keeps its answer).
      */
-    const settleTogether = <A>(
+    const settle = <A>(
       owner: string,
       entries: ReadonlyArray<{ readonly item: RunnableItem; readonly outcome: ItemOutcomeUpdate }>,
       andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<SettlementFinish<A>>
@@ -181,63 +179,24 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
         const held = entries.flatMap(({ item, outcome }) =>
           claimed.has(item.id) && item.hold_id !== null ? [{ id: item.id, holdId: item.hold_id, outcome }] : []
         )
-        const settledHolds = yield* ledger.settleMany(
+        const answers = yield* ledger.settleTogether(
           held.map(({ holdId, outcome }) => ({ holdId, captured: outcome.cost_credits }))
         )
-        const settled = held.map(({ holdId, id, outcome }) => ({
-          id,
-          outcome: finalOutcome(outcome, settledHolds.has(holdId))
-        }))
-        const finished = yield* andThen(new Map(settled.map(({ id, outcome }) => [id, outcome])))
-        yield* itemRows.recordOutcomes(settled, finished.alongside(sql`true`))
-        return finished.value
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
-
-    /**
-     * One item settled in one statement (a single-input purchase's common case): the claim
-     * checked and its row locked first (the gate), the hold captured or released, and the
-     * outcome and `andThen`'s writes made exactly when it settled. When it did not (the claim
-     * was lost, or the sweeper released the hold first) nothing was written, and the
-     * batch's own way settles it and says so.
-     */
-    const settleAlone = <A>(
-      owner: string,
-      entry: { readonly item: RunnableItem; readonly holdId: HoldId; readonly outcome: ItemOutcomeUpdate },
-      andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<SettlementFinish<A>>
-    ) =>
-      Effect.gen(function*() {
-        const { holdId, item, outcome } = entry
-        const finished = yield* andThen(new Map([[item.id, outcome]]))
-        yield* ledger.settleWith(
-          holdId,
-          outcome.cost_credits,
-          (settled) =>
-            [itemRows.outcomesStatement([{ id: item.id, outcome }], settled), ...finished.alongside(settled)].map(
-              settlementWrite
-            ),
-          itemRows.claimedGate(item.id, owner)
-        )
-        return finished.value
-      }).pipe(
-        Effect.catchTags({
-          SettlementGateClosed: () => settleTogether(owner, [entry], andThen),
-          already_settled: () => settleTogether(owner, [entry], andThen),
-          not_a_hold: Effect.die,
-          capture_exceeds_hold: Effect.die
+        const settled = held.map(({ id, outcome }, i) => {
+          const answer = answers[i]!
+          // Settled before (the sweeper released it first): fine. Anything else is a defect.
+          if (Either.isLeft(answer) && answer.left._tag !== "already_settled") {
+            return { id, outcome, defect: answer.left }
+          }
+          return { id, outcome: finalOutcome(outcome, Either.isRight(answer)), defect: undefined }
         })
-      )
-
-    const settle = <A>(
-      owner: string,
-      entries: ReadonlyArray<{ readonly item: RunnableItem; readonly outcome: ItemOutcomeUpdate }>,
-      andThen: (settled: ReadonlyMap<string, ItemOutcomeUpdate>) => Effect.Effect<SettlementFinish<A>>
-    ) => {
-      const alone = entries.length === 1 && entries[0]!.item.hold_id !== null
-        ? { ...entries[0]!, holdId: entries[0]!.item.hold_id }
-        : undefined
-      return (alone === undefined ? settleTogether(owner, entries, andThen) : settleAlone(owner, alone, andThen))
-        .pipe(Effect.uninterruptible)
-    }
+        const defect = settled.find((entry) => entry.defect !== undefined)
+        if (defect !== undefined) return yield* Effect.die(defect.defect)
+        const finished = yield* andThen(new Map(settled.map(({ id, outcome }) => [id, outcome])))
+        yield* itemRows.recordOutcomes(settled)
+        yield* finished.writes
+        return finished.value
+      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.uninterruptible)
 
     /**
      * Runs claimed items: the tools concurrently (one try and a retry each, fallbacks when

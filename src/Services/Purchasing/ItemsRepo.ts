@@ -1,10 +1,7 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { HoldId, ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
 import { PurchaseItem } from "../../Domain/PurchaseItem.js"
-import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
-import { settlementGate } from "../Ledger/SettlementFence.js"
-import { namedSteps } from "../StatementSteps.js"
 
 /**
  * Receipt items: one per input of a purchase, claimed by the process running it; rows decode
@@ -35,15 +32,17 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** A purchase's items, written with their holds (one statement, HoldFence.ts); one parameter for any number. */
-    const itemsRecord = (items: ReadonlyArray<NewItem>, taken: HoldTaken) =>
-      holdRecord(sql`
+    /**
+     * A purchase's items, written in the transaction of their holds; one parameter for any
+     * number (a job's thousand items too).
+     */
+    const insertItems = (items: ReadonlyArray<NewItem>) =>
+      sql`
         INSERT INTO receipt_items (id, receipt_id, idx, input, status, claimed_by, claimed_until, started_at, runs, hold_id)
         SELECT i.id, i.receipt_id, i.idx, i.input, i.status, i.claimed_by, i.claimed_until, i.started_at, i.runs, i.hold_id
         FROM jsonb_to_recordset(${JSON.stringify(items)}::jsonb)
           AS i (id uuid, receipt_id uuid, idx int, input jsonb, status text, claimed_by text, claimed_until timestamptz,
-                started_at timestamptz, runs int, hold_id uuid)
-        WHERE EXISTS (SELECT 1 FROM ${taken} AS taken)`)
+                started_at timestamptz, runs int, hold_id uuid)`.pipe(Effect.asVoid, Effect.orDie)
 
     const findItems = SqlSchema.findAll({
       Request: ReceiptId,
@@ -70,42 +69,23 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
     })
     const itemAt = (receiptId: ReceiptId, index: number) => findItemAt({ receiptId, index }).pipe(Effect.orDie)
 
-    /** Locks the running items that `owner` still holds the claim of; answers their ids. */
+    /**
+     * Locks the running items that `owner` still holds the claim of, in id order; answers
+     * their ids. Each is found by its key (purchase_lock_claimed_items, migration 0024),
+     * whatever the statistics say of the open items' partial index.
+     */
     const lockClaimed = SqlSchema.findAll({
       Request: Schema.Struct({ itemIds: Schema.Array(Schema.String), owner: Schema.String }),
       Result: Schema.Struct({ id: Schema.String }),
       execute: ({ itemIds, owner }) =>
-        sql`
-          SELECT id FROM receipt_items
-          WHERE id = ANY(${itemIds as Array<string>}::uuid[]) AND status = 'running' AND claimed_by = ${owner}
-          ORDER BY id FOR UPDATE`
+        sql`SELECT id FROM purchase_lock_claimed_items(${itemIds as Array<string>}::uuid[], ${owner}) AS id`
     })
     const lockClaimedItems = (itemIds: ReadonlyArray<string>, owner: string) =>
       lockClaimed({ itemIds, owner }).pipe(Effect.map((rows) => new Set(rows.map((row) => row.id))), Effect.orDie)
 
-    /**
-     * Records the outcomes of many items in one statement; with `alongside` (other writes of
-     * the same settlement, such as the receipt's finish and the answer kept under its key),
-     * those go in the same statement as CTEs: one round trip.
-     */
-    const recordOutcomes = (
-      outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>,
-      alongside: ReadonlyArray<Statement.Fragment> = []
-    ) => {
-      const writes = [...(outcomes.length === 0 ? [] : [outcomesStatement(outcomes)]), ...alongside]
-      if (writes.length === 0) return Effect.void
-      const statement = writes.length === 1
-        ? sql`${writes[0]!}`
-        : sql`${namedSteps(sql, "WITH", "write", writes)} SELECT 1`
-      return statement.pipe(Effect.asVoid, Effect.orDie)
-    }
-
-    /** The outcomes' UPDATE; with `condition`, made only when it holds (e.g. the settlement's). */
-    const outcomesStatement = (
-      outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>,
-      condition: Statement.Fragment = sql`true`
-    ) =>
-      sql`
+    /** Records the outcomes of many items in one statement. */
+    const recordOutcomes = (outcomes: ReadonlyArray<{ readonly id: string; readonly outcome: ItemOutcomeUpdate }>) =>
+      outcomes.length === 0 ? Effect.void : sql`
         UPDATE receipt_items i SET status = d.status, tool_id = d.tool_id, provider = d.provider,
           fallback_from = d.fallback_from, cost_credits = d.cost_credits, result = d.result, result_hash = d.result_hash,
           check_id = d.check_id, check_version = d.check_version, reason = d.reason, error_code = d.error_code,
@@ -120,23 +100,7 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
       }::jsonb) AS d(id uuid, status text, tool_id uuid, provider text, fallback_from uuid, cost_credits bigint,
           result jsonb, result_hash text, check_id text, check_version text, reason text, error_code text,
           finished_at timestamptz)
-        WHERE i.id = d.id AND ${condition}`
-
-    /**
-     * A settlement's gate (SettlementFence.ts): the item is still running under `owner`'s
-     * claim, its row locked first. The status is compared as an expression, so the lookup
-     * goes by primary key whatever the statistics say of the open items' partial index.
-     */
-    const claimedGate = (itemId: string, owner: string) =>
-      settlementGate({
-        steps: sql`
-          claimed AS (
-            SELECT id FROM receipt_items
-            WHERE id = ${itemId} AND (status || '') = 'running' AND claimed_by = ${owner}
-            FOR UPDATE
-          )`,
-        passed: sql`EXISTS (SELECT 1 FROM claimed)`
-      })
+        WHERE i.id = d.id`.pipe(Effect.asVoid, Effect.orDie)
 
     const recordOutcome = (itemId: string, outcome: ItemOutcomeUpdate) =>
       sql`
@@ -264,14 +228,12 @@ export class ItemsRepo extends Effect.Service<ItemsRepo>()("Purchasing/ItemsRepo
       )
 
     return {
-      itemsRecord,
+      insertItems,
       items,
       itemsPage,
       itemAt,
       lockClaimedItems,
       recordOutcomes,
-      outcomesStatement,
-      claimedGate,
       recordOutcome,
       claimItems,
       reclaimLapsed,

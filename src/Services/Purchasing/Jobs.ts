@@ -139,7 +139,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
             yield* Effect.sleep(Duration.seconds(1))
             continue
           }
-          yield* items.run(context, batch, owner, () => Effect.succeed({ value: undefined, alongside: () => [] }))
+          yield* items.run(context, batch, owner, () => Effect.succeed({ value: undefined, writes: Effect.void }))
           batches++
           const renewedAt = yield* now
           const renewed = yield* jobRows.renewJobLease(

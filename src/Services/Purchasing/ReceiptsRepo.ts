@@ -1,13 +1,12 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { AgentId, OrgId, ReceiptId } from "../../Domain/Ids.js"
 import { Receipt, ReceiptTotals } from "../../Domain/Receipt.js"
-import { holdRecord, type HoldTaken } from "../Ledger/HoldFence.js"
 
 /**
  * Receipts: one per purchase, read and written through the `Receipt` model; with its totals
  * summed over its items and its tool (`ReceiptTotals`) for reading. A receipt is written in
- * the purchase's one statement (HoldFence.ts), so its insert stays hand-made SQL.
+ * the transaction that holds its items' credits.
  */
 const Cursor = Schema.Struct({ created_at: Schema.DateFromSelf, id: ReceiptId })
 const OrgReceipt = Schema.Struct({ orgId: OrgId, id: ReceiptId })
@@ -16,15 +15,12 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** A purchase's receipt, written with its items' holds (one statement, HoldFence.ts). */
-    const receiptRecord = (row: typeof Receipt.insert.Type, taken: HoldTaken) =>
-      holdRecord(sql`
-        INSERT INTO receipts (id, org_id, agent_id, mode, tool_id, task_type, price_credits, item_count, held_credits,
-                              fallback, status, job_id, approval_id, idempotency_key, created_at)
-        SELECT ${row.id}, ${row.org_id}, ${row.agent_id}, ${row.mode}, ${row.tool_id}, ${row.task_type},
-               ${row.price_credits.toString()}, ${row.item_count}, ${row.held_credits.toString()}, ${row.fallback},
-               ${row.status}, ${row.job_id}, ${row.approval_id}, ${row.idempotency_key}, ${row.created_at}
-        WHERE EXISTS (SELECT 1 FROM ${taken} AS taken)`)
+    const insertRow = SqlSchema.void({
+      Request: Receipt.insert,
+      execute: (row) => sql`INSERT INTO receipts ${sql.insert(row)}`
+    })
+    /** A purchase's receipt, written in the transaction of its items' holds. */
+    const insertReceipt = (row: typeof Receipt.insert.Type) => insertRow(row).pipe(Effect.orDie)
 
     const totalsSelect = sql`
       SELECT r.*, json_build_object('id', t.id, 'slug', t.slug, 'name', t.name, 'provider', t.provider) AS tool,
@@ -88,12 +84,9 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
      * Marks a running receipt done. The statement alone may join others of the same
      * settlement (made only when `condition` holds, e.g. the settlement's own).
      */
-    const completeReceiptStatement = (receiptId: ReceiptId, now: Date, condition: Statement.Fragment = sql`true`) =>
-      sql`
-        UPDATE receipts SET status = 'done', completed_at = ${now}
-        WHERE id = ${receiptId} AND status = 'running' AND ${condition}`
     const completeReceipt = (receiptId: ReceiptId, now: Date) =>
-      completeReceiptStatement(receiptId, now).pipe(Effect.asVoid, Effect.orDie)
+      sql`UPDATE receipts SET status = 'done', completed_at = ${now} WHERE id = ${receiptId} AND status = 'running'`
+        .pipe(Effect.asVoid, Effect.orDie)
 
     const findStale = SqlSchema.findAll({
       Request: Schema.Struct({ before: Schema.DateFromSelf, now: Schema.DateFromSelf, limit: Schema.Number }),
@@ -126,14 +119,13 @@ export class ReceiptsRepo extends Effect.Service<ReceiptsRepo>()("Purchasing/Rec
     const lockReceipt = (receiptId: ReceiptId) => findLocked(receiptId).pipe(Effect.orDie)
 
     return {
-      receiptRecord,
+      insertReceipt,
       receipt,
       receiptWithTotals,
       listReceipts,
       receiptCursor,
       receiptBuyer,
       completeReceipt,
-      completeReceiptStatement,
       staleDirectReceipts,
       lockReceipt
     } as const

@@ -1,7 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema, Struct } from "effect"
 import { type Benchmark, ToolEntry, type ToolStatus } from "../../Domain/Tool.js"
-import { directStatements } from "../DirectStatements.js"
 
 /** SQL for tools and their benchmark reports; rows decoded (the price as bigint credits). */
 export const ToolRow = Schema.Struct({
@@ -83,7 +82,6 @@ const BenchmarkRow = Schema.Struct({
 export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const direct = yield* directStatements
 
     /** New tools are inserted; descriptive fields refresh; price and status in the database are kept. */
     const upsert = (tools: ReadonlyArray<ToolEntry>) =>
@@ -166,8 +164,7 @@ export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
     const findByRef = SqlSchema.findOne({
       Request: Schema.String,
       Result: ToolRow,
-      // Read by every purchase: run on the pool directly.
-      execute: (ref) => direct(sql`${select} WHERE t.id::text = ${ref.toLowerCase()} OR t.slug = ${ref} LIMIT 1`)
+      execute: (ref) => sql`${select} WHERE t.id::text = ${ref.toLowerCase()} OR t.slug = ${ref} LIMIT 1`
     })
     /** A tool by id or slug (one row; the ranking is read only when a fallback needs it). */
     const byRef = (ref: string) => findByRef(ref).pipe(Effect.orDie)
