@@ -657,3 +657,47 @@ describe("settleTogether (a batch in one statement)", () => {
       expect(yield* entriesOf(test.orgId)).toHaveLength(0)
     })))
 })
+
+describe("holdTogether (batches racing)", () => {
+  it.effect("two batches at once for an org's last credits and an agent's last budget: exact, whatever the order", () =>
+    run(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const sql = yield* SqlClient.SqlClient
+      for (let round = 0; round < 20; round++) {
+        // 10 holds of 10 fit the balance; 6 fit each agent's budget; each agent asks 12.
+        const { agentId: a, orgId } = yield* setup({ credits: 100n, budget: 60n })
+        const b = (yield* promise(() => seedAgent(db, orgId, { mode: "live", monthlyBudgetCredits: 60n }))).agentId
+        const ask = (agentId: AgentId) => ({
+          orgId,
+          agentId,
+          amount: 10n,
+          purpose: "test",
+          testMode: false,
+          references: [randomUUID()]
+        })
+        const shuffled = <A>(items: ReadonlyArray<A>) =>
+          items.map((item) => ({ item, key: Math.random() })).sort((x, y) => x.key - y.key).map(({ item }) => item)
+        const first = shuffled([...Array.from({ length: 8 }, () => ask(a)), ...Array.from({ length: 4 }, () => ask(b))])
+        const second = shuffled([
+          ...Array.from({ length: 4 }, () => ask(a)),
+          ...Array.from({ length: 8 }, () => ask(b))
+        ])
+        const batches = yield* Effect.all(
+          [first, second].map((batch) => sql.withTransaction(ledger.holdTogether(batch))),
+          { concurrency: 2 }
+        )
+        const asked = [...first, ...second]
+        const answers = batches.flat()
+        const heldBy = (agentId: AgentId) =>
+          answers.filter((answer, i) => answer._tag === "Right" && asked[i]!.agentId === agentId).length
+        expect(heldBy(a) + heldBy(b)).toBe(10)
+        expect(heldBy(a)).toBeLessThanOrEqual(6)
+        expect(heldBy(b)).toBeLessThanOrEqual(6)
+        for (const answer of answers) {
+          if (answer._tag === "Left") expect(["over_budget", "insufficient_credits"]).toContain(answer.left._tag)
+        }
+        expect((yield* ledger.orgCredits(orgId)).balance).toBe(0n)
+        yield* checkInvariants(orgId)
+      }
+    })))
+})
