@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Availability, CatalogueEndpoint, Category } from "../../Domain/Catalogue.js"
+import { Availability, CatalogueEndpointJson, Category } from "../../Domain/Catalogue.js"
 import { EmailAddress } from "../../Domain/Email.js"
 import { ScorePartsSchema } from "../../Domain/Formula.js"
 import { Amount } from "../../Domain/Money.js"
@@ -130,7 +130,7 @@ export const ServiceStatus = Schema.Struct({
   })
 }).annotations({ identifier: "ServiceStatus" })
 
-export const EndpointList = Schema.Struct({ endpoints: Schema.Array(CatalogueEndpoint) })
+export const EndpointList = Schema.Struct({ endpoints: Schema.Array(CatalogueEndpointJson) })
 
 export const EndpointSearch = Schema.Struct({
   q: Schema.optional(Schema.String.annotations({ description: "Words that must all match the id, provider or name" })),
