@@ -6,13 +6,13 @@ import { ScorePartsSchema } from "../../Domain/Formula.js"
 import { Amount } from "../../Domain/Money.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { TaskType, TaskTypeId } from "../../Domain/TaskType.js"
-import { Benchmark, Tool } from "../../Domain/Tool.js"
+import { Benchmark, ToolJson } from "../../Domain/Tool.js"
 import { IpNotAllowed, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { PublicRateLimit, WaitlistRateLimit } from "../Security/RateLimitTags.js"
 
 /** Public data: no credential, 120 requests a minute per address. */
-export const ToolList = Schema.Struct({ tools: Schema.Array(Tool) })
+export const ToolList = Schema.Struct({ tools: Schema.Array(ToolJson) })
 
 export const ScoreEntry = Schema.Struct({
   tool_id: Schema.String,
