@@ -152,6 +152,22 @@ describe("the capability rules", () => {
     expect(messages[0]!.message).toContain("Tools -> Purchasing -> Tools")
   })
 
+  it("finds no circle through the modules that closed one between Gateway, Usage, Purchasing and Tools", async () => {
+    // Tools and Purchasing read an endpoint with its provider from the catalogue, not from the
+    // gateway; usage reads LIVE_EXECUTE_ENABLED from AppConfig, not from purchasing.
+    const results = await eslint.lintFiles([
+      "src/Services/Tools/ToolAdmin.ts",
+      "src/Services/Purchasing/ToolRunner.ts",
+      "src/Services/Usage/Usage.ts",
+      "src/Services/Purchasing/Execute.ts",
+      "src/Services/Gateway/Gateway.ts"
+    ])
+    const circles = results.flatMap((result) =>
+      result.messages.filter((message) => message.ruleId === "capabilities/no-circle").map((message) => message.message)
+    )
+    expect(circles).toEqual([])
+  })
+
   const fragments: ReadonlyArray<readonly [what: string, text: string, piece: string]> = [
     ["a function answering a fragment", `import { gate } from "../Fence/Fence.js"\nexport { gate }\n`, "gate"],
     [
