@@ -4,6 +4,7 @@
 // `npx eslint . --fix` rewrites the layout.
 import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
+import capabilities from "./eslint-rules/capabilities.mjs"
 
 // The boundary rule: imports run one way (docs/conventions.md, Layout). Each entry names
 // files and the imports they may not use: [regular expression on the import's text, why].
@@ -47,6 +48,17 @@ const boundaries = [
   ])
 ]
 
+// The capability rules (eslint-rules/capabilities.mjs): between the folders of src/Services
+// no import circle, and no statement fragment taken from another capability.
+// The plugin is known everywhere (test/Http/boundaries.test.ts points its rules at a fixture).
+const capabilityRules = [
+  { plugins: { capabilities } },
+  {
+    files: ["src/Services/**/*.ts"],
+    rules: { "capabilities/no-circle": "error", "capabilities/no-fragment-across": "error" }
+  }
+]
+
 export default tseslint.config(
   { ignores: ["node_modules/**", ".data/**", "web/dist/**", "**/*.mjs", "**/*.js", "clients/typescript/dist/**", "packages/contract/dist/**"] },
   {
@@ -72,5 +84,6 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": "off"
     }
   },
-  ...boundaries
+  ...boundaries,
+  ...capabilityRules
 )

@@ -14,6 +14,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("App/AppConfig", {
       Config.withDefault(""),
       Config.map((raw) => raw.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0))
     )
+    // Read by purchasing (which refuses by it) and by an org's usage (which reports it).
+    const livePurchasesOpen = yield* Config.boolean("LIVE_EXECUTE_ENABLED").pipe(Config.withDefault(false))
     return {
       port,
       /** BASE_URL when set; otherwise derived from the listening address at start. */
@@ -22,6 +24,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("App/AppConfig", {
       isProduction: environment === "production",
       redisUrl: Option.map(redisUrl, Redacted.value),
       trustedProxies,
+      /** LIVE_EXECUTE_ENABLED (default false): live agents' purchases call the providers. */
+      livePurchasesOpen,
       version: SERVICE_VERSION
     } as const
   })

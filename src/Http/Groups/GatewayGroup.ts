@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema, Struct } from "effect"
+import { ProviderListing } from "../../Domain/Catalogue.js"
 import { CallRequest, CallResult, GatewayCall, Refunded } from "../../Domain/GatewayCall.js"
 import { AgentId, CallId } from "../../Domain/Ids.js"
 import { Amount } from "../../Domain/Money.js"
@@ -143,18 +144,6 @@ export class GatewayCallsGroup extends HttpApiGroup.make("gatewayCalls")
   }))
 {}
 
-export const ProviderRecord = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  docs_url: Schema.String,
-  daily_call_cap: Schema.Int.annotations({ description: "Calls per org per day (UTC); over it: 429 provider_quota" }),
-  reports_cost: Schema.Boolean.annotations({
-    description: "The provider reports each call's cost; a lower cost is what is charged"
-  }),
-  endpoints: Schema.Int,
-  live_endpoints: Schema.Int
-}).annotations({ identifier: "GatewayProvider" })
-
 /** Public: the gateway's providers with their published daily call caps. */
 export class GatewayProvidersGroup extends HttpApiGroup.make("gatewayProviders")
   .add(
@@ -164,7 +153,7 @@ export class GatewayProvidersGroup extends HttpApiGroup.make("gatewayProviders")
           summary: "List providers",
           description: "The gateway's providers with their endpoint counts and availability."
         })
-      ).addSuccess(Schema.Struct({ providers: Schema.Array(ProviderRecord) }))
+      ).addSuccess(Schema.Struct({ providers: Schema.Array(ProviderListing) }))
   )
   .middleware(PublicRateLimit)
   .annotateContext(OpenApi.annotations({

@@ -1,18 +1,18 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Availability, CatalogueEndpoint, Category } from "../../Domain/Catalogue.js"
+import { Availability, CatalogueEndpointJson, Category } from "../../Domain/Catalogue.js"
 import { EmailAddress } from "../../Domain/Email.js"
 import { ScorePartsSchema } from "../../Domain/Formula.js"
 import { Amount } from "../../Domain/Money.js"
 import { PlanId } from "../../Domain/Plans.js"
 import { TaskType, TaskTypeId } from "../../Domain/TaskType.js"
-import { Benchmark, Tool } from "../../Domain/Tool.js"
+import { Benchmark, ToolJson } from "../../Domain/Tool.js"
 import { IpNotAllowed, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { PublicRateLimit, WaitlistRateLimit } from "../Security/RateLimitTags.js"
 
 /** Public data: no credential, 120 requests a minute per address. */
-export const ToolList = Schema.Struct({ tools: Schema.Array(Tool) })
+export const ToolList = Schema.Struct({ tools: Schema.Array(ToolJson) })
 
 export const ScoreEntry = Schema.Struct({
   tool_id: Schema.String,
@@ -130,7 +130,7 @@ export const ServiceStatus = Schema.Struct({
   })
 }).annotations({ identifier: "ServiceStatus" })
 
-export const EndpointList = Schema.Struct({ endpoints: Schema.Array(CatalogueEndpoint) })
+export const EndpointList = Schema.Struct({ endpoints: Schema.Array(CatalogueEndpointJson) })
 
 export const EndpointSearch = Schema.Struct({
   q: Schema.optional(Schema.String.annotations({ description: "Words that must all match the id, provider or name" })),

@@ -1,7 +1,7 @@
 import { OpenApi } from "@effect/platform"
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, ParseResult, Schema, Struct } from "effect"
-import { CatalogueEndpoint } from "../../Domain/Catalogue.js"
+import { CatalogueEndpointJson } from "../../Domain/Catalogue.js"
 import type { AuthenticatedAgent } from "../../Domain/Current.js"
 import { CallRequest } from "../../Domain/GatewayCall.js"
 import { CallResult } from "../../Domain/GatewayCall.js"
@@ -157,7 +157,7 @@ export const makeAgentTools = Effect.gen(function*() {
       operation: "public.endpoints",
       annotations: reads,
       input: SearchArguments,
-      output: Schema.Struct({ endpoints: Schema.Array(CatalogueEndpoint) }),
+      output: Schema.Struct({ endpoints: Schema.Array(CatalogueEndpointJson) }),
       run: (agent, args) => Effect.map(catalogue.search(args, agent.org_plan), (endpoints) => ({ endpoints }))
     }),
     tool({

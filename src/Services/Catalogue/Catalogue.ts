@@ -1,14 +1,15 @@
 import { Config, Duration, Effect, Schema } from "effect"
 import {
   type Availability,
-  type CatalogueEndpoint,
-  CatalogueEntry,
+  CatalogueEndpoint,
+  type CatalogueEndpointJson,
   type Category,
+  type EndpointWithProvider,
   Provider
 } from "../../Domain/Catalogue.js"
 import { gatewayPrice, type PlanId } from "../../Domain/Plans.js"
 import { readDataFile } from "../DataFiles.js"
-import { CatalogueRepo, type EndpointRow } from "./CatalogueRepo.js"
+import { CatalogueRepo } from "./CatalogueRepo.js"
 
 export interface EndpointQuery {
   readonly q?: string | undefined
@@ -19,12 +20,12 @@ export interface EndpointQuery {
 
 /** A row with the lower-case text `q` is matched against: id, provider, provider name, name. */
 interface IndexedEndpoint {
-  readonly row: EndpointRow
+  readonly row: EndpointWithProvider
   readonly text: string
 }
 
-const indexed = (rows: ReadonlyArray<EndpointRow>): ReadonlyArray<IndexedEndpoint> =>
-  rows.map((row) => ({ row, text: [row.id, row.provider_id, row.provider_name, row.name].join(" ").toLowerCase() }))
+const indexed = (rows: ReadonlyArray<EndpointWithProvider>): ReadonlyArray<IndexedEndpoint> =>
+  rows.map((row) => ({ row, text: [row.id, row.provider_id, row.provider.name, row.name].join(" ").toLowerCase() }))
 
 /**
  * The gateway catalogue: loaded from ./data at start, searched and priced per plan.
@@ -45,17 +46,18 @@ export class Catalogue extends Effect.Service<Catalogue>()("Catalogue/Catalogue"
       : [readAll, Effect.void] as const
 
     const load = Effect.gen(function*() {
-      const providers = yield* readDataFile("catalogue/providers.json", Schema.Array(Provider))
-      const endpoints = yield* readDataFile("catalogue/endpoints.json", Schema.Array(CatalogueEntry))
+      const providers = yield* readDataFile("catalogue/providers.json", Schema.Array(Provider.jsonCreate))
+      const endpoints = yield* readDataFile("catalogue/endpoints.json", Schema.Array(CatalogueEndpoint.jsonCreate))
       yield* repo.upsert(providers, endpoints)
       yield* invalidate
       return { providers: providers.length, endpoints: endpoints.length }
     })
 
-    const toPublic = (plan: PlanId) => (row: EndpointRow): CatalogueEndpoint => ({
+    // The wire's record, built from the model's fields with the price for the plan.
+    const toPublic = (plan: PlanId) => (row: EndpointWithProvider): CatalogueEndpointJson => ({
       id: row.id,
       provider: row.provider_id,
-      provider_name: row.provider_name,
+      provider_name: row.provider.name,
       name: row.name,
       category: row.category,
       method: row.method,
@@ -70,7 +72,7 @@ export class Catalogue extends Effect.Service<Catalogue>()("Catalogue/Catalogue"
       Effect.map(current, (endpoints) => {
         const words = (query.q ?? "").toLowerCase().split(/\s+/).filter((word) => word.length > 0)
         const price = toPublic(plan)
-        const found: Array<CatalogueEndpoint> = []
+        const found: Array<CatalogueEndpointJson> = []
         for (const { row, text } of endpoints) {
           if (query.category !== undefined && row.category !== query.category) continue
           if (query.provider !== undefined && row.provider_id !== query.provider) continue

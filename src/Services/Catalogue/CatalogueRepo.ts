@@ -1,30 +1,13 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema, Struct } from "effect"
-import { Availability, CatalogueEndpoint, type CatalogueEntry, type Provider } from "../../Domain/Catalogue.js"
-import { statementRows } from "../StatementRows.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { CatalogueEndpoint, EndpointWithProvider, Provider, ProviderListing } from "../../Domain/Catalogue.js"
 
-/** The columns every endpoint row shares with the public record. */
-export const endpointFields = Struct.pick(
-  CatalogueEndpoint.fields,
-  "id",
-  "name",
-  "category",
-  "method",
-  "path",
-  "path_params"
-)
-
-/** SQL for the gateway catalogue; rows decoded (prices as bigint credits). */
-export const EndpointRow = Schema.Struct({
-  ...endpointFields,
-  provider_id: Schema.String,
-  provider_name: Schema.String,
-  base_price_credits: Schema.BigInt,
-  availability: Availability,
-  people_lookup_field: Schema.NullOr(Schema.String)
-})
-export type EndpointRow = typeof EndpointRow.Type
-
+/**
+ * SQL of the gateway catalogue, read and written through its models: rows decode to
+ * `CatalogueEndpoint` and `Provider`, the data file's entries are written through their
+ * insert variants. An endpoint is read with its provider (`EndpointWithProvider`) by the
+ * catalogue's search, the gateway, the tool runner and tool administration alike.
+ */
 const CountsRow = Schema.Struct({
   providers: Schema.NumberFromString,
   endpoints: Schema.NumberFromString,
@@ -33,66 +16,75 @@ const CountsRow = Schema.Struct({
   categories: Schema.NumberFromString
 })
 
+const providerRows = Schema.encode(Schema.Array(Provider.insert))
+const endpointRows = Schema.encode(Schema.Array(CatalogueEndpoint.insert))
+
+// The provider's row as one jsonb value beside the endpoint's columns (decoded by `Provider`).
+const endpointWithProvider = (sql: SqlClient.SqlClient) =>
+  sql`SELECT e.*, to_jsonb(p) AS provider FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id`
+
 export class CatalogueRepo extends Effect.Service<CatalogueRepo>()("Catalogue/CatalogueRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const endpointRows = statementRows(EndpointRow)
-    const countsRows = statementRows(CountsRow)
 
     /** Inserts new records and refreshes descriptive fields; prices and availability already in the database are kept. */
-    const upsert = (providers: ReadonlyArray<Provider>, endpoints: ReadonlyArray<CatalogueEntry>) =>
+    const upsert = (
+      providers: ReadonlyArray<typeof Provider.insert.Type>,
+      endpoints: ReadonlyArray<typeof CatalogueEndpoint.insert.Type>
+    ) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql`
-          INSERT INTO providers ${
-          sql.insert(providers.map((p) => ({
-            id: p.id,
-            name: p.name,
-            base_url: p.base_url,
-            auth: JSON.stringify(p.auth),
-            cost_report: p.cost_report === null ? null : JSON.stringify(p.cost_report),
-            daily_call_cap: p.daily_call_cap,
-            docs_url: p.docs_url
-          })))
-        }
+          INSERT INTO providers ${sql.insert(yield* providerRows(providers))}
           ON CONFLICT (id) DO UPDATE SET name = excluded.name, base_url = excluded.base_url, auth = excluded.auth,
             cost_report = excluded.cost_report, docs_url = excluded.docs_url`
         yield* sql`
-          INSERT INTO catalogue_endpoints ${
-          sql.insert(endpoints.map((e) => ({
-            id: e.id,
-            provider_id: e.provider,
-            name: e.name,
-            category: e.category,
-            method: e.method,
-            path: e.path,
-            path_params: JSON.stringify(e.path_params),
-            base_price_credits: e.base_price_credits,
-            availability: e.availability,
-            people_lookup_field: e.people_lookup_field ?? null,
-            base_url: e.base_url ?? null
-          })))
-        }
+          INSERT INTO catalogue_endpoints ${sql.insert(yield* endpointRows(endpoints))}
           ON CONFLICT (id) DO UPDATE SET provider_id = excluded.provider_id, name = excluded.name,
             category = excluded.category, method = excluded.method, path = excluded.path,
             path_params = excluded.path_params, people_lookup_field = excluded.people_lookup_field,
             base_url = excluded.base_url`
       })).pipe(Effect.orDie)
 
-    /** Every endpoint with its provider's name, in id order (the catalogue kept in memory). */
-    const all = endpointRows.all(sql`
-          SELECT e.id, e.provider_id, p.name AS provider_name, e.name, e.category, e.method, e.path, e.path_params,
-                 e.base_price_credits, e.availability, e.people_lookup_field
-          FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
-          ORDER BY e.id`).pipe(Effect.orDie)
+    /** Every endpoint with its provider, in id order (the catalogue kept in memory). */
+    const all = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: EndpointWithProvider,
+      execute: () => sql`${endpointWithProvider(sql)} ORDER BY e.id`
+    })(undefined).pipe(Effect.orDie)
 
-    const counts = countsRows.single(sql`
+    const findEndpoint = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: EndpointWithProvider,
+      execute: (id) => sql`${endpointWithProvider(sql)} WHERE e.id = ${id}`
+    })
+    /** One endpoint with its provider: what a call to it is forwarded with. */
+    const endpoint = (id: string) => findEndpoint(id).pipe(Effect.orDie)
+
+    /** Every provider with its published daily call cap and endpoint counts. */
+    const providers = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: ProviderListing,
+      execute: () =>
+        sql`
+          SELECT p.id, p.name, p.docs_url, p.daily_call_cap, p.cost_report IS NOT NULL AS reports_cost,
+                 count(e.id)::int AS endpoints, (count(e.id) FILTER (WHERE e.availability = 'live'))::int AS live_endpoints
+          FROM providers p LEFT JOIN catalogue_endpoints e ON e.provider_id = p.id
+          GROUP BY p.id ORDER BY p.id`
+    })(undefined).pipe(Effect.orDie)
+
+    const counts = SqlSchema.single({
+      Request: Schema.Void,
+      Result: CountsRow,
+      execute: () =>
+        sql`
           SELECT (SELECT count(*) FROM providers) AS providers,
                  count(*) AS endpoints,
                  count(*) FILTER (WHERE availability = 'live') AS live,
                  count(*) FILTER (WHERE availability = 'on request') AS on_request,
                  count(DISTINCT category) AS categories
-          FROM catalogue_endpoints`).pipe(Effect.orDie)
+          FROM catalogue_endpoints`
+    })(undefined).pipe(Effect.orDie)
 
-    return { upsert, all, counts }
+    return { upsert, all, endpoint, providers, counts } as const
   })
 }) {}

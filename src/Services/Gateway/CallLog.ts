@@ -2,6 +2,7 @@ import { Effect, Schema } from "effect"
 import { GatewayCall, refundedOf } from "../../Domain/GatewayCall.js"
 import type { CallId } from "../../Domain/Ids.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
+import { CatalogueRepo } from "../Catalogue/CatalogueRepo.js"
 import { RecordSigner } from "../Receipts/RecordSigner.js"
 import { type CallFilters, GatewayRepo } from "./GatewayRepo.js"
 
@@ -9,9 +10,10 @@ import { type CallFilters, GatewayRepo } from "./GatewayRepo.js"
 const wireColumns = Schema.encode(GatewayCall.json)
 
 export class CallLog extends Effect.Service<CallLog>()("Gateway/CallLog", {
-  dependencies: [GatewayRepo.Default, RecordSigner.Default],
+  dependencies: [GatewayRepo.Default, CatalogueRepo.Default, RecordSigner.Default],
   effect: Effect.gen(function*() {
     const repo = yield* GatewayRepo
+    const catalogue = yield* CatalogueRepo
     const signer = yield* RecordSigner
 
     /**
@@ -43,7 +45,7 @@ export class CallLog extends Effect.Service<CallLog>()("Gateway/CallLog", {
       })
 
     /** The providers with their published daily caps (`GET /v1/providers`). */
-    const providers = Effect.map(repo.providers, (rows) => ({ providers: rows }))
+    const providers = Effect.map(catalogue.providers, (rows) => ({ providers: rows }))
 
     return { list, providers } as const
   })

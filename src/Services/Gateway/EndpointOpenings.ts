@@ -5,8 +5,8 @@ import type { OrgActor } from "../../Domain/Current.js"
 import { EndpointOpening, OpeningRequest } from "../../Domain/EndpointOpening.js"
 import { Conflict, InvalidInput, NotFound, ReasonRequired } from "../../Errors/ApiErrors.js"
 import { requireOwner } from "../Auth/Roles.js"
+import { CatalogueRepo } from "../Catalogue/CatalogueRepo.js"
 import { type AuditActor, AuditLog } from "../Operations/AuditLog.js"
-import { GatewayRepo } from "./GatewayRepo.js"
 
 /**
  * Per-org openings of `on request` gateway endpoints. An org's owners ask for one (a request
@@ -17,11 +17,11 @@ import { GatewayRepo } from "./GatewayRepo.js"
 const encodeRequest = Schema.encode(OpeningRequest.json)
 
 export class EndpointOpenings extends Effect.Service<EndpointOpenings>()("Gateway/EndpointOpenings", {
-  dependencies: [AuditLog.Default, GatewayRepo.Default],
+  dependencies: [AuditLog.Default, CatalogueRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
-    const gatewayRepo = yield* GatewayRepo
+    const catalogue = yield* CatalogueRepo
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const findOpening = SqlSchema.findOne({
@@ -66,7 +66,7 @@ export class EndpointOpenings extends Effect.Service<EndpointOpenings>()("Gatewa
     /** The endpoint, which must exist and be opened per customer. */
     const onRequestEndpoint = (endpointId: string) =>
       Effect.gen(function*() {
-        const endpoint = yield* gatewayRepo.endpoint(endpointId)
+        const endpoint = yield* catalogue.endpoint(endpointId)
         if (Option.isNone(endpoint)) return yield* new NotFound({ message: `No endpoint ${endpointId}` })
         if (endpoint.value.availability !== "on request") {
           return yield* new InvalidInput({ message: `${endpointId} is live for every org; it needs no opening` })

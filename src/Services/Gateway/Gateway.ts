@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Cache, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { placeholdersOf } from "../../Domain/Catalogue.js"
+import { type EndpointWithProvider, placeholdersOf } from "../../Domain/Catalogue.js"
 import type { AuthenticatedAgent } from "../../Domain/Current.js"
 import type { CallRequest, CallResult, RefundReason } from "../../Domain/GatewayCall.js"
 import { CallId } from "../../Domain/Ids.js"
@@ -16,11 +16,12 @@ import {
 } from "../../Errors/ApiErrors.js"
 import { Credentials } from "../Auth/Credentials.js"
 import { StaleCredential } from "../Auth/CredentialsRepo.js"
+import { CatalogueRepo } from "../Catalogue/CatalogueRepo.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { dayOf } from "../Ledger/Time.js"
 import { withSpanWhenTracing } from "../Observability/Spans.js"
 import { Providers } from "../Providers/Providers.js"
-import type { CallParams, EndpointRecord, ProviderOutcome } from "../Providers/ProviderTypes.js"
+import type { CallParams, ProviderOutcome } from "../Providers/ProviderTypes.js"
 import { sandboxSample } from "../Providers/Sandbox.js"
 import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
 import { sha256OfJcs } from "../Receipts/Jcs.js"
@@ -54,6 +55,7 @@ import { GatewaySettings } from "./GatewaySettings.js"
 export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
   dependencies: [
     GatewayRepo.Default,
+    CatalogueRepo.Default,
     Providers.Default,
     Quotas.Default,
     GatewaySettings.Default,
@@ -65,6 +67,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* GatewayRepo
+    const catalogue = yield* CatalogueRepo
     const providers = yield* Providers
     const quotas = yield* Quotas
     const ledger = yield* Ledger
@@ -81,7 +84,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
     const endpoints = yield* Cache.make({
       capacity: 5_000,
       timeToLive: Duration.seconds(5),
-      lookup: (id: string) => repo.endpoint(id)
+      lookup: (id: string) => catalogue.endpoint(id)
     })
 
     /** Validates the request and prices it; nothing is held yet. */
@@ -113,14 +116,14 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             return yield* new InvalidInput({ message: `\`path_params.${name}\` must be a string or a number` })
           }
         }
-        const price = gatewayPrice(endpoint.basePriceCredits, agent.org_plan)
+        const price = gatewayPrice(endpoint.base_price_credits, agent.org_plan)
         if (input.max_price !== undefined && Number(price) > input.max_price) {
           return yield* new PriceAboveMax({
             message: `${endpoint.id} costs ${price} credits per call, above max_price ${input.max_price}`
           })
         }
         const params: CallParams = { query, body, pathParams }
-        const lookupField = endpoint.peopleLookupField
+        const lookupField = endpoint.people_lookup_field
         const peopleDomain = lookupField === null
           ? null
           : companyDomainOf(pathParams[lookupField] ?? query?.[lookupField] ?? body?.[lookupField])
@@ -136,7 +139,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
 
     const resultOf = (
       callId: string,
-      endpoint: EndpointRecord,
+      endpoint: EndpointWithProvider,
       price: bigint,
       status: CallResult["status"],
       charged: bigint,
@@ -209,7 +212,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
           yield* quotas.check({
             orgId: agent.org_id,
             providerId: endpoint.provider.id,
-            dailyCap: endpoint.provider.dailyCallCap,
+            dailyCap: endpoint.provider.daily_call_cap,
             peopleDomain,
             day: dayOf(ms)
           })
@@ -263,7 +266,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         const quota = {
           orgId: agent.org_id,
           providerId: endpoint.provider.id,
-          dailyCap: endpoint.provider.dailyCallCap,
+          dailyCap: endpoint.provider.daily_call_cap,
           peopleDomain,
           day: dayOf(startedMs)
         }

@@ -1,36 +1,9 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
-import { CostReport, ProviderAuth } from "../../Domain/Catalogue.js"
+import { Effect, Schema } from "effect"
 import { type CallStatus, GatewayCall } from "../../Domain/GatewayCall.js"
 import { type AgentId, CallId, HoldId } from "../../Domain/Ids.js"
-import { endpointFields } from "../Catalogue/CatalogueRepo.js"
-import type { EndpointRecord } from "../Providers/ProviderTypes.js"
 
-/** SQL of the gateway: endpoint lookups and the call log (never request or response contents). */
-
-const EndpointJoinRow = Schema.Struct({
-  ...endpointFields,
-  base_price_credits: Schema.BigInt,
-  availability: Schema.Literal("live", "on request"),
-  people_lookup_field: Schema.NullOr(Schema.String),
-  endpoint_base_url: Schema.NullOr(Schema.String),
-  provider_id: Schema.String,
-  provider_name: Schema.String,
-  base_url: Schema.String,
-  auth: ProviderAuth,
-  cost_report: Schema.NullOr(CostReport),
-  daily_call_cap: Schema.Number
-})
-
-export const ProviderRow = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  docs_url: Schema.String,
-  daily_call_cap: Schema.Number,
-  reports_cost: Schema.Boolean,
-  endpoints: Schema.Number,
-  live_endpoints: Schema.Number
-})
+/** SQL of the gateway: the call log (never request or response contents). */
 
 /** A call row as written: pending with its hold (live), or finished (test). */
 export type NewCall = typeof GatewayCall.insert.Type
@@ -64,44 +37,6 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const callCols = sql.unsafe(callColumns)
-
-    const findEndpoint = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: EndpointJoinRow,
-      execute: (id) =>
-        sql`
-          SELECT e.id, e.name, e.category, e.method, e.path, e.path_params, e.base_price_credits, e.availability,
-                 e.people_lookup_field, e.base_url AS endpoint_base_url, p.id AS provider_id, p.name AS provider_name,
-                 p.base_url, p.auth, p.cost_report, p.daily_call_cap
-          FROM catalogue_endpoints e JOIN providers p ON p.id = e.provider_id
-          WHERE e.id = ${id}`
-    })
-    const endpoint = (id: string) =>
-      findEndpoint(id).pipe(
-        Effect.map((found) =>
-          Option.map(found, (row): EndpointRecord => ({
-            id: row.id,
-            name: row.name,
-            category: row.category,
-            method: row.method,
-            path: row.path,
-            pathParams: row.path_params,
-            basePriceCredits: row.base_price_credits,
-            availability: row.availability,
-            peopleLookupField: row.people_lookup_field,
-            baseUrl: row.endpoint_base_url,
-            provider: {
-              id: row.provider_id,
-              name: row.provider_name,
-              baseUrl: row.base_url,
-              auth: row.auth,
-              costReport: row.cost_report,
-              dailyCallCap: row.daily_call_cap
-            }
-          }))
-        ),
-        Effect.orDie
-      )
 
     const insertRows = SqlSchema.void({
       Request: Schema.Array(GatewayCall.insert),
@@ -224,21 +159,7 @@ export class GatewayRepo extends Effect.Service<GatewayRepo>()("Gateway/GatewayR
         return settled.length + orphaned.length
       }).pipe(Effect.orDie)
 
-    /** Every provider with its published daily call cap and endpoint counts. */
-    const providers = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: ProviderRow,
-      execute: () =>
-        sql`
-          SELECT p.id, p.name, p.docs_url, p.daily_call_cap, p.cost_report IS NOT NULL AS reports_cost,
-                 count(e.id)::int AS endpoints, (count(e.id) FILTER (WHERE e.availability = 'live'))::int AS live_endpoints
-          FROM providers p LEFT JOIN catalogue_endpoints e ON e.provider_id = p.id
-          GROUP BY p.id ORDER BY p.id`
-    })(undefined).pipe(Effect.orDie)
-
     return {
-      providers,
-      endpoint,
       insertCalls,
       finishCalls,
       listCalls,

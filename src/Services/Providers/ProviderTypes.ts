@@ -1,29 +1,4 @@
-import type { Category, CostReport, HttpMethod, ProviderAuth } from "../../Domain/Catalogue.js"
-
-/** A catalogue endpoint with its provider record: everything needed to forward a call. */
-export interface ProviderRecord {
-  readonly id: string
-  readonly name: string
-  readonly baseUrl: string
-  readonly auth: ProviderAuth
-  readonly costReport: CostReport | null
-  readonly dailyCallCap: number
-}
-
-export interface EndpointRecord {
-  readonly id: string
-  readonly name: string
-  readonly category: Category
-  readonly method: HttpMethod
-  readonly path: string
-  readonly pathParams: ReadonlyArray<string>
-  readonly basePriceCredits: bigint
-  readonly availability: "live" | "on request"
-  readonly peopleLookupField: string | null
-  /** Set when this endpoint lives on another host than its provider's base URL. */
-  readonly baseUrl?: string | null | undefined
-  readonly provider: ProviderRecord
-}
+import type { HttpMethod } from "../../Domain/Catalogue.js"
 
 /** The caller's parameters, passed through to the provider. */
 export interface CallParams {

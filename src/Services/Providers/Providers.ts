@@ -1,15 +1,9 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Effect, Option, Redacted } from "effect"
+import type { EndpointWithProvider, Provider } from "../../Domain/Catalogue.js"
 import { readReportedCost } from "./CostReader.js"
 import { exchange } from "./ProviderExchange.js"
-import type {
-  CallParams,
-  EndpointRecord,
-  ProviderAnswer,
-  ProviderOutcome,
-  ProviderRecord,
-  ProviderRequest
-} from "./ProviderTypes.js"
+import type { CallParams, ProviderAnswer, ProviderOutcome, ProviderRequest } from "./ProviderTypes.js"
 import { sandboxAnswer } from "./Sandbox.js"
 
 /**
@@ -52,7 +46,7 @@ const joinUrl = (base: string, path: string) => `${base.replace(/\/+$/, "")}/${p
 
 /** The request for one call, credential included (when configured). */
 export const buildRequest = (
-  endpoint: EndpointRecord,
+  endpoint: EndpointWithProvider,
   params: CallParams,
   route: Route,
   apiKey: string | undefined
@@ -60,7 +54,7 @@ export const buildRequest = (
   const provider = endpoint.provider
   const base = route._tag === "upstream"
     ? joinUrl(route.base, encodeURIComponent(provider.id))
-    : endpoint.baseUrl ?? provider.baseUrl
+    : endpoint.base_url ?? provider.base_url
   const url = new URL(joinUrl(base, fillPath(endpoint.path, params.pathParams)))
   for (const [key, value] of Object.entries(params.query ?? {})) {
     if (Array.isArray(value)) {
@@ -98,14 +92,14 @@ const parseData = (answer: ProviderAnswer): unknown => {
 }
 
 /** Judges an answer: 2xx answered (charged), 4xx refused, anything else failed. */
-export const judge = (provider: ProviderRecord, answer: ProviderAnswer): ProviderOutcome => {
+export const judge = (provider: Provider, answer: ProviderAnswer): ProviderOutcome => {
   const data = parseData(answer)
   if (answer.status >= 200 && answer.status < 300) {
     return {
       _tag: "answered",
       status: answer.status,
       data,
-      reportedCost: readReportedCost(provider.costReport, answer.headers, data)
+      reportedCost: readReportedCost(provider.cost_report, answer.headers, data)
     }
   }
   if (answer.status >= 400 && answer.status < 500) return { _tag: "refused", status: answer.status, data }
@@ -146,7 +140,7 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
     )
 
     /** Makes the call; never fails: every ending is an outcome. */
-    const send = (endpoint: EndpointRecord, params: CallParams): Effect.Effect<ProviderOutcome> =>
+    const send = (endpoint: EndpointWithProvider, params: CallParams): Effect.Effect<ProviderOutcome> =>
       Effect.gen(function*() {
         if (route._tag === "sandbox") return judge(endpoint.provider, sandboxAnswer(endpoint, params))
         const key = yield* apiKeyOf(endpoint.provider.id)
@@ -170,7 +164,7 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
      * answer a GET with anything but a 5xx within 10 s. A problem names the setting, never
      * its value.
      */
-    const health = (endpoint: EndpointRecord): Effect.Effect<AdapterHealth> =>
+    const health = (endpoint: EndpointWithProvider): Effect.Effect<AdapterHealth> =>
       Effect.gen(function*() {
         if (route._tag === "sandbox") return { ok: true, problem: null }
         if (Option.isNone(yield* apiKeyOf(endpoint.provider.id))) {
@@ -178,7 +172,7 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
         }
         const base = route._tag === "upstream"
           ? joinUrl(route.base, `${encodeURIComponent(endpoint.provider.id)}/`)
-          : endpoint.baseUrl ?? endpoint.provider.baseUrl
+          : endpoint.base_url ?? endpoint.provider.base_url
         const probe: ProviderRequest = {
           method: "GET",
           url: base,

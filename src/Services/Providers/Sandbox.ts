@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto"
-import type { CallParams, EndpointRecord, ProviderAnswer } from "./ProviderTypes.js"
+import type { EndpointWithProvider } from "../../Domain/Catalogue.js"
+import type { CallParams, ProviderAnswer } from "./ProviderTypes.js"
 
 /**
  * The built-in sandbox provider: answers every live catalogue endpoint with plausible,
@@ -109,7 +110,7 @@ const person = (rng: Seeded, domain: string) => {
   }
 }
 
-const dataFor = (endpoint: EndpointRecord, params: CallParams, rng: Seeded): unknown => {
+const dataFor = (endpoint: EndpointWithProvider, params: CallParams, rng: Seeded): unknown => {
   const domain = domainFrom(params, rng)
   const query = stringParam(params, "q", "query", "search", "keyword", "prompt") ?? "sample query"
   switch (endpoint.category) {
@@ -205,13 +206,13 @@ const dataFor = (endpoint: EndpointRecord, params: CallParams, rng: Seeded): unk
 }
 
 /** The sandbox's answer body to one call: the same call always gets the same answer. */
-export const sandboxSample = (endpoint: EndpointRecord, params: CallParams): unknown => {
+export const sandboxSample = (endpoint: EndpointWithProvider, params: CallParams): unknown => {
   const seed = JSON.stringify([endpoint.id, params.pathParams, params.query ?? null, params.body ?? null])
   return { sandbox: true, endpoint: endpoint.id, data: dataFor(endpoint, params, new Seeded(seed)) }
 }
 
 /** The sandbox's answer to one call. */
-export const sandboxAnswer = (endpoint: EndpointRecord, params: CallParams): ProviderAnswer => ({
+export const sandboxAnswer = (endpoint: EndpointWithProvider, params: CallParams): ProviderAnswer => ({
   status: 200,
   headers: { "content-type": "application/json", "x-sandbox": "true" },
   body: JSON.stringify(sandboxSample(endpoint, params))

@@ -1,9 +1,11 @@
 import { Config, Effect } from "effect"
+import { AppConfig } from "../AppConfig.js"
 
 /**
  * Settings of purchasing, read once from the environment:
- * - LIVE_EXECUTE_ENABLED (default false): live agents' purchases call the providers; off,
- *   they answer 501 `live_execute_unavailable`. Only tests switch it on for now.
+ * - LIVE_EXECUTE_ENABLED (default false; read by AppConfig, since an org's usage reports it
+ *   too): live agents' purchases call the providers; off, they answer 501
+ *   `live_execute_unavailable`. Only tests switch it on for now.
  * - MOCK_TOOL_LATENCY_MS (default 0): how long a mock tool takes to answer one try.
  * - JOB_WORKERS (default 2): jobs one replica runs at the same time.
  * - JOB_POLL_INTERVAL_MS (default 1000): how often idle workers look for jobs (a replica
@@ -13,8 +15,9 @@ import { Config, Effect } from "effect"
  *   purchase once the lease lapsed.
  */
 export class PurchasingConfig extends Effect.Service<PurchasingConfig>()("Purchasing/PurchasingConfig", {
+  dependencies: [AppConfig.Default],
   effect: Effect.gen(function*() {
-    const liveExecuteEnabled = yield* Config.boolean("LIVE_EXECUTE_ENABLED").pipe(Config.withDefault(false))
+    const liveExecuteEnabled = (yield* AppConfig).livePurchasesOpen
     const mockLatencyMs = yield* Config.integer("MOCK_TOOL_LATENCY_MS").pipe(Config.withDefault(0))
     const jobWorkers = yield* Config.integer("JOB_WORKERS").pipe(Config.withDefault(2))
     const jobPollIntervalMs = yield* Config.integer("JOB_POLL_INTERVAL_MS").pipe(Config.withDefault(1000))

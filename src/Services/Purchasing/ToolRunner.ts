@@ -1,6 +1,6 @@
 import { Duration, Effect, Option, Ref, Schedule } from "effect"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
-import { GatewayRepo } from "../Gateway/GatewayRepo.js"
+import { CatalogueRepo } from "../Catalogue/CatalogueRepo.js"
 import { Providers } from "../Providers/Providers.js"
 import type { ProviderOutcome } from "../Providers/ProviderTypes.js"
 import type { ItemInput } from "./Checks.js"
@@ -70,11 +70,11 @@ export const canonicalResult = (taskType: TaskTypeId, data: unknown): unknown =>
 }
 
 export class ToolRunner extends Effect.Service<ToolRunner>()("Purchasing/ToolRunner", {
-  dependencies: [PurchasingConfig.Default, Providers.Default, GatewayRepo.Default],
+  dependencies: [PurchasingConfig.Default, Providers.Default, CatalogueRepo.Default],
   effect: Effect.gen(function*() {
     const config = yield* PurchasingConfig
     const providers = yield* Providers
-    const gateway = yield* GatewayRepo
+    const catalogue = yield* CatalogueRepo
 
     const mockTry = (tool: RunnableTool, input: ItemInput, attempt: number) =>
       Effect.gen(function*() {
@@ -101,7 +101,7 @@ export class ToolRunner extends Effect.Service<ToolRunner>()("Purchasing/ToolRun
 
     const liveTry = (tool: RunnableTool, input: ItemInput) =>
       Effect.gen(function*() {
-        const endpoint = yield* gateway.endpoint(tool.gateway_endpoint)
+        const endpoint = yield* catalogue.endpoint(tool.gateway_endpoint)
         if (Option.isNone(endpoint)) {
           return yield* Effect.fail(
             new TryFailed(`The endpoint ${tool.gateway_endpoint} of ${tool.slug} is not in the catalogue`)

@@ -14,8 +14,8 @@ import {
   ReasonRequired,
   ResaleRightsMissing
 } from "../../Errors/ApiErrors.js"
+import { CatalogueRepo } from "../Catalogue/CatalogueRepo.js"
 import { Events } from "../Events/Events.js"
-import { GatewayRepo } from "../Gateway/GatewayRepo.js"
 import { type AuditActor, AuditLog } from "../Operations/AuditLog.js"
 import { Providers } from "../Providers/Providers.js"
 import { type ToolFields, type ToolRow, ToolsRepo } from "./ToolsRepo.js"
@@ -62,11 +62,11 @@ const snapshot = (row: ToolRow) => ({
 })
 
 export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
-  dependencies: [ToolsRepo.Default, GatewayRepo.Default, Providers.Default, AuditLog.Default, Events.Default],
+  dependencies: [ToolsRepo.Default, CatalogueRepo.Default, Providers.Default, AuditLog.Default, Events.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ToolsRepo
-    const gatewayRepo = yield* GatewayRepo
+    const catalogue = yield* CatalogueRepo
     const providers = yield* Providers
     const audit = yield* AuditLog
     const events = yield* Events
@@ -82,7 +82,7 @@ export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
     /** Runs the adapter's health check now and keeps the result on the tool. */
     const checkAdapter = (row: ToolRow) =>
       Effect.gen(function*() {
-        const endpoint = yield* gatewayRepo.endpoint(row.gateway_endpoint)
+        const endpoint = yield* catalogue.endpoint(row.gateway_endpoint)
         const health = Option.isNone(endpoint)
           ? { ok: false, problem: `no catalogue endpoint ${row.gateway_endpoint}` }
           : yield* providers.health(endpoint.value)
@@ -147,7 +147,7 @@ export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
           if (Option.isSome(yield* repo.byRef(fields.slug))) {
             return yield* new Conflict({ message: `A tool with slug ${fields.slug} exists` })
           }
-          if (Option.isNone(yield* gatewayRepo.endpoint(fields.gateway_endpoint))) {
+          if (Option.isNone(yield* catalogue.endpoint(fields.gateway_endpoint))) {
             return yield* new InvalidInput({
               message: `gateway_endpoint ${fields.gateway_endpoint} is not in the catalogue`
             })
@@ -173,7 +173,7 @@ export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
             }
           }
           if (fields.gateway_endpoint !== undefined) {
-            if (Option.isNone(yield* gatewayRepo.endpoint(fields.gateway_endpoint))) {
+            if (Option.isNone(yield* catalogue.endpoint(fields.gateway_endpoint))) {
               return yield* new InvalidInput({
                 message: `gateway_endpoint ${fields.gateway_endpoint} is not in the catalogue`
               })

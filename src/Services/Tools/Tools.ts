@@ -2,7 +2,7 @@ import { Clock, Effect, Schema } from "effect"
 import { compareRank, scoreOf, type ScoreParts, scoreParts } from "../../Domain/Formula.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
-import { type Benchmark, type Tool, ToolEntry } from "../../Domain/Tool.js"
+import { type Benchmark, ToolEntry, type ToolJson } from "../../Domain/Tool.js"
 import { failedGates, priceAt, type ToolGate } from "../../Domain/ToolGates.js"
 import { readDataFile } from "../DataFiles.js"
 import { type ToolRow, ToolsRepo } from "./ToolsRepo.js"
@@ -79,7 +79,7 @@ export class Tools extends Effect.Service<Tools>()("Tools/Tools", {
       })
     })
 
-    const toPublic = (record: ToolRecord): Tool => ({
+    const toPublic = (record: ToolRecord): ToolJson => ({
       id: record.row.id,
       slug: record.row.slug,
       name: record.row.name,

@@ -1,57 +1,32 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema, Struct } from "effect"
-import { type Benchmark, ToolEntry, type ToolStatus } from "../../Domain/Tool.js"
+import { type Benchmark, Tool, type ToolEntry, type ToolStatus } from "../../Domain/Tool.js"
 
-/** SQL for tools and their benchmark reports; rows decoded (the price as bigint credits). */
-export const ToolRow = Schema.Struct({
-  ...Struct.pick(
-    ToolEntry.fields,
-    "slug",
-    "name",
-    "provider",
-    "provider_name",
-    "task_type",
-    "description",
-    "status",
-    "resale_rights",
-    "gateway_endpoint",
-    "input"
-  ),
-  id: Schema.String,
-  price_per_success_credits: Schema.NullOr(Schema.BigInt),
-  check_id: Schema.String,
-  check_version: Schema.String,
-  check_verifies: Schema.String,
-  paused_reason: Schema.NullOr(Schema.String),
-  next_price_credits: Schema.NullOr(Schema.BigInt),
-  next_price_from: Schema.NullOr(Schema.DateFromSelf),
-  adapter_ok: Schema.NullOr(Schema.Boolean),
-  adapter_problem: Schema.NullOr(Schema.String),
-  /** The latest benchmark report's day and accuracy (null before the first). */
-  latest_benchmark_date: Schema.NullOr(Schema.String),
-  latest_accuracy: Schema.NullOr(Schema.NumberFromString)
-})
-export type ToolRow = typeof ToolRow.Type
+/** SQL for tools and their benchmark reports; rows decode to the `Tool` model, writes encode from its variants. */
+
+/** A tool's row as the repository reads it: the model. */
+export type ToolRow = Tool
 
 /** The columns an administrator sets on a tool (descriptive fields and resale rights). */
-export const ToolFields = Schema.Struct(
-  Struct.pick(
-    ToolRow.fields,
-    "slug",
-    "name",
-    "provider",
-    "provider_name",
-    "task_type",
-    "description",
-    "resale_rights",
-    "gateway_endpoint",
-    "input",
-    "check_id",
-    "check_version",
-    "check_verifies"
-  )
-)
+const adminColumns = [
+  "slug",
+  "name",
+  "provider",
+  "provider_name",
+  "task_type",
+  "description",
+  "resale_rights",
+  "gateway_endpoint",
+  "input",
+  "check_id",
+  "check_version",
+  "check_verifies"
+] as const
+export const ToolFields = Schema.Struct(Struct.pick(Tool.fields, ...adminColumns))
 export type ToolFields = typeof ToolFields.Type
+
+const encodeInserts = Schema.encode(Schema.Array(Tool.insert))
+const encodeChanges = Schema.encode(Schema.partial(Schema.Struct(Struct.pick(Tool.update.fields, ...adminColumns))))
 
 export interface MeasuredBenchmark {
   readonly tool_id: string
@@ -88,23 +63,20 @@ export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
       sql.withTransaction(Effect.gen(function*() {
         yield* sql`
           INSERT INTO tools ${
-          sql.insert(tools.map((t) => ({
-            id: t.id,
-            slug: t.slug,
-            name: t.name,
-            provider: t.provider,
-            provider_name: t.provider_name,
-            task_type: t.task_type,
-            description: t.description,
-            price_per_success_credits: t.price_per_success_credits,
-            status: t.status,
-            resale_rights: t.resale_rights,
-            gateway_endpoint: t.gateway_endpoint,
-            input: JSON.stringify(t.input),
-            check_id: t.check.id,
-            check_version: t.check.version,
-            check_verifies: t.check.verifies
-          })))
+          sql.insert(
+            yield* encodeInserts(tools.map(({ benchmarks: _, check, price_per_success_credits, ...entry }) => ({
+              ...entry,
+              price_per_success_credits: price_per_success_credits === null ? null : BigInt(price_per_success_credits),
+              check_id: check.id,
+              check_version: check.version,
+              check_verifies: check.verifies,
+              paused_reason: null,
+              next_price_credits: null,
+              next_price_from: null,
+              adapter_ok: null,
+              adapter_problem: null
+            })))
+          )
         }
           ON CONFLICT (id) DO UPDATE SET slug = excluded.slug, name = excluded.name, provider = excluded.provider,
             provider_name = excluded.provider_name, task_type = excluded.task_type,
@@ -138,7 +110,7 @@ export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
 
     const all = SqlSchema.findAll({
       Request: Schema.Void,
-      Result: ToolRow,
+      Result: Tool,
       execute: () => sql`${select} ORDER BY t.task_type, t.slug`
     })(undefined).pipe(Effect.orDie)
 
@@ -163,7 +135,7 @@ export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
 
     const findByRef = SqlSchema.findOne({
       Request: Schema.String,
-      Result: ToolRow,
+      Result: Tool,
       execute: (ref) => sql`${select} WHERE t.id::text = ${ref.toLowerCase()} OR t.slug = ${ref} LIMIT 1`
     })
     /** A tool by id or slug (one row; the ranking is read only when a fallback needs it). */
@@ -174,23 +146,30 @@ export class ToolsRepo extends Effect.Service<ToolsRepo>()("Tools/ToolsRepo", {
       sql`SELECT 1 FROM tools WHERE id = ${toolId} FOR UPDATE`.pipe(Effect.asVoid, Effect.orDie)
 
     const insert = (id: string, fields: ToolFields) =>
-      sql`
-        INSERT INTO tools ${
-        sql.insert({
-          id,
-          ...fields,
-          input: JSON.stringify(fields.input),
-          price_per_success_credits: null,
-          status: "information_only"
-        })
-      }`.pipe(Effect.asVoid, Effect.orDie)
+      encodeInserts([{
+        id,
+        ...fields,
+        price_per_success_credits: null,
+        status: "information_only",
+        paused_reason: null,
+        next_price_credits: null,
+        next_price_from: null,
+        adapter_ok: null,
+        adapter_problem: null
+      }]).pipe(
+        Effect.flatMap((rows) => sql`INSERT INTO tools ${sql.insert(rows)}`),
+        Effect.asVoid,
+        Effect.orDie
+      )
 
-    const update = (id: string, fields: Partial<ToolFields>) => {
-      const changes = { ...fields, ...(fields.input === undefined ? {} : { input: JSON.stringify(fields.input) }) }
-      return Object.keys(changes).length === 0
+    const update = (id: string, fields: Partial<ToolFields>) =>
+      Object.keys(fields).length === 0
         ? Effect.void
-        : sql`UPDATE tools SET ${sql.update(changes)} WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
-    }
+        : encodeChanges(fields).pipe(
+          Effect.flatMap((changes) => sql`UPDATE tools SET ${sql.update(changes)} WHERE id = ${id}`),
+          Effect.asVoid,
+          Effect.orDie
+        )
 
     const setStatus = (id: string, status: ToolStatus, pausedReason: string | null) =>
       sql`UPDATE tools SET status = ${status}, paused_reason = ${pausedReason} WHERE id = ${id}`.pipe(

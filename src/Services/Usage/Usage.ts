@@ -3,9 +3,9 @@ import type { OrgActor } from "../../Domain/Current.js"
 import { amountOf } from "../../Domain/Money.js"
 import { trialTerms } from "../../Domain/Plans.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
+import { AppConfig } from "../AppConfig.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { dayOf } from "../Ledger/Time.js"
-import { PurchasingConfig } from "../Purchasing/PurchasingConfig.js"
 import { Refusals } from "./Refusals.js"
 import { type UsageRange, UsageRepo } from "./UsageRepo.js"
 
@@ -50,11 +50,11 @@ export const usageRange = (orgId: string, query: UsageQuery) =>
  * month so far).
  */
 export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
-  dependencies: [UsageRepo.Default, PurchasingConfig.Default, Refusals.Default],
+  dependencies: [UsageRepo.Default, AppConfig.Default, Refusals.Default],
   effect: Effect.gen(function*() {
     const repo = yield* UsageRepo
     const ledger = yield* Ledger
-    const { liveExecuteEnabled } = yield* PurchasingConfig
+    const { livePurchasesOpen } = yield* AppConfig
     const refusals = yield* Refusals
 
     const get = (actor: OrgActor, query: UsageQuery) =>
@@ -91,7 +91,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
             spent_this_hour: amountOf(spentThisHour),
             resets_at: new Date(hour + HOUR_MS).toISOString()
           },
-          live_purchases_open: liveExecuteEnabled,
+          live_purchases_open: livePurchasesOpen,
           test_activity: {
             purchases: tested.purchases,
             items: tested.items,

@@ -1,0 +1,3 @@
+import { beta } from "../Beta/Beta.js"
+
+export const alpha = `alpha of ${beta}`

@@ -1,0 +1,3 @@
+import { gamma } from "../Gamma/Gamma.js"
+
+export const beta = `beta of ${gamma}`
