@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminCall, auditOf } from "../Operations/support.js"
+import { emailFindInput } from "../Purchasing/support.js"
 import type { SeenRequest } from "../support/fakeProvider.js"
+import { startFakeToolProvider } from "../support/fakeToolProvider.js"
 import { seedAdmin, seedAgent, seedOrg } from "../support/fixtures.js"
 import { expectError } from "../support/people.js"
 import { makeShiftableClock } from "../support/shiftableClock.js"
@@ -89,6 +91,38 @@ describe("requests to providers", () => {
       ["provider.signing_on", { signs_requests: false }, { signs_requests: true }]
     ])
   })
+})
+
+describe("a purchase's provider calls", () => {
+  it("are signed too: the forwarder signs whoever calls it", async () => {
+    const tools = await startFakeToolProvider()
+    const buying = await startWorld("bot_auth_buy", {
+      env: { BASE_URL: ORIGIN, LIVE_EXECUTE_ENABLED: "true", PROVIDERS_UPSTREAM: tools.url, GATEWAY_TIMEOUT_MS: "5000" }
+    })
+    try {
+      const org = await seedOrg(buying.db)
+      await topUp(buying, org.orgId, 10_000n)
+      const buyer = await seedAgent(buying.db, org.orgId, {
+        mode: "live",
+        approvalThresholdCredits: null,
+        monthlyBudgetCredits: 1_000_000n
+      })
+      const answer = await call(buying, "POST", "/v1/execute", {
+        token: buyer.key,
+        body: { tool: "hunter-email-finder", inputs: [emailFindInput(1), emailFindInput(2)] }
+      })
+      expect(answer.status).toBe(200)
+      expect(tools.seen).toHaveLength(2)
+      const now = Math.floor(Date.now() / 1000)
+      const { keys } = await fetchDirectory(buying.server.url, now)
+      for (const seen of tools.seen) {
+        expect(await verifyReceived(seen, keys, now)).toEqual({ kid: keys[0]!.kid, agent: `sig1="${ORIGIN}"` })
+      }
+    } finally {
+      await buying.close()
+      await tools.close()
+    }
+  }, 120_000)
 })
 
 describe("key rotation", () => {

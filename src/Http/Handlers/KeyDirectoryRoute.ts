@@ -30,8 +30,10 @@ export const KeyDirectoryRouteLive = HttpApiBuilder.Router.use((router) =>
         }
         // The authority the verifier asked, as the draft's `@authority;req` binds it.
         const request = yield* HttpServerRequest.HttpServerRequest
-        const host = request.headers.host ?? publicUrl.host
-        const signed = yield* directory.signedFor(`${publicUrl.protocol}//${host}${KEY_DIRECTORY_PATH}`)
+        const asked = `${publicUrl.protocol}//${request.headers.host ?? publicUrl.host}${KEY_DIRECTORY_PATH}`
+        const signed = yield* directory.signedFor(
+          URL.canParse(asked) ? asked : `${publicUrl.origin}${KEY_DIRECTORY_PATH}`
+        )
         return HttpServerResponse.text(signed.body, {
           contentType: signed.headers["content-type"],
           headers: { ...signed.headers, ...limitHeaders }
