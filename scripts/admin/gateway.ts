@@ -1,10 +1,11 @@
 import { Effect } from "effect"
+import { ProviderSigning } from "../../src/Services/BotAuth/ProviderSigning.js"
 import { GatewaySettings } from "../../src/Services/Gateway/GatewaySettings.js"
 import { AuditLog } from "../../src/Services/Operations/AuditLog.js"
 import { type AdminCommand, CommandError, requiredOption } from "./command.js"
 import { actingAdmin, runOperation, textOption } from "./operations.js"
 
-/** The gateway switch, provider caps, and the audit log. */
+/** The gateway switch, provider caps and request signing, and the audit log. */
 export const gatewayCommands: Record<string, AdminCommand> = {
   gateway: {
     summary: "Switch the gateway on or off for every replica",
@@ -28,6 +29,20 @@ export const gatewayCommands: Record<string, AdminCommand> = {
         const calls = Number(yield* requiredOption(args, "calls"))
         const admin = yield* actingAdmin(args)
         return yield* (yield* GatewaySettings).setProviderCap(admin, provider, calls, textOption(args, "reason"))
+      }))
+  },
+  signing: {
+    summary: "Sign a provider's requests as the service's (Web Bot Auth), or send them unsigned",
+    usage: "signing on|off --admin <email> --provider <provider id> [--reason <text>]",
+    run: (args) =>
+      runOperation(Effect.gen(function*() {
+        const state = args.positional[0]
+        if (state !== "on" && state !== "off") {
+          return yield* Effect.fail(new CommandError("Say `signing on` or `signing off`"))
+        }
+        const provider = yield* requiredOption(args, "provider")
+        const admin = yield* actingAdmin(args)
+        return yield* (yield* ProviderSigning).setSigning(admin, provider, state === "on", textOption(args, "reason"))
       }))
   },
   audit: {

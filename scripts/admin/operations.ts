@@ -3,6 +3,7 @@ import { isApiError } from "../../src/Errors/Wire.js"
 import { AppConfig } from "../../src/Services/AppConfig.js"
 import { Admins } from "../../src/Services/Auth/Admins.js"
 import { BenchmarkRuns } from "../../src/Services/Benchmarks/BenchmarkRuns.js"
+import { ProviderSigning } from "../../src/Services/BotAuth/ProviderSigning.js"
 import { Events } from "../../src/Services/Events/Events.js"
 import { EndpointOpenings } from "../../src/Services/Gateway/EndpointOpenings.js"
 import { GatewaySettings } from "../../src/Services/Gateway/GatewaySettings.js"
@@ -27,6 +28,7 @@ export const OperationsLive = Layer.mergeAll(
   CreditAdjustments.Default,
   OrgPlans.Default,
   GatewaySettings.Default,
+  ProviderSigning.Default,
   EndpointOpenings.Default,
   DataDeletion.Default,
   Admins.Default

@@ -1,3 +1,4 @@
+import { KEY_DIRECTORY_PATH } from "../Services/BotAuth/KeyDirectory.js"
 import { OAUTH_PREFIX } from "../Services/OAuth/AuthorizationServer.js"
 import type { RouteSpec } from "./RouteTable.js"
 
@@ -12,7 +13,8 @@ export const ownBodyPrefixes: ReadonlyArray<string> = [`${OAUTH_PREFIX}/`]
 
 /**
  * Routes served beside the HttpApi groups: the front door, the documentation UI, the OpenAPI
- * document, MCP, its protected-resource metadata and its authorization server, and the metrics.
+ * document, MCP, its protected-resource metadata and its authorization server, the key
+ * directory of the service's request signatures (Web Bot Auth), and the metrics.
  */
 export const extraRoutes: ReadonlyArray<RouteSpec> = [
   { method: "GET", path: "/" },
@@ -25,6 +27,7 @@ export const extraRoutes: ReadonlyArray<RouteSpec> = [
   { method: "GET", path: `${OAUTH_PREFIX}/*` },
   { method: "POST", path: `${OAUTH_PREFIX}/*` },
   { method: "OPTIONS", path: `${OAUTH_PREFIX}/*` },
+  { method: "GET", path: KEY_DIRECTORY_PATH },
   { method: "GET", path: "/metrics" },
   { method: "GET", path: "/favicon.ico" }
 ]

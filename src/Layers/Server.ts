@@ -26,6 +26,7 @@ import { EventsHandlers } from "../Http/Handlers/EventsHandlers.js"
 import { FrontDoorLive } from "../Http/Handlers/FrontDoor.js"
 import { GatewayCallsHandlers, GatewayHandlers, GatewayProvidersHandlers } from "../Http/Handlers/GatewayHandlers.js"
 import { HealthHandlers } from "../Http/Handlers/HealthHandlers.js"
+import { KeyDirectoryRouteLive } from "../Http/Handlers/KeyDirectoryRoute.js"
 import { MetricsRouteLive } from "../Http/Handlers/MetricsRoute.js"
 import { OpenApiRouteLive } from "../Http/Handlers/OpenApiRoute.js"
 import { OrgKeysHandlers } from "../Http/Handlers/OrgKeysHandlers.js"
@@ -64,6 +65,8 @@ import { BenchmarkRuns } from "../Services/Benchmarks/BenchmarkRuns.js"
 import { BenchmarkWorkersLive } from "../Services/Benchmarks/BenchmarkWorkers.js"
 import { BillingLive, LedgerWakingAutoReload } from "../Services/Billing/BillingLive.js"
 import { BillingWorkersLive } from "../Services/Billing/BillingWorkers.js"
+import { KeyDirectory } from "../Services/BotAuth/KeyDirectory.js"
+import { ProviderSigning } from "../Services/BotAuth/ProviderSigning.js"
 import { Catalogue } from "../Services/Catalogue/Catalogue.js"
 import { Events } from "../Services/Events/Events.js"
 import { AgentBalance } from "../Services/Gateway/AgentBalance.js"
@@ -198,7 +201,9 @@ const Services = Layer.mergeAll(
   GatewaySettings.Default,
   EndpointOpenings.Default,
   DataDeletion.Default,
-  SigningKeys.Default
+  SigningKeys.Default,
+  KeyDirectory.Default,
+  ProviderSigning.Default
 ).pipe(Layer.provideMerge(Infrastructure))
 
 const Middlewares = Layer.mergeAll(
@@ -234,6 +239,7 @@ const Handlers = Layer.mergeAll(
   DashboardFilesLive,
   ProtectedResourceLive,
   MetricsRouteLive,
+  KeyDirectoryRouteLive,
   AuthHandlers,
   AuthSessionHandlers,
   AccountHandlers,

@@ -12,6 +12,7 @@ import { mockAnswer } from "../../src/Services/Purchasing/MockTools.js"
 export interface Seen {
   readonly method: string
   readonly url: string
+  readonly headers: http.IncomingHttpHeaders
   readonly body: string
 }
 
@@ -39,7 +40,7 @@ export const startFakeToolProvider = async () => {
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8")
-      seen.push({ method: req.method ?? "GET", url: req.url ?? "/", body })
+      seen.push({ method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers, body })
       const url = new URL(req.url ?? "/", "http://fake")
       const input: Record<string, string> = req.method === "GET"
         ? Object.fromEntries([...url.searchParams.entries()].filter(([key]) => key !== "api_key"))

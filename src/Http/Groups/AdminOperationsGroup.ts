@@ -377,6 +377,19 @@ export class AdminGatewayGroup extends HttpApiGroup.make("adminGateway")
       .addSuccess(Schema.Struct({ provider_id: Schema.String, daily_call_cap: Schema.Int }))
   )
   .add(
+    HttpApiEndpoint.put("providerSigning", "/admin/providers/:provider/request-signing")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Sign a provider's requests, or not",
+          description:
+            "Requests to every provider carry the service's Web Bot Auth signature (`Signature`, `Signature-Input`, `Signature-Agent`); `signs_requests: false` sends this provider's unsigned, e.g. when it refuses signatures it does not know. Every replica follows within 5 seconds."
+        })
+      )
+      .setPath(Schema.Struct({ provider: Schema.String }))
+      .setPayload(Schema.Struct({ signs_requests: Schema.Boolean, reason: Schema.optional(Reason) }))
+      .addSuccess(Schema.Struct({ provider_id: Schema.String, signs_requests: Schema.Boolean }))
+  )
+  .add(
     HttpApiEndpoint.get("openingRequests", "/admin/opening-requests")
       .annotateContext(
         OpenApi.annotations({

@@ -3,6 +3,7 @@ import { Clock, Effect } from "effect"
 import { CurrentAdmin } from "../../Domain/Current.js"
 import { OrgId } from "../../Domain/Ids.js"
 import { BenchmarkRuns } from "../../Services/Benchmarks/BenchmarkRuns.js"
+import { ProviderSigning } from "../../Services/BotAuth/ProviderSigning.js"
 import { EndpointOpenings } from "../../Services/Gateway/EndpointOpenings.js"
 import { GatewaySettings } from "../../Services/Gateway/GatewaySettings.js"
 import type { AuditActor } from "../../Services/Operations/AuditLog.js"
@@ -138,6 +139,7 @@ export const AdminOrgsHandlers = HttpApiBuilder.group(Api, "adminOrgs", (handler
 export const AdminGatewayHandlers = HttpApiBuilder.group(Api, "adminGateway", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* GatewaySettings
+    const signing = yield* ProviderSigning
     const openings = yield* EndpointOpenings
     return handlers
       .handle("switch", ({ payload }) =>
@@ -149,6 +151,9 @@ export const AdminGatewayHandlers = HttpApiBuilder.group(Api, "adminGateway", (h
           (admin) =>
             settings.setProviderCap(admin, path.provider, payload.daily_call_cap, payload.reason)
         ))
+      .handle("providerSigning", ({ path, payload }) =>
+        Effect.flatMap(actor, (admin) =>
+          signing.setSigning(admin, path.provider, payload.signs_requests, payload.reason)))
       .handle("openingRequests", ({ urlParams }) =>
         Effect.map(openings.queue(urlParams.status), (requests) => ({ requests })))
       .handle("declineOpening", ({ path, payload }) =>

@@ -22,6 +22,7 @@ import planSubscriptions from "./0021_plan_subscriptions.js"
 import ledgerFunctions from "./0022_ledger_functions.js"
 import quotaFunctions from "./0023_quota_functions.js"
 import callAndItemFunctions from "./0024_call_and_item_functions.js"
+import botAuth from "./0025_bot_auth.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -48,7 +49,8 @@ export const migrations = {
   "0021_plan_subscriptions": planSubscriptions,
   "0022_ledger_functions": ledgerFunctions,
   "0023_quota_functions": quotaFunctions,
-  "0024_call_and_item_functions": callAndItemFunctions
+  "0024_call_and_item_functions": callAndItemFunctions,
+  "0025_bot_auth": botAuth
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */

@@ -1,6 +1,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Effect, Option, Redacted } from "effect"
 import type { EndpointWithProvider, Provider } from "../../Domain/Catalogue.js"
+import { RequestSigner } from "../BotAuth/RequestSigner.js"
 import { readReportedCost } from "./CostReader.js"
 import { exchange } from "./ProviderExchange.js"
 import type { CallParams, ProviderAnswer, ProviderOutcome, ProviderRequest } from "./ProviderTypes.js"
@@ -10,7 +11,9 @@ import { sandboxAnswer } from "./Sandbox.js"
  * The data-driven forwarder: from an endpoint's catalogue record it builds the provider
  * request (path placeholders filled and encoded, query and body passed through), adds
  * the provider's credential from `PROVIDER_<PROVIDER>_API_KEY`, sends it with a timeout
- * (60 s), and judges the answer, reading the cost the provider reports.
+ * (60 s), and judges the answer, reading the cost the provider reports. Every request that
+ * leaves for a provider is signed as the service's (Web Bot Auth: `RequestSigner`), unless
+ * that provider is switched off.
  *
  * Where traffic goes:
  * - `PROVIDERS_UPSTREAM` set: every call goes to that one base address with the provider
@@ -109,9 +112,10 @@ export const judge = (provider: Provider, answer: ProviderAnswer): ProviderOutco
 export class Providers extends Effect.Service<Providers>()("Providers/Providers", {
   // undici: pooled keep-alive connections per origin, and about half the CPU per call of the
   // node:http client here; its `request` never follows redirects.
-  dependencies: [NodeHttpClient.dispatcherLayer],
+  dependencies: [NodeHttpClient.dispatcherLayer, RequestSigner.Default],
   effect: Effect.gen(function*() {
     const dispatcher = yield* NodeHttpClient.Dispatcher
+    const signer = yield* RequestSigner
     const upstream = yield* Config.option(Config.string("PROVIDERS_UPSTREAM"))
     const hasDatabase = Option.isSome(yield* Config.option(Config.string("DATABASE_URL")))
     const sandbox = yield* Config.boolean("PROVIDERS_SANDBOX").pipe(Config.withDefault(!hasDatabase))
@@ -139,12 +143,22 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
       })
     )
 
+    /** The request with the service's signature headers added (none for a provider switched off). */
+    const signed = (providerId: string, request: ProviderRequest): Effect.Effect<ProviderRequest> =>
+      Effect.map(signer.headersFor(providerId, request.url), (signature) => ({
+        ...request,
+        headers: { ...request.headers, ...signature }
+      }))
+
     /** Makes the call; never fails: every ending is an outcome. */
     const send = (endpoint: EndpointWithProvider, params: CallParams): Effect.Effect<ProviderOutcome> =>
       Effect.gen(function*() {
         if (route._tag === "sandbox") return judge(endpoint.provider, sandboxAnswer(endpoint, params))
         const key = yield* apiKeyOf(endpoint.provider.id)
-        const request = buildRequest(endpoint, params, route, Option.getOrUndefined(Option.map(key, Redacted.value)))
+        const request = yield* signed(
+          endpoint.provider.id,
+          buildRequest(endpoint, params, route, Option.getOrUndefined(Option.map(key, Redacted.value)))
+        )
         return yield* Effect.map(exchange(dispatcher, request, timeoutMs), (ended): ProviderOutcome => {
           switch (ended._tag) {
             case "answer":
@@ -173,12 +187,12 @@ export class Providers extends Effect.Service<Providers>()("Providers/Providers"
         const base = route._tag === "upstream"
           ? joinUrl(route.base, `${encodeURIComponent(endpoint.provider.id)}/`)
           : endpoint.base_url ?? endpoint.provider.base_url
-        const probe: ProviderRequest = {
+        const probe = yield* signed(endpoint.provider.id, {
           method: "GET",
           url: base,
           headers: { accept: "application/json" },
           body: undefined
-        }
+        })
         return yield* Effect.map(exchange(dispatcher, probe, 10_000), (ended): AdapterHealth => {
           switch (ended._tag) {
             case "answer":
