@@ -18,6 +18,7 @@ import { enforceRateLimit } from "../Middleware/RateLimits.js"
 import { makeMcpOriginCheck } from "../Middleware/RequestSite.js"
 import { bearerTokenOf } from "../PresentedCredential.js"
 import { makeAgentTools } from "./AgentTools.js"
+import { makeAgentRefusals } from "../Middleware/AgentRefusals.js"
 import { mcpChallenge } from "./ProtectedResource.js"
 
 /**
@@ -54,6 +55,7 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
     const limiter = yield* RateLimiter
     const addresses = yield* ClientAddress
     const baseUrl = yield* PublicUrl
+    const countingRefusals = yield* makeAgentRefusals
 
     /**
      * The agent a request acts as: by its agent key, or by an OAuth access token (any other
@@ -133,7 +135,8 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
     })
 
     // A missing or unknown credential tells MCP clients where to read how to authenticate.
-    const challenged = handler.pipe(
+    // The route answers that itself, so it counts its refusals itself (the edge does for the rest).
+    const challenged = countingRefusals(handler).pipe(
       Effect.catchTag("unauthenticated", (error) =>
         Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
           errorResponse(baseUrl, "unauthenticated", error.message).pipe(

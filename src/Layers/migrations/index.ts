@@ -19,6 +19,7 @@ import signingKeys from "./0018_signing_keys.js"
 import webhookSecretRotation from "./0019_webhook_secret_rotation.js"
 import webhookReplay from "./0020_webhook_replay.js"
 import planSubscriptions from "./0021_plan_subscriptions.js"
+import agentRetiredKeys from "./0022_agent_retired_keys.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -42,7 +43,8 @@ export const migrations = {
   "0018_signing_keys": signingKeys,
   "0019_webhook_secret_rotation": webhookSecretRotation,
   "0020_webhook_replay": webhookReplay,
-  "0021_plan_subscriptions": planSubscriptions
+  "0021_plan_subscriptions": planSubscriptions,
+  "0022_agent_retired_keys": agentRetiredKeys
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */
