@@ -142,19 +142,22 @@ export class Refusals extends Effect.Service<Refusals>()("Usage/Refusals", {
       const refusal = refusalOf(error)
       return refusal === null ?
         Effect.void :
-        Effect.flatMap(Effect.zip(Clock.currentTimeMillis, FiberRef.get(requestRefusal)), ([ms, request]) =>
-          Effect.sync(() => {
-            if (request !== undefined) request.counted = true
-            add(pending, {
-              org_id: agent.org_id,
-              agent_id: agent.id,
-              day: dayOf(ms),
-              code: refusal.code,
-              count: 1,
-              last_at: new Date(ms).toISOString(),
-              last_message: refusal.message
+        Effect.flatMap(
+          Effect.zip(Clock.currentTimeMillis, FiberRef.get(requestRefusal)),
+          ([ms, request]) =>
+            Effect.sync(() => {
+              if (request !== undefined) request.counted = true
+              add(pending, {
+                org_id: agent.org_id,
+                agent_id: agent.id,
+                day: dayOf(ms),
+                code: refusal.code,
+                count: 1,
+                last_at: new Date(ms).toISOString(),
+                last_message: refusal.message
+              })
             })
-          }))
+        )
     }
 
     /**
