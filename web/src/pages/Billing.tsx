@@ -203,6 +203,7 @@ export const BillingPage = () => {
                     orgId={org.id}
                     current={data.plan.id}
                     founding={data.plan.founding_offer !== null}
+                    offerClaim={data.plan.founding_offer_claim}
                     hasSubscription={data.plan.id !== "payg" && data.plan.renews_at !== null}
                   />
                   <ManageBilling orgId={org.id} />
