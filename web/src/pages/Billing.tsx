@@ -1,6 +1,4 @@
-import { minorToDecimal } from "@agent-gateway/contract/Domain/Billing.js"
 import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
-import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import { useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
@@ -11,7 +9,7 @@ import { ManageBilling } from "../components/billing/ManageBilling.js"
 import { PlanChooser } from "../components/billing/PlanChooser.js"
 import { SavedCard } from "../components/billing/SavedCard.js"
 import { ExportPanel } from "../components/Export.js"
-import { dollars, ownerText } from "../components/format.js"
+import { credits, dollars, ownerText, paidAmount } from "../components/format.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Credits, ErrorNotice, LiveClosedNotice, Loaded, Status, TrialTerms, When } from "../components/ui.js"
 
@@ -31,10 +29,8 @@ const Payments = ({ orgId }: { readonly orgId: OrgId }) => {
       row={(p) => (
         <tr key={p.id}>
           <td>{p.purpose.replace("_", " ")}{p.plan === null ? "" : ` (${p.plan})`}</td>
-          <td>{minorToDecimal(p.amount_minor)} {p.currency.toUpperCase()}</td>
-          <td>
-            <Credits amount={amountOf(p.credits)} />
-          </td>
+          <td>{paidAmount(p.amount_minor, p.currency)}</td>
+          <td>{p.credits === 0n ? "—" : `${credits(p.credits)} cr`}</td>
           <td>
             <Status value={p.status} />
             {p.failure_message === null ? null : <small>{p.failure_message}</small>}
