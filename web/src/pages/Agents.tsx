@@ -12,6 +12,7 @@ import { ConnectedClients } from "../components/ConnectedClients.js"
 import { credits, creditsInDollars, dollars, utcDay } from "../components/format.js"
 import { refusalOf } from "../components/refusals.js"
 import {
+  AGENT_KEY_NOTE,
   Credits,
   Empty,
   ErrorNotice,
@@ -189,7 +190,7 @@ const NewAgent = (
         if (problems.budget !== null || problems.threshold !== null) return
         create.mutate(form, {
           onSuccess: (created) => {
-            onKey({ title: `Key of ${created.agent.name}`, secret: created.key, note: created.key_note })
+            onKey({ title: `Key of ${created.agent.name}`, secret: created.key, note: AGENT_KEY_NOTE })
             setForm(blankForm)
           }
         })
@@ -354,7 +355,7 @@ const AgentRow = ({ orgId, agent, budget, refusals, onKey }: {
             className="secondary"
             onClick={() =>
               rotate.mutate(undefined, {
-                onSuccess: (made) => onKey({ title: `Key of ${agent.name}`, secret: made.key, note: made.key_note })
+                onSuccess: (made) => onKey({ title: `Key of ${agent.name}`, secret: made.key, note: AGENT_KEY_NOTE })
               })}
           >
             {agent.key_prefix === null ? "Issue key" : "Rotate key"}
