@@ -113,6 +113,13 @@ describe("an owner's view of agents, plans and words", () => {
        VALUES ($1, $2, 'taken', now() - interval '40 days', now() - interval '40 days')`,
       [used.orgId, randomUUID()]
     )
+    // A paid top-up in its history: the amount once, written as the page writes money.
+    await world.db.query(
+      `INSERT INTO payments (id, org_id, purpose, provider, provider_payment_id, provider_idempotency_key, status,
+                             currency, amount_minor, usd_cents, credits, credited_at, created_at, updated_at)
+       VALUES ($1, $2, 'top_up', 'sandbox', $3, $3, 'succeeded', 'usd', 2500, 2500, 25000, now(), now(), now())`,
+      [randomUUID(), used.orgId, `sandbox_${randomUUID()}`]
+    )
     const summary = await call(world, "GET", `/v1/orgs/${used.orgId}/billing`, { token: used.owner.sessionToken })
     expect(summary.json.plan).toMatchObject({ id: "payg", founding_offer: null, founding_offer_claim: "used" })
 
@@ -127,6 +134,12 @@ describe("an owner's view of agents, plans and words", () => {
     expect(await plans.getByRole("button", { name: "Choose Pro" }).count()).toBe(1)
     expect(await plans.getByRole("columnheader", { name: "Tool recommendations a day" }).count()).toBe(1)
     expect(await plans.textContent()).not.toContain("Score lookups")
+    const payment = page.locator("table tr", { hasText: "Credits" }).filter({ hasText: "25,000 cr" })
+    await expect.poll(() => payment.count(), { timeout: 20_000 }).toBe(1)
+    const paid = (await payment.textContent()) ?? ""
+    expect(paid).toContain("$25.00")
+    expect(paid).not.toContain("USD")
+    expect(paid.split("$25.00")).toHaveLength(2)
 
     // An org that never took it is offered it.
     const fresh = await seedOrg(world.db)

@@ -13,6 +13,10 @@ import { credits, dollars, ownerText, paidAmount } from "../components/format.js
 import { PagedTable } from "../components/PagedTable.js"
 import { Credits, ErrorNotice, LiveClosedNotice, Loaded, Status, TrialTerms, When } from "../components/ui.js"
 
+/** What a payment bought, in words. */
+const paymentWhat = { top_up: "Credits", auto_reload: "Credits (auto-reload)", plan: "Plan" } as const
+const planNames = { payg: "Pay as you go", pro: "Pro", max: "Max" } as const
+
 const Payments = ({ orgId }: { readonly orgId: OrgId }) => {
   const pages = useCursorPages()
   const payments = useApiQuery(
@@ -28,7 +32,7 @@ const Payments = ({ orgId }: { readonly orgId: OrgId }) => {
       head={["What", "Amount", "Credits", "Status", "When"]}
       row={(p) => (
         <tr key={p.id}>
-          <td>{p.purpose.replace("_", " ")}{p.plan === null ? "" : ` (${p.plan})`}</td>
+          <td>{paymentWhat[p.purpose]}{p.plan === null ? "" : `: ${planNames[p.plan]}`}</td>
           <td>{paidAmount(p.amount_minor, p.currency)}</td>
           <td>{p.credits === 0n ? "—" : `${credits(p.credits)} cr`}</td>
           <td>
