@@ -35,6 +35,9 @@ export const creditsToDollars = (credits: bigint): string => {
   return `${negative ? "-" : ""}$${(abs / CREDITS_PER_USD).toLocaleString("en-US")}.${fraction}`
 }
 
+/** Whole credits as people read them (mails to owners), with separators: 22500n -> "22,500". */
+export const creditsText = (credits: bigint): string => credits.toLocaleString("en-US")
+
 /** Credits for a whole or decimal USD amount with at most three decimals, e.g. "5" -> 5000n. */
 export const usdToCredits = (usd: number): bigint => BigInt(Math.round(usd * 1000))
 

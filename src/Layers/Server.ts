@@ -53,6 +53,7 @@ import { EdgeDefaults, EdgeMiddleware } from "../Http/Middleware/Edge.js"
 import { PublicRateLimitLive, WaitlistRateLimitLive } from "../Http/Middleware/RateLimits.js"
 import { DocumentedApi } from "../Http/OpenApi/Document.js"
 import { Agents } from "../Services/Agents/Agents.js"
+import { AgentsRepo } from "../Services/Agents/AgentsRepo.js"
 import { AppConfig } from "../Services/AppConfig.js"
 import { Accounts } from "../Services/Auth/Accounts.js"
 import { Admins } from "../Services/Auth/Admins.js"
@@ -185,6 +186,7 @@ const Services = Layer.mergeAll(
   Accounts.Default,
   Orgs.Default.pipe(Layer.provide(LedgerLive)),
   Agents.Default,
+  AgentsRepo.Default,
   OrgKeys.Default,
   Admins.Default,
   PurchasingLive,

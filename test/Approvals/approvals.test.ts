@@ -84,7 +84,8 @@ describe("approvals", () => {
 
     const mailA = await world.smtp.waitFor(o.org.owner.email, (m) => m.text.includes(approval.id))
     const mailB = await world.smtp.waitFor(o.secondOwner.email, (m) => m.text.includes(approval.id))
-    expect(mailA.subject).toContain("$0.120")
+    expect(mailA.subject).toContain("Approve a purchase of $0.12 by")
+    expect(mailA.text).toContain("for up to 120 credits ($0.12).")
     expect(world.smtp.messages.some((m) => m.to.includes(o.member.email.toLowerCase()))).toBe(false)
     const linksA = linksIn(mailA.text)
     const linksB = linksIn(mailB.text)

@@ -112,7 +112,12 @@ describe("subscribing", () => {
       metadata: { org_id: org.orgId, payment_id: started.json.payment.id }
     })
     const summary = await call(world, "GET", `/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
-    expect(summary.json.plan).toMatchObject({ id: "pro", monthly_fee_usd: "99.00", founding_offer: null })
+    expect(summary.json.plan).toMatchObject({
+      id: "pro",
+      monthly_fee_usd: "99.00",
+      founding_offer: null,
+      founding_offer_claim: null
+    })
     expect(Date.parse(summary.json.plan.renews_at)).toBe(sub.items.data[0]!.current_period_end * 1000)
     expect(summary.json.card).toMatchObject({ last4: "4242" })
     await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("Receipt") && m.text.includes("Plan: pro"))
@@ -286,6 +291,10 @@ describe("the founding offer", () => {
     expect(second.json).toEqual(
       errorBody(world, "offer_unavailable", false, expect.stringContaining("already under way"))
     )
+    const claimOf = async () =>
+      (await call(world, "GET", `/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })).json.plan
+        .founding_offer_claim
+    expect(await claimOf()).toBe("under_way")
 
     const from = world.stripe.events.length
     await world.stripe.payCheckout(started.json.checkout_url, "4242 4242 4242 4242")
@@ -294,7 +303,12 @@ describe("the founding offer", () => {
     const sub = await subscriptionOf(org.orgId)
     expect(sub.items.data[0]!.price).toMatchObject({ lookup_key: "plan_pro_founding_monthly", unit_amount: 4900 })
     const summary = await call(world, "GET", `/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
-    expect(summary.json.plan).toMatchObject({ id: "pro", monthly_fee_usd: "49.00", founding_offer: "founding-pro" })
+    expect(summary.json.plan).toMatchObject({
+      id: "pro",
+      monthly_fee_usd: "49.00",
+      founding_offer: "founding-pro",
+      founding_offer_claim: "used"
+    })
     const [claim] = await world.db.query(`SELECT status FROM founding_offer_claims WHERE org_id = $1`, [org.orgId])
     expect(claim.status).toBe("taken")
     const used = await choose(org, { plan: "pro", offer: "founding-pro" })
@@ -309,6 +323,11 @@ describe("the founding offer", () => {
       taken: before.taken + 1,
       status: "open"
     })
+    // Back on Pay as you go the offer stays used: the plan page must not offer it again.
+    await choose(org, { plan: "payg" })
+    expect(await planOf(org.orgId)).toBe("payg")
+    expect(await claimOf()).toBe("used")
+    expect((await choose(org, { plan: "pro", offer: "founding-pro" })).status).toBe(409)
   })
 
   it("gives a seat back when its checkout expires unpaid", async () => {

@@ -24,7 +24,7 @@ const chooseFounding = async (page: Page, orgId: string, left: number) => {
   await page.goto(`/dashboard/orgs/${orgId}/billing`)
   const plans = page.getByRole("region", { name: "Plans" })
   await expect.poll(() => plans.textContent(), { timeout: 20_000 }).toContain(`${left} of 100 founding seats left.`)
-  for (const column of ["Monthly fee", "Score lookups a day", "Active agents", "Seats", "Price of calls"]) {
+  for (const column of ["Monthly fee", "Tool recommendations a day", "Active agents", "Seats", "Price of calls"]) {
     expect(await plans.getByRole("columnheader", { name: column }).count()).toBe(1)
   }
   expect(await plans.textContent()).toContain("$499.00")

@@ -209,7 +209,7 @@ describe("the dashboard", () => {
     await orgPage("/webhooks")
     const form = page.getByRole("form", { name: "New webhook endpoint" })
     await form.getByLabel("URL").fill(world.receiver.url)
-    await form.getByLabel("job.completed").check()
+    await form.getByLabel("A purchase finished").check()
     await form.getByRole("button", { name: "Add endpoint" }).click()
     const secret = page.getByRole("region", { name: `Signing secret of ${world.receiver.url}` })
     await secret.waitFor()
@@ -222,7 +222,7 @@ describe("the dashboard", () => {
     expect(await result.textContent()).toContain("HTTP 200")
     expect(world.receiver.received.some((r) => r.body.includes("webhook.test"))).toBe(true)
     // The event log keeps what happened, with or without endpoints.
-    await expect.poll(() => page.locator(".events").textContent()).toContain("approval.decided")
+    await expect.poll(() => page.locator(".events").textContent()).toContain("A purchase was approved or rejected")
     await screenshot(page, "webhooks-desktop")
     expect(problems).toEqual([])
   })

@@ -110,7 +110,7 @@ describe("webhook replay and secret rotation from the dashboard", () => {
   })
 
   it("shows an event's payload from the event log, folded until opened", async () => {
-    const event = page.locator(".events li", { hasText: "webhook.test" }).first()
+    const event = page.locator(".events li", { hasText: "Test event" }).first()
     const payload = event.locator("pre")
     expect(await payload.isVisible()).toBe(false)
     await event.locator("summary").click()

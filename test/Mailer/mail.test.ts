@@ -109,9 +109,9 @@ const expectedSubjects: Record<string, RegExp> = {
   "balance.low": /Credit balance low: \$4\.20 left/,
   "budget.80pct": /Agent "Scout" has used 80% of its monthly budget/,
   "tool.paused": /Tool paused: Finder <Pro>/,
-  "dispute.decided": /Dispute upheld: 150 credits refunded/,
+  "dispute.decided": /Dispute upheld: 150 credits \(\$0\.15\) refunded/,
   "price.changed": /Price change for Finder/,
-  "trial.expiring": /Your trial credits expire on 2026-12-01/
+  "trial.expiring": /Your trial credits expire on 1 Dec 2026/
 }
 
 const mailsTo = (address: string) => smtp.messages.filter((m) => m.to.includes(address))
@@ -170,11 +170,14 @@ describe("owner mail", () => {
     expect(paused.html).toContain("Finder &lt;Pro&gt;")
     expect(paused.html).not.toContain("Finder <Pro>")
     const budget = mailsTo(org.owner.email).find((m) => m.subject.includes("80%"))!
-    expect(budget.text).toContain("40000 credits ($40.00) of its monthly budget of 50000 credits ($50.00)")
+    expect(budget.text).toContain("40,000 credits ($40.00) of its monthly budget of 50,000 credits ($50.00)")
+    // Event types in words: the footer names what happened, never the type's code.
+    expect(budget.text).toContain("An agent has used 80% of its monthly budget (event ")
+    expect(budget.text).not.toContain("budget.80pct")
     // The low-balance mail: dollars with two decimals, and the dashboard's words where an API path was.
     const low = mailsTo(org.owner.email).find((m) => m.subject.includes("Credit balance low"))!
     expect(low.subject).toBe("[Acme] Credit balance low: $4.20 left")
-    expect(low.text).toContain("4200 credits ($4.20) are left")
+    expect(low.text).toContain("4,200 credits ($4.20) are left")
     expect(low.text).toContain(
       `Settings in the dashboard: https://gateway.example/dashboard/orgs/${org.orgId}/settings`
     )
@@ -277,7 +280,7 @@ describe("owner mail", () => {
     clock.advance(31_000)
     await start()
     const mail = await eventually(() => mailsTo(org.owner.email)[0])
-    expect(mail.subject).toBe("[Restart Co] Your trial credits expire on 2026-12-01")
-    expect(mail.text).toContain("3500 trial credits ($3.50) expire on 2026-12-01")
+    expect(mail.subject).toBe("[Restart Co] Your trial credits expire on 1 Dec 2026")
+    expect(mail.text).toContain("3,500 trial credits ($3.50) expire on 1 Dec 2026 (UTC)")
   })
 })

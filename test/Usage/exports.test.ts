@@ -105,6 +105,12 @@ describe("exports", () => {
     expect(calls.map(named)).toEqual(expect.arrayContaining([
       expect.objectContaining({ agent_name: "'=cmd", endpoint: "fakeprov/ok", mode: "test", status: "test" })
     ]))
+    // A test row moved no credit: its charge is 0, so a column's sum is what was spent; its price stays.
+    const testCall = calls.map(named).find((row) => row["mode"] === "test")!
+    expect(testCall["charged_credits"]).toBe("0")
+    expect(testCall["price_credits"]).toBe(called.json.charged.credits)
+    expect(Number(testCall["price_credits"])).toBeGreaterThan(0)
+    expect(receipts.map((r) => r.cost_credits)).toEqual(["0", "0"])
 
     const usage = (await (await download(org.orgId, org.owner.sessionToken, "usage?format=jsonl")).text())
       .trim().split("\n").map((line) => JSON.parse(line))

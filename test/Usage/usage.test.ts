@@ -214,6 +214,41 @@ describe("org balance and usage", () => {
     expect(json.balance.credits).toBe(String(1_000n - BigInt(call.json.charged.credits)))
   })
 
+  it("gives every agent's month against its budget, a test agent's priced calls included, as /v1/balance tells the agent", async () => {
+    const org = await seedOrg(world.db)
+    const tester = await seedAgent(world.db, org.orgId, { mode: "test", name: "tester", monthlyBudgetCredits: 5_000n })
+    const idle = await seedAgent(world.db, org.orgId, { mode: "live", name: "idle" })
+    let priced = 0n
+    for (let i = 0; i < 3; i++) {
+      const answer = await request(`${world.server.url}/v1/call`, {
+        method: "POST",
+        headers: bearer(tester.key),
+        body: { endpoint: "fakeprov/ok" }
+      })
+      expect(answer.json.status).toBe("test")
+      priced += BigInt(answer.json.charged.credits)
+    }
+    expect(priced).toBeGreaterThan(0n)
+    const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(tester.key) })
+    expect(balance.json.month_to_date_spend.credits).toBe(String(priced))
+    const { json } = await usage(org.orgId, org.owner.sessionToken)
+    // Test spend is no spend of credits...
+    expect(json.by_agent).toEqual([])
+    // ...but it counts against the budget.
+    const month = new Date().toISOString().slice(0, 7)
+    expect(json.budgets).toEqual(expect.arrayContaining([
+      {
+        agent_id: tester.agentId,
+        month,
+        spent: expect.objectContaining({ credits: String(priced) }),
+        budget: expect.objectContaining({ credits: "5000" }),
+        remaining: expect.objectContaining({ credits: String(5_000n - priced) })
+      },
+      expect.objectContaining({ agent_id: idle.agentId, spent: expect.objectContaining({ credits: "0" }) })
+    ]))
+    expect(json.budgets).toHaveLength(2)
+  })
+
   it("is open to members and org keys of the org, and to nobody else", async () => {
     const org = await seedOrg(world.db)
     const readKey = await seedOrgKey(world.db, org.orgId, org.owner, "read")

@@ -60,6 +60,10 @@ export const BillingSummary = Schema.Struct({
     name: Schema.String,
     monthly_fee_usd: Schema.String,
     founding_offer: Schema.NullOr(Schema.String),
+    founding_offer_claim: Schema.NullOr(Schema.Literal("under_way", "used")).annotations({
+      description:
+        "The org's claim on the founding offer, which is once per org: used (taken, even if the subscription ended since) or under_way (its checkout not paid yet); choosing the offer again answers 409 offer_unavailable. Null: the org may take it while seats are left"
+    }),
     renews_at: Schema.NullOr(Schema.String)
   }),
   card: Schema.NullOr(Schema.Struct({

@@ -35,6 +35,16 @@ export const OrgUsage = Schema.Struct({
   by_agent: Schema.Array(Schema.Struct({ agent_id: Schema.String, name: Schema.String, spend: Amount })).annotations({
     description: "Agents that spent in the range, most first"
   }),
+  budgets: Schema.Array(Schema.Struct({
+    agent_id: Schema.String,
+    month: Schema.String.annotations({ description: "The calendar month (UTC) as YYYY-MM" }),
+    spent: Amount,
+    budget: Amount,
+    remaining: Amount
+  })).annotations({
+    description:
+      "Every agent's spend this calendar month (UTC) against its monthly budget, whatever the range, as the budget check counts it (and GET /v1/balance tells the agent): what was spent and what is held for calls and purchases under way; a test agent's priced calls and purchases count although no credits move"
+  }),
   by_day: Schema.Array(Schema.Struct({ day: Day, spend: Amount })).annotations({
     description: "Every day of the range, days without spend included"
   }),

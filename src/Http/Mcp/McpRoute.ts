@@ -11,6 +11,7 @@ import { Connections } from "../../Services/OAuth/Connections.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import { ClientAddress } from "../ClientAddress.js"
+import { makeAgentRefusals } from "../Middleware/AgentRefusals.js"
 import { makeAgentRequestAuthentication } from "../Middleware/Authentication.js"
 import { MAX_BODY_BYTES } from "../Middleware/Edge.js"
 import { errorResponse } from "../Middleware/ErrorResponses.js"
@@ -54,6 +55,7 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
     const limiter = yield* RateLimiter
     const addresses = yield* ClientAddress
     const baseUrl = yield* PublicUrl
+    const countingRefusals = yield* makeAgentRefusals
 
     /**
      * The agent a request acts as: by its agent key, or by an OAuth access token (any other
@@ -133,7 +135,8 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
     })
 
     // A missing or unknown credential tells MCP clients where to read how to authenticate.
-    const challenged = handler.pipe(
+    // The route answers that itself, so it counts its refusals itself (the edge does for the rest).
+    const challenged = countingRefusals(handler).pipe(
       Effect.catchTag("unauthenticated", (error) =>
         Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
           errorResponse(baseUrl, "unauthenticated", error.message).pipe(

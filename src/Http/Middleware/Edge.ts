@@ -16,6 +16,7 @@ import { Api } from "../Api.js"
 import { dashboardRoutes, extraRoutes, formRoutes, ownBodyPrefixes } from "../ExtraRoutes.js"
 import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
 import { makeRouteTable, routesOfApi } from "../RouteTable.js"
+import { agentRoutesOf, makeAgentRefusals } from "./AgentRefusals.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
 import { observeRequest } from "./Observe.js"
 import {
@@ -47,7 +48,8 @@ export const EdgeDefaults = Layer.merge(
  * The outermost middleware of every request: malformed targets, unknown paths and methods,
  * org keys used outside their org's paths, the body limit, bodies that are not clean JSON
  * (see RequestChecks.ts), admission (Lifecycle.ts: over capacity or shutting down answers
- * 503 with `Retry-After`), and the shaping of every failure into the common error body.
+ * 503 with `Retry-After`), the counting of agent routes' refusals for their owners
+ * (AgentRefusals.ts), and the shaping of every failure into the common error body.
  * Every request, answered here or by a handler, gets its request id, metrics and access
  * log line (Observe.ts), and its answer the security headers (SecurityHeaders.ts: no
  * framing of HTML, HSTS in production).
@@ -69,6 +71,8 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
       ...dashboardRoutes(dashboardPath)
     ])
     const forms = makeRouteTable(formRoutes)
+    const agentRoutes = agentRoutesOf(Api)
+    const countingRefusals = yield* makeAgentRefusals
     return (app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -111,7 +115,9 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
             const bodyProblem = problemInJsonBody(yield* request.text)
             if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
           }
-          return yield* (probePaths.has(pathname) ? app : lifecycle.admit(app))
+          if (probePaths.has(pathname)) return yield* app
+          const agentRoute = match._tag === "Found" && agentRoutes.has(`${request.method} ${match.route}`)
+          return yield* lifecycle.admit(agentRoute ? countingRefusals(app) : app)
         }).pipe(
           Effect.catchAllCause((cause) => responseForCause(baseUrl, cause)),
           Effect.flatMap((response) =>

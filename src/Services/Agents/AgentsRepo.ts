@@ -9,6 +9,10 @@ import { AgentId, OrgId } from "../../Domain/Ids.js"
  */
 const OrgAgent = Schema.Struct({ orgId: OrgId, agentId: AgentId })
 
+/** Whose key a hash is (or was). */
+export const KeyOwner = Schema.Struct({ agent_id: AgentId, org_id: OrgId })
+export type KeyOwner = typeof KeyOwner.Type
+
 export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -46,11 +50,34 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo"
     const find = (orgId: OrgId, agentId: AgentId) => findOne({ orgId, agentId, lock: false }).pipe(Effect.orDie)
     const findForUpdate = (orgId: OrgId, agentId: AgentId) => findOne({ orgId, agentId, lock: true }).pipe(Effect.orDie)
 
-    /** Replaces the key (the old hash no longer matches anything) or, with null, removes it. */
+    /**
+     * Replaces the key (the old hash no longer authenticates) or, with null, removes it. The
+     * old hash is kept as retired, naming its agent, so a request still sending it is counted
+     * as that agent's refusal.
+     */
     const setKey = (agentId: AgentId, key: { hash: string; prefix: string } | null, now: Date) =>
-      sql`UPDATE agents SET key_hash = ${key?.hash ?? null}, key_prefix = ${key?.prefix ?? null},
-            key_issued_at = ${key === null ? null : now}
-          WHERE id = ${agentId}`.pipe(Effect.asVoid, Effect.orDie)
+      sql`
+        WITH retired AS (
+          INSERT INTO agent_retired_keys (key_hash, agent_id, org_id, retired_at)
+          SELECT key_hash, id, org_id, ${now} FROM agents WHERE id = ${agentId} AND key_hash IS NOT NULL
+          ON CONFLICT (key_hash) DO NOTHING
+        )
+        UPDATE agents SET key_hash = ${key?.hash ?? null}, key_prefix = ${key?.prefix ?? null},
+          key_issued_at = ${key === null ? null : now}
+        WHERE id = ${agentId}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const findKeyOwner = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: KeyOwner,
+      execute: (hash) =>
+        sql`
+        SELECT id AS agent_id, org_id FROM agents WHERE key_hash = ${hash}
+        UNION ALL
+        SELECT agent_id, org_id FROM agent_retired_keys WHERE key_hash = ${hash}
+        LIMIT 1`
+    })
+    /** The agent a key (by its hash) belongs or belonged to: current, rotated or revoked. */
+    const keyOwner = (hash: string) => findKeyOwner(hash).pipe(Effect.orDie)
 
     return {
       insert: rows.insert,
@@ -60,7 +87,8 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/AgentsRepo"
       list,
       find,
       findForUpdate,
-      setKey
+      setKey,
+      keyOwner
     } as const
   })
 }) {}

@@ -47,6 +47,7 @@ export class Summary extends Effect.Service<Summary>()("Billing/Summary", {
         const p = Option.getOrNull(profile)
         const plan = org.value.plan
         const rate = yield* fx.latest
+        const claim = yield* repo.offerClaimOf(actor.org_id)
         const used = yield* repo.autoReloadedSince(actor.org_id, new Date(`${monthOf(ms)}T00:00:00.000Z`))
         return {
           provider: providerLabel(provider.kind, provider.publishableKey),
@@ -63,6 +64,10 @@ export class Summary extends Effect.Service<Summary>()("Billing/Summary", {
             name: plans[plan].name,
             monthly_fee_usd: plan === "payg" ? "0.00" : minorToDecimal(planFeeCents(plan, p?.plan_founding ?? false)),
             founding_offer: p?.plan_founding === true ? foundingOffer.id : null,
+            founding_offer_claim: Option.match(claim, {
+              onNone: () => null,
+              onSome: (status) => status === "taken" ? "used" as const : "under_way" as const
+            }),
             renews_at: plan === "payg" ? null : p?.plan_period_end?.toISOString() ?? null
           },
           card: p === null || p.card_last4 === null ? null : {

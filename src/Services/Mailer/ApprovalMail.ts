@@ -1,5 +1,6 @@
 import { escapeHtml } from "../../Domain/Html.js"
-import { creditsToUsd } from "../../Domain/Money.js"
+import { creditsText, creditsToDollars } from "../../Domain/Money.js"
+import { utcDateTime } from "./MailDates.js"
 import type { RenderedMail } from "./OwnerMail.js"
 
 /**
@@ -18,15 +19,17 @@ export interface ApprovalMailContent {
 }
 
 export const approvalRequestMail = (mail: ApprovalMailContent): RenderedMail => {
-  const usd = creditsToUsd(mail.amount)
+  const usd = creditsToDollars(mail.amount)
+  const credits = creditsText(mail.amount)
   const results = `${mail.itemCount} result${mail.itemCount === 1 ? "" : "s"}`
   const why = mail.reason === "over_budget"
     ? "it would take the agent over its monthly budget"
     : "it is above the agent's approval threshold"
-  const expiry =
-    `Each link opens a page with one button and works once. The request expires at ${mail.expiresAt.toISOString()}.`
+  const expiry = `Each link opens a page with one button and works once. The request expires on ${
+    utcDateTime(mail.expiresAt)
+  }.`
   const text = [
-    `The agent "${mail.agentName}" wants to buy ${results} from ${mail.toolName} for up to ${mail.amount} credits ($${usd}).`,
+    `The agent "${mail.agentName}" wants to buy ${results} from ${mail.toolName} for up to ${credits} credits (${usd}).`,
     `It needs an owner's approval because ${why}.`,
     "",
     `Approve: ${mail.links.approve}`,
@@ -37,11 +40,11 @@ export const approvalRequestMail = (mail: ApprovalMailContent): RenderedMail => 
   ].join("\n")
   const html = `<p>The agent <b>${escapeHtml(mail.agentName)}</b> wants to buy ${results} from <b>${
     escapeHtml(mail.toolName)
-  }</b> for up to ${mail.amount} credits ($${usd}).</p>
+  }</b> for up to ${credits} credits (${usd}).</p>
 <p>It needs an owner's approval because ${why}.</p>
 <p><a href="${escapeHtml(mail.links.approve)}">Approve</a> &nbsp; <a href="${
     escapeHtml(mail.links.reject)
   }">Reject</a></p>
 <p>${expiry}</p>`
-  return { subject: `Approve a purchase of $${usd} by ${mail.agentName}?`, text, html }
+  return { subject: `Approve a purchase of ${usd} by ${mail.agentName}?`, text, html }
 }

@@ -1,6 +1,8 @@
 import type { EmailedEventType, EventData } from "../../Domain/Events.js"
+import { eventTitle } from "../../Domain/EventTitles.js"
 import { escapeHtml } from "../../Domain/Html.js"
-import { creditsToDollars } from "../../Domain/Money.js"
+import { creditsText, creditsToDollars } from "../../Domain/Money.js"
+import { utcDate } from "./MailDates.js"
 
 /**
  * The mails owners receive for the events marked "emailed to owners": what happened and
@@ -29,7 +31,9 @@ interface Content {
 }
 
 const usd = (credits: string) => creditsToDollars(BigInt(credits))
-const day = (timestamp: string) => timestamp.slice(0, 10)
+/** "22,500 credits ($22.50)" */
+const amount = (credits: string) => `${creditsText(BigInt(credits))} credits (${usd(credits)})`
+const day = utcDate
 
 type Renderers = { readonly [T in EmailedEventType]: (data: EventData<T>, context: OwnerMailContext) => Content }
 
@@ -38,9 +42,7 @@ const renderers: Renderers = {
     subject: `Credit balance low: ${usd(data.balance_credits)} left`,
     headline: "Your credit balance is low",
     happened: [
-      `The org's balance has fallen under its low-balance alert: ${data.balance_credits} credits (${
-        usd(data.balance_credits)
-      }) are left.`,
+      `The org's balance has fallen under its low-balance alert: ${amount(data.balance_credits)} are left.`,
       "When the balance cannot cover a purchase or a call, agents' purchases and gateway calls are refused until the org is topped up."
     ],
     todo: [
@@ -52,9 +54,9 @@ const renderers: Renderers = {
     subject: `Agent "${data.agent_name}" has used 80% of its monthly budget`,
     headline: "An agent is close to its monthly budget",
     happened: [
-      `Agent "${data.agent_name}" (${data.agent_id}) has spent ${data.spent_credits} credits (${
-        usd(data.spent_credits)
-      }) of its monthly budget of ${data.budget_credits} credits (${usd(data.budget_credits)}).`,
+      `Agent "${data.agent_name}" (${data.agent_id}) has spent ${amount(data.spent_credits)} of its monthly budget of ${
+        amount(data.budget_credits)
+      }.`,
       "Purchases and calls past the budget are refused, or wait for an owner's approval."
     ],
     todo: [
@@ -74,11 +76,11 @@ const renderers: Renderers = {
     ]
   }),
   "dispute.decided": (data) => ({
-    subject: `Dispute ${data.decision}: ${data.refunded_credits} credits refunded`,
+    subject: `Dispute ${data.decision}: ${amount(data.refunded_credits)} refunded`,
     headline: `Your dispute was ${data.decision}`,
     happened: [
       `The dispute ${data.dispute_id} on item ${data.item_index} of receipt ${data.receipt_id} was ${data.decision}.`,
-      `${data.refunded_credits} credits (${usd(data.refunded_credits)}) were refunded to the org.`,
+      `${amount(data.refunded_credits)} were refunded to the org.`,
       ...(data.note === null || data.note === "" ? [] : [`Note from the reviewer: ${data.note}`])
     ],
     todo: [
@@ -91,18 +93,20 @@ const renderers: Renderers = {
     subject: `Price change for ${data.tool_name}`,
     headline: "A tool your agents use changed its price",
     happened: [
-      `The price per success of ${data.tool_name} (${data.tool_id}) changes from ${data.old_credits} credits (${
-        usd(data.old_credits)
-      }) to ${data.new_credits} credits (${usd(data.new_credits)}) from ${day(data.valid_from)}.`
+      `The price per success of ${data.tool_name} (${data.tool_id}) changes from ${amount(data.old_credits)} to ${
+        amount(data.new_credits)
+      } from ${day(data.valid_from)}.`
     ],
     todo: [
       `Check the most your agents are set to pay and their monthly budgets; compare tools on the Tools page of the dashboard: ${dashboardUrl}/orgs/${orgId}/tools`
     ]
   }),
   "trial.expiring": (data) => ({
-    subject: `Your trial credits expire on ${data.expires_on}`,
+    subject: `Your trial credits expire on ${day(data.expires_on)}`,
     headline: "Trial credits expire soon",
-    happened: [`${data.credits} trial credits (${usd(data.credits)}) expire on ${data.expires_on} (UTC) if unused.`],
+    happened: [
+      `${amount(data.credits).replace(" credits", " trial credits")} expire on ${day(data.expires_on)} (UTC) if unused.`
+    ],
     todo: ["Top up the org's credits to keep buying after the trial credits expire."]
   })
 }
@@ -114,7 +118,7 @@ export const renderOwnerMail = <T extends EmailedEventType>(
 ): RenderedMail => {
   const content = (renderers[type] as (d: EventData<T>, c: OwnerMailContext) => Content)(data, context)
   const subject = `[${context.orgName}] ${content.subject}`
-  const footer = `Org: ${context.orgName} (${context.orgId}) · Event ${context.eventId} (${type})`
+  const footer = `Org: ${context.orgName} (${context.orgId}) · ${eventTitle(type)} (event ${context.eventId})`
   const text = [
     content.headline,
     "",

@@ -181,6 +181,7 @@ export class DataDeletion extends Effect.Service<DataDeletion>()("Operations/Dat
 
         // Agents keep their ids (receipts and ledger entries name them), nothing else.
         yield* count("agent_addresses", sql`DELETE FROM agent_key_addresses WHERE agent_id IN (${agents})`)
+        yield* count("agent_retired_keys", sql`DELETE FROM agent_retired_keys WHERE org_id = ${orgId}`)
         yield* count(
           "agents",
           sql`

@@ -10,6 +10,12 @@ import type { UsageRange } from "./UsageRepo.js"
  * daily usage over a range of UTC days, as CSV or JSON Lines. Rows are read from a database
  * cursor 128 at a time and written as they come, so an export of any size holds one batch
  * in memory, never the whole range.
+ *
+ * The credit columns say what moved: a test row (a test agent's call or item, priced like a
+ * live one but charging nothing) has 0 in `charged_credits`, `cost_credits` and
+ * `refunded_credits`, so a spreadsheet's sum of a column is what the org spent, with no
+ * filter by `mode`. What a test call was priced at stays in `price_credits`; the usage
+ * dataset gives test pricing per agent and day in `test_priced_credits`.
  */
 export const EXPORT_DATASETS = ["calls", "receipts", "ledger", "usage"] as const
 export type ExportDataset = (typeof EXPORT_DATASETS)[number]
@@ -105,7 +111,8 @@ export class Exports extends Effect.Service<Exports>()("Usage/Exports", {
         sql<Row>`
           SELECT c.id, c.created_at, c.agent_id, a.name AS agent_name, c.endpoint_id AS endpoint,
             c.provider_id AS provider, c.mode, c.status, c.price_credits::text AS price_credits,
-            c.charged_credits::text AS charged_credits, c.refunded_credits::text AS refunded_credits,
+            CASE WHEN c.mode = 'test' THEN '0' ELSE c.charged_credits::text END AS charged_credits,
+            CASE WHEN c.mode = 'test' THEN '0' ELSE c.refunded_credits::text END AS refunded_credits,
             c.latency_ms, c.provider_status
           FROM gateway_calls c LEFT JOIN agents a ON a.id = c.agent_id
           WHERE c.org_id = ${r.orgId} AND c.created_at >= ${r.from} AND c.created_at < ${r.until}
@@ -114,7 +121,8 @@ export class Exports extends Effect.Service<Exports>()("Usage/Exports", {
         sql<Row>`
           SELECT rc.id AS receipt_id, rc.created_at, rc.agent_id, a.name AS agent_name, rc.mode, t.slug AS tool,
             rc.task_type, rc.status AS receipt_status, i.idx AS item_index, i.status AS item_status,
-            i.cost_credits::text AS cost_credits, i.refunded_credits::text AS refunded_credits,
+            CASE WHEN rc.mode = 'test' THEN '0' ELSE i.cost_credits::text END AS cost_credits,
+            CASE WHEN rc.mode = 'test' THEN '0' ELSE i.refunded_credits::text END AS refunded_credits,
             CASE WHEN i.check_id IS NULL THEN NULL ELSE i.check_id || '@' || i.check_version END AS "check",
             i.reason, i.input, i.result
           FROM receipts rc

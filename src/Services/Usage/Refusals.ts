@@ -1,21 +1,31 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { Clock, Duration, Effect, FiberRef, Option, Schedule } from "effect"
 import { dayOf } from "../Ledger/Time.js"
 
 /**
- * Refusals an owner can see: the limits that stopped an agent before anything was bought
- * (trial limit, budget, balance, quotas, live purchases closed...), counted per agent, per
- * UTC day and per code, with the latest one's time and message (`agent_refusals`).
+ * Refusals an owner can see: the limits and settings that stopped an agent's request (its
+ * allowlist, a disabled agent or an old key, trial limit, budget, balance, quotas, live
+ * purchases closed...), counted per agent, per UTC day and per code, with the latest one's
+ * time and message (`agent_refusals`).
  *
- * Recording sits on the gateway's and the purchases' refusal path, so it writes nothing
- * there: `record` adds to a count in memory (a map update), and a fiber of the service
- * writes every count gathered in the last second in one statement. What that costs and
- * risks: one upsert a second while refusals happen (none otherwise); counts of the last
- * second before a crash are lost (a clean stop writes them).
+ * Every error leaving an agent route is offered here at the edge
+ * (Http/Middleware/AgentRefusals.ts, through `countFailure`); the gateway, purchases and the
+ * agent authentication also record theirs where they happen. A request's refusal is counted
+ * once: the edge skips one its request already counted (`requestRefusal`). Recording writes nothing on the request's path: `record` adds to a
+ * count in memory (a map update), and a fiber of the service writes every count gathered in
+ * the last second in one statement. What that costs and risks: one upsert a second while
+ * refusals happen (none otherwise); counts of the last second before a crash are lost (a
+ * clean stop writes them).
  */
 
-/** The refusals recorded: limits an owner can act on. Other errors (bad input, a provider failing) are not. */
+/**
+ * The refusals recorded: what an owner can act on. Other errors (bad input, a provider
+ * failing, an unknown key) are not; `unauthenticated` is counted only when the key is (or
+ * was) the agent's own: the agent is disabled, or its key was rotated or revoked.
+ */
 export const REFUSAL_CODES = [
+  "ip_not_allowed",
+  "unauthenticated",
   "trial_limit",
   "over_budget",
   "insufficient_credits",
@@ -35,6 +45,18 @@ export const REFUSAL_CODES = [
 ] as const
 export type RefusalCode = (typeof REFUSAL_CODES)[number]
 const refusalCodes: ReadonlySet<string> = new Set(REFUSAL_CODES)
+
+/** The agent a refusal is counted against. */
+export interface RefusedAgent {
+  readonly id: string
+  readonly org_id: string
+}
+
+/** Whether the request under way has had its refusal counted (set by `record`, read by `countFailure`). */
+interface RequestRefusal {
+  counted: boolean
+}
+const requestRefusal = FiberRef.unsafeMake<RequestRefusal | undefined>(undefined)
 
 /** How often gathered counts are written. */
 export const REFUSAL_FLUSH_EVERY = Duration.seconds(1)
@@ -116,24 +138,50 @@ export class Refusals extends Effect.Service<Refusals>()("Usage/Refusals", {
      * Counts `error` against the agent when it is a refusal (for `Effect.tapError`); any
      * other error passes unrecorded.
      */
-    const record = (agent: { readonly id: string; readonly org_id: string }) => (error: unknown) => {
+    const record = (agent: RefusedAgent) => (error: unknown) => {
       const refusal = refusalOf(error)
       return refusal === null ?
         Effect.void :
-        Effect.flatMap(Clock.currentTimeMillis, (ms) =>
-          Effect.sync(() =>
-            add(pending, {
-              org_id: agent.org_id,
-              agent_id: agent.id,
-              day: dayOf(ms),
-              code: refusal.code,
-              count: 1,
-              last_at: new Date(ms).toISOString(),
-              last_message: refusal.message
+        Effect.flatMap(
+          Effect.zip(Clock.currentTimeMillis, FiberRef.get(requestRefusal)),
+          ([ms, request]) =>
+            Effect.sync(() => {
+              if (request !== undefined) request.counted = true
+              add(pending, {
+                org_id: agent.org_id,
+                agent_id: agent.id,
+                day: dayOf(ms),
+                code: refusal.code,
+                count: 1,
+                last_at: new Date(ms).toISOString(),
+                last_message: refusal.message
+              })
             })
-          ))
+        )
     }
 
-    return { record, flush } as const
+    /**
+     * Runs `request` (one agent request), counting the refusal it fails with once: unless
+     * the code that refused it counted it already, against the agent `ownerOf` names (none:
+     * not counted). `ownerOf` runs only for a refusal, so a request that succeeds pays nothing.
+     */
+    const countFailure = <A, E, R, R2>(
+      request: Effect.Effect<A, E, R>,
+      ownerOf: (error: E) => Effect.Effect<Option.Option<RefusedAgent>, never, R2>
+    ) =>
+      Effect.suspend(() => {
+        const seen: RequestRefusal = { counted: false }
+        return request.pipe(
+          Effect.tapError((error) =>
+            seen.counted || refusalOf(error) === null ? Effect.void : Effect.flatMap(
+              ownerOf(error),
+              Option.match({ onNone: () => Effect.void, onSome: (agent) => record(agent)(error) })
+            )
+          ),
+          Effect.locally(requestRefusal, seen)
+        )
+      })
+
+    return { record, countFailure, flush } as const
   })
 }) {}

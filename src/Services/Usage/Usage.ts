@@ -5,7 +5,7 @@ import { trialTerms } from "../../Domain/Plans.js"
 import { InvalidInput } from "../../Errors/ApiErrors.js"
 import { AppConfig } from "../AppConfig.js"
 import { Ledger } from "../Ledger/Ledger.js"
-import { dayOf } from "../Ledger/Time.js"
+import { dayOf, monthOf } from "../Ledger/Time.js"
 import { Refusals } from "./Refusals.js"
 import { type UsageRange, UsageRepo } from "./UsageRepo.js"
 
@@ -62,7 +62,8 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
         const range = yield* usageRange(actor.org_id, query)
         // Counts gathered in memory are written first, so a refusal just made is listed.
         yield* refusals.flush
-        const [credits, trial, window, tested, refused, agents, days, endpoints, tools] = yield* Effect.all([
+        const month = monthOf(yield* Clock.currentTimeMillis)
+        const [credits, trial, window, tested, refused, agents, days, endpoints, tools, budgets] = yield* Effect.all([
           ledger.orgCredits(actor.org_id),
           ledger.trialGrant(actor.org_id),
           repo.trialWindow(actor.org_id),
@@ -71,7 +72,8 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
           repo.byAgent(range),
           repo.byDay(range),
           repo.topEndpoints(range),
-          repo.topTools(range)
+          repo.topTools(range),
+          repo.budgets(actor.org_id, month)
         ], { concurrency: "unbounded" })
         const now = yield* Clock.currentTimeMillis
         const total = agents.reduce((sum, row) => sum + row.spend, 0n)
@@ -110,6 +112,13 @@ export class Usage extends Effect.Service<Usage>()("Usage/Usage", {
             agent_id: row.agent_id,
             name: row.name,
             spend: amountOf(row.spend)
+          })),
+          budgets: budgets.map((row) => ({
+            agent_id: row.agent_id,
+            month: month.slice(0, 7),
+            spent: amountOf(row.spent),
+            budget: amountOf(row.budget),
+            remaining: amountOf(row.spent >= row.budget ? 0n : row.budget - row.spent)
           })),
           by_day: days.map((row) => ({ day: row.day, spend: amountOf(row.spend) })),
           top_endpoints: endpoints.map((row) => ({

@@ -38,6 +38,8 @@ const TrialWindowRow = Schema.Struct({
   trial_window_start: Schema.NullOr(Schema.DateFromSelf),
   trial_window_spent: Schema.BigInt
 })
+const AgentBudgetRow = Schema.Struct({ agent_id: Schema.String, budget: Schema.BigInt, spent: Schema.BigInt })
+
 /** The most refusal rows one answer lists (newest first). */
 export const REFUSAL_ROWS = 200
 
@@ -152,7 +154,24 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/UsageRepo", {
         LIMIT ${REFUSAL_ROWS}`
     })
 
+    /**
+     * Each agent's month against its budget, as the ledger counts it for the budget check
+     * (spent and held, test agents included: their priced calls and items count against it).
+     */
+    const budgets = SqlSchema.findAll({
+      Request: Schema.Struct({ orgId: Schema.String, month: Schema.String }),
+      Result: AgentBudgetRow,
+      execute: ({ month, orgId }) =>
+        sql`
+        SELECT a.id AS agent_id, a.monthly_budget_credits::text AS budget,
+          coalesce(s.spent + s.held, 0)::text AS spent
+        FROM agents a LEFT JOIN agent_month_spend s ON s.agent_id = a.id AND s.month = ${month}::date
+        WHERE a.org_id = ${orgId}
+        ORDER BY a.created_at DESC, a.id DESC`
+    })
+
     return {
+      budgets: (orgId: string, month: string) => Effect.orDie(budgets({ orgId, month })),
       testActivity: (range: UsageRange) => Effect.orDie(testActivity(range)),
       trialWindow: (orgId: string) => Effect.orDie(trialWindow(orgId)),
       refusals: (range: UsageRange) => Effect.orDie(refusals(range)),

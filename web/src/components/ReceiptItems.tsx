@@ -86,7 +86,7 @@ export const ReceiptItems = ({ orgId, receiptId, mode, running }: {
               {data.items.map((item) => (
                 <li key={item.idx} className="card" data-testid={`receipt-item-${item.idx}`}>
                   <p>
-                    Item {item.idx} <Status value={item.status} />
+                    Item {item.idx + 1} <Status value={item.status} />
                     {mode === "test" ? <span className="badge badge-test">test</span> : null}
                   </p>
                   <h4>Input</h4>

@@ -13,6 +13,23 @@ export const dollars = (usd: string): string => {
   return `${negative ? "-" : ""}$${Number(whole).toLocaleString("en-US")}.${cents}`
 }
 
+/**
+ * A payment's amount in the currency it was paid in, written like the rest of the page:
+ * "$25.00", "₹2,100.00" (the symbol, not "25.00 USD").
+ */
+export const paidAmount = (amountMinor: bigint, currency: string): string => {
+  const negative = amountMinor < 0n
+  const abs = negative ? -amountMinor : amountMinor
+  const symbol = currency.toLowerCase() === "usd"
+    ? "$"
+    : currency.toLowerCase() === "inr"
+    ? "₹"
+    : `${currency.toUpperCase()} `
+  return `${negative ? "-" : ""}${symbol}${(abs / 100n).toLocaleString("en-US")}.${
+    (abs % 100n).toString().padStart(2, "0")
+  }`
+}
+
 /** Whole credits with separators: "50,000". */
 export const credits = (amount: string | number | bigint): string => BigInt(amount).toLocaleString("en-US")
 

@@ -3,6 +3,14 @@
  * got (the codes Services/Usage/Refusals.ts counts).
  */
 export const refusalHelp: Record<string, { readonly reason: string; readonly todo: string }> = {
+  ip_not_allowed: {
+    reason: "The request came from an address that is not on the agent's IP allowlist.",
+    todo: "Add the address to its allowlist (Edit), or run the agent from a listed address."
+  },
+  unauthenticated: {
+    reason: "The agent used a key that no longer works: the agent is disabled, or its key was rotated or revoked.",
+    todo: "Enable the agent, or give it its current key (Rotate key shows a new one)."
+  },
   trial_limit: {
     reason: "The trial allows 50 credits of spend an hour until the org's first top-up.",
     todo: "Add credits on the Billing page to lift the limit, or wait for the next hour."

@@ -136,7 +136,7 @@ export const CopyButton = ({ text, label = "Copy" }: { readonly text: string; re
   )
 }
 
-/** A secret shown once, with a copy button, gone after `hideAfterMs` (the service keeps only its hash). */
+/** A secret shown once, with a copy button, gone after `hideAfterMs` (the service cannot show it again). */
 export const SecretOnce = ({ title, secret, note, hideAfterMs, onDone }: {
   readonly title: string
   readonly secret: string
@@ -165,6 +165,15 @@ export const SecretOnce = ({ title, secret, note, hideAfterMs, onDone }: {
     </div>
   )
 }
+
+/**
+ * What the dashboard says under a key shown once, in an owner's words (the API's own note
+ * speaks of how it is stored).
+ */
+export const AGENT_KEY_NOTE =
+  "Copy this key into your agent now: it is shown only this once and cannot be shown again. If it is lost, rotate the key to get a new one."
+export const ORG_KEY_NOTE =
+  "Copy this key now: it is shown only this once and cannot be shown again. It acts as you, with your current role, and stops working if you leave the org."
 
 /** What a secret shown once says: its title, the value, and the service's note about keeping it. */
 export interface ShownSecret {

@@ -2,15 +2,17 @@ import type { Agent } from "@agent-gateway/contract/Domain/Agent.js"
 import type { AgentRefusal } from "@agent-gateway/contract/Domain/AgentRefusal.js"
 import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
+import type { OrgUsage } from "@agent-gateway/contract/Http/Groups/UsageGroup.js"
 import { useState } from "react"
 import { isApiError } from "../api/client.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { RowChart } from "../components/Charts.js"
 import { ConnectedClients } from "../components/ConnectedClients.js"
-import { credits, creditsInDollars, utcDay } from "../components/format.js"
+import { credits, creditsInDollars, dollars, utcDay } from "../components/format.js"
 import { refusalOf } from "../components/refusals.js"
 import {
+  AGENT_KEY_NOTE,
   Credits,
   Empty,
   ErrorNotice,
@@ -188,7 +190,7 @@ const NewAgent = (
         if (problems.budget !== null || problems.threshold !== null) return
         create.mutate(form, {
           onSuccess: (created) => {
-            onKey({ title: `Key of ${created.agent.name}`, secret: created.key, note: created.key_note })
+            onKey({ title: `Key of ${created.agent.name}`, secret: created.key, note: AGENT_KEY_NOTE })
             setForm(blankForm)
           }
         })
@@ -268,10 +270,48 @@ const EditAgent = (
   )
 }
 
-const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
+/** The agent's month against its budget (the usage answer's `budgets`). */
+type BudgetUse = typeof OrgUsage.Type["budgets"][number]
+
+/** At this share of its budget used the owner is warned, as the 80% mail does. */
+const NEARLY_SPENT = 0.8
+
+/**
+ * What the agent has used of its budget this month, test agents too (their priced calls and
+ * purchases count against it), and a warning once what is left is short: a purchase above it
+ * waits for an owner's approval, a call above it is refused.
+ */
+const BudgetLine = ({ name, use }: { readonly name: string; readonly use: BudgetUse | undefined }) => {
+  if (use === undefined) return null
+  const spent = Number(use.spent.credits)
+  const budget = Number(use.budget.credits)
+  const nearlySpent = budget > 0 && spent >= budget * NEARLY_SPENT
+  return (
+    <>
+      <RowChart
+        label={`${name}: spend this month against its budget`}
+        max={budget}
+        bars={[{ label: "This month", value: spent, title: `${credits(spent)} of ${credits(budget)} cr` }]}
+      />
+      {nearlySpent ?
+        (
+          <p className="notice" role="status" data-testid="budget-warning">
+            {use.remaining.credits === "0"
+              ? `The monthly budget is used up: every purchase waits for an owner's approval and every call is refused until next month, or until you raise the budget (Edit).`
+              : `Only ${credits(use.remaining.credits)} cr (${
+                dollars(use.remaining.usd)
+              }) left this month: a purchase above that waits for an owner's approval and a call above it is refused. Raise the budget (Edit) if the agent needs more.`}
+          </p>
+        ) :
+        null}
+    </>
+  )
+}
+
+const AgentRow = ({ orgId, agent, budget, refusals, onKey }: {
   readonly orgId: OrgId
   readonly agent: AgentRecord
-  readonly spent: number
+  readonly budget: BudgetUse | undefined
   readonly refusals: ReadonlyArray<RefusalRecord>
   readonly onKey: (key: ShownSecret) => void
 }) => {
@@ -283,7 +323,6 @@ const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
     (c, status: "active" | "disabled") => c.agents.update({ path: { orgId, agentId: agent.id }, payload: { status } }),
     invalidate
   )
-  const budget = Number(agent.monthly_budget_credits)
   return (
     <li className="card agent" data-testid={`agent-${agent.name}`}>
       <div className="agent-head">
@@ -298,15 +337,7 @@ const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
           )}
         </span>
       </div>
-      <RowChart
-        label={`${agent.name}: spend this month against its budget`}
-        max={budget}
-        bars={[{
-          label: "This month",
-          value: spent,
-          title: `${credits(spent)} of ${credits(budget)} cr`
-        }]}
-      />
+      <BudgetLine name={agent.name} use={budget} />
       <p className="muted">
         Budget <Credits amount={amountOf(agent.monthly_budget_credits)} />
         {agent.approval_threshold_credits === null ? ", never asks for approval" : (
@@ -324,7 +355,7 @@ const AgentRow = ({ orgId, agent, spent, refusals, onKey }: {
             className="secondary"
             onClick={() =>
               rotate.mutate(undefined, {
-                onSuccess: (made) => onKey({ title: `Key of ${agent.name}`, secret: made.key, note: made.key_note })
+                onSuccess: (made) => onKey({ title: `Key of ${agent.name}`, secret: made.key, note: AGENT_KEY_NOTE })
               })}
           >
             {agent.key_prefix === null ? "Issue key" : "Rotate key"}
@@ -401,7 +432,7 @@ export const AgentsPage = () => {
     refetchInterval: 5_000
   })
   const shownKey = useSecretOnce(KEY_SHOWN_MS)
-  const spentBy = new Map((usage.data?.by_agent ?? []).map((row) => [row.agent_id, Number(row.spend.credits)]))
+  const budgetOf = new Map((usage.data?.budgets ?? []).map((row) => [row.agent_id, row]))
   return (
     <div className="stack">
       <h1>Agents</h1>
@@ -416,7 +447,7 @@ export const AgentsPage = () => {
                   key={agent.id}
                   orgId={org.id}
                   agent={agent}
-                  spent={spentBy.get(agent.id) ?? 0}
+                  budget={budgetOf.get(agent.id)}
                   refusals={(usage.data?.refusals ?? []).filter((r) => r.agent_id === agent.id)}
                   onKey={shownKey.show}
                 />

@@ -1,6 +1,4 @@
-import { minorToDecimal } from "@agent-gateway/contract/Domain/Billing.js"
 import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
-import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import { useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
@@ -11,9 +9,13 @@ import { ManageBilling } from "../components/billing/ManageBilling.js"
 import { PlanChooser } from "../components/billing/PlanChooser.js"
 import { SavedCard } from "../components/billing/SavedCard.js"
 import { ExportPanel } from "../components/Export.js"
-import { dollars, ownerText } from "../components/format.js"
+import { credits, dollars, ownerText, paidAmount } from "../components/format.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Credits, ErrorNotice, LiveClosedNotice, Loaded, Status, TrialTerms, When } from "../components/ui.js"
+
+/** What a payment bought, in words. */
+const paymentWhat = { top_up: "Credits", auto_reload: "Credits (auto-reload)", plan: "Plan" } as const
+const planNames = { payg: "Pay as you go", pro: "Pro", max: "Max" } as const
 
 const Payments = ({ orgId }: { readonly orgId: OrgId }) => {
   const pages = useCursorPages()
@@ -30,11 +32,9 @@ const Payments = ({ orgId }: { readonly orgId: OrgId }) => {
       head={["What", "Amount", "Credits", "Status", "When"]}
       row={(p) => (
         <tr key={p.id}>
-          <td>{p.purpose.replace("_", " ")}{p.plan === null ? "" : ` (${p.plan})`}</td>
-          <td>{minorToDecimal(p.amount_minor)} {p.currency.toUpperCase()}</td>
-          <td>
-            <Credits amount={amountOf(p.credits)} />
-          </td>
+          <td>{paymentWhat[p.purpose]}{p.plan === null ? "" : `: ${planNames[p.plan]}`}</td>
+          <td>{paidAmount(p.amount_minor, p.currency)}</td>
+          <td>{p.credits === 0n ? "—" : `${credits(p.credits)} cr`}</td>
           <td>
             <Status value={p.status} />
             {p.failure_message === null ? null : <small>{p.failure_message}</small>}
@@ -203,6 +203,7 @@ export const BillingPage = () => {
                     orgId={org.id}
                     current={data.plan.id}
                     founding={data.plan.founding_offer !== null}
+                    offerClaim={data.plan.founding_offer_claim}
                     hasSubscription={data.plan.id !== "payg" && data.plan.renews_at !== null}
                   />
                   <ManageBilling orgId={org.id} />

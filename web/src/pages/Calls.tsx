@@ -1,11 +1,13 @@
-import { AgentId, type CallId } from "@agent-gateway/contract/Domain/Ids.js"
+import { AgentId, type CallId, type OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import { useState } from "react"
 import { useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { ExportPanel } from "../components/Export.js"
-import { PagedTable } from "../components/PagedTable.js"
-import { Credits, Status, TestNote, When } from "../components/ui.js"
+import { utcDay } from "../components/format.js"
+import { PagedTable, Table } from "../components/PagedTable.js"
+import { refusalOf } from "../components/refusals.js"
+import { Credits, Loaded, Status, TestNote, When } from "../components/ui.js"
 
 /** The instant a local day (the date input's "2026-11-27") starts, `plusDays` later. */
 const localMidnight = (day: string, plusDays: number) => {
@@ -15,7 +17,67 @@ const localMidnight = (day: string, plusDays: number) => {
 
 const statuses = ["", "succeeded", "refused", "failed", "timed_out", "test", "pending", "abandoned"] as const
 const statusLabel = (s: (typeof statuses)[number]) =>
-  s === "" ? "Any status" : s === "test" ? "test (no credits moved)" : s.replace("_", " ")
+  s === "" ?
+    "Any status" :
+    s === "test" ?
+    "test (no credits moved)" :
+    s === "refused" ?
+    "refused (by a provider or a limit)" :
+    s.replace("_", " ")
+
+/**
+ * Requests the service refused before any call was made (the allowlist, an old key, the
+ * budget, the balance, a rate limit...): counted per agent, UTC day and reason, not listed
+ * one by one, so they sit beside the calls a provider refused.
+ */
+const RefusedByLimits = ({ orgId, agent, from, to, names }: {
+  readonly orgId: OrgId
+  readonly agent: string
+  readonly from: string
+  readonly to: string
+  readonly names: ReadonlyMap<string, string>
+}) => {
+  const usage = useApiQuery(
+    ["usage", orgId, from, to],
+    (c) =>
+      c.usage.get({
+        path: { orgId },
+        urlParams: { from: from === "" ? undefined : from, to: to === "" ? undefined : to }
+      }),
+    { refetchInterval: 5000 }
+  )
+  return (
+    <section className="stack" aria-label="Refused by a limit">
+      <h2>Refused by a limit or setting</h2>
+      <p className="muted">Requests stopped before any call was made: nothing was charged.</p>
+      <Loaded query={usage}>
+        {(data) => {
+          const rows = data.refusals.filter((r) => agent === "" || r.agent_id === agent)
+          return (
+            <Table
+              rows={rows}
+              empty="No requests were refused by a limit in these days."
+              head={["Agent", "Day (UTC)", "Why", "Times", "Last"]}
+              row={(r) => (
+                <tr key={`${r.agent_id}/${r.day}/${r.code}`} data-code={r.code}>
+                  <td>{names.get(r.agent_id) ?? r.name}</td>
+                  <td>{utcDay(r.day)}</td>
+                  <td>
+                    {refusalOf(r.code).reason} <small className="muted">{refusalOf(r.code).todo}</small>
+                  </td>
+                  <td>{r.count}</td>
+                  <td>
+                    <When at={r.last_at} />
+                  </td>
+                </tr>
+              )}
+            />
+          )
+        }}
+      </Loaded>
+    </section>
+  )
+}
 
 /** Gateway calls: endpoint, status, charge, latency; filtered by agent, status and endpoint. */
 export const CallsPage = () => {
@@ -113,6 +175,7 @@ export const CallsPage = () => {
         </label>
       </form>
       <ExportPanel orgId={org.id} dataset="calls" />
+      {status === "refused" ? <h2>Refused by a provider</h2> : null}
       <PagedTable
         query={calls}
         pages={pages}
@@ -145,6 +208,7 @@ export const CallsPage = () => {
           </tr>
         )}
       />
+      {status === "refused" ? <RefusedByLimits orgId={org.id} agent={agent} from={from} to={to} names={names} /> : null}
     </div>
   )
 }

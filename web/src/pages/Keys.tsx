@@ -3,7 +3,7 @@ import { useState } from "react"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
 import { Table } from "../components/PagedTable.js"
-import { ErrorNotice, Loaded, Status, useSecretOnce, When } from "../components/ui.js"
+import { ErrorNotice, Loaded, ORG_KEY_NOTE, Status, useSecretOnce, When } from "../components/ui.js"
 
 const SECRET_SHOWN_MS = 10 * 60 * 1000
 
@@ -35,7 +35,7 @@ export const KeysPage = () => {
               event.preventDefault()
               create.mutate(undefined, {
                 onSuccess: (made) => {
-                  secret.show({ title: `Secret of ${made.key.name}`, secret: made.secret, note: made.note })
+                  secret.show({ title: `Secret of ${made.key.name}`, secret: made.secret, note: ORG_KEY_NOTE })
                   setName("")
                 }
               })

@@ -52,6 +52,9 @@ const DisputeItem = (
  * One receipt: its items, each with its outcome, cost, check and (when charged) a dispute
  * button; below, their inputs and results.
  */
+/** "1 item", "3 items". */
+const itemsText = (count: number) => `${count} item${count === 1 ? "" : "s"}`
+
 export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: OrgId; readonly receiptId: string }) => {
   const receipt = useApiQuery(
     ["receipt", orgId, receiptId],
@@ -64,6 +67,11 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: OrgId; rea
   const disputes = useApiQuery(
     ["disputes", orgId],
     (c) => c.orgPurchasing.disputes({ path: { orgId }, urlParams: { limit: 200 } })
+  )
+  // What each published check verifies, in words (the tools list names it; the item names the check's id).
+  const tools = useApiQuery(["tools"], (c) => c.public.tools())
+  const checkWords = new Map(
+    (tools.data?.tools ?? []).map((tool) => [`${tool.check.id}@${tool.check.version}`, tool.check.verifies])
   )
   const disputeOf = new Map(
     (disputes.data?.disputes ?? []).filter((d) => d.receipt_id === receiptId).map((d) => [d.item_index, d])
@@ -78,14 +86,14 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: OrgId; rea
           {r.mode === "test"
             ? (
               <p data-testid="receipt-money">
-                A test purchase: {r.item_count} items priced at <Credits amount={amountOf(r.price_credits)} />{" "}
+                A test purchase: {itemsText(r.item_count)} priced at <Credits amount={amountOf(r.price_credits)} />{" "}
                 each, in all <Credits amount={amountOf(r.charged_credits)} />. No credits moved. Bought{" "}
                 <When at={r.created_at} />.
               </p>
             )
             : (
               <p data-testid="receipt-money">
-                {r.item_count} items at <Credits amount={amountOf(r.price_credits)} /> each; charged{" "}
+                {itemsText(r.item_count)} at <Credits amount={amountOf(r.price_credits)} /> each; charged{" "}
                 <Credits amount={amountOf(r.charged_credits)} />, refunded{" "}
                 <Credits amount={amountOf(r.refunded_credits)} />. Bought <When at={r.created_at} />.
               </p>
@@ -97,14 +105,21 @@ export const ReceiptDetail = ({ orgId, receiptId }: { readonly orgId: OrgId; rea
               const dispute = disputeOf.get(item.idx)
               return (
                 <tr key={item.idx}>
-                  <td>{item.idx}</td>
+                  <td>{item.idx + 1}</td>
                   <td>
                     <Status value={item.status} />
                   </td>
                   <td>
                     <Credits amount={amountOf(item.cost_credits)} />
                   </td>
-                  <td>{item.check === null ? "—" : <code>{item.check.id}@{item.check.version}</code>}</td>
+                  <td>
+                    {item.check === null ? "—" : (
+                      <small title={`${item.check.id}@${item.check.version}`}>
+                        {checkWords.get(`${item.check.id}@${item.check.version}`) ??
+                          "Checked by the tool's published check"}
+                      </small>
+                    )}
+                  </td>
                   <td>{item.reason ?? ""}</td>
                   <td>
                     {dispute !== undefined

@@ -41,9 +41,7 @@ export const ToolsPage = () => {
                   <Benchmark report={tool.latest_benchmark} />
                 </td>
                 <td>
-                  <small>{tool.check.verifies}</small>
-                  <br />
-                  <code>{tool.check.id}@{tool.check.version}</code>
+                  <small title={`${tool.check.id}@${tool.check.version}`}>{tool.check.verifies}</small>
                 </td>
                 <td>
                   {tool.purchasable ? <Status value="purchasable" /> : (

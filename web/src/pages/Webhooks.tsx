@@ -1,3 +1,4 @@
+import { eventTitle } from "@agent-gateway/contract/Domain/EventTitles.js"
 import type { OrgId, WebhookDeliveryId } from "@agent-gateway/contract/Domain/Ids.js"
 import type { Delivery, WebhookEndpoint } from "@agent-gateway/contract/Domain/Webhook.js"
 import { useState } from "react"
@@ -62,7 +63,7 @@ const NewWebhook = ({ orgId, eventTypes, onSecret }: {
                   setPicked(next)
                 }}
               />
-              {type}
+              <span title={type}>{eventTitle(type)}</span>
             </label>
           ))}
         </div>
@@ -251,7 +252,7 @@ const Deliveries = ({ orgId, isOwner }: { readonly orgId: OrgId; readonly isOwne
       head={["Event", "Status", "Attempts", "Last answer", "Next try", ...(isOwner ? ["Action"] : [])]}
       row={(d) => (
         <tr key={d.id} data-testid={`delivery-${d.id}`}>
-          <td>{d.event_type}</td>
+          <td title={d.event_type}>{eventTitle(d.event_type)}</td>
           <td>
             <Status value={d.status} />
           </td>
@@ -288,7 +289,7 @@ const EventLog = ({ orgId }: { readonly orgId: OrgId }) => {
                 <li key={event.id}>
                   <details>
                     <summary>
-                      <code>{event.type}</code> <When at={event.created_at} />
+                      <span title={event.type}>{eventTitle(event.type)}</span> <When at={event.created_at} />
                     </summary>
                     <pre>{JSON.stringify(event.data, null, 2)}</pre>
                   </details>

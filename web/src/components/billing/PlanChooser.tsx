@@ -16,17 +16,19 @@ const order: Record<PlanId, number> = { payg: 0, pro: 1, max: 2 }
 const limitText = (value: number | null) => value === null ? "No fixed limit" : value.toLocaleString("en-US")
 
 /**
- * The plans side by side (monthly fee, daily lookups, agents, seats, webhook endpoints, the
+ * The plans side by side (monthly fee, daily tool recommendations, agents, seats, webhook endpoints, the
  * price of calls), the founding offer's seats left, and a confirmation step that names the
  * amount before anything is charged and says what a downgrade changes before it happens.
  * Subscribing sends the owner to the payment page; moving between paid plans charges the
  * difference for the rest of the month; Pay as you go ends the subscription at once.
  */
-export const PlanChooser = ({ orgId, current, founding, hasSubscription }: {
+export const PlanChooser = ({ orgId, current, founding, offerClaim, hasSubscription }: {
   readonly orgId: OrgId
   readonly current: PlanId
   /** The org holds a founding seat (Pro is at the founding fee for it). */
   readonly founding: boolean
+  /** The org's claim on the founding offer (once per org): used, or its checkout under way. */
+  readonly offerClaim: "used" | "under_way" | null
   readonly hasSubscription: boolean
 }) => {
   const pricing = useApiQuery(["pricing"], (c) => c.public.pricing())
@@ -68,7 +70,9 @@ export const PlanChooser = ({ orgId, current, founding, hasSubscription }: {
               const payg = terms("payg")
               return `Move to Pay as you go now. Your ${now.name} subscription ends today and is not renewed. ` +
                 `Limits drop at once to ${payg.max_active_agents} active agents, ${payg.max_seats} seats and ` +
-                `${limitText(payg.daily_score_lookups)} score lookups a day: existing agents and members are kept, ` +
+                `${
+                  limitText(payg.daily_score_lookups)
+                } tool recommendations a day: existing agents and members are kept, ` +
                 `but new ones above the limits are refused, and calls cost the full price.`
             }
             if (hasSubscription) {
@@ -98,8 +102,8 @@ export const PlanChooser = ({ orgId, current, founding, hasSubscription }: {
                     <tr>
                       <th scope="col">Plan</th>
                       <th scope="col">Monthly fee</th>
-                      <th scope="col">Score lookups a day</th>
-                      <th scope="col">Free-text lookups a day</th>
+                      <th scope="col">Tool recommendations a day</th>
+                      <th scope="col">Recommendations from a written task a day</th>
                       <th scope="col">Active agents</th>
                       <th scope="col">Seats</th>
                       <th scope="col">Price of calls</th>
@@ -143,8 +147,13 @@ export const PlanChooser = ({ orgId, current, founding, hasSubscription }: {
                   : offer.status === "sold_out"
                   ? <span>All founding seats are taken.</span>
                   : <span>The offer has ended.</span>}
+                {offerClaim === "used" && !founding
+                  ? <span>This org has already used it (it is once per org).</span>
+                  : offerClaim === "under_way"
+                  ? <span>This org's checkout for it is under way: finish it, or wait until it expires.</span>
+                  : null}
               </p>
-              {offer.status === "open" && current === "payg" && !founding
+              {offer.status === "open" && current === "payg" && !founding && offerClaim === null
                 ? (
                   <button
                     type="button"
