@@ -105,15 +105,12 @@ const isBuiltin = (specifier: string) =>
   specifier.startsWith("node:") || builtinModules.includes(packageNameOf(specifier))
 
 const pythonProject = join(root, "clients/python")
-const pythonExtras = Object.keys(
-  Object.fromEntries(
-    [
-      ...(/\[project\.optional-dependencies\]\n([\s\S]*?)(?:\n\[|$)/.exec(
-        readFileSync(join(pythonProject, "pyproject.toml"), "utf8")
-      )?.[1] ?? "").matchAll(/^(\w[\w-]*)\s*=/gm)
-    ].map((match) => [match[1]!, true])
-  )
-)
+/** The extras `[project.optional-dependencies]` of clients/python/pyproject.toml declares. */
+const pythonExtras = [
+  ...(/\[project\.optional-dependencies\]\n([\s\S]*?)(?:\n\[|$)/.exec(
+    readFileSync(join(pythonProject, "pyproject.toml"), "utf8")
+  )?.[1] ?? "").matchAll(/^(\w[\w-]*)\s*=/gm)
+].map((match) => match[1]!)
 
 // ---------------------------------------------------------------------------------------
 // Checks
