@@ -53,8 +53,8 @@ beforeAll(async () => {
     .key
   scratch = await mkdtemp(join(tmpdir(), "agent-gateway-client-"))
   // What `npm pack` runs first (prepack): the contract's build, then the client's.
-  await run("npm", ["run", "build"], { cwd: clientDir, env: npmEnv, timeout: 300_000 })
-}, 360_000)
+  await run("npm", ["run", "build"], { cwd: clientDir, env: npmEnv, timeout: 480_000 })
+}, 540_000)
 
 afterAll(async () => {
   await world?.close()
