@@ -152,8 +152,8 @@ const checkCommand = (words: Array<string>, cwd: string | null, home: string = r
     const dir = prefix >= 0 ? resolve(cwd, rest[prefix + 1]!) : cwd
     const [verb, ...targets] = args.filter((word) => !(prefix >= 0 && word === rest[prefix + 1]))
     const scripts = { ...(dir === root ? manifestOf(home)?.scripts : {}), ...manifestOf(dir)?.scripts }
-    if (verb === "run" || verb === "run-script") {
-      if (!(targets[0]! in scripts)) {
+    if ((verb === "run" || verb === "run-script") && targets[0] !== undefined) {
+      if (!(targets[0] in scripts)) {
         problems.push(`npm run ${targets[0]}: no such script in ${relative(root, dir) || "."}`)
       }
     } else if (verb === "start" || verb === "test" || verb === "t") {
