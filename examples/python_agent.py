@@ -1,4 +1,5 @@
-"""An agent that buys a verified email address: recommend, execute, read the receipt.
+"""An agent that buys a verified email address: recommend, execute, read the receipt and check
+its signature.
 
     SERVICE_API_KEY=sk_test_... SERVICE_API_URL=http://localhost:8080 python3 examples/python_agent.py
 
@@ -11,7 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
 
-from agent_gateway import ApprovalRequired, CheckFailed, Client  # noqa: E402
+from agent_gateway import ApprovalRequired, CheckFailed, Client, verify_receipt  # noqa: E402
 
 
 def main() -> int:
@@ -31,6 +32,8 @@ def main() -> int:
     receipt = client.receipt(result["receipt_id"])
     item = receipt["items"][0]
     print(f"receipt {receipt['id']}: {item['outcome']}, charged {receipt['charged']['credits']} credits")
+    # Checked with the keys the service at SERVICE_API_URL publishes.
+    print(f"signature verified: key {verify_receipt(receipt)}")
     print(f"result: {result['items'][0]['result']}")
     return 0
 

@@ -1,16 +1,17 @@
 import { execFile } from "node:child_process"
-import { access, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
+import { access, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
-import { startWorld, type World } from "../support/world.js"
+import { startWorld, topUp, type World } from "../support/world.js"
 
 /**
  * The TypeScript client as its users get it: its build (the contract package's first) makes
- * tarballs that hold only their own files, no server code, and install in an empty project,
- * whose code calls the service and whose `agent-gateway-mcp` command exists.
+ * one tarball holding the client's own files and the contract's built modules, no server
+ * code, which installs alone in an empty project, where the example agent type-checks and
+ * runs against the service and the `agent-gateway-mcp` command exists.
  */
 const run = promisify(execFile)
 const root = new URL("../../", import.meta.url).pathname
@@ -23,6 +24,12 @@ const packedFiles = async (dir: string): Promise<Array<string>> => {
   const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: dir, env: npmEnv })
   return (JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((file) => file.path).sort()
 }
+
+/** The modules a built file names: `from "..."`, `import "..."` and `import("...")`. */
+const specifiersOf = (code: string): Array<string> =>
+  [...code.matchAll(/^(?:import|export)\b[^"]*?from "([^"]+)"|^import "([^"]+)"|\bimport\("([^"]+)"\)/gm)].map(
+    (match) => match[1] ?? match[2] ?? match[3]!
+  )
 
 /** The files a `.ts` source compiles to. */
 const compiled = (source: string): Array<string> => [source.replace(/\.ts$/, ".d.ts"), source.replace(/\.ts$/, ".js")]
@@ -39,13 +46,15 @@ let key: string
 let scratch: string
 
 beforeAll(async () => {
-  world = await startWorld("ts_package")
+  world = await startWorld("ts_package", { provider: true })
   const org = await seedOrg(world.db)
-  key = (await seedAgent(world.db, org.orgId)).key
+  await topUp(world, org.orgId, 1_000_000n)
+  key = (await seedAgent(world.db, org.orgId, { approvalThresholdCredits: null, monthlyBudgetCredits: 10_000_000n }))
+    .key
   scratch = await mkdtemp(join(tmpdir(), "agent-gateway-client-"))
   // What `npm pack` runs first (prepack): the contract's build, then the client's.
-  await run("npm", ["run", "build"], { cwd: clientDir, env: npmEnv, timeout: 240_000 })
-}, 300_000)
+  await run("npm", ["run", "build"], { cwd: clientDir, env: npmEnv, timeout: 480_000 })
+}, 540_000)
 
 afterAll(async () => {
   await world?.close()
@@ -53,30 +62,44 @@ afterAll(async () => {
 })
 
 describe("the TypeScript client's package", () => {
-  it("holds only the client's own files, built from clients/typescript/src", async () => {
+  it("holds the client's own files, built from clients/typescript/src, and the contract's built modules", async () => {
     const sources = (await readdir(join(clientDir, "src"), { recursive: true })).filter((path) => path.endsWith(".ts"))
     expect(sources).toContain("bridge.ts")
+    const contractFiles = (await packedFiles(contractDir)).filter((path) => path.startsWith("dist/"))
+    expect(contractFiles).toContain("dist/Http/Api.js")
     const files = await packedFiles(clientDir)
     expect(files).toEqual(
-      ["README.md", "package.json", ...sources.flatMap(compiled).map((path) => `dist/${path}`)].sort()
+      [
+        "README.md",
+        "package.json",
+        ...sources.flatMap(compiled).map((path) => `dist/${path}`),
+        ...contractFiles.map((path) => path.replace(/^dist\//, "dist/contract/"))
+      ].sort()
     )
     for (const file of files) expect(file).not.toMatch(SERVER)
   })
 
-  it("imports only its dependencies, Node's modules, its own files and the contract's", async () => {
+  it("imports only its dependencies (the contract's among them), Node's modules and its own files", async () => {
     const manifest = JSON.parse(await readFile(join(clientDir, "package.json"), "utf8"))
-    const dependencies = Object.keys(manifest.dependencies)
-    expect(dependencies).toContain("@agent-gateway/contract")
-    const contractFiles = await packedFiles(contractDir)
-    const built = (await packedFiles(clientDir)).filter((path) => path.endsWith(".js"))
+    const dependencies: Record<string, string> = manifest.dependencies
+    // The contract travels inside the package, so its dependencies are the client's.
+    expect(Object.keys(dependencies)).not.toContain("@agent-gateway/contract")
+    const contractManifest = JSON.parse(await readFile(join(contractDir, "package.json"), "utf8"))
+    for (const [name, version] of Object.entries(contractManifest.dependencies)) {
+      expect([name, dependencies[name]]).toEqual([name, version])
+    }
+    const files = await packedFiles(clientDir)
+    const built = files.filter((path) => /\.(js|d\.ts)$/.test(path))
+    expect(built.length).toBeGreaterThan(100)
     for (const file of built) {
-      const code = await readFile(join(clientDir, file), "utf8")
-      for (const [, specifier] of code.matchAll(/^(?:import|export)\b[^"]*?from "([^"]+)"/gm)) {
-        const contractPath = /^@agent-gateway\/contract\/(.+)$/.exec(specifier!)?.[1]
-        if (contractPath !== undefined) expect(contractFiles, `${file}: ${specifier}`).toContain(`dist/${contractPath}`)
-        else if (specifier!.startsWith(".")) expect(built, `${file}: ${specifier}`).toContain(join("dist", specifier!))
-        else if (!specifier!.startsWith("node:")) {
-          expect(dependencies, `${file}: ${specifier}`).toContain(/^(@[^/]+\/)?[^/]+/.exec(specifier!)![0])
+      for (const specifier of specifiersOf(await readFile(join(clientDir, file), "utf8"))) {
+        if (specifier.startsWith(".")) {
+          const target = join(dirname(file), specifier)
+          expect(files, `${file}: ${specifier}`).toContain(
+            file.endsWith(".d.ts") ? target.replace(/\.js$/, ".d.ts") : target
+          )
+        } else if (!specifier.startsWith("node:")) {
+          expect(Object.keys(dependencies), `${file}: ${specifier}`).toContain(/^(@[^/]+\/)?[^/]+/.exec(specifier)![0])
         }
       }
     }
@@ -95,37 +118,55 @@ describe("the TypeScript client's package", () => {
     }
   })
 
-  it("packs, installs in an empty project and works there", async () => {
-    for (const dir of [contractDir, clientDir]) {
-      await run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], { cwd: dir, env: npmEnv })
-    }
-    const tarballs = (await readdir(scratch)).filter((name) => name.endsWith(".tgz")).sort()
-    expect(tarballs).toEqual(["agent-gateway-client-0.1.0.tgz", "agent-gateway-contract-0.1.0.tgz"])
+  it("installs alone from its tarball in an empty project, where the example agent type-checks and runs", async () => {
+    await run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], { cwd: clientDir, env: npmEnv })
+    const tarballs = (await readdir(scratch)).filter((name) => name.endsWith(".tgz"))
+    expect(tarballs).toEqual(["agent-gateway-client-0.1.0.tgz"])
 
     const project = join(scratch, "project")
-    await run("mkdir", ["-p", project])
+    await mkdir(project)
     await writeFile(join(project, "package.json"), JSON.stringify({ name: "empty", private: true, type: "module" }))
-    // Both tarballs at once: the client's dependency on the contract is the contract's tarball.
-    await run("npm", ["install", "--prefer-offline", "--no-audit", ...tarballs.map((name) => join(scratch, name))], {
+    await run("npm", ["install", "--prefer-offline", "--no-audit", join(scratch, tarballs[0]!)], {
       cwd: project,
       env: npmEnv,
       timeout: 180_000
     })
+    await expect(access(join(project, "node_modules", "@agent-gateway", "contract"))).rejects.toThrow()
+    await access(join(project, "node_modules", ".bin", "agent-gateway-mcp"))
+
+    // The example as a user writes it in their project: the client by its package's name.
+    const example = await readFile(join(root, "examples/typescript_agent.ts"), "utf8")
+    const inRepository = `"../clients/typescript/src/index.js"`
+    expect(example.split(inRepository)).toHaveLength(2)
+    await writeFile(join(project, "agent.ts"), example.replace(inRepository, `"@agent-gateway/client"`))
     await writeFile(
-      join(project, "agent.mjs"),
-      `import { AgentGateway, isServiceError } from "@agent-gateway/client"
-const gateway = new AgentGateway()
-const agent = await gateway.agent()
-const refused = await new AgentGateway({ apiKey: "sk_test_wrong", maxRetries: 0 }).agent().catch((error) => error)
-console.log(JSON.stringify({ mode: agent.mode, refused: isServiceError(refused, "unauthenticated") }))
-`
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          noUncheckedIndexedAccess: true,
+          types: [],
+          outDir: "out"
+        },
+        files: ["agent.ts"]
+      })
     )
-    const { stdout } = await run("node", ["agent.mjs"], {
+    // The installed declarations are checked too (no skipLibCheck): a module they name is there.
+    await run(join(root, "node_modules/.bin/tsc"), ["-p", project], { cwd: project, timeout: 240_000 }).catch(
+      (failure: { stdout: string }) => {
+        throw new Error(`The example does not type-check against the installed package:\n${failure.stdout}`)
+      }
+    )
+    const { stdout } = await run("node", ["out/agent.js"], {
       cwd: project,
       env: { PATH: process.env["PATH"] ?? "", SERVICE_API_KEY: key, SERVICE_API_URL: world.server.url },
       timeout: 60_000
     })
-    expect(JSON.parse(stdout)).toEqual({ mode: "test", refused: true })
-    await access(join(project, "node_modules", ".bin", "agent-gateway-mcp"))
-  }, 360_000)
+    expect(stdout).toMatch(/^best tool: \S+/m)
+    expect(stdout).toMatch(/^receipt [0-9a-f-]{36}: (passed|partial), charged \d+ credits$/m)
+    expect(stdout).toMatch(/^signature verified: key \S+$/m)
+  }, 600_000)
 })

@@ -70,7 +70,7 @@ describe("the Python client", () => {
 
   it("verifies signed receipts: canonical JSON, Ed25519 in the standard library, the service's receipts", async () => {
     const { stderr } = await unittest("tests.test_receipts")
-    expect(stderr).toMatch(/Ran 9 tests[\s\S]*OK/)
+    expect(stderr).toMatch(/Ran 10 tests[\s\S]*OK/)
     // Only the optional cryptography package's own checks may be skipped, and only without it.
     const hasCryptography = await run("python3", ["-c", "import cryptography"]).then(() => true, () => false)
     expect(stderr).not.toMatch(hasCryptography ? /skipped/ : /skipped '(?!the optional cryptography)/)
@@ -82,10 +82,11 @@ describe("the Python client", () => {
     expect(stderr).not.toMatch(/skipped/)
   }, 120_000)
 
-  it("runs the example agent (examples/python_agent.py): recommend, execute, read the receipt", async () => {
+  it("runs the example agent (examples/python_agent.py): recommend, execute, read the receipt, check its signature", async () => {
     const example = new URL("../../examples/python_agent.py", import.meta.url).pathname
     const { stdout } = await run("python3", [example], { env, timeout: 60_000 })
     expect(stdout).toMatch(/^best tool: \S+/m)
     expect(stdout).toMatch(/^receipt [0-9a-f-]{36}: (passed|partial), charged \d+ credits$/m)
+    expect(stdout).toMatch(/^signature verified: key \S+$/m)
   })
 })

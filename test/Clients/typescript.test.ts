@@ -156,7 +156,7 @@ describe("the TypeScript client against the service", () => {
     }
   })
 
-  it("runs the example agent (examples/typescript_agent.ts): recommend, execute, read the receipt", async () => {
+  it("runs the example agent (examples/typescript_agent.ts): recommend, execute, check the receipt", async () => {
     const tsx = new URL("../../node_modules/.bin/tsx", import.meta.url).pathname
     const example = new URL("../../examples/typescript_agent.ts", import.meta.url).pathname
     const { stdout } = await promisify(execFile)(tsx, [example], {
@@ -165,6 +165,7 @@ describe("the TypeScript client against the service", () => {
     })
     expect(stdout).toMatch(/^best tool: \S+/m)
     expect(stdout).toMatch(/^receipt [0-9a-f-]{36}: (passed|partial), charged \d+ credits$/m)
+    expect(stdout).toMatch(/^signature verified: key \S+$/m)
   }, 60_000)
 
   it("a script with an org key reaches the org endpoints: agents, a new agent, usage, approvals, events, receipt items", async () => {

@@ -1,8 +1,17 @@
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { canonicalJson, ReceiptVerificationError, verifyReceipt } from "../../clients/typescript/src/index.js"
+import {
+  AgentGateway,
+  canonicalJson,
+  clientLayer,
+  makeAgentGateway,
+  ReceiptVerificationError,
+  verifyReceipt
+} from "../../clients/typescript/src/index.js"
 import { jcs } from "../../src/Services/Receipts/Jcs.js"
 import { emailFindInput, seedBuyer } from "../Purchasing/support.js"
 import { leavesOf, tampered } from "../Receipts/support.js"
+import { seedOrgKey } from "../support/fixtures.js"
 import { call, startWorld, type World } from "../support/world.js"
 
 /** The TypeScript client's `verifyReceipt` against the service's signed records and published keys. */
@@ -64,6 +73,50 @@ describe("verifyReceipt (TypeScript client)", () => {
       .toBe("malformed_signature")
     const error = await verifyReceipt(withHeaderKid(receipt, "no-such-key"), options).catch((e) => e)
     expect(error.message).toBe("The service publishes no key no-such-key")
+  })
+
+  it("verifies what the client answers (credits as bigint, Dates), the service's JSON and the `{receipt}` answer alike", async () => {
+    const { org, agent } = await seedBuyer(world)
+    const gateway = new AgentGateway({ apiKey: agent.key, baseUrl: world.server.url })
+    const options = { baseUrl: world.server.url }
+    const bought = await gateway.execute({ tool: "hunter-email-finder", inputs: [emailFindInput(1)] })
+    if (bought.status !== "done") throw new Error("one input answers at once")
+    const receipt = await gateway.receipt(bought.receipt_id)
+    expect(typeof receipt.charged_credits).toBe("bigint")
+    expect(receipt.created_at).toBeInstanceOf(Date)
+    const answer = (await call(world, "GET", `/v1/receipts/${bought.receipt_id}`, { token: agent.key })).json
+    for (const record of [receipt, answer.receipt, answer]) {
+      expect((await verifyReceipt(record, options)).kid).toBe(answer.receipt.signature.kid)
+    }
+
+    // A decoded record changed, or given a member the service did not sign, no longer verifies.
+    expect(await reasonOf(verifyReceipt({ ...receipt, charged_credits: receipt.charged_credits + 1n }, options)))
+      .toBe("signature_mismatch")
+    expect(await reasonOf(verifyReceipt({ ...receipt, created_at: new Date(0) }, options))).toBe("signature_mismatch")
+    expect(await reasonOf(verifyReceipt({ ...receipt, note: "added" }, options))).toBe("signature_mismatch")
+    expect(await reasonOf(verifyReceipt({ receipt: { ...answer.receipt, mode: "live" } }, options)))
+      .toBe("signature_mismatch")
+
+    // A dispute and a gateway call record, decoded by the client, verify the same way.
+    const dispute = await gateway.openDispute({ receipt_id: bought.receipt_id, item_index: 0, reason: "bounced" })
+    expect(typeof dispute.item_cost).toBe("bigint")
+    expect((await verifyReceipt(dispute, options)).kid).toBe(dispute.signature.kid)
+    await gateway.call({
+      endpoint: "hunter/email-finder",
+      query: { domain: "example.com", first_name: "Ada", last_name: "Lovelace" }
+    })
+    const orgKey = (await seedOrgKey(world.db, org.orgId, org.owner, "read")).secret
+    const { calls } = await Effect.runPromise(
+      Effect.flatMap(
+        makeAgentGateway({ apiKey: orgKey, baseUrl: world.server.url }),
+        (scripts) =>
+          scripts.run((api) => api.gatewayCalls.list({ path: { orgId: org.orgId }, urlParams: { limit: 10 } }))
+      ).pipe(Effect.provide(clientLayer))
+    )
+    expect(calls).toHaveLength(1)
+    expect(typeof calls[0]!.price_credits).toBe("bigint")
+    expect((await verifyReceipt(calls[0]!, options)).kid).toBe(calls[0]!.signature.kid)
+    expect(await reasonOf(verifyReceipt({ ...calls[0]!, charged_credits: 1n }, options))).toBe("signature_mismatch")
   })
 
   it("canonicalises exactly as the service does", () => {

@@ -1,7 +1,7 @@
 """Ed25519 signature verification (RFC 8032), for checking signed receipts.
 
-Uses the ``cryptography`` package when it is installed (``pip install agent-gateway[crypto]``);
-otherwise the pure-Python verification of RFC 8032 section 6, which needs nothing beyond the
+Uses the ``cryptography`` package when it is installed (``pip install "./clients/python[crypto]"``
+from the repository's root); otherwise the pure-Python verification of RFC 8032 section 6, which needs nothing beyond the
 standard library. Verification handles only public data, so the pure code's variable timing
 reveals nothing secret; it takes a few milliseconds a signature.
 """

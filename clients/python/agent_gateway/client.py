@@ -18,6 +18,9 @@ from .errors import ServiceError, client_error
 from .retry import RetryPolicy
 from .types import ExecuteResult, Job, JobAccepted, Receipt
 
+#: The address used when neither ``base_url`` nor SERVICE_API_URL is given: the service's own
+#: BASE_URL with nothing configured (``npm start``). Each deployment has its own BASE_URL, so
+#: there is no public one to name (docs/decisions.md, "Installing the clients").
 DEFAULT_BASE_URL = "http://localhost:8080"
 VERSION = "0.1.0"
 

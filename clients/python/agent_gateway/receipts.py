@@ -8,6 +8,9 @@ publishes at ``/.well-known/jwks.json``::
     from agent_gateway import verify_receipt
     kid = verify_receipt(client.receipt(receipt_id), base_url="https://api.example.com")
 
+It takes the record, or the answer of ``GET /v1/receipts/{id}`` or ``GET /v1/disputes/{id}``
+that wraps it (``{"receipt": ...}``, ``{"dispute": ...}``).
+
 A changed record, a key id that did not sign it, or a key the service never published raise
 :class:`ReceiptVerificationError` with a ``reason``.
 """
@@ -23,6 +26,7 @@ from decimal import Decimal
 from typing import Any, Dict, List, Mapping, Optional
 
 from . import _ed25519
+from .client import DEFAULT_BASE_URL
 
 REASONS = ("unsigned", "malformed_signature", "kid_mismatch", "unknown_key", "signature_mismatch", "not_json")
 
@@ -99,6 +103,18 @@ def _b64url_encode(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
+#: The single-record answers that wrap a signed record.
+_WRAPPERS = ("receipt", "dispute")
+
+
+def _unwrapped(answer: Mapping[str, Any]) -> Mapping[str, Any]:
+    if len(answer) == 1:
+        name = next(iter(answer))
+        if name in _WRAPPERS and isinstance(answer[name], Mapping):
+            return answer[name]
+    return answer
+
+
 _cache: Dict[str, List[Dict[str, Any]]] = {}
 _cache_lock = threading.Lock()
 
@@ -131,11 +147,14 @@ def verify_receipt(
     jwks_url: Optional[str] = None,
     timeout: float = 10.0,
 ) -> str:
-    """Checks a signed receipt, call record or dispute; answers the id of the key that signed it.
+    """Checks a signed receipt, call record or dispute (or an answer wrapping one); answers the id
+    of the key that signed it.
 
     Keys come from ``jwks`` when given, else from ``jwks_url`` (default
-    ``<base_url>/.well-known/jwks.json``, ``base_url`` defaulting to SERVICE_API_URL).
+    ``<base_url>/.well-known/jwks.json``, ``base_url`` defaulting to SERVICE_API_URL, then
+    :data:`DEFAULT_BASE_URL`).
     """
+    record = _unwrapped(record)
     signature = record.get("signature")
     if not signature:
         raise ReceiptVerificationError("unsigned", "The record has no `signature`")
@@ -152,7 +171,7 @@ def verify_receipt(
     if header.get("kid") != kid:
         raise ReceiptVerificationError("kid_mismatch", f"`signature.kid` {kid} is not the key id the JWS names ({header.get('kid')})")
 
-    base = (base_url or os.environ.get("SERVICE_API_URL") or "http://localhost:8080").rstrip("/")
+    base = (base_url or os.environ.get("SERVICE_API_URL") or DEFAULT_BASE_URL).rstrip("/")
     keys = _keys_for(kid, jwks, jwks_url or f"{base}/.well-known/jwks.json", timeout)
     key = next((k for k in keys if k.get("kid") == kid), None)
     if key is None:

@@ -164,6 +164,12 @@ class AgainstTheService(unittest.TestCase):
         with mock.patch.object(_ed25519, "verify", _ed25519.verify_cryptography):
             self.check_every_way()
 
+    def test_takes_the_answer_that_wraps_the_record(self) -> None:
+        kid = self.receipt["signature"]["kid"]
+        self.assertEqual(verify_receipt({"receipt": self.receipt}, base_url=URL), kid)
+        changed = {**self.receipt, "mode": "live" if self.receipt["mode"] == "test" else "test"}
+        self.assertEqual(self.reason({"receipt": changed}, base_url=URL), "signature_mismatch")
+
     def test_takes_the_keys_when_given(self) -> None:
         from urllib.request import urlopen
 

@@ -12,12 +12,17 @@ import { type RetryPolicy, retryPolicy, retrySchedule } from "./retry.js"
  * server's. The Effect API (`makeAgentGateway`) gives the typed client and `run`, which applies
  * the retry rules; the Promise API (`AgentGateway`) wraps it for everyone else.
  */
+/**
+ * The address used when neither `baseUrl` nor SERVICE_API_URL is given: the service's own
+ * BASE_URL with nothing configured (`npm start`). Each deployment has its own BASE_URL, so
+ * there is no public one to name (docs/decisions.md, "Installing the clients").
+ */
 export const DEFAULT_BASE_URL = "http://localhost:8080"
 
 export interface ClientOptions {
   /** The agent (or org) key; default `SERVICE_API_KEY`. */
   readonly apiKey?: string | undefined
-  /** The service's address; default `SERVICE_API_URL`, else the public base address. */
+  /** The service's address (its BASE_URL); default `SERVICE_API_URL`, else `DEFAULT_BASE_URL`. */
   readonly baseUrl?: string | undefined
   /** Retries after the first try (default 3; 0 for none). */
   readonly maxRetries?: number | undefined

@@ -1,8 +1,10 @@
 /**
  * The TypeScript client of the Agent Purchasing and Gateway Service: the Promise API
  * (`AgentGateway`), the Effect API (`makeAgentGateway`, `clientLayer`), the errors, the retry
- * rules, receipt and webhook verification.
+ * rules, receipt and webhook verification, and the contract's money helpers (a decoded
+ * record's bigint credits back to the wire's `{credits, usd}`).
  */
+export { amountOf, creditsToUsd } from "@agent-gateway/contract/Domain/Money.js"
 export { AgentGateway, type CallOptions } from "./AgentGateway.js"
 export {
   type AgentGatewayEffect,

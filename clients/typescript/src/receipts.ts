@@ -1,11 +1,20 @@
+import { SignedDispute } from "@agent-gateway/contract/Domain/Dispute.js"
+import { Receipt } from "@agent-gateway/contract/Domain/Purchasing.js"
+import { CallRecord } from "@agent-gateway/contract/Http/Groups/GatewayGroup.js"
+import { Either, Schema } from "effect"
 import { createLocalJWKSet, createRemoteJWKSet, errors, flattenedVerify, type JSONWebKeySet } from "jose"
+import { DEFAULT_BASE_URL } from "./client.js"
 
 /**
  * Proving what an agent bought: receipts, gateway call records and disputes carry `signature`
  * `{alg: "EdDSA", kid, jws}`, a detached JWS over the RFC 8785 canonical JSON of the record
  * without `signature`. Anyone can check one with the service's published keys alone:
  *
- *   const { kid } = await verifyReceipt(receipt, { baseUrl: "https://api.example.com" })
+ *   const { kid } = await verifyReceipt(await gateway.receipt(id), { baseUrl: "https://api.example.com" })
+ *
+ * It takes a record as this client answers it (decoded: credits as bigint, timestamps as
+ * Dates), as the service's JSON, or the JSON answer of `GET /v1/receipts/{id}` or
+ * `GET /v1/disputes/{id}` (`{receipt}`, `{dispute}`).
  *
  * Throws ReceiptVerificationError with a `reason` when the record was changed, names a key
  * that did not sign it, or names a key the service never published.
@@ -30,7 +39,7 @@ export interface VerifyReceiptOptions {
   readonly jwks?: JSONWebKeySet
   /** Where to fetch them (default `<baseUrl>/.well-known/jwks.json`). */
   readonly jwksUrl?: string | URL
-  /** The service's address (default SERVICE_API_URL, then http://localhost:8080). */
+  /** The service's address (default SERVICE_API_URL, then DEFAULT_BASE_URL). */
   readonly baseUrl?: string
 }
 
@@ -67,7 +76,7 @@ export const canonicalJson = (value: unknown): string => {
 const remoteSets = new Map<string, ReturnType<typeof createRemoteJWKSet>>()
 const keySetFor = (options: VerifyReceiptOptions) => {
   if (options.jwks !== undefined) return createLocalJWKSet(options.jwks)
-  const baseUrl = (options.baseUrl ?? process.env["SERVICE_API_URL"] ?? "http://localhost:8080").replace(/\/+$/, "")
+  const baseUrl = (options.baseUrl ?? process.env["SERVICE_API_URL"] ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
   const url = String(options.jwksUrl ?? `${baseUrl}/.well-known/jwks.json`)
   let set = remoteSets.get(url)
   if (set === undefined) {
@@ -85,12 +94,59 @@ const headerOf = (encoded: string) => {
   }
 }
 
-/** Checks a signed receipt, call record or dispute; answers the key that signed it. */
-export const verifyReceipt = async <A extends { readonly signature?: unknown }>(
-  record: A,
+/** The records the service signs, as the contract declares their wire form. */
+const signedRecords = [Receipt, SignedDispute, CallRecord] as const
+
+/** The single-record answers that wrap a signed record (`GET /v1/receipts/{id}`, `GET /v1/disputes/{id}`). */
+const wrappers = ["receipt", "dispute"] as const
+
+const isJson = (value: unknown): boolean => {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true
+  if (typeof value === "number") return Number.isFinite(value)
+  if (Array.isArray(value)) return value.every(isJson)
+  return typeof value === "object" && [Object.prototype, null].includes(Object.getPrototypeOf(value)) &&
+    Object.values(value).every(isJson)
+}
+
+/** The record itself: an answer that wraps one (`{receipt}`, `{dispute}`) unwrapped. */
+const unwrapped = (answer: object): Record<string, unknown> => {
+  const members = Object.keys(answer)
+  const name = wrappers.find((wrapper) => members.length === 1 && members[0] === wrapper)
+  const inner = name === undefined ? undefined : (answer as Record<string, unknown>)[name]
+  return typeof inner === "object" && inner !== null
+    ? inner as Record<string, unknown>
+    : answer as Record<string, unknown>
+}
+
+/**
+ * The record as the service answered it: JSON as it is, or a record this client decoded
+ * encoded back by the contract's own schema of it (members it does not declare kept, so an
+ * added member still fails the signature).
+ */
+const wireFormOf = (record: Record<string, unknown>): unknown => {
+  if (isJson(record)) return record
+  for (const schema of signedRecords) {
+    const encoded = Schema.encodeUnknownEither(schema as Schema.Schema<unknown, unknown>)(record, {
+      onExcessProperty: "preserve"
+    })
+    if (Either.isRight(encoded)) return encoded.right
+  }
+  throw new ReceiptVerificationError(
+    "not_json",
+    "The record is neither the service's JSON nor a receipt, call record or dispute as this client decodes it"
+  )
+}
+
+/**
+ * Checks a signed receipt, call record or dispute (decoded by this client, or the service's
+ * JSON, or an answer wrapping one); answers the key that signed it.
+ */
+export const verifyReceipt = async <A extends object>(
+  answer: A,
   options: VerifyReceiptOptions = {}
 ): Promise<VerifiedReceipt<A>> => {
-  const { signature, ...signed } = record
+  const record = unwrapped(answer)
+  const signature = record["signature"]
   if (signature === undefined || signature === null) {
     throw new ReceiptVerificationError("unsigned", "The record has no `signature`")
   }
@@ -112,6 +168,7 @@ export const verifyReceipt = async <A extends { readonly signature?: unknown }>(
       `\`signature.kid\` ${kid} is not the key id the JWS names (${String(header.kid)})`
     )
   }
+  const { signature: _signature, ...signed } = wireFormOf(record) as Record<string, unknown>
   const payload = Buffer.from(canonicalJson(signed), "utf8").toString("base64url")
   try {
     await flattenedVerify({ protected: parts[0]!, payload, signature: parts[2]! }, keySetFor(options), {
@@ -129,5 +186,5 @@ export const verifyReceipt = async <A extends { readonly signature?: unknown }>(
     }
     throw error
   }
-  return { kid, record }
+  return { kid, record: answer }
 }
