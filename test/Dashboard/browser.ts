@@ -63,7 +63,14 @@ const axeSource = readFileSync(new URL("node_modules/axe-core/axe.min.js", root)
  * ("color-contrast: .badge-live (2)"). Evaluated through the browser's own channel, which
  * the page's Content-Security-Policy does not govern.
  */
-export const accessibilityProblems = async (page: Page): Promise<Array<string>> => {
+export const accessibilityProblems = (page: Page): Promise<Array<string>> =>
+  accessibilityFindings(page, ["serious", "critical"])
+
+/** axe-core's violations of every impact (minor and moderate too: heading order, landmarks, empty headers). */
+export const allAccessibilityFindings = (page: Page): Promise<Array<string>> =>
+  accessibilityFindings(page, ["minor", "moderate", "serious", "critical"])
+
+const accessibilityFindings = async (page: Page, impacts: ReadonlyArray<string>): Promise<Array<string>> => {
   await page.evaluate(axeSource)
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as {
@@ -86,6 +93,6 @@ export const accessibilityProblems = async (page: Page): Promise<Array<string>> 
     }))
   })
   return violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .filter((v) => v.impact !== null && impacts.includes(v.impact))
     .map((v) => `${v.id}: ${v.targets.slice(0, 3).join(", ")} (${v.targets.length})`)
 }

@@ -10,9 +10,8 @@ import { OrgId } from "../../src/Domain/Ids.js"
 import { ensureDashboardBuilt, launchBrowser, newContext, openPage } from "../Dashboard/browser.js"
 import { owner } from "../support/people.js"
 import { request } from "../support/server.js"
-import { linkIn } from "../support/smtp.js"
 import { startWorld, topUp, type World } from "../support/world.js"
-import { MemoryOAuthProvider } from "./oauthSupport.js"
+import { consentSignInLink, MemoryOAuthProvider } from "./oauthSupport.js"
 
 /**
  * The proof a person would give: the official MCP SDK client connects to /mcp from nothing,
@@ -73,14 +72,10 @@ describe("OAuth for /mcp in a browser", () => {
     await page.getByLabel("Email address").fill(person.email)
     await page.getByRole("button", { name: "Mail me a sign-in link" }).click()
     await page.getByRole("heading", { name: "Check your mail" }).waitFor()
-    const mail = await world.smtp.waitFor(
-      person.email,
-      (m) => world.smtp.messages.indexOf(m) >= before && m.text.includes("/auth/email/verify")
-    )
-    await page.goto(linkIn(mail, "/auth/email/verify"))
-    await page.goto(interaction)
-
+    // The mailed link opened in the same tab leads back to this step, signed in.
+    await page.goto(await consentSignInLink(world, person.email, before))
     await page.getByRole("heading", { name: "Connect an agent" }).waitFor()
+    expect(page.url()).toBe(interaction)
     await page.getByLabel("A new agent in Browser Org").check()
     await page.getByLabel("Name").fill("Chromium agent")
     await page.getByLabel("Mode").selectOption("live")
