@@ -28,6 +28,8 @@ const Payments = ({ orgId }: { readonly orgId: OrgId }) => {
       rows={(data) => data.payments}
       empty="No payments yet."
       head={["What", "Amount", "Credits", "Status", "When"]}
+      label="Payments"
+      stackOnPhone
       row={(p) => (
         <tr key={p.id}>
           <td>{p.purpose.replace("_", " ")}{p.plan === null ? "" : ` (${p.plan})`}</td>
