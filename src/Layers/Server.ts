@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
@@ -20,6 +20,7 @@ import {
   PaymentWebhookHandlers,
   SandboxPaymentsHandlers
 } from "../Http/Handlers/BillingHandlers.js"
+import { ApiReferencePageLive } from "../Http/Handlers/ApiReferencePage.js"
 import { DashboardFilesLive } from "../Http/Handlers/DashboardFiles.js"
 import { DocsHandlers } from "../Http/Handlers/DocsHandlers.js"
 import { EventsHandlers } from "../Http/Handlers/EventsHandlers.js"
@@ -230,6 +231,7 @@ const Handlers = Layer.mergeAll(
   GatewayProvidersHandlers,
   McpRoutes,
   OpenApiRouteLive,
+  ApiReferencePageLive,
   FrontDoorLive,
   DashboardFilesLive,
   ProtectedResourceLive,
@@ -277,7 +279,6 @@ const Workers = Layer.mergeAll(
 const ApiLive = HttpApiBuilder.api(DocumentedApi).pipe(Layer.provide(Handlers))
 
 export const HttpLive = ServeApiLive.pipe(
-  Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(EdgeMiddleware),
   Layer.provide(EdgeDefaults),
   Layer.provide(ApiLive),
