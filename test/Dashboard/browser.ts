@@ -31,17 +31,24 @@ export const launchBrowser = (): Promise<Browser> =>
 export const DESKTOP = { width: 1280, height: 800 } as const
 export const PHONE = { width: 390, height: 844 } as const
 
-/** A page that records every console error and uncaught exception, for the journey to assert none. */
+/**
+ * A page that records every console error and uncaught exception, for the journey to assert
+ * none, and the browser's own dialogs (`confirm()`) it was shown, in `dialogs`.
+ */
 export const openPage = async (context: BrowserContext) => {
   const page = await context.newPage()
   const problems: Array<string> = []
+  const dialogs: Array<string> = []
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(`console: ${message.text()}`)
   })
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
   // Confirmation dialogs (revoke, remove) are accepted, as a person would.
-  page.on("dialog", (dialog) => void dialog.accept())
-  return { page, problems }
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message())
+    void dialog.accept()
+  })
+  return { page, problems, dialogs }
 }
 
 /** Reduced motion: progress bars show where they are, not an animation towards it, in screenshots. */

@@ -63,7 +63,7 @@ describe("OAuth for /mcp in a browser", () => {
     await expect(connect()).rejects.toBeInstanceOf(UnauthorizedError)
 
     const context = await newContext(browser, world.server.baseUrl)
-    const { page, problems } = await openPage(context)
+    const { dialogs, page, problems } = await openPage(context)
     await page.goto(provider.authorizationUrl!.href)
     await page.getByRole("heading", { name: "Sign in to connect" }).waitFor()
     const interaction = page.url()
@@ -106,6 +106,11 @@ describe("OAuth for /mcp in a browser", () => {
     await section.locator("summary").click()
     await section.getByRole("cell", { name: "Test MCP client" }).waitFor()
     await section.getByRole("button", { name: "Disconnect" }).click()
+    // Asked in the page (a dialog of its own), not with the browser's confirm().
+    const asked = page.getByRole("dialog", { name: "Disconnect" })
+    expect(await asked.textContent()).toContain("Disconnect Test MCP client from Chromium agent? Its tokens stop at once.")
+    await asked.getByRole("button", { name: "Disconnect" }).click()
+    expect(dialogs).toEqual([])
     await section.getByText("No MCP client signed in as this agent").waitFor()
 
     const refused = await request(mcpUrl.href, {

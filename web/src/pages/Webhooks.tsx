@@ -240,7 +240,7 @@ const ResendButton = ({ orgId, delivery }: { readonly orgId: OrgId; readonly del
         {replay.isPending ? "Resending…" : "Resend"}
       </button>
       {due ? <span className="hint" id={why}>{" "}A try is due: it can be sent again once it is settled.</span> : null}
-      {replay.isSuccess && !due ? <span role="status" className="muted">Sent again</span> : null}
+      {replay.isSuccess ? <span role="status" className="muted">{" "}Sent again</span> : null}
       <ErrorNotice error={replay.error} />
     </>
   )

@@ -90,7 +90,7 @@ export const PlanChooser = ({ orgId, current, founding, hasSubscription }: {
           }
           return (
             <>
-              <TableFrame label="Plans" stackOnPhone>
+              <TableFrame label="Plans compared" stackOnPhone>
                 <table className="plans">
                   <caption className="muted">
                     Every plan: up to {data.limits.webhook_endpoints_per_org} webhook endpoints.
