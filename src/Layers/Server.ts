@@ -13,6 +13,7 @@ import {
 } from "../Http/Handlers/AdminOperationsHandlers.js"
 import { AgentConnectionsHandlers } from "../Http/Handlers/AgentConnectionsHandlers.js"
 import { AgentSelfHandlers, AgentsHandlers } from "../Http/Handlers/AgentsHandlers.js"
+import { ApiReferencePageLive } from "../Http/Handlers/ApiReferencePage.js"
 import { AuthHandlers, AuthSessionHandlers } from "../Http/Handlers/AuthHandlers.js"
 import {
   AdminBillingHandlers,
@@ -20,7 +21,6 @@ import {
   PaymentWebhookHandlers,
   SandboxPaymentsHandlers
 } from "../Http/Handlers/BillingHandlers.js"
-import { ApiReferencePageLive } from "../Http/Handlers/ApiReferencePage.js"
 import { DashboardFilesLive } from "../Http/Handlers/DashboardFiles.js"
 import { DocsHandlers } from "../Http/Handlers/DocsHandlers.js"
 import { EventsHandlers } from "../Http/Handlers/EventsHandlers.js"

@@ -52,7 +52,9 @@ const authorizationUrl = async () => {
   const provider = new MemoryOAuthProvider(`http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`)
   const client = new Client({ name: "consent-test", version: "1.0.0" })
   await expect(
-    client.connect(new StreamableHTTPClientTransport(new URL(`${world.server.baseUrl}/mcp`), { authProvider: provider }))
+    client.connect(
+      new StreamableHTTPClientTransport(new URL(`${world.server.baseUrl}/mcp`), { authProvider: provider })
+    )
   ).rejects.toBeInstanceOf(UnauthorizedError)
   return provider.authorizationUrl!.href
 }

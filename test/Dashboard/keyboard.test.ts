@@ -220,7 +220,9 @@ describe("pages axe-core finds nothing on, of any impact", () => {
       for (const { client, scroll } of widths) expect(scroll).toBeLessThanOrEqual(client)
       expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
       // Each cell still says its column.
-      expect(await small.getByRole("region", { name: "Plans compared" }).locator("td[data-label='Monthly fee']").count())
+      expect(
+        await small.getByRole("region", { name: "Plans compared" }).locator("td[data-label='Monthly fee']").count()
+      )
         .toBeGreaterThan(0)
     }
     expect(smallProblems).toEqual([])

@@ -108,7 +108,9 @@ describe("OAuth for /mcp in a browser", () => {
     await section.getByRole("button", { name: "Disconnect" }).click()
     // Asked in the page (a dialog of its own), not with the browser's confirm().
     const asked = page.getByRole("dialog", { name: "Disconnect" })
-    expect(await asked.textContent()).toContain("Disconnect Test MCP client from Chromium agent? Its tokens stop at once.")
+    expect(await asked.textContent()).toContain(
+      "Disconnect Test MCP client from Chromium agent? Its tokens stop at once."
+    )
     await asked.getByRole("button", { name: "Disconnect" }).click()
     expect(dialogs).toEqual([])
     await section.getByText("No MCP client signed in as this agent").waitFor()

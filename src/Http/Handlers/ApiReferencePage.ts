@@ -44,12 +44,16 @@ const typeText = (schema: Json | undefined): string => {
   if (typeof schema["$ref"] === "string") return schemaLink(refName(schema["$ref"]))
   const alternatives = schema["anyOf"] ?? schema["oneOf"]
   if (Array.isArray(alternatives)) return alternatives.map((s: Json) => typeText(s)).join(" or ")
-  if (Array.isArray(schema["enum"])) return schema["enum"].map((v: unknown) => `<code>${escapeHtml(JSON.stringify(v))}</code>`).join(" | ")
+  if (Array.isArray(schema["enum"])) {
+    return schema["enum"].map((v: unknown) => `<code>${escapeHtml(JSON.stringify(v))}</code>`).join(" | ")
+  }
   if (schema["const"] !== undefined) return `<code>${escapeHtml(JSON.stringify(schema["const"]))}</code>`
   const type = Array.isArray(schema["type"]) ? schema["type"].join(" or ") : schema["type"]
   if (type === "array") return `array of ${typeText(schema["items"])}`
   if (type === undefined) return schema["properties"] === undefined ? "any" : "object"
-  return `${escapeHtml(String(type))}${schema["format"] === undefined ? "" : ` (${escapeHtml(String(schema["format"]))})`}`
+  return `${escapeHtml(String(type))}${
+    schema["format"] === undefined ? "" : ` (${escapeHtml(String(schema["format"]))})`
+  }`
 }
 
 /** An object's fields, each with its type and description; nested objects inline, a few levels deep. */
@@ -100,20 +104,24 @@ const operationHtml = (spec: Json, path: string, method: string, operation: Json
 <p class="muted">${
     credentials.length === 0
       ? "No credential."
-      : `Credential: ${credentials.map((name) => `<a href="#credential-${slug(name)}">${escapeHtml(name)}</a>`).join(", ")}.`
+      : `Credential: ${
+        credentials.map((name) => `<a href="#credential-${slug(name)}">${escapeHtml(name)}</a>`).join(", ")
+      }.`
   }</p>
 ${
-    parameters.length === 0 ? "" : `<h4>Parameters</h4><ul class="fields">${
-      parameters.map((parameter) =>
-        `<li><code>${escapeHtml(parameter["name"])}</code> <span class="muted">${escapeHtml(parameter["in"])}, ${
-          typeText(parameter["schema"])
-        }${parameter["required"] === true ? "" : ", optional"}</span>${
-          parameter["description"] === undefined || parameter["description"] === parameter["schema"]?.["description"]
-            ? ` ${prose(parameter["schema"]?.["description"])}`
-            : ` ${prose(parameter["description"])}`
-        }</li>`
-      ).join("")
-    }</ul>`
+    parameters.length === 0 ?
+      "" :
+      `<h4>Parameters</h4><ul class="fields">${
+        parameters.map((parameter) =>
+          `<li><code>${escapeHtml(parameter["name"])}</code> <span class="muted">${escapeHtml(parameter["in"])}, ${
+            typeText(parameter["schema"])
+          }${parameter["required"] === true ? "" : ", optional"}</span>${
+            parameter["description"] === undefined || parameter["description"] === parameter["schema"]?.["description"]
+              ? ` ${prose(parameter["schema"]?.["description"])}`
+              : ` ${prose(parameter["description"])}`
+          }</li>`
+        ).join("")
+      }</ul>`
   }
 ${body === undefined ? "" : `<h4>Body</h4>${bodyHtml(body)}`}
 <h4>Answers</h4>
@@ -125,10 +133,14 @@ ${
     ).join("\n")
   }
 ${
-    failures.length === 0 ? "" : `<p>Refusals: ${
-      failures.map(([status, response]) => `<strong>${escapeHtml(status)}</strong> ${typeText(jsonSchemaOf(response["content"]))}`)
-        .join(", ")
-    }.</p>`
+    failures.length === 0 ?
+      "" :
+      `<p>Refusals: ${
+        failures.map(([status, response]) =>
+          `<strong>${escapeHtml(status)}</strong> ${typeText(jsonSchemaOf(response["content"]))}`
+        )
+          .join(", ")
+      }.</p>`
   }
 </article>`
 }
@@ -178,9 +190,9 @@ ${mine.map(({ method, operation, path }) => operationHtml(spec, path, method, op
 <section class="stack" aria-labelledby="records"><h2 id="records">Records</h2>
 ${
     records.map(([name, schema]) =>
-      `<article class="card stack" id="schema-${slug(name)}" aria-labelledby="schema-${slug(name)}-title"><h3 id="schema-${
+      `<article class="card stack" id="schema-${slug(name)}" aria-labelledby="schema-${
         slug(name)
-      }-title">${escapeHtml(name)}</h3>${
+      }-title"><h3 id="schema-${slug(name)}-title">${escapeHtml(name)}</h3>${
         schema["description"] === undefined ? "" : `<p>${prose(schema["description"])}</p>`
       }${bodyHtml(schema)}</article>`
     ).join("\n")

@@ -128,9 +128,9 @@ ${
                   }" required> ${agentLine(agent)}</label>`
                 ).join("\n")
               }
-<label class="check"><input type="radio" name="choice" value="${escapeHtml(`${org.id}:new`)}" required> A new agent in ${
-                escapeHtml(org.name)
-              }</label></fieldset>`
+<label class="check"><input type="radio" name="choice" value="${
+                escapeHtml(`${org.id}:new`)
+              }" required> A new agent in ${escapeHtml(org.name)}</label></fieldset>`
             ).join("\n")
           }
 <fieldset class="stack"><legend>A new agent</legend>

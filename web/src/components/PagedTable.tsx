@@ -16,20 +16,22 @@ export function Table<Row>({ empty, head, label = "Scrollable table", row, rows,
   readonly label?: string | undefined
   readonly stackOnPhone?: boolean | undefined
 }) {
-  return rows.length === 0 && empty !== undefined ? <Empty>{empty}</Empty> : (
-    <TableFrame label={label} stackOnPhone={stackOnPhone}>
-      <table>
-        <thead>
-          <tr>
-            {head.map((title, i) => (
-              <th key={i}>{title === "" ? <span className="visually-hidden">Actions</span> : title}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>{rows.map(row)}</tbody>
-      </table>
-    </TableFrame>
-  )
+  return rows.length === 0 && empty !== undefined ?
+    <Empty>{empty}</Empty> :
+    (
+      <TableFrame label={label} stackOnPhone={stackOnPhone}>
+        <table>
+          <thead>
+            <tr>
+              {head.map((title, i) => (
+                <th key={i}>{title === "" ? <span className="visually-hidden">Actions</span> : title}</th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>{rows.map(row)}</tbody>
+        </table>
+      </TableFrame>
+    )
 }
 
 /**
