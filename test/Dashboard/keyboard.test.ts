@@ -12,7 +12,8 @@ import {
   launchBrowser,
   newContext,
   openPage,
-  PHONE
+  PHONE,
+  screenshot
 } from "./browser.js"
 
 /**
@@ -171,6 +172,7 @@ describe("pages axe-core finds nothing on, of any impact", () => {
       await docs.getByRole("heading", { name: "Agents", level: 2 }).waitFor()
       expect(await docs.getByRole("heading", { name: /POST \/v1\/orgs\/\{orgId\}\/agents$/ }).count()).toBe(1)
       expect(await allAccessibilityFindings(docs), JSON.stringify(options)).toEqual([])
+      if (options.viewport === DESKTOP && !("colorScheme" in options)) await screenshot(docs, "api-reference-desktop")
       expect(await docs.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
         options.viewport.width
       )
