@@ -56,7 +56,7 @@ const focused = (on: Page = page) =>
   })
 const settled = async (on: Page = page) => {
   await on.locator("h1").first().waitFor()
-  await expect.poll(() => on.locator(".spinner").count()).toBe(0)
+  await expect.poll(() => on.locator(".spinner").count(), { timeout: 15_000 }).toBe(0)
 }
 
 describe("the dashboard by keyboard", () => {
@@ -65,7 +65,8 @@ describe("the dashboard by keyboard", () => {
       "/dashboard/account",
       ...["", "/agents", "/approvals", "/calls", "/receipts", "/jobs", "/webhooks", "/keys", "/members", "/billing"]
         .map((path) => `/dashboard/orgs/${person.orgId}${path}`),
-      "/docs"
+      "/docs",
+      "/docs/errors"
     ]
     const signedOut = await newContext(browser, world.server.baseUrl)
     const { page: stranger } = await openPage(signedOut)
@@ -95,7 +96,7 @@ describe("the dashboard by keyboard", () => {
     await page.keyboard.press("Enter")
     const key = (await panel.getByTestId("secret-value").textContent())!
     expect(key).toMatch(/^sk_test_/)
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(key)
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText()), { timeout: 10_000 }).toBe(key)
     expect(problems).toEqual([])
   })
 
@@ -134,12 +135,12 @@ describe("the dashboard by keyboard", () => {
     expect(sent.json.status).toBe("delivered")
     await orgPage("/webhooks")
     const row = page.getByTestId(`delivery-${sent.json.id}`)
-    await expect.poll(() => row.textContent()).toContain("delivered")
+    await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain("delivered")
 
     // The receiver now answers slowly: the resent delivery waits for its first try meanwhile.
-    world.receiver.setMode({ kind: "slow", delayMs: 6_000 })
+    world.receiver.setMode({ kind: "slow", delayMs: 8_000 })
     await row.getByRole("button", { name: "Resend" }).click()
-    await expect.poll(() => row.textContent()).toContain("none since it was sent again")
+    await expect.poll(() => row.textContent(), { timeout: 5_000 }).toContain("none since it was sent again")
     const text = (await row.textContent())!
     expect(text).toContain("200 (before it was sent again)")
     expect(text).not.toMatch(/pending\s*0\s*200/)
@@ -149,7 +150,7 @@ describe("the dashboard by keyboard", () => {
       document.getElementById(button.getAttribute("aria-describedby") ?? "")?.textContent
     )
     expect(why).toContain("A try is due: it can be sent again once it is settled.")
-    await expect.poll(() => row.textContent(), { timeout: 20_000 }).toContain("delivered")
+    await expect.poll(() => row.textContent(), { timeout: 30_000 }).toContain("delivered")
     world.receiver.setMode({ kind: "ok" })
     expect(await row.textContent()).not.toContain("before it was sent again")
     expect(problems).toEqual([])
@@ -181,7 +182,7 @@ describe("pages axe-core finds nothing on, of any impact", () => {
     }
   }, 120_000)
 
-  it("Jobs with a job, Members with its actions column, Billing with a payment", async () => {
+  it("Jobs with a job, the error codes, Members with its actions column, Billing with a payment", async () => {
     const tester = await makeAgent(world, person.token, person.orgId, { name: "jobber", mode: "test" })
     const accepted = await call(world, "POST", "/v1/execute", {
       token: tester.key,
@@ -190,6 +191,10 @@ describe("pages axe-core finds nothing on, of any impact", () => {
     expect(accepted.status).toBe(202)
     await orgPage("/jobs")
     await page.getByTestId(`job-${accepted.json.job_id}`).waitFor({ timeout: 20_000 })
+    expect(await allAccessibilityFindings(page)).toEqual([])
+
+    await page.goto("/docs/errors#not_found")
+    await settled()
     expect(await allAccessibilityFindings(page)).toEqual([])
 
     await orgPage("/members")
