@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
@@ -13,6 +13,7 @@ import {
 } from "../Http/Handlers/AdminOperationsHandlers.js"
 import { AgentConnectionsHandlers } from "../Http/Handlers/AgentConnectionsHandlers.js"
 import { AgentSelfHandlers, AgentsHandlers } from "../Http/Handlers/AgentsHandlers.js"
+import { ApiReferencePageLive } from "../Http/Handlers/ApiReferencePage.js"
 import { AuthHandlers, AuthSessionHandlers } from "../Http/Handlers/AuthHandlers.js"
 import {
   AdminBillingHandlers,
@@ -237,6 +238,7 @@ const Handlers = Layer.mergeAll(
   GatewayProvidersHandlers,
   McpRoutes,
   OpenApiRouteLive,
+  ApiReferencePageLive,
   FrontDoorLive,
   DashboardFilesLive,
   ProtectedResourceLive,
@@ -285,7 +287,6 @@ const Workers = Layer.mergeAll(
 const ApiLive = HttpApiBuilder.api(DocumentedApi).pipe(Layer.provide(Handlers))
 
 export const HttpLive = ServeApiLive.pipe(
-  Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(EdgeMiddleware),
   Layer.provide(EdgeDefaults),
   Layer.provide(ApiLive),

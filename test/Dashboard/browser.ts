@@ -31,17 +31,24 @@ export const launchBrowser = (): Promise<Browser> =>
 export const DESKTOP = { width: 1280, height: 800 } as const
 export const PHONE = { width: 390, height: 844 } as const
 
-/** A page that records every console error and uncaught exception, for the journey to assert none. */
+/**
+ * A page that records every console error and uncaught exception, for the journey to assert
+ * none, and the browser's own dialogs (`confirm()`) it was shown, in `dialogs`.
+ */
 export const openPage = async (context: BrowserContext) => {
   const page = await context.newPage()
   const problems: Array<string> = []
+  const dialogs: Array<string> = []
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(`console: ${message.text()}`)
   })
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
   // Confirmation dialogs (revoke, remove) are accepted, as a person would.
-  page.on("dialog", (dialog) => void dialog.accept())
-  return { page, problems }
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message())
+    void dialog.accept()
+  })
+  return { page, problems, dialogs }
 }
 
 /** Reduced motion: progress bars show where they are, not an animation towards it, in screenshots. */
@@ -63,7 +70,14 @@ const axeSource = readFileSync(new URL("node_modules/axe-core/axe.min.js", root)
  * ("color-contrast: .badge-live (2)"). Evaluated through the browser's own channel, which
  * the page's Content-Security-Policy does not govern.
  */
-export const accessibilityProblems = async (page: Page): Promise<Array<string>> => {
+export const accessibilityProblems = (page: Page): Promise<Array<string>> =>
+  accessibilityFindings(page, ["serious", "critical"])
+
+/** axe-core's violations of every impact (minor and moderate too: heading order, landmarks, empty headers). */
+export const allAccessibilityFindings = (page: Page): Promise<Array<string>> =>
+  accessibilityFindings(page, ["minor", "moderate", "serious", "critical"])
+
+const accessibilityFindings = async (page: Page, impacts: ReadonlyArray<string>): Promise<Array<string>> => {
   await page.evaluate(axeSource)
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as {
@@ -86,6 +100,6 @@ export const accessibilityProblems = async (page: Page): Promise<Array<string>> 
     }))
   })
   return violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .filter((v) => v.impact !== null && impacts.includes(v.impact))
     .map((v) => `${v.id}: ${v.targets.slice(0, 3).join(", ")} (${v.targets.length})`)
 }

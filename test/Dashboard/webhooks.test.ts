@@ -20,6 +20,7 @@ let world: World
 let browser: Browser
 let page: Page
 let problems: Array<string>
+let dialogs: Array<string>
 let person: Awaited<ReturnType<typeof owner>>
 const state = { secret: "", eventId: "" }
 
@@ -30,7 +31,7 @@ beforeAll(async () => {
   browser = await launchBrowser()
   const context = await newContext(browser, world.server.baseUrl)
   await context.addCookies([{ name: "service_session", value: person.token, url: world.server.baseUrl }])
-  ;({ page, problems } = await openPage(context))
+  ;({ dialogs, page, problems } = await openPage(context))
 })
 
 afterAll(async () => {
@@ -87,6 +88,12 @@ describe("webhook replay and secret rotation from the dashboard", () => {
   it("rotates the secret, shows the new one once, and says the old one works for 24 hours", async () => {
     const endpoint = page.getByTestId(`webhook-${world.receiver.url}`)
     await endpoint.getByRole("button", { name: "Rotate secret" }).click()
+    // Asked in the page, not with the browser's confirm().
+    const asked = page.getByRole("dialog", { name: "Rotate secret" })
+    expect(await asked.textContent()).toContain("The current one keeps working for 24 hours")
+    expect(await accessibilityProblems(page)).toEqual([])
+    await asked.getByRole("button", { name: "Rotate secret" }).click()
+    expect(dialogs).toEqual([])
     const shown = page.getByRole("region", { name: `New signing secret of ${world.receiver.url}` })
     await shown.waitFor()
     const secret = await shown.getByTestId("secret-value").textContent()

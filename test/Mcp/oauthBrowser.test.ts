@@ -10,9 +10,8 @@ import { OrgId } from "../../src/Domain/Ids.js"
 import { ensureDashboardBuilt, launchBrowser, newContext, openPage } from "../Dashboard/browser.js"
 import { owner } from "../support/people.js"
 import { request } from "../support/server.js"
-import { linkIn } from "../support/smtp.js"
 import { startWorld, topUp, type World } from "../support/world.js"
-import { MemoryOAuthProvider } from "./oauthSupport.js"
+import { consentSignInLink, MemoryOAuthProvider } from "./oauthSupport.js"
 
 /**
  * The proof a person would give: the official MCP SDK client connects to /mcp from nothing,
@@ -64,7 +63,7 @@ describe("OAuth for /mcp in a browser", () => {
     await expect(connect()).rejects.toBeInstanceOf(UnauthorizedError)
 
     const context = await newContext(browser, world.server.baseUrl)
-    const { page, problems } = await openPage(context)
+    const { dialogs, page, problems } = await openPage(context)
     await page.goto(provider.authorizationUrl!.href)
     await page.getByRole("heading", { name: "Sign in to connect" }).waitFor()
     const interaction = page.url()
@@ -73,14 +72,10 @@ describe("OAuth for /mcp in a browser", () => {
     await page.getByLabel("Email address").fill(person.email)
     await page.getByRole("button", { name: "Mail me a sign-in link" }).click()
     await page.getByRole("heading", { name: "Check your mail" }).waitFor()
-    const mail = await world.smtp.waitFor(
-      person.email,
-      (m) => world.smtp.messages.indexOf(m) >= before && m.text.includes("/auth/email/verify")
-    )
-    await page.goto(linkIn(mail, "/auth/email/verify"))
-    await page.goto(interaction)
-
+    // The mailed link opened in the same tab leads back to this step, signed in.
+    await page.goto(await consentSignInLink(world, person.email, before))
     await page.getByRole("heading", { name: "Connect an agent" }).waitFor()
+    expect(page.url()).toBe(interaction)
     await page.getByLabel("A new agent in Browser Org").check()
     await page.getByLabel("Name").fill("Chromium agent")
     await page.getByLabel("Mode").selectOption("live")
@@ -111,6 +106,13 @@ describe("OAuth for /mcp in a browser", () => {
     await section.locator("summary").click()
     await section.getByRole("cell", { name: "Test MCP client" }).waitFor()
     await section.getByRole("button", { name: "Disconnect" }).click()
+    // Asked in the page (a dialog of its own), not with the browser's confirm().
+    const asked = page.getByRole("dialog", { name: "Disconnect" })
+    expect(await asked.textContent()).toContain(
+      "Disconnect Test MCP client from Chromium agent? Its tokens stop at once."
+    )
+    await asked.getByRole("button", { name: "Disconnect" }).click()
+    expect(dialogs).toEqual([])
     await section.getByText("No MCP client signed in as this agent").waitFor()
 
     const refused = await request(mcpUrl.href, {

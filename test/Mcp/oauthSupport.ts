@@ -91,18 +91,25 @@ export const makeBrowser = (world: World) => {
 
 export type Browser = ReturnType<typeof makeBrowser>
 
-/** Signs the browser in by the mailed link the consent page asks for; answers the page after. */
+/** The sign-in link mailed to `email` since `before` mails, from a consent page (it opens the interaction's `/verify`). */
+export const consentSignInLink = async (world: World, email: string, before: number) => {
+  const mail = await world.smtp.waitFor(
+    email,
+    (m) => world.smtp.messages.indexOf(m) >= before && /\/oauth\/interaction\/\S+\/verify\?token=/.test(m.text)
+  )
+  return linkIn(mail, "/verify?token=")
+}
+
+/** Signs the browser in by the mailed link the consent page asks for; answers the page the link leads back to. */
 export const signInOnConsentPage = async (world: World, browser: Browser, interactionUrl: string, email: string) => {
   const before = world.smtp.messages.length
   const asked = await browser.send(`${interactionUrl}/sign-in`, { form: { email } })
   if (asked.status !== 200) throw new Error(`sign-in answered ${asked.status}: ${asked.text}`)
-  const mail = await world.smtp.waitFor(
-    email,
-    (m) => world.smtp.messages.indexOf(m) >= before && m.text.includes("/auth/email/verify")
-  )
-  const opened = await browser.send(linkIn(mail, "/auth/email/verify"))
-  if (opened.status !== 302) throw new Error(`the mailed link answered ${opened.status}: ${opened.text}`)
-  return browser.send(interactionUrl)
+  const opened = await browser.send(await consentSignInLink(world, email, before))
+  if (opened.status !== 303 || opened.location !== new URL(interactionUrl, world.server.baseUrl).href) {
+    throw new Error(`the mailed link answered ${opened.status} to ${opened.location}: ${opened.text}`)
+  }
+  return browser.send(opened.location)
 }
 
 /** Follows the authorization URL to the consent page; answers the interaction's URL. */

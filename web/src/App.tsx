@@ -37,7 +37,7 @@ export const App = () => {
   const me = useApiQuery(["me", signedIn], (c) => c.account.me(), { enabled: signedIn })
   if (session.isPending || (signedIn && me.isPending)) {
     return (
-      <main className="center">
+      <main id="main" tabIndex={-1} className="center">
         <Spinner label="Opening your dashboard" />
       </main>
     )
@@ -45,7 +45,7 @@ export const App = () => {
   const problem = session.error ?? (isApiError(me.error, "unauthenticated") ? null : me.error)
   if (problem) {
     return (
-      <main className="center">
+      <main id="main" tabIndex={-1} className="center">
         <ErrorNotice error={problem} />
       </main>
     )

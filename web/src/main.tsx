@@ -4,6 +4,7 @@ import { createRoot } from "react-dom/client"
 import { BrowserRouter } from "react-router"
 import { isApiError } from "./api/client.js"
 import { App } from "./App.js"
+import { SkipLink } from "./components/SkipLink.js"
 import "./styles.css"
 
 /** The app lives below the `<base>` the service wrote into the page (DASHBOARD_PATH). */
@@ -24,6 +25,7 @@ createRoot(document.getElementById("root")!).render(
   <StrictMode>
     <QueryClientProvider client={queryClient}>
       <BrowserRouter basename={basename}>
+        <SkipLink />
         <App />
       </BrowserRouter>
     </QueryClientProvider>

@@ -74,7 +74,7 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
                 `At most ${perAddress.limit} sign-in mails an hour go to one address; retry in ${perAddress.resetSeconds} s`
             })
           }
-          yield* emailSignIn.start(address, ip, baseUrl, payload.next)
+          yield* emailSignIn.start(address, ip, baseUrl, { next: payload.next })
           return { status: "sent" as const }
         }))
       .handle("emailVerifyLink", ({ urlParams }) =>

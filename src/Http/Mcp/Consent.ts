@@ -9,6 +9,7 @@ import { errorCatalogue } from "../../Errors/ErrorCatalogue.js"
 import { isApiError } from "../../Errors/Wire.js"
 import { Agents } from "../../Services/Agents/Agents.js"
 import { Accounts } from "../../Services/Auth/Accounts.js"
+import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
 import { Credentials } from "../../Services/Auth/Credentials.js"
 import { EmailSignIn } from "../../Services/Auth/EmailSignIn.js"
 import { requireOwner } from "../../Services/Auth/Roles.js"
@@ -18,26 +19,16 @@ import { PublicUrl } from "../../Services/PublicUrl.js"
 import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import { sha256Hex } from "../../Services/SecretBox/Hashes.js"
 import { ClientAddress } from "../ClientAddress.js"
+import { withSessionCookie } from "../Handlers/IdentityHttp.js"
+import { dashboardLook } from "../Handlers/ServicePage.js"
 import { enforceRateLimit } from "../Middleware/RateLimits.js"
 import { makeOwnOrigin } from "../Middleware/RequestSite.js"
 import { SESSION_COOKIE } from "../Security/Cookies.js"
-import { consentPage, mailSentPage, type OrgChoice, page, signInPage } from "./ConsentPage.js"
+import { consentPages, type OrgChoice } from "./ConsentPage.js"
 import { providerRequest } from "./OAuthRoutes.js"
 
 /** A page that answers the request at once (the interaction is gone, a form from another site). */
 class Answered extends Data.TaggedError("Answered")<{ readonly response: HttpServerResponse.HttpServerResponse }> {}
-
-const gone = new Answered({
-  response: page(
-    "This request has expired",
-    "<p>Start connecting again from your MCP client: the sign-in request it opened is no longer valid.</p>",
-    400
-  )
-})
-
-const crossSite = new Answered({
-  response: page("Refused", "<p>This form must be sent from this site.</p>", 403)
-})
 
 /** A whole number of credits from a form field. */
 const creditsField = (value: string | undefined, what: string) => {
@@ -49,11 +40,16 @@ const creditsField = (value: string | undefined, what: string) => {
 
 const INTERACTION_PATH = `${OAUTH_PREFIX}/interaction/:uid`
 
+/** Where the mailed sign-in link of an interaction opens (`verifyLink`). */
+const signInLinkPath = (uid: string) => `${OAUTH_PREFIX}/interaction/${encodeURIComponent(uid)}/verify` as const
+
 const knownScopes = new Set([MCP_SCOPE, "offline_access"])
 
 /**
  * The authorization server's interaction (its `interactions.url`): the owner signs in with a
- * mailed link (the dashboard's session cookie), then chooses the org and the agent the
+ * mailed link (the dashboard's session cookie), whose page (`/verify`) spends it and comes
+ * back to the interaction, so the flow goes on in the tab that opened the mail; then the
+ * owner chooses the org and the agent the
  * client may act as, or makes a new agent with its budget and approval threshold. The
  * choice becomes a grant for `/mcp` (scope `mcp`) and a connection naming the agent
  * (Connections.ts). Only an owner of the org may connect its agents; an org or agent of
@@ -73,6 +69,18 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
     const limiter = yield* RateLimiter
     const addresses = yield* ClientAddress
     const baseUrl = yield* PublicUrl
+    const { secureCookies } = yield* AuthConfig
+    const { consentPage, mailSentPage, otherBrowserPage, page, signInPage } = consentPages(yield* dashboardLook)
+    const gone = new Answered({
+      response: page(
+        "This request has expired",
+        "<p>Start connecting again from your MCP client: the sign-in request it opened is no longer valid.</p>",
+        400
+      )
+    })
+    const crossSite = new Answered({
+      response: page("Refused", "<p>This form must be sent from this site.</p>", 403)
+    })
     // The service's own origin exactly (no development loopback allowance, no header fallback).
     const isOwnOrigin = makeOwnOrigin(baseUrl, false)
 
@@ -152,8 +160,35 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
       if (!perAddress.allowed) {
         return signInPage(details.uid, shown, "Too many sign-in mails to this address: try again later")
       }
-      yield* emailSignIn.start(email, ip, baseUrl)
+      yield* emailSignIn.start(email, ip, baseUrl, { verifyPath: signInLinkPath(details.uid) })
       return mailSentPage(details.uid, email)
+    })
+
+    /**
+     * The mailed link: spends it (a session, as GET /auth/email/verify does) and goes back to
+     * the interaction's page, now signed in. Opened in a browser without the interaction (its
+     * cookie binds it to the one that began it), the link is left unspent, to open where it belongs.
+     */
+    const verifyLink = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const { details, shown } = yield* interactionOf(request).pipe(
+        Effect.catchIf(
+          (error): error is Answered => error instanceof Answered,
+          () => new Answered({ response: otherBrowserPage() })
+        )
+      )
+      const token = new URL(request.url, baseUrl).searchParams.get("token") ?? ""
+      const origin = { ip: yield* addresses.current, userAgent: request.headers["user-agent"] }
+      return yield* emailSignIn.verify(token, origin).pipe(
+        Effect.map((session) =>
+          withSessionCookie(
+            HttpServerResponse.redirect(`${baseUrl}${OAUTH_PREFIX}/interaction/${details.uid}`, { status: 303 }),
+            session.sessionToken,
+            secureCookies
+          )
+        ),
+        Effect.catchTag("invalid_token", (error) => Effect.succeed(signInPage(details.uid, shown, error.message)))
+      )
     })
 
     const decide = Effect.gen(function*() {
@@ -229,5 +264,6 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
     yield* router.get(INTERACTION_PATH, answered(show))
     yield* router.post(INTERACTION_PATH, answered(decide))
     yield* router.post(`${INTERACTION_PATH}/sign-in`, answered(startSignIn))
+    yield* router.get(`${INTERACTION_PATH}/verify`, answered(verifyLink))
   })
 )

@@ -21,6 +21,12 @@ const invalidLink = new InvalidToken({
 /** Mail goes out with a couple of quick retries; a mail server that keeps failing is a 500. */
 export const mailRetry = Schedule.exponential("200 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
 
+/** Where a mailed sign-in link opens: see `start`. */
+export interface SignInLanding {
+  readonly next?: string | undefined
+  readonly verifyPath?: `/${string}` | undefined
+}
+
 /**
  * Email sign-in: `start` mails a one-time link; `verify` spends it and opens a session,
  * creating the account when the address is new.
@@ -34,8 +40,12 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("Auth/EmailSignIn
     const sessions = yield* Sessions
     const users = yield* Users
 
-    /** Mails a one-time link; `next` (a dashboard path) rides on the link to where it should land. */
-    const start = (email: string, requestIp: string, baseUrl: string, next?: string) =>
+    /**
+     * Mails a one-time link. By default it opens GET /auth/email/verify, and `next` (a dashboard
+     * path) rides on it to where it should land; `landing.verifyPath` names another page that
+     * spends the token itself (the MCP consent step's, which continues where it left off).
+     */
+    const start = (email: string, requestIp: string, baseUrl: string, landing: SignInLanding = {}) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const address = normalizeEmail(email)
@@ -44,8 +54,8 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("Auth/EmailSignIn
           INSERT INTO sign_in_tokens (id, email, token_hash, created_at, expires_at, ip)
           VALUES (${randomUUID()}, ${address}, ${sha256Hex(token)}, ${new Date(now)},
                   ${new Date(now + SIGN_IN_LINK_LIFETIME_MS)}, ${requestIp})`.pipe(Effect.orDie)
-        const link = `${baseUrl}/auth/email/verify?token=${encodeURIComponent(token)}${
-          next === undefined ? "" : `&next=${encodeURIComponent(next)}`
+        const link = `${baseUrl}${landing.verifyPath ?? "/auth/email/verify"}?token=${encodeURIComponent(token)}${
+          landing.next === undefined ? "" : `&next=${encodeURIComponent(landing.next)}`
         }`
         yield* mailer.send({
           to: address,

@@ -1,5 +1,6 @@
 import type { AgentId, OAuthConnectionId, OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
+import { ConfirmButton } from "./ConfirmButton.js"
 import { Table } from "./PagedTable.js"
 import { ErrorNotice, Loaded, When } from "./ui.js"
 
@@ -28,6 +29,7 @@ export const ConnectedClients = ({ agentId, agentName, orgId }: {
             rows={data.connections.filter((connection) => connection.revoked_at === null)}
             empty="No MCP client signed in as this agent. Point a client at /mcp and sign in to connect one."
             head={["Client", "Connected by", "Connected", "Last used", ""]}
+            label={`MCP clients of ${agentName}`}
             row={(connection) => (
               <tr key={connection.id}>
                 <td>{connection.client_name ?? connection.client_id}</td>
@@ -39,18 +41,16 @@ export const ConnectedClients = ({ agentId, agentName, orgId }: {
                   <When at={connection.last_used_at} />
                 </td>
                 <td>
-                  <button
-                    type="button"
+                  <ConfirmButton
                     className="danger"
-                    onClick={() =>
-                      confirm(
-                        `Disconnect ${
-                          connection.client_name ?? "this client"
-                        } from ${agentName}? Its tokens stop at once.`
-                      ) && revoke.mutate(connection.id)}
+                    question={`Disconnect ${
+                      connection.client_name ?? "this client"
+                    } from ${agentName}? Its tokens stop at once.`}
+                    confirmLabel="Disconnect"
+                    onConfirm={() => revoke.mutate(connection.id)}
                   >
                     Disconnect
-                  </button>
+                  </ConfirmButton>
                 </td>
               </tr>
             )}

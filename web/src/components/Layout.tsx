@@ -76,7 +76,7 @@ const Header = ({ me, orgId }: { readonly me: MeData; readonly orgId?: string | 
 export const AccountLayout = ({ me }: { readonly me: MeData }) => (
   <div className="shell">
     <Header me={me} />
-    <main className="content">
+    <main id="main" tabIndex={-1} className="content">
       <Outlet />
     </main>
   </div>
@@ -114,7 +114,7 @@ export const OrgLayout = ({ me }: { readonly me: MeData }) => {
             ))}
           </ul>
         </nav>
-        <main className="content">
+        <main id="main" tabIndex={-1} className="content">
           {org === undefined
             ? <ErrorNotice error={new Error("You are not a member of this org.")} />
             : <Outlet context={org} />}

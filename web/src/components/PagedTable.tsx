@@ -1,25 +1,37 @@
 import type { ReactNode } from "react"
 import type { useCursorPages } from "../api/hooks.js"
+import { TableFrame } from "./TableFrame.js"
 import { Empty, Loaded, Pager } from "./ui.js"
 
-/** Rows under their column titles, or `empty` when there are none; scrolls sideways when narrow. */
-export function Table<Row>({ empty, head, row, rows }: {
+/**
+ * Rows under their column titles, or `empty` when there are none; scrolls sideways when
+ * narrow, or with `stackOnPhone` stacks its rows (TableFrame). `label` names its region, once
+ * per page. An empty title (a column of buttons) is read as "Actions".
+ */
+export function Table<Row>({ empty, head, label = "Scrollable table", row, rows, stackOnPhone }: {
   readonly rows: ReadonlyArray<Row>
   readonly head: ReadonlyArray<string>
   readonly row: (row: Row) => ReactNode
   readonly empty?: string
+  readonly label?: string | undefined
+  readonly stackOnPhone?: boolean | undefined
 }) {
-  return rows.length === 0 && empty !== undefined ? <Empty>{empty}</Empty> : (
-    // Focusable, so a keyboard can scroll a table wider than a phone.
-    <div className="table-scroll" tabIndex={0} role="region" aria-label="Scrollable table">
-      <table>
-        <thead>
-          <tr>{head.map((title, i) => <th key={i}>{title}</th>)}</tr>
-        </thead>
-        <tbody>{rows.map(row)}</tbody>
-      </table>
-    </div>
-  )
+  return rows.length === 0 && empty !== undefined ?
+    <Empty>{empty}</Empty> :
+    (
+      <TableFrame label={label} stackOnPhone={stackOnPhone}>
+        <table>
+          <thead>
+            <tr>
+              {head.map((title, i) => (
+                <th key={i}>{title === "" ? <span className="visually-hidden">Actions</span> : title}</th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>{rows.map(row)}</tbody>
+        </table>
+      </TableFrame>
+    )
 }
 
 /**
@@ -31,13 +43,15 @@ export function PagedTable<
   Row extends { readonly id: Id },
   Id extends string = string
 >(
-  { empty, head, pages, query, row, rows }: {
+  { empty, head, label, pages, query, row, rows, stackOnPhone }: {
     readonly query: { readonly data?: Data | undefined; readonly error: unknown; readonly isPending: boolean }
     readonly pages: ReturnType<typeof useCursorPages<Id>>
     readonly rows: (data: Data) => ReadonlyArray<Row>
     readonly head: ReadonlyArray<string>
     readonly row: (row: Row) => ReactNode
     readonly empty: string
+    readonly label?: string | undefined
+    readonly stackOnPhone?: boolean | undefined
   }
 ) {
   return (
@@ -46,7 +60,14 @@ export function PagedTable<
         const items = rows(data)
         return (
           <>
-            <Table rows={items} head={head} row={row} empty={empty} />
+            <Table
+              rows={items}
+              head={head}
+              row={row}
+              empty={empty}
+              label={label}
+              stackOnPhone={stackOnPhone}
+            />
             <Pager
               page={pages.page}
               hasMore={data.has_more}

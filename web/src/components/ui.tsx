@@ -1,4 +1,4 @@
-import { type ReactNode, useCallback, useEffect, useState } from "react"
+import { type ReactNode, type Ref, useCallback, useEffect, useRef, useState } from "react"
 import { ApiError } from "../api/client.js"
 import { credits, dollars, localDate, localDateTime, ownerText, utcText } from "./format.js"
 
@@ -119,10 +119,15 @@ export const Countdown = ({ until }: { readonly until: string }) => {
   return <span className="countdown">{remaining(until, now)}</span>
 }
 
-export const CopyButton = ({ text, label = "Copy" }: { readonly text: string; readonly label?: string }) => {
+export const CopyButton = ({ text, label = "Copy", ref }: {
+  readonly text: string
+  readonly label?: string
+  readonly ref?: Ref<HTMLButtonElement>
+}) => {
   const [copied, setCopied] = useState(false)
   return (
     <button
+      ref={ref}
       type="button"
       className="secondary"
       onClick={() =>
@@ -136,7 +141,11 @@ export const CopyButton = ({ text, label = "Copy" }: { readonly text: string; re
   )
 }
 
-/** A secret shown once, with a copy button, gone after `hideAfterMs` (the service cannot show it again). */
+/**
+ * A secret shown once, with a copy button, gone after `hideAfterMs` (the service cannot show it
+ * again). The copy button takes the focus when it appears: the next key press copies, with no
+ * tabbing through the navigation before it runs out.
+ */
 export const SecretOnce = ({ title, secret, note, hideAfterMs, onDone }: {
   readonly title: string
   readonly secret: string
@@ -146,6 +155,8 @@ export const SecretOnce = ({ title, secret, note, hideAfterMs, onDone }: {
 }) => {
   const [shownAt] = useState(Date.now())
   const now = useNow()
+  const copy = useRef<HTMLButtonElement>(null)
+  useEffect(() => copy.current?.focus(), [])
   const left = shownAt + hideAfterMs - now
   useEffect(() => {
     if (left <= 0) onDone()
@@ -156,7 +167,7 @@ export const SecretOnce = ({ title, secret, note, hideAfterMs, onDone }: {
       <p>{note}</p>
       <div className="row">
         <code className="secret-value" data-testid="secret-value">{secret}</code>
-        <CopyButton text={secret} />
+        <CopyButton text={secret} ref={copy} />
       </div>
       <p className="muted">
         Hidden in {Math.max(0, Math.ceil(left / 1000))} s.{" "}

@@ -1,4 +1,4 @@
-import { useState } from "react"
+import { useEffect, useState } from "react"
 import { Link, useNavigate } from "react-router"
 import { useApiMutation, useApiQuery } from "../api/hooks.js"
 import type { MeData } from "../api/types.js"
@@ -61,10 +61,15 @@ const PhoneSection = ({ me }: { readonly me: MeData }) => {
   )
 }
 
-const NewOrg = () => {
+const NewOrg = ({ phoneVerified }: { readonly phoneVerified: boolean }) => {
   const [name, setName] = useState("")
   const navigate = useNavigate()
   const create = useApiMutation((c, value: string) => c.account.createOrg({ payload: { name: value } }), [["me"]])
+  // A refusal for want of a verified phone is over once the phone is verified.
+  const { reset } = create
+  useEffect(() => {
+    if (phoneVerified) reset()
+  }, [phoneVerified, reset])
   return (
     <form
       className="inline"
@@ -106,7 +111,7 @@ export const AccountPage = ({ me }: { readonly me: MeData }) => {
               ))}
             </ul>
           )}
-        <NewOrg />
+        <NewOrg phoneVerified={me.user.phone_verified} />
       </section>
       <section className="card">
         <h2>Data-deletion requests</h2>

@@ -71,7 +71,7 @@ export const AdminPage = () => {
   const [session, setSession] = useState<{ token: string; email: string } | null>(null)
   if (session === null) {
     return (
-      <main className="center">
+      <main id="main" tabIndex={-1} className="center">
         <SignIn onSignedIn={(token, email) => setSession({ token, email })} />
       </main>
     )
@@ -101,7 +101,7 @@ export const AdminPage = () => {
               ))}
             </ul>
           </nav>
-          <main className="content">
+          <main id="main" tabIndex={-1} className="content">
             <Routes>
               <Route path="disputes" element={<DisputesPage />} />
               <Route path="tools" element={<ToolsAdminPage />} />

@@ -14,7 +14,7 @@ export const ApprovalLinkPage = () => {
   // A link works once: after it, the page shows the decided approval the answer carries.
   const decide = useApiMutation((c) => c.approvalLinks.decision({ path: { token } }))
   return (
-    <main className="center">
+    <main id="main" tabIndex={-1} className="center">
       <Loaded query={preview}>
         {({ agent, approval: shown, decision }) => {
           const approval = decide.data?.approval ?? shown

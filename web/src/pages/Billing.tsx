@@ -30,6 +30,8 @@ const Payments = ({ orgId }: { readonly orgId: OrgId }) => {
       rows={(data) => data.payments}
       empty="No payments yet."
       head={["What", "Amount", "Credits", "Status", "When"]}
+      label="Payments"
+      stackOnPhone
       row={(p) => (
         <tr key={p.id}>
           <td>{paymentWhat[p.purpose]}{p.plan === null ? "" : `: ${planNames[p.plan]}`}</td>

@@ -42,9 +42,9 @@ export const JobsPage = () => {
                   return (
                     <li key={r.id} className="card" data-testid={`job-${r.job_id}`}>
                       <div className="agent-head">
-                        <h3>
+                        <h2 className="card-title">
                           <Link to={`/orgs/${org.id}/jobs/${r.id}`}>{r.tool.name}</Link>
-                        </h3>
+                        </h2>
                         <Status value={r.status} />
                         {r.mode === "test" ? <TestNote /> : null}
                         <span className="muted">by {names.get(r.agent_id) ?? `agent ${r.agent_id.slice(0, 8)}`}</span>

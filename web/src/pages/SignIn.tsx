@@ -15,7 +15,7 @@ export const SignInPage = () => {
   const next = location.pathname === "/" ? undefined : `${location.pathname}${location.search}`
   const invited = location.pathname.startsWith("/invites/accept")
   return (
-    <main className="center">
+    <main id="main" tabIndex={-1} className="center">
       <div className="card narrow stack sign-in">
         <h1>Sign in</h1>
         <p>Run your org's agents, budgets, approvals and money.</p>

@@ -4,6 +4,7 @@ import type { Delivery, WebhookEndpoint } from "@agent-gateway/contract/Domain/W
 import { useState } from "react"
 import { useApiMutation, useApiQuery, useCursorPages } from "../api/hooks.js"
 import { useOrg } from "../api/org.js"
+import { ConfirmButton } from "../components/ConfirmButton.js"
 import { localDateTime } from "../components/format.js"
 import { PagedTable } from "../components/PagedTable.js"
 import { Empty, ErrorNotice, Loaded, Pager, type ShownSecret, Status, useSecretOnce, When } from "../components/ui.js"
@@ -172,12 +173,12 @@ const WebhookRow = ({ orgId, webhook, isOwner, onSecret }: {
         </button>
         {isOwner ?
           (
-            <button
-              type="button"
+            <ConfirmButton
               className="secondary"
               disabled={rotate.isPending}
-              onClick={() =>
-                confirm(`Make a new signing secret for ${webhook.url}? The current one keeps working for 24 hours.`) &&
+              question={`Make a new signing secret for ${webhook.url}? The current one keeps working for 24 hours.`}
+              confirmLabel="Rotate secret"
+              onConfirm={() =>
                 rotate.mutate(undefined, {
                   onSuccess: (made) =>
                     onSecret({
@@ -188,7 +189,7 @@ const WebhookRow = ({ orgId, webhook, isOwner, onSecret }: {
                 })}
             >
               Rotate secret
-            </button>
+            </ConfirmButton>
           ) :
           null}
         <button
@@ -212,28 +213,45 @@ const WebhookRow = ({ orgId, webhook, isOwner, onSecret }: {
   )
 }
 
-type DeliveryRecord = Pick<typeof Delivery.json.Type, "endpoint_id" | "event_id" | "status">
+type DeliveryRecord = typeof Delivery.json.Type
 
-/** Sends one event to its endpoint again, with the same event id (not while a try is due). */
+/**
+ * Sent again and not tried since: the resend starts its attempts afresh, and the answer it
+ * still holds is the one from before the resend.
+ */
+const resentNotTried = (d: DeliveryRecord) => d.status === "pending" && d.attempts === 0 && d.last_attempt_at !== null
+
+/** Sends one event to its endpoint again, with the same event id (not while a try is due: the page says so). */
 const ResendButton = ({ orgId, delivery }: { readonly orgId: OrgId; readonly delivery: DeliveryRecord }) => {
   const replay = useApiMutation(
     (c) => c.webhooks.replay({ path: { orgId, id: delivery.endpoint_id }, payload: { event_id: delivery.event_id } }),
     [["deliveries", orgId]]
   )
+  const due = delivery.status === "pending"
+  const why = `resend-why-${delivery.id}`
   return (
     <>
       <button
         type="button"
         className="secondary"
-        disabled={replay.isPending || delivery.status === "pending"}
+        disabled={replay.isPending || due}
+        aria-describedby={due ? why : undefined}
         onClick={() => replay.mutate(undefined)}
       >
         {replay.isPending ? "Resending…" : "Resend"}
       </button>
-      {replay.isSuccess ? <span role="status" className="muted">Sent again</span> : null}
+      {due ? <span className="hint" id={why}>{" "}A try is due: it can be sent again once it is settled.</span> : null}
+      {replay.isSuccess ? <span role="status" className="muted">{" "}Sent again</span> : null}
       <ErrorNotice error={replay.error} />
     </>
   )
+}
+
+/** The delivery's last answer, said of the try before the resend when none has been made since. */
+const lastAnswer = (d: DeliveryRecord) => {
+  const answer = d.last_status_code ?? d.last_error
+  if (answer === null) return "—"
+  return resentNotTried(d) ? `${answer} (before it was sent again)` : String(answer)
 }
 
 const Deliveries = ({ orgId, isOwner }: { readonly orgId: OrgId; readonly isOwner: boolean }) => {
@@ -255,9 +273,10 @@ const Deliveries = ({ orgId, isOwner }: { readonly orgId: OrgId; readonly isOwne
           <td title={d.event_type}>{eventTitle(d.event_type)}</td>
           <td>
             <Status value={d.status} />
+            {resentNotTried(d) ? " sent again" : null}
           </td>
-          <td>{d.attempts}</td>
-          <td>{d.last_status_code ?? d.last_error ?? "—"}</td>
+          <td>{resentNotTried(d) ? "none since it was sent again" : d.attempts}</td>
+          <td>{lastAnswer(d)}</td>
           <td>{d.next_attempt_at === null ? "—" : <When at={d.next_attempt_at} />}</td>
           {isOwner
             ? (

@@ -2,6 +2,7 @@ import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
 import { useRef, useState } from "react"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
 import { dollars, ownerText } from "../format.js"
+import { TableFrame } from "../TableFrame.js"
 import { ErrorNotice, Loaded } from "../ui.js"
 
 type PlanId = "payg" | "pro" | "max"
@@ -93,7 +94,7 @@ export const PlanChooser = ({ orgId, current, founding, offerClaim, hasSubscript
           }
           return (
             <>
-              <div className="table-scroll" tabIndex={0} role="region" aria-label="Scrollable table">
+              <TableFrame label="Plans compared" stackOnPhone>
                 <table className="plans">
                   <caption className="muted">
                     Every plan: up to {data.limits.webhook_endpoints_per_org} webhook endpoints.
@@ -140,7 +141,7 @@ export const PlanChooser = ({ orgId, current, founding, offerClaim, hasSubscript
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableFrame>
               <p>
                 <strong>{offer.name}:</strong> {offer.description} {offer.status === "open"
                   ? <span>{offer.remaining} of {offer.total} founding seats left.</span>
