@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import type { OrgActor } from "../../src/Domain/Current.js"
 import { AgentId, OrgId, UserId } from "../../src/Domain/Ids.js"
 import { newSecret, secretPrefixes } from "../../src/Domain/Secrets.js"
 import { sha256Hex } from "../../src/Services/SecretBox/Hashes.js"
@@ -59,6 +60,27 @@ export const seedOrg = async (
   await addMember(db, orgId, owner.userId, "owner")
   return { orgId, owner }
 }
+
+/**
+ * The actor a service-tier suite passes for `user` acting in `org` by session, as the
+ * credential middleware makes it (`role` as seeded).
+ */
+export const actorOf = (
+  org: SeededOrg,
+  user: SeededUser = org.owner,
+  role: OrgActor["role"] = "owner",
+  plan: OrgActor["org_plan"] = "payg"
+): OrgActor => ({
+  org_id: org.orgId,
+  org_plan: plan,
+  user_id: user.userId,
+  email: user.email,
+  role,
+  via: "session",
+  session_id: null,
+  org_key_id: null,
+  org_key_scope: null
+})
 
 export const addMember = (db: TestDatabase, orgId: string, userId: string, role: "owner" | "member") =>
   db.query(`INSERT INTO org_members (org_id, user_id, role, created_at) VALUES ($1, $2, $3, now())`, [
