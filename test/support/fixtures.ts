@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import type { OrgActor } from "../../src/Domain/Current.js"
+import type { AuthenticatedAgent, OrgActor } from "../../src/Domain/Current.js"
 import { AgentId, OrgId, UserId } from "../../src/Domain/Ids.js"
 import { newSecret, secretPrefixes } from "../../src/Domain/Secrets.js"
 import { sha256Hex } from "../../src/Services/SecretBox/Hashes.js"
@@ -127,6 +127,25 @@ export const seedAgent = async (
     ]
   )
   return { agentId, key }
+}
+
+/** The agent as its key's credential check reads it now, for a service-tier suite to act as. */
+export const agentOf = async (db: TestDatabase, agentId: string): Promise<AuthenticatedAgent> => {
+  const [row] = await db.query(
+    `SELECT a.id, a.org_id, o.plan, a.name, a.mode, a.monthly_budget_credits, a.approval_threshold_credits, a.key_prefix
+     FROM agents a JOIN orgs o ON o.id = a.org_id WHERE a.id = $1`,
+    [agentId]
+  )
+  return {
+    id: AgentId.make(row.id),
+    org_id: OrgId.make(row.org_id),
+    org_plan: row.plan,
+    name: row.name,
+    mode: row.mode,
+    monthly_budget_credits: BigInt(row.monthly_budget_credits),
+    approval_threshold_credits: row.approval_threshold_credits === null ? null : BigInt(row.approval_threshold_credits),
+    key_prefix: row.key_prefix
+  }
 }
 
 export const seedOrgKey = async (
