@@ -158,12 +158,11 @@ describe("direct statements", () => {
     }))
     expect(Date.now() - started).toBeLessThan(10_000)
     // The server no longer runs it, and the connection went back to the pool in working order.
-    let running = 1
-    for (let i = 0; i < 50 && running > 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      running = await sleepingStatements()
-    }
-    expect(running).toBe(0)
+    await eventually(async () => (await sleepingStatements()) === 0, {
+      timeoutMs: 5_000,
+      intervalMs: 100,
+      what: "the statement to stop"
+    })
     expect((await pool.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }])
   })
 })
