@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Fiber, Layer, TestClock } from "effect"
+import { Clock, Effect, Fiber, Layer, TestClock } from "effect"
+import { Webhook } from "standardwebhooks"
 import type { EventInput } from "../../src/Domain/Events.js"
-import type { WebhookDeliveryId } from "../../src/Domain/Ids.js"
+import { EventId, type WebhookDeliveryId } from "../../src/Domain/Ids.js"
 import { Events } from "../../src/Services/Events/Events.js"
 import { WebhookDelivery } from "../../src/Services/Webhooks/Delivery.js"
 import { Webhooks } from "../../src/Services/Webhooks/Webhooks.js"
@@ -14,8 +15,9 @@ import { independentlyVerify } from "./support.js"
 
 /**
  * Webhook delivery rules on the services, over the suite's database and without HTTP: the
- * retry schedule, the final failed state and the 24-hour cut-off, and how a try's answer
- * (2xx, 5xx, redirect, refused connection, no answer in 10 s) is recorded. Time is the
+ * retry schedule, the final failed state and the 24-hour cut-off, how a try's answer
+ * (2xx, 5xx, redirect, refused connection, no answer in 10 s) is recorded, and what a replay
+ * resends (same ids and bodies, tries and window counted again). Time is the
  * TestClock: a test moves it to the next try and runs the worker's two steps itself
  * (claim the due deliveries, try each), so nothing waits for a worker's round.
  */
@@ -219,5 +221,88 @@ layer(
       }
       expect(slow.received).toHaveLength(1)
       expect(silent.received).toHaveLength(1)
+    }))
+
+  it.effect("a replay resends one event with the same id and body, signed afresh", () =>
+    Effect.gen(function*() {
+      yield* startNow
+      const receiver = yield* Receiver
+      receiver.setMode({ kind: "ok" })
+      const path = `/replay-one-${Date.now()}`
+      const { actor, endpoint, org } = yield* orgWithEndpoint(receiver.url.replace("/hook", path))
+      const arrivals = (eventId: string) =>
+        receiver.received.filter((r) => r.path === path && r.headers["service-event-id"] === eventId)
+      const event = yield* emit(org.orgId, lowBalance)
+      yield* round
+      expect((yield* deliveryOf(event.id)).status).toBe("delivered")
+
+      const replayed = yield* (yield* Webhooks).replay(actor, endpoint.id, { event_id: EventId.make(event.id) })
+      expect(replayed).toEqual({ replayed: 1, event_ids: [event.id] })
+      expect(yield* round).toContain(event.id)
+      const [first, again] = arrivals(event.id)
+      expect(again!.body).toBe(first!.body)
+      expect(again!.headers["webhook-id"]).toBe(event.id)
+      expect(JSON.parse(again!.body).id).toBe(event.id)
+      new Webhook(endpoint.secret).verify(
+        again!.body,
+        Object.fromEntries(Object.entries(again!.headers).map(([name, value]) => [name, String(value)]))
+      )
+      expect((yield* deliveryOf(event.id)).status).toBe("delivered")
+    }))
+
+  it.effect("a replay resends what failed since a time, or everything since then, each with a window of its own", () =>
+    Effect.gen(function*() {
+      yield* startNow
+      const webhooks = yield* Webhooks
+      const receiver = yield* Receiver
+      receiver.setMode({ kind: "ok" })
+      const path = `/replay-since-${Date.now()}`
+      const { actor, endpoint, org } = yield* orgWithEndpoint(receiver.url.replace("/hook", path))
+      const arrivals = (eventId: string) =>
+        receiver.received.filter((r) => r.path === path && r.headers["service-event-id"] === eventId)
+      const since = new Date((yield* Clock.currentTimeMillis) - 1000)
+      const delivered = yield* emit(org.orgId, lowBalance)
+      yield* round
+      expect((yield* deliveryOf(delivered.id)).status).toBe("delivered")
+
+      receiver.setMode({ kind: "fail" })
+      const failing = yield* emit(org.orgId, lowBalance)
+      yield* round
+      expect(arrivals(failing.id)).toHaveLength(1)
+      // Past the 24-hour window the next try is the last: the delivery fails.
+      yield* TestClock.adjust("25 hours")
+      yield* round
+      expect((yield* deliveryOf(failing.id)).status).toBe("failed")
+      expect(arrivals(failing.id)).toHaveLength(2)
+
+      // Replayed while the receiver still refuses: the try counts from one again and the
+      // delivery has a window of its own, so it waits for its next try instead of failing.
+      expect(yield* webhooks.replay(actor, endpoint.id, { since, only_failed: true })).toEqual({
+        replayed: 1,
+        event_ids: [failing.id]
+      })
+      yield* round
+      expect(arrivals(failing.id)).toHaveLength(3)
+      const afterTry = yield* deliveryOf(failing.id)
+      expect(afterTry).toMatchObject({ status: "pending", attempts: 1 })
+      expect(afterTry.next_attempt_at!.getTime() - (yield* Clock.currentTimeMillis)).toBeGreaterThan(30_000)
+
+      receiver.setMode({ kind: "ok" })
+      expect((yield* webhooks.replay(actor, endpoint.id, { event_id: EventId.make(failing.id) })).event_ids).toEqual([
+        failing.id
+      ])
+      yield* round
+      expect((yield* deliveryOf(failing.id)).status).toBe("delivered")
+      expect(arrivals(delivered.id)).toHaveLength(1)
+      expect(new Set(arrivals(failing.id).map((r) => JSON.parse(r.body).id))).toEqual(new Set([failing.id]))
+
+      const everything = yield* webhooks.replay(actor, endpoint.id, { since })
+      expect(everything.replayed).toBe(2)
+      expect([...everything.event_ids].sort()).toEqual([delivered.id, failing.id].sort())
+      yield* round
+      expect(arrivals(delivered.id)).toHaveLength(2)
+
+      const later = new Date((yield* Clock.currentTimeMillis) + 60_000)
+      expect(yield* webhooks.replay(actor, endpoint.id, { since: later })).toEqual({ replayed: 0, event_ids: [] })
     }))
 })
