@@ -1,5 +1,5 @@
 import { Model } from "@effect/sql"
-import { Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 
 /** A timestamp on the wire: ISO 8601 UTC with milliseconds. */
 export const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC with milliseconds" })
@@ -23,3 +23,6 @@ export const LaterTimestampColumn = Model.Field({
   select: Schema.NullOr(Schema.DateFromSelf),
   json: Schema.NullOr(TimestampFromDate)
 })
+
+/** The time now as a `Date`, from the `Clock` (tests move it): for a row's timestamp columns. */
+export const currentDate: Effect.Effect<Date> = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sha256Hex } from "../../src/Services/SecretBox/Hashes.js"
+import { eventually } from "../support/eventually.js"
 import { expectError, joinAs, makeAgent, makeOrgKey, owner } from "../support/people.js"
 import { call, startWorld, type World } from "../support/world.js"
 
@@ -262,19 +263,14 @@ describe("key use", () => {
     const { id, key } = await makeAgent(world, boss.token, boss.orgId)
     await call(world, "GET", "/v1/agent", { token: key, ip: "203.0.113.10" })
     await call(world, "GET", "/v1/agent", { token: key, ip: "2001:db8::5" })
-    const poll = async () => {
-      for (let i = 0; i < 50; i++) {
-        const rows = await world.db.query(
-          "SELECT address FROM agent_key_addresses WHERE agent_id = $1 ORDER BY address",
-          [id]
-        )
-        const [agent] = await world.db.query("SELECT key_last_used_at FROM agents WHERE id = $1", [id])
-        if (rows.length === 2 && agent.key_last_used_at !== null) return { rows, agent }
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-      throw new Error("usage was not recorded")
-    }
-    const { agent, rows } = await poll()
+    const { agent, rows } = await eventually(async () => {
+      const rows = await world.db.query(
+        "SELECT address FROM agent_key_addresses WHERE agent_id = $1 ORDER BY address",
+        [id]
+      )
+      const [agent] = await world.db.query("SELECT key_last_used_at FROM agents WHERE id = $1", [id])
+      return rows.length === 2 && agent.key_last_used_at !== null && { rows, agent }
+    }, { what: "usage recorded" })
     expect(rows.map((r: any) => r.address)).toEqual(["2001:db8::5", "203.0.113.10"])
     const shown = await call(world, "GET", "/v1/agent", { token: key, ip: "203.0.113.10" })
     expect(shown.json.agent.key_last_used_at).toBe(new Date(agent.key_last_used_at).toISOString())

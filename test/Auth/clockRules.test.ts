@@ -9,6 +9,7 @@ import { runMigrations } from "../../src/Layers/Migrations.js"
 import { Admins } from "../../src/Services/Auth/Admins.js"
 import { Credentials } from "../../src/Services/Auth/Credentials.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { eventuallyEffect } from "../support/eventually.js"
 import { seedAgent, seedOrg } from "../support/fixtures.js"
 
 /**
@@ -37,16 +38,9 @@ const services = () =>
     Layer.provideMerge(PgClient.layer({ url: Redacted.make(db.url), maxConnections: 2 }))
   )
 
-/** Waits (real time) for a background write to land. */
-const eventually = <A>(read: Effect.Effect<A>, done: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 100; i++) {
-      const value = yield* read
-      if (done(value)) return value
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
-    }
-    return yield* Effect.die("timed out waiting for a background write")
-  })
+/** Waits (real time, whatever the test's clock) for a background write to land. */
+const landed = <A>(read: Effect.Effect<A>, done: (a: A) => boolean) =>
+  eventuallyEffect(Effect.map(read, (value) => done(value) && value), { what: "a background write" })
 
 describe("usage stamps", () => {
   it.scoped("key_last_used_at and the address record move at most once a minute", () =>
@@ -63,7 +57,7 @@ describe("usage stamps", () => {
       const t0 = Math.floor(Date.now() / 1000) * 1000
       yield* TestClock.setTime(t0)
       yield* credentials.authenticateAgentKey(key, "203.0.113.1")
-      yield* eventually(lastUsed, (row) => row.at !== null && row.seen !== null)
+      yield* landed(lastUsed, (row) => row.at !== null && row.seen !== null)
       expect((yield* lastUsed).at!.getTime()).toBe(t0)
 
       yield* TestClock.adjust(Duration.seconds(30))
@@ -74,13 +68,13 @@ describe("usage stamps", () => {
       const other = sql<{ n: number }>`
         SELECT count(*)::int AS n FROM agent_key_addresses WHERE agent_id = ${agentId} AND address = '203.0.113.2'`
         .pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
-      yield* eventually(other, (row) => row.n === 1)
+      yield* landed(other, (row) => row.n === 1)
       expect((yield* lastUsed).at!.getTime()).toBe(t0)
 
       yield* TestClock.adjust(Duration.seconds(31))
       yield* credentials.authenticateAgentKey(key, "203.0.113.1")
       // The key's stamp and the address's are two writes: wait for both before reading them.
-      const moved = yield* eventually(lastUsed, (row) => row.at!.getTime() !== t0 && row.seen!.getTime() !== t0)
+      const moved = yield* landed(lastUsed, (row) => row.at!.getTime() !== t0 && row.seen!.getTime() !== t0)
       expect(moved.at!.getTime()).toBe(t0 + 61_000)
       expect(moved.seen!.getTime()).toBe(t0 + 61_000)
     }).pipe(Effect.provide(services())))

@@ -1,6 +1,7 @@
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { openConnections, tally } from "../support/connections.js"
+import { eventually } from "../support/eventually.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
 import { request } from "../support/server.js"
 import { startWorld, topUp, type World } from "../support/world.js"
@@ -53,19 +54,19 @@ describe("bounded concurrency with a queue", () => {
 
     const running = [call(), call()]
     // Both hold their places once the provider has them.
-    const deadline = Date.now() + 60_000
-    while (world.fake.seen.filter((seen) => seen.url.includes("/v1/hang")).length < 2) {
-      if (Date.now() > deadline) throw new Error("the provider never received both calls")
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    await eventually(() => world.fake.seen.filter((seen) => seen.url.includes("/v1/hang")).length >= 2, {
+      timeoutMs: 60_000,
+      intervalMs: 20,
+      what: "the provider receiving both calls"
+    })
     let queuedSettled = 0
     const queued = [call(), call()].map((answer) => answer.finally(() => queuedSettled++))
     // Both are in the queue before the fifth arrives (observed on /readyz, not slept for).
-    const queueDeadline = Date.now() + 60_000
-    while ((await request(`${world.server.url}/readyz`)).json.requests.queued < 2) {
-      if (Date.now() > queueDeadline) throw new Error("the calls never queued")
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    await eventually(async () => (await request(`${world.server.url}/readyz`)).json.requests.queued >= 2, {
+      timeoutMs: 60_000,
+      intervalMs: 20,
+      what: "both calls queued"
+    })
     // Over the queue limit: refused at once, while the queued ones still wait.
     expectUnavailable(await call(), /over capacity/)
     expect(queuedSettled).toBe(0)
@@ -148,15 +149,12 @@ describe("an exhausted database pool", () => {
         })
       const first = join(1)
       // Wait until the first join is waiting on the lock (seen in pg_locks), not a fixed time.
-      const deadline = Date.now() + 60_000
-      for (;;) {
+      await eventually(async () => {
         const { rows } = await blocker.query(
           "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'waitlist'::regclass AND NOT granted"
         )
-        if (rows[0].n > 0) break
-        if (Date.now() > deadline) throw new Error("the first join never waited on the lock")
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
+        return rows[0].n > 0
+      }, { timeoutMs: 60_000, intervalMs: 20, what: "the first join waiting on the lock" })
       expectUnavailable(await join(2), /no database connection came free/)
       await blocker.query("ROLLBACK")
       expect((await first).status).toBe(202)

@@ -62,13 +62,12 @@ const exited = (service: ChildService) =>
   })
 
 /** Polls until the fake provider has received `count` requests for `path`. */
-const providerReceived = async (path: string, count: number) => {
-  const deadline = Date.now() + 60_000
-  while (fake.seen.filter((seen) => seen.url.includes(path)).length < count) {
-    if (Date.now() > deadline) throw new Error(`the provider never received ${count} ${path}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
+const providerReceived = (path: string, count: number) =>
+  eventually(() => fake.seen.filter((seen) => seen.url.includes(path)).length >= count, {
+    timeoutMs: 60_000,
+    intervalMs: 20,
+    what: `the provider receiving ${count} ${path}`
+  })
 
 const connects = (url: string) =>
   new Promise<boolean>((resolve) => {

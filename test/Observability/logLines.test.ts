@@ -4,6 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { makeLineWriter } from "../../src/Layers/LogLines.js"
+import { eventually } from "../support/eventually.js"
 
 const droppedLine = (count: number) => `dropped ${count}`
 
@@ -45,7 +46,7 @@ describe("log lines (Layers/LogLines.ts)", () => {
     reader.on("data", (chunk) => (text += chunk.toString()))
     await writer.drained()
     // The count of dropped lines comes last: read up to it.
-    while (!/dropped \d+\n$/.test(text)) await new Promise((resolve) => setTimeout(resolve, 20))
+    await eventually(() => /dropped \d+\n$/.test(text), { intervalMs: 20, what: "the count of dropped lines" })
     reader.destroy()
     fs.closeSync(fd)
     const lines = text.split("\n").filter((l) => l.length > 0)
@@ -67,7 +68,7 @@ describe("log lines (Layers/LogLines.ts)", () => {
     // One turn each: two batches of 1.5 MB written at once by two threads of the pool.
     for (let i = 0; i < 10_000; i++) writers.forEach((writer, w) => writer.write(lines[w]!))
     await Promise.all(writers.map((writer) => writer.drained()))
-    while (text.length < 2 * 10_000 * 151) await new Promise((resolve) => setTimeout(resolve, 20))
+    await eventually(() => text.length >= 2 * 10_000 * 151, { intervalMs: 20, what: "every line read" })
     reader.destroy()
     fs.closeSync(fd)
     const read = text.split("\n").slice(0, -1)

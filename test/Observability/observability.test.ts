@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Lifecycle } from "../../src/Services/Lifecycle/Lifecycle.js"
 import { killChildService, startChildService } from "../support/childService.js"
 import { createTestDatabase } from "../support/database.js"
+import { eventually } from "../support/eventually.js"
 import { bearer, seedAgent, seedOrg, seedUser } from "../support/fixtures.js"
 import { request } from "../support/server.js"
 import { startWorld, topUp, type World } from "../support/world.js"
@@ -170,12 +171,13 @@ describe("logs", () => {
         expect(answer.status).toBeLessThan(300)
         const requestId = answer.headers.get("request-id")!
         expect(requestId).toMatch(REQUEST_ID)
-        let lines: Array<any> = []
-        for (let tries = 0; tries < 50; tries++) {
-          lines = child.output().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
-          if (lines.some((line) => line.message === "request" && line.annotations?.request_id === requestId)) break
-          await new Promise((resolve) => setTimeout(resolve, 100))
-        }
+        const lines: Array<any> = await eventually(() => {
+          const parsed = child.output().split("\n").filter((line) => line.startsWith("{")).map((line) =>
+            JSON.parse(line)
+          )
+          return parsed.some((line) => line.message === "request" && line.annotations?.request_id === requestId) &&
+            parsed
+        }, { timeoutMs: 5_000, intervalMs: 100, what: "the request's access line" })
         const ofRequest = lines.filter((line) => line.annotations?.request_id === requestId)
         // The SMS stand-in's line, written inside the request, carries its id too.
         expect(ofRequest.some((line) => String(line.message).includes("Development SMS sink"))).toBe(true)
@@ -204,11 +206,10 @@ describe("logs", () => {
     try {
       const answer = await request(`${child.url}/v1/task-types`)
       const requestId = answer.headers.get("request-id")!
-      let mentions: Array<string> = []
-      for (let tries = 0; tries < 50 && mentions.length === 0; tries++) {
-        mentions = child.output().split("\n").filter((line) => line.includes(requestId))
-        if (mentions.length === 0) await new Promise((resolve) => setTimeout(resolve, 100))
-      }
+      const mentions = await eventually(() => {
+        const found = child.output().split("\n").filter((line) => line.includes(requestId))
+        return found.length > 0 && found
+      }, { timeoutMs: 5_000, intervalMs: 100, what: "the request's line" })
       expect(mentions).toHaveLength(1)
       expect(mentions[0]).toMatch(/^timestamp=\S+ level=INFO fiber=#\d+ message=request /)
       expect(mentions[0]).toContain(`request_id=${requestId}`)
@@ -275,19 +276,17 @@ describe("OpenTelemetry", () => {
     })
     expect(call.json.status).toBe("succeeded")
     const requestId = call.headers.get("request-id")
-    let server: any
-    for (let tries = 0; tries < 100 && server === undefined; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      server = spans().find((span) => span.attrs["request.id"] === requestId)
-    }
+    const server: any = await eventually(() => spans().find((span) => span.attrs["request.id"] === requestId), {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      what: "the request's server span"
+    })
     expect(server).toMatchObject({ service: "gateway-under-test", attrs: { "http.route": "/v1/call" } })
     expect(server.attrs["http.response.status_code"]).toBe(200)
-    let trace: Array<any> = []
-    for (let tries = 0; tries < 50; tries++) {
-      trace = spans().filter((span) => span.traceId === server.traceId)
-      if (trace.some((span) => span.name === "gateway.provider_call")) break
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    const trace: Array<any> = await eventually(() => {
+      const ofTrace = spans().filter((span) => span.traceId === server.traceId)
+      return ofTrace.some((span) => span.name === "gateway.provider_call") && ofTrace
+    }, { timeoutMs: 5_000, intervalMs: 100, what: "the provider call's span" })
     expect(trace.find((span) => span.name === "gateway.provider_call")?.attrs["gateway.endpoint"]).toBe("fakeprov/ok")
     expect(trace.filter((span) => span.name === "sql.execute").length).toBeGreaterThan(0)
     // The agent key never travels in a span.
@@ -295,15 +294,14 @@ describe("OpenTelemetry", () => {
   }, 30_000)
 
   it("exports the request metrics too", async () => {
-    let names: Array<string> = []
-    for (let tries = 0; tries < 50 && !names.includes("http_requests_total"); tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      names = received.filter((r) => r.path === "/v1/metrics").flatMap((r) =>
+    const names: Array<string> = await eventually(() => {
+      const exported: Array<string> = received.filter((r) => r.path === "/v1/metrics").flatMap((r) =>
         r.body.resourceMetrics.flatMap((m: any) =>
           m.scopeMetrics.flatMap((s: any) => s.metrics.map((x: any) => x.name))
         )
       )
-    }
+      return exported.includes("http_requests_total") && exported
+    }, { timeoutMs: 5_000, intervalMs: 100, what: "the request metrics exported" })
     expect(names).toContain("http_requests_total")
     expect(names).toContain("http_request_duration_seconds")
   }, 30_000)

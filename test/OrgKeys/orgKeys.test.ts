@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sha256Hex } from "../../src/Services/SecretBox/Hashes.js"
+import { eventually } from "../support/eventually.js"
 import { expectError, joinAs, makeOrgKey, owner } from "../support/people.js"
 import { call, startWorld, type World } from "../support/world.js"
 
@@ -172,14 +173,10 @@ describe("org keys", () => {
     const boss = await owner(world)
     const key = await makeOrgKey(world, boss.token, boss.orgId, "read")
     await call(world, "GET", `/v1/orgs/${boss.orgId}`, { token: key.secret })
-    for (let i = 0; i < 50; i++) {
+    const lastUsed = await eventually(async () => {
       const listed = await call(world, "GET", `/v1/orgs/${boss.orgId}/keys`, { token: boss.token })
-      if (listed.json.keys[0].last_used_at !== null) {
-        expect(listed.json.keys[0].last_used_at).toMatch(/Z$/)
-        return
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    throw new Error("last_used_at was not recorded")
+      return listed.json.keys[0].last_used_at
+    }, { what: "last_used_at recorded" })
+    expect(lastUsed).toMatch(/Z$/)
   })
 })

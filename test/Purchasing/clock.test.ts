@@ -10,6 +10,7 @@ import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
 import { Execute } from "../../src/Services/Purchasing/Execute.js"
 import { JobRunner } from "../../src/Services/Purchasing/Jobs.js"
 import { PurchasingLive } from "../../src/Services/Purchasing/PurchasingLive.js"
+import { eventually } from "../support/eventually.js"
 import { seedAgent } from "../support/fixtures.js"
 import { startWorld, type World } from "../support/world.js"
 import { eventsOf, seedBuyer } from "./support.js"
@@ -164,19 +165,17 @@ describe("on a test clock", () => {
         }, ""))
         yield* TestClock.adjust(Duration.millis(1))
         const item = () =>
-          Effect.promise(async () => {
-            for (let i = 0; i < 100; i++) {
+          Effect.promise(() =>
+            eventually(async () => {
               const rows = await world.db.query(
                 `SELECT i.status, i.claimed_by, h.status AS hold FROM receipt_items i
                  JOIN receipts r ON r.id = i.receipt_id JOIN ledger_holds h ON h.id = i.hold_id
                  WHERE r.agent_id = $1`,
                 [agent.agentId]
               )
-              if (rows.length > 0) return rows[0]
-              await new Promise((resolve) => setTimeout(resolve, 20))
-            }
-            throw new Error("the purchase's item was never written")
-          })
+              return rows[0]
+            }, { what: "the purchase's item" })
+          )
         expect(yield* item()).toMatchObject({ status: "running", hold: "held" })
         // Another runner takes the claim over (as after a lapsed lease).
         yield* Effect.promise(() =>
@@ -216,13 +215,13 @@ describe("on a test clock", () => {
         yield* TestClock.adjust(Duration.millis(1))
         const receipts = () =>
           Effect.promise(() => world.db.query(`SELECT id, status FROM receipts WHERE agent_id = $1`, [agent.agentId]))
-        yield* Effect.promise(async () => {
-          for (let i = 0; i < 100; i++) {
-            const rows = await world.db.query(`SELECT 1 FROM receipts WHERE agent_id = $1`, [agent.agentId])
-            if (rows.length > 0) return
-            await new Promise((resolve) => setTimeout(resolve, 20))
-          }
-        })
+        yield* Effect.promise(() =>
+          eventually(
+            async () =>
+              (await world.db.query(`SELECT 1 FROM receipts WHERE agent_id = $1`, [agent.agentId])).length > 0,
+            { what: "the purchase's receipt" }
+          )
+        )
         expect((yield* receipts()).map((r) => r.status)).toEqual(["running"])
         // Its lease (5 minutes here, so the clock's one-minute steps never outrun a renewal
         // still being written) is renewed while it runs: no sweep takes it for a dead

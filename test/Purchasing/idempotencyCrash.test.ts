@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ChildService, killChildService, startChildService } from "../support/childService.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { eventually } from "../support/eventually.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
 import { request } from "../support/server.js"
 import { emailFindInput } from "./support.js"
@@ -30,15 +31,8 @@ afterAll(async () => {
   await db?.drop()
 })
 
-const poll = async <A>(check: () => Promise<A | undefined>, what: string, timeoutMs = 60_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`never: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+const poll = <A>(check: () => Promise<A | undefined>, what: string, timeoutMs = 60_000): Promise<A> =>
+  eventually(check, { what, timeoutMs })
 
 describe("idempotency after a crash", () => {
   it("a retry after SIGKILL finishes and replays the same receipt, never a second one", async () => {

@@ -72,12 +72,12 @@ describe("a slow Redis", () => {
     const p = policy(100)
     clock.toNextWindow(3600)
     expect((await a.consume(p, "s")).remaining).toBe(99)
-    // Paused longer than the 250 ms after which the store used to give up on Redis.
-    redis.pause()
-    const late = Promise.all([a.consume(p, "s"), a.consume(p, "s"), a.consume(p, "s")])
-    await new Promise((resolve) => setTimeout(resolve, 600))
-    redis.resume()
-    const decisions = await late
+    // Redis holds every write for 600 ms and then answers (CLIENT PAUSE ends by itself):
+    // longer than the 250 ms after which the store used to give up on Redis.
+    const pausedAt = performance.now()
+    await inspect.call("CLIENT", "PAUSE", "600", "WRITE")
+    const decisions = await Promise.all([a.consume(p, "s"), a.consume(p, "s"), a.consume(p, "s")])
+    expect(performance.now() - pausedAt).toBeGreaterThanOrEqual(500)
     expect(decisions.map((d) => d.remaining).sort()).toEqual([96, 97, 98])
     expect(await a.store()).toBe("redis")
     // A replica that stops takes its heartbeat out with it.

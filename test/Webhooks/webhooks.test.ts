@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { verifyWebhook } from "../../clients/typescript/src/webhooks.js"
 import { subscribableEventTypes } from "../../src/Domain/Events.js"
 import { addMember, seedOrg, seedOrgKey, seedUser } from "../support/fixtures.js"
-import { closedPort, startReceiver } from "../support/receiver.js"
+import { closedPort } from "../support/receiver.js"
 import { eventually, startWorld, type World } from "../support/world.js"
 import { independentlyVerify, orgApi } from "./support.js"
 
@@ -346,71 +346,6 @@ describe("delivery", () => {
     expect(other.status).toBe(201)
     expect((await org.api.events("?type=webhook.test")).json.events).toHaveLength(1)
   })
-
-  it("test reports a 5xx, a redirect (never followed) and a refused connection as pending retries", async () => {
-    const failing = await startReceiver({ kind: "fail", status: 503 })
-    const redirecting = await startReceiver({ kind: "redirect", status: 302 })
-    try {
-      const org = await ownerOrg()
-      const a = await org.api.createWebhook({ url: failing.url })
-      const b = await org.api.createWebhook({ url: redirecting.url })
-      const c = await org.api.createWebhook({ url: `http://127.0.0.1:${await closedPort()}/hook` })
-      const five = await org.api.testWebhook(a.json.webhook.id)
-      expect(five.json).toMatchObject({
-        status: "pending",
-        attempts: 1,
-        last_status_code: 503,
-        last_error: "Answered HTTP 503"
-      })
-      expect(Date.parse(five.json.next_attempt_at) - Date.parse(five.json.last_attempt_at)).toBeGreaterThanOrEqual(
-        60_000
-      )
-      const redirect = await org.api.testWebhook(b.json.webhook.id)
-      expect(redirect.json).toMatchObject({
-        status: "pending",
-        last_status_code: 302,
-        last_error: "Redirect (302) not followed"
-      })
-      expect(redirecting.received).toHaveLength(1)
-      expect(redirecting.redirectTargetHits).toHaveLength(0)
-      const refused = await org.api.testWebhook(c.json.webhook.id)
-      expect(refused.json).toMatchObject({
-        status: "pending",
-        last_status_code: null,
-        last_error: "Connection refused"
-      })
-    } finally {
-      await failing.close()
-      await redirecting.close()
-    }
-  })
-
-  it("treats an answer slower than 10 seconds, or none at all, as a failed try", async () => {
-    const slow = await startReceiver({ kind: "slow", delayMs: 12_000 })
-    const silent = await startReceiver({ kind: "silent" })
-    try {
-      const org = await ownerOrg()
-      const a = await org.api.createWebhook({ url: slow.url })
-      const b = await org.api.createWebhook({ url: silent.url })
-      const [late, none] = await Promise.all([
-        org.api.testWebhook(a.json.webhook.id),
-        org.api.testWebhook(b.json.webhook.id)
-      ])
-      for (const answer of [late, none]) {
-        expect(answer.json).toMatchObject({
-          status: "pending",
-          attempts: 1,
-          last_status_code: null,
-          last_error: "No answer within 10 seconds"
-        })
-      }
-      expect(slow.received).toHaveLength(1)
-      expect(silent.received).toHaveLength(1)
-    } finally {
-      await slow.close()
-      await silent.close()
-    }
-  }, 40_000)
 })
 
 describe("lists", () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto"
 import pg from "pg"
+import { eventually } from "./eventually.js"
 
 /**
  * Every suite gets its own database on the real PostgreSQL server named by
@@ -37,14 +38,12 @@ export const dropDatabase = (name: string) =>
     // Pools closed just before may still be hanging up: terminating a connection that is
     // closing raises an error in its process with nobody to catch it. Wait for them (a few
     // seconds at most), then force whatever is left.
-    const deadline = Date.now() + 5_000
-    while (Date.now() < deadline) {
+    await eventually(async () => {
       const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`, [
         name
       ])
-      if (rows[0].n === 0) break
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+      return rows[0].n === 0
+    }, { timeoutMs: 5_000, what: "the closed pools to hang up" }).catch(() => undefined)
     await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   })
 

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import type { AuthenticatedAgent, OrgActor } from "../../src/Domain/Current.js"
 import { AgentId, OrgId, UserId } from "../../src/Domain/Ids.js"
 import { newSecret, secretPrefixes } from "../../src/Domain/Secrets.js"
 import { sha256Hex } from "../../src/Services/SecretBox/Hashes.js"
@@ -60,6 +61,27 @@ export const seedOrg = async (
   return { orgId, owner }
 }
 
+/**
+ * The actor a service-tier suite passes for `user` acting in `org` by session, as the
+ * credential middleware makes it (`role` as seeded).
+ */
+export const actorOf = (
+  org: SeededOrg,
+  user: SeededUser = org.owner,
+  role: OrgActor["role"] = "owner",
+  plan: OrgActor["org_plan"] = "payg"
+): OrgActor => ({
+  org_id: org.orgId,
+  org_plan: plan,
+  user_id: user.userId,
+  email: user.email,
+  role,
+  via: "session",
+  session_id: null,
+  org_key_id: null,
+  org_key_scope: null
+})
+
 export const addMember = (db: TestDatabase, orgId: string, userId: string, role: "owner" | "member") =>
   db.query(`INSERT INTO org_members (org_id, user_id, role, created_at) VALUES ($1, $2, $3, now())`, [
     orgId,
@@ -105,6 +127,25 @@ export const seedAgent = async (
     ]
   )
   return { agentId, key }
+}
+
+/** The agent as its key's credential check reads it now, for a service-tier suite to act as. */
+export const agentOf = async (db: TestDatabase, agentId: string): Promise<AuthenticatedAgent> => {
+  const [row] = await db.query(
+    `SELECT a.id, a.org_id, o.plan, a.name, a.mode, a.monthly_budget_credits, a.approval_threshold_credits, a.key_prefix
+     FROM agents a JOIN orgs o ON o.id = a.org_id WHERE a.id = $1`,
+    [agentId]
+  )
+  return {
+    id: AgentId.make(row.id),
+    org_id: OrgId.make(row.org_id),
+    org_plan: row.plan,
+    name: row.name,
+    mode: row.mode,
+    monthly_budget_credits: BigInt(row.monthly_budget_credits),
+    approval_threshold_credits: row.approval_threshold_credits === null ? null : BigInt(row.approval_threshold_credits),
+    key_prefix: row.key_prefix
+  }
 }
 
 export const seedOrgKey = async (

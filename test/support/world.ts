@@ -8,6 +8,7 @@ import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerMaintenance } from "../../src/Services/Ledger/LedgerMaintenance.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
 import { createTestDatabase, type TestDatabase } from "./database.js"
+export { eventually } from "./eventually.js"
 import { type EventEmitter, eventEmitter } from "./eventEmitter.js"
 import { type FakeEcb, startFakeEcb } from "./fakeEcb.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "./fakeProvider.js"
@@ -274,20 +275,3 @@ export const grantTrial = (world: { readonly ledger: LedgerRuntime }, orgId: Org
 
 export const sweepHolds = (world: { readonly ledger: LedgerRuntime }) =>
   world.ledger.runPromise(Effect.flatMap(LedgerMaintenance, (maintenance) => maintenance.sweepHolds))
-
-/**
- * Polls `check` until it answers something (not undefined, null or false), or fails after
- * `timeoutMs` naming `what`. Never a fixed sleep: a slow machine only waits longer.
- */
-export const eventually = async <A>(
-  check: () => A | undefined | null | false | Promise<A | undefined | null | false>,
-  options: { readonly timeoutMs?: number; readonly intervalMs?: number; readonly what?: string } = {}
-): Promise<A> => {
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000)
-  for (;;) {
-    const value = await check()
-    if (value !== undefined && value !== null && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${options.what ?? "a condition"}`)
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50))
-  }
-}

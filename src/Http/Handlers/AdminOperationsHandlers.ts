@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { CurrentAdmin } from "../../Domain/Current.js"
 import { OrgId } from "../../Domain/Ids.js"
+import { currentDate } from "../../Domain/Timestamps.js"
 import { BenchmarkRuns } from "../../Services/Benchmarks/BenchmarkRuns.js"
 import { ProviderSigning } from "../../Services/BotAuth/ProviderSigning.js"
 import { EndpointOpenings } from "../../Services/Gateway/EndpointOpenings.js"
@@ -21,17 +22,16 @@ const actor = Effect.map(CurrentAdmin, (admin): AuditActor => ({ admin_id: admin
 /** A path org id (decoded by its path schema) in one spelling, as the audit log names its target. */
 const orgIdOf = (value: OrgId) => OrgId.make(value.toLowerCase())
 
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-
 export const AdminToolsHandlers = HttpApiBuilder.group(Api, "adminTools", (handlers) =>
   Effect.gen(function*() {
     const tools = yield* ToolAdmin
     const benchmarks = yield* BenchmarkRuns
-    const view = (row: Parameters<typeof adminToolRecord>[0]) => Effect.map(now, (at) => adminToolRecord(row, at))
+    const view = (row: Parameters<typeof adminToolRecord>[0]) =>
+      Effect.map(currentDate, (at) => adminToolRecord(row, at))
     return handlers
       .handle("list", () =>
         Effect.gen(function*() {
-          const at = yield* now
+          const at = yield* currentDate
           return { tools: (yield* tools.list).map((row) => adminToolRecord(row, at)) }
         }))
       .handle("create", ({ payload }) =>

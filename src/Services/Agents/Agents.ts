@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { Agent } from "../../Domain/Agent.js"
 import type { OrgActor } from "../../Domain/Current.js"
@@ -7,6 +7,7 @@ import { AgentId } from "../../Domain/Ids.js"
 import { parseRange } from "../../Domain/IpRanges.js"
 import { type PlanId, plans } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
+import { currentDate } from "../../Domain/Timestamps.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { sha256Hex } from "../SecretBox/Hashes.js"
@@ -97,7 +98,6 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* AgentsRepo
     const orgs = yield* OrgsRepo
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
@@ -117,7 +117,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
         const row = yield* transaction(Effect.gen(function*() {
           const plan = yield* lockedPlan(actor.org_id)
           if ((yield* repo.countActive(actor.org_id)) >= plans[plan].max_active_agents) return yield* agentLimit(plan)
-          const at = yield* now
+          const at = yield* currentDate
           return yield* repo.insert({
             id: AgentId.make(randomUUID()),
             org_id: actor.org_id,
@@ -175,7 +175,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
           const current = yield* repo.findForUpdate(actor.org_id, agentId)
           if (Option.isNone(current)) return yield* noSuchAgent
           const key = newAgentKey(current.value.mode)
-          yield* repo.setKey(agentId, { hash: key.hash, prefix: key.prefix }, yield* now)
+          yield* repo.setKey(agentId, { hash: key.hash, prefix: key.prefix }, yield* currentDate)
           return { key: key.key, key_note: keyNote }
         }))
       })
@@ -186,7 +186,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
         return yield* transaction(Effect.gen(function*() {
           const current = yield* repo.findForUpdate(actor.org_id, agentId)
           if (Option.isNone(current)) return yield* noSuchAgent
-          yield* repo.setKey(agentId, null, yield* now)
+          yield* repo.setKey(agentId, null, yield* currentDate)
           return { status: "revoked" as const }
         }))
       })

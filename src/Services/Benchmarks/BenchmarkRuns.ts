@@ -3,6 +3,7 @@ import { Clock, Config, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { type BenchmarkRun, type BenchmarkRunView } from "../../Domain/BenchmarkRun.js"
 import { BenchmarkRunId } from "../../Domain/Ids.js"
+import { currentDate } from "../../Domain/Timestamps.js"
 import { priceAt } from "../../Domain/ToolGates.js"
 import { Conflict, InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
 import { type AuditActor, AuditLog } from "../Operations/AuditLog.js"
@@ -86,7 +87,6 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
     const config = yield* PurchasingConfig
     const mode = yield* Config.literal("mock", "live")("BENCHMARK_RUNNER").pipe(Config.withDefault("mock" as const))
     const everyDays = yield* Config.integer("BENCHMARK_EVERY_DAYS").pipe(Config.withDefault(30))
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const toolOr404 = (ref: string) =>
       Effect.flatMap(tools.byRef(ref), (found) =>
@@ -113,7 +113,7 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
           })
         }
         const id = BenchmarkRunId.make(randomUUID())
-        const at = yield* now
+        const at = yield* currentDate
         return yield* sql.withTransaction(Effect.gen(function*() {
           const queued = yield* repo.insert({
             id,
@@ -166,8 +166,10 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
       Effect.gen(function*() {
         const tool = Option.getOrThrow(yield* tools.byRef(run.tool_id))
         const set = sampleSets.find(tool.task_type, run.sample_set)
-        if (set === undefined) return yield* repo.fail(run.id, `Sample set ${run.sample_set} is gone`, yield* now)
-        const price = priceAt(tool, yield* now) ?? 0n
+        if (set === undefined) {
+          return yield* repo.fail(run.id, `Sample set ${run.sample_set} is gone`, yield* currentDate)
+        }
+        const price = priceAt(tool, yield* currentDate) ?? 0n
         for (let from = run.done; from < set.samples.length; from += CHUNK) {
           const outcomes = yield* Effect.forEach(
             set.samples.slice(from, from + CHUNK),
@@ -181,7 +183,7 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
             latencies: outcomes.map((o) => o.latency),
             cost: outcomes.reduce((sum, o) => sum + o.cost, 0n)
           }
-          const lease = new Date((yield* now).getTime() + LEASE_MS)
+          const lease = new Date((yield* currentDate).getTime() + LEASE_MS)
           if (!(yield* repo.recordChunk(run.id, owner, totals, lease))) return
         }
         yield* finish(run.id, owner)
@@ -190,7 +192,7 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
     /** Writes the report and closes the run in one transaction. */
     const finish = (runId: BenchmarkRunId, owner: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const at = yield* now
+        const at = yield* currentDate
         const run = Option.getOrThrow(yield* repo.byId(runId))
         if (!(yield* repo.finish(runId, owner, at))) return
         const results = runView({ ...run, status: "done" }).results!
@@ -211,13 +213,13 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
     /** Claims and carries out the next run; false when none waits. */
     const runNext = (owner: string) =>
       Effect.gen(function*() {
-        const at = yield* now
+        const at = yield* currentDate
         const claimed = yield* repo.claimNext(owner, at, new Date(at.getTime() + LEASE_MS))
         if (Option.isNone(claimed)) return false
         yield* carryOut(claimed.value, owner).pipe(
           Effect.catchAllDefect((defect) =>
             Effect.flatMap(
-              now,
+              currentDate,
               (failedAt) => repo.fail(claimed.value.id, `The run failed: ${String(defect)}`, failedAt)
             )
           )
@@ -228,7 +230,7 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
     /** Queues a run for every tool whose latest report is older than the schedule allows. */
     const scheduleDue = Effect.gen(function*() {
       if (everyDays <= 0) return 0
-      const before = new Date((yield* now).getTime() - everyDays * 86_400_000).toISOString().slice(0, 10)
+      const before = new Date((yield* currentDate).getTime() - everyDays * 86_400_000).toISOString().slice(0, 10)
       const due = yield* repo.dueTools(before)
       for (const toolId of due) yield* Effect.ignore(start(null, toolId))
       return due.length

@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { AuthenticatedAgent, OrgActor } from "../../Domain/Current.js"
 import { type AgentId, OAuthConnectionId } from "../../Domain/Ids.js"
+import { currentDate } from "../../Domain/Timestamps.js"
 import { NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import { Agents } from "../Agents/Agents.js"
@@ -30,14 +31,13 @@ export class Connections extends Effect.Service<Connections>()("OAuth/Connection
     const server = yield* AuthorizationServer
     const credentials = yield* Credentials
     const agents = yield* Agents
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     // Last use is kept to the minute: this replica writes it at most once a minute per grant.
     const stamps = yield* makeUsageStamps
     const stampOnce = (grantId: string) =>
       Effect.flatMap(
         stamps.due(grantId),
-        (due) => due ? Effect.flatMap(now, (at) => repo.touch(grantId, at)) : Effect.void
+        (due) => due ? Effect.flatMap(currentDate, (at) => repo.touch(grantId, at)) : Effect.void
       )
 
     /** The agent an access token acts as, for a caller at `address`; 401 for any token that does not work. */
@@ -66,7 +66,7 @@ export class Connections extends Effect.Service<Connections>()("OAuth/Connection
       readonly actor: OrgActor
       readonly agentId: AgentId
     }) =>
-      Effect.flatMap(now, (at) =>
+      Effect.flatMap(currentDate, (at) =>
         repo.insert({
           id: OAuthConnectionId.make(randomUUID()),
           grant_id: input.grantId,
@@ -91,7 +91,7 @@ export class Connections extends Effect.Service<Connections>()("OAuth/Connection
         yield* agents.get(actor, agentId)
         const noSuchConnection = new NotFound({ message: "No such connection" })
         yield* sql.withTransaction(Effect.gen(function*() {
-          const at = yield* now
+          const at = yield* currentDate
           const revoked = yield* repo.revoke(actor.org_id, agentId, connectionId, at)
           if (Option.isNone(revoked)) return yield* noSuchConnection
           yield* records.destroyGrant(revoked.value.grant_id, at)

@@ -1,5 +1,6 @@
 import { Clock, Effect, Runtime } from "effect"
 import type { Adapter, AdapterPayload } from "oidc-provider"
+import { currentDate } from "../../Domain/Timestamps.js"
 import { OAuthRecordsRepo } from "./OAuthRecordsRepo.js"
 
 /**
@@ -11,13 +12,12 @@ export const makePgAdapter = Effect.gen(function*() {
   const repo = yield* OAuthRecordsRepo
   const runtime = yield* Effect.runtime<never>()
   const run = Runtime.runPromise(runtime)
-  const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
   return class PgAdapter implements Adapter {
     constructor(readonly model: string) {}
 
     upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
-      return run(Effect.flatMap(now, (at) =>
+      return run(Effect.flatMap(currentDate, (at) =>
         repo.upsert({
           model: this.model,
           id,
@@ -30,17 +30,19 @@ export const makePgAdapter = Effect.gen(function*() {
     }
 
     find(id: string): Promise<AdapterPayload | undefined> {
-      return run(Effect.flatMap(now, (at) => repo.find(this.model, id, at))) as Promise<AdapterPayload | undefined>
+      return run(Effect.flatMap(currentDate, (at) => repo.find(this.model, id, at))) as Promise<
+        AdapterPayload | undefined
+      >
     }
 
     findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      return run(Effect.flatMap(now, (at) => repo.findByUid(this.model, uid, at))) as Promise<
+      return run(Effect.flatMap(currentDate, (at) => repo.findByUid(this.model, uid, at))) as Promise<
         AdapterPayload | undefined
       >
     }
 
     findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
-      return run(Effect.flatMap(now, (at) => repo.findByUserCode(this.model, userCode, at))) as Promise<
+      return run(Effect.flatMap(currentDate, (at) => repo.findByUserCode(this.model, userCode, at))) as Promise<
         AdapterPayload | undefined
       >
     }
@@ -54,7 +56,7 @@ export const makePgAdapter = Effect.gen(function*() {
     }
 
     revokeByGrantId(grantId: string): Promise<void> {
-      return run(Effect.flatMap(now, (at) => repo.destroyGrant(grantId, at)))
+      return run(Effect.flatMap(currentDate, (at) => repo.destroyGrant(grantId, at)))
     }
   }
 })

@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import type { OrgActor } from "../../Domain/Current.js"
 import { OrgKeyId } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
+import { currentDate } from "../../Domain/Timestamps.js"
 import { NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { sha256Hex } from "../SecretBox/Hashes.js"
@@ -22,7 +23,6 @@ export class OrgKeys extends Effect.Service<OrgKeys>()("OrgKeys/OrgKeys", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* OrgKeysRepo
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const create = (actor: OrgActor, name: string, scope: "read" | "write") =>
       Effect.gen(function*() {
@@ -44,7 +44,7 @@ export class OrgKeys extends Effect.Service<OrgKeys>()("OrgKeys/OrgKeys", {
             key_hash: sha256Hex(secret),
             created_by: actor.user_id,
             created_by_email: actor.email,
-            created_at: yield* now
+            created_at: yield* currentDate
           })
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
         return { key: row, secret, note: orgKeyNote }
@@ -56,7 +56,7 @@ export class OrgKeys extends Effect.Service<OrgKeys>()("OrgKeys/OrgKeys", {
     const revoke = (actor: OrgActor, keyId: OrgKeyId) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        const revoked = yield* repo.revoke(actor.org_id, keyId, yield* now)
+        const revoked = yield* repo.revoke(actor.org_id, keyId, yield* currentDate)
         if (!revoked) return yield* new NotFound({ message: "No such active org key" })
         return { status: "revoked" as const }
       })

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { OrgActor, OrgRole, SessionUser } from "../../Domain/Current.js"
 import { normalizeEmail } from "../../Domain/Email.js"
@@ -7,6 +7,7 @@ import { DeletionRequestId, InviteId, OrgId, type UserId } from "../../Domain/Id
 import type { Org, OrgJson } from "../../Domain/Org.js"
 import { plans } from "../../Domain/Plans.js"
 import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
+import { currentDate } from "../../Domain/Timestamps.js"
 import {
   Conflict,
   Forbidden,
@@ -51,7 +52,6 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
     const mailer = yield* Mailer
     const ledger = yield* Ledger
     const config = yield* AuthConfig
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
@@ -75,7 +75,7 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
           return yield* new PhoneUnverified({ message: "Verify a phone number first: POST /v1/me/phone" })
         }
         return yield* transaction(Effect.gen(function*() {
-          const at = yield* now
+          const at = yield* currentDate
           const org = yield* repo.insertOrg({ id: OrgId.make(randomUUID()), name, created_at: at })
           yield* repo.insertMember(org.id, user.user_id, "owner", at)
           yield* ledger.grantTrial(org.id)
@@ -102,7 +102,7 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
         const token = newSecret(secretPrefixes.invite)
         const { invite, orgName } = yield* transaction(Effect.gen(function*() {
           const org = yield* lockedOrg(actor.org_id)
-          const at = yield* now
+          const at = yield* currentDate
           if (Option.isSome(yield* repo.memberByEmail(org.id, address))) {
             return yield* new Conflict({ message: `${address} is already a member of this org` })
           }
@@ -139,12 +139,12 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
         return invite
       })
 
-    const invites = (actor: OrgActor) => Effect.flatMap(now, (at) => repo.pendingInvites(actor.org_id, at))
+    const invites = (actor: OrgActor) => Effect.flatMap(currentDate, (at) => repo.pendingInvites(actor.org_id, at))
 
     const revokeInvite = (actor: OrgActor, inviteId: InviteId) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        const revoked = yield* repo.revokeInvite(actor.org_id, inviteId, yield* now)
+        const revoked = yield* repo.revokeInvite(actor.org_id, inviteId, yield* currentDate)
         if (!revoked) return yield* new NotFound({ message: "No such pending invitation" })
         return { status: "revoked" as const }
       })
@@ -152,7 +152,7 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
     /** A signed-in person accepts an invitation addressed to their email. */
     const acceptInvite = (user: SessionUser, token: string) =>
       transaction(Effect.gen(function*() {
-        const at = yield* now
+        const at = yield* currentDate
         const found = yield* repo.inviteForAcceptance(sha256Hex(token), at)
         if (Option.isNone(found)) return yield* badInvite
         const invite = found.value
@@ -184,7 +184,7 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
           const target = yield* repo.member(org.id, userId)
           if (Option.isNone(target)) return yield* noSuchMember
           if (target.value.role === "owner" && role !== "owner") {
-            const counts = yield* repo.counts(org.id, yield* now)
+            const counts = yield* repo.counts(org.id, yield* currentDate)
             if (counts.owners <= 1) return yield* lastOwner
           }
           yield* repo.setRole(org.id, userId, role)
@@ -198,7 +198,7 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
         if (userId !== actor.user_id) yield* requireOwner(actor)
         return yield* transaction(Effect.gen(function*() {
           const org = yield* lockedOrg(actor.org_id)
-          const at = yield* now
+          const at = yield* currentDate
           const target = yield* repo.member(org.id, userId)
           if (Option.isNone(target)) return yield* noSuchMember
           if (target.value.role === "owner") {
@@ -221,7 +221,7 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
           requested_by_email: actor.email,
           status: "pending",
           reason,
-          created_at: yield* now
+          created_at: yield* currentDate
         })
       })
 

@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import type { JobId, OrgId, ReceiptId } from "../../Domain/Ids.js"
 import { amountOf } from "../../Domain/Money.js"
 import type { PurchaseJob } from "../../Domain/PurchaseJob.js"
 import type { Job } from "../../Domain/Purchasing.js"
+import { currentDate } from "../../Domain/Timestamps.js"
 import { NotFound } from "../../Errors/ApiErrors.js"
 import { Events } from "../Events/Events.js"
 import { Ledger } from "../Ledger/Ledger.js"
@@ -57,8 +58,6 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
     const config = yield* PurchasingConfig
     const contextOf = interrupted.contextOf
 
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-
     const receiptRow = (receiptId: ReceiptId) =>
       Effect.flatMap(receiptRows.receipt(receiptId), (found) =>
         Option.match(found, {
@@ -69,7 +68,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
     /** Items not run by the deadline become expired and their holds go back. */
     const expire = (receiptId: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const at = yield* now
+        const at = yield* currentDate
         const expired = yield* itemRows.expirePending(
           receiptId,
           at,
@@ -87,7 +86,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
       sql.withTransaction(Effect.gen(function*() {
         const locked = yield* jobRows.lockJobForCompletion(job.id, owner)
         if (Option.isNone(locked)) return false
-        const at = yield* now
+        const at = yield* currentDate
         yield* receiptRows.completeReceipt(job.receipt_id, at)
         yield* jobRows.completeJob(job.id, at)
         const totals = yield* receipts.totals(job.org_id, job.receipt_id)
@@ -115,7 +114,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
         const context = yield* contextOf(receipt)
         let batches = 0
         while (true) {
-          const at = yield* now
+          const at = yield* currentDate
           if (at.getTime() >= job.deadline_at.getTime()) {
             yield* expire(job.receipt_id)
             const open = yield* itemRows.countOpenItems(job.receipt_id)
@@ -141,7 +140,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
           }
           yield* items.run(context, batch, owner, () => Effect.succeed({ value: undefined, writes: Effect.void }))
           batches++
-          const renewedAt = yield* now
+          const renewedAt = yield* currentDate
           const renewed = yield* jobRows.renewJobLease(
             job.id,
             owner,
@@ -160,7 +159,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
     /** Takes the next job nobody is running and runs it; answers false when there was none. */
     const runNext = (owner: string, options: { readonly maxBatches?: number } = {}) =>
       Effect.gen(function*() {
-        const at = yield* now
+        const at = yield* currentDate
         const job = yield* jobRows.claimJob(owner, at, new Date(at.getTime() + purchasingRules.jobLeaseMs))
         if (Option.isNone(job)) return false
         const finished = yield* process(job.value, owner, options.maxBatches)
@@ -174,7 +173,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("Purchasing/JobRunner
      * keys and old results.
      */
     const sweep = Effect.gen(function*() {
-      const at = yield* now
+      const at = yield* currentDate
       const stale = yield* sql.withTransaction(Effect.gen(function*() {
         const rows = yield* receiptRows.staleDirectReceipts(new Date(at.getTime() - config.leaseMs), at, 20)
         for (const receipt of rows) yield* interrupted.finish(receipt)

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import { currentDate } from "../../Domain/Timestamps.js"
 import { failedGates, gateMessages, priceAt, type ToolGate } from "../../Domain/ToolGates.js"
 import {
   AdapterNotReady,
@@ -70,7 +71,6 @@ export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
     const providers = yield* Providers
     const audit = yield* AuditLog
     const events = yield* Events
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const toolOr404 = (ref: string) =>
       Effect.flatMap(repo.byRef(ref), (found) =>
@@ -86,7 +86,7 @@ export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
         const health = Option.isNone(endpoint)
           ? { ok: false, problem: `no catalogue endpoint ${row.gateway_endpoint}` }
           : yield* providers.health(endpoint.value)
-        yield* repo.setAdapterHealth(row.id, health.ok, health.problem, yield* now)
+        yield* repo.setAdapterHealth(row.id, health.ok, health.problem, yield* currentDate)
         return health
       })
 
@@ -94,7 +94,7 @@ export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
     const passGates = (row: ToolRow) =>
       Effect.gen(function*() {
         const health = yield* checkAdapter(row)
-        const at = yield* now
+        const at = yield* currentDate
         const failed = failedGates({
           resale_rights: row.resale_rights,
           price: priceAt(row, at),
@@ -195,7 +195,7 @@ export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
 
     /** The orgs that bought from the tool in the last 30 days. */
     const recentUsers = (toolId: string) =>
-      Effect.flatMap(now, (at) => repo.usersSince(toolId, new Date(at.getTime() - RECENT_USE_MS)))
+      Effect.flatMap(currentDate, (at) => repo.usersSince(toolId, new Date(at.getTime() - RECENT_USE_MS)))
 
     const pause = (actor: AuditActor, ref: string, reason: string | undefined) =>
       Effect.gen(function*() {
@@ -240,7 +240,7 @@ export class ToolAdmin extends Effect.Service<ToolAdmin>()("Tools/ToolAdmin", {
           return yield* new InvalidAmount({ message: "price_per_success_credits must be a whole number above 0" })
         }
         const credits = BigInt(change.credits)
-        const at = yield* now
+        const at = yield* currentDate
         const validFrom = change.valid_from === undefined ? at : new Date(change.valid_from)
         if (Number.isNaN(validFrom.getTime())) {
           return yield* new InvalidInput({ message: "valid_from must be an ISO 8601 timestamp" })

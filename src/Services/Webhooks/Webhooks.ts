@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import type { OrgActor } from "../../Domain/Current.js"
 import { type EventType, subscribableEventTypes } from "../../Domain/Events.js"
 import { type EventId, WebhookDeliveryId, WebhookEndpointId } from "../../Domain/Ids.js"
 import { commonLimits } from "../../Domain/Plans.js"
+import { currentDate } from "../../Domain/Timestamps.js"
 import type { DeliveryStatus } from "../../Domain/Webhook.js"
 import { InvalidInput, NotFound, PlanLimit } from "../../Errors/ApiErrors.js"
 import { AppConfig } from "../AppConfig.js"
@@ -61,7 +62,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
     const events = yield* Events
     const delivery = yield* WebhookDelivery
     const config = yield* AppConfig
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const checkEventTypes = (requested: ReadonlyArray<string> | undefined) =>
       Effect.gen(function*() {
@@ -107,7 +107,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
             events: types,
             secret_enc: sealed,
             secret_prefix: secret.slice(0, 12),
-            created_at: yield* now
+            created_at: yield* currentDate
           })
         }).pipe(
           sql.withTransaction,
@@ -126,7 +126,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
     const remove = (actor: OrgActor, webhookId: WebhookEndpointId) =>
       Effect.gen(function*() {
         yield* requireOwner(actor)
-        const at = yield* now
+        const at = yield* currentDate
         const removed = yield* Effect.gen(function*() {
           const deleted = yield* repo.markDeleted({ orgId: actor.org_id, id: webhookId, at })
           if (deleted._tag === "None") return false
@@ -145,7 +145,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
       Effect.gen(function*() {
         yield* requireOwner(actor)
         const secret = newWebhookSecret()
-        const at = yield* now
+        const at = yield* currentDate
         const rotated = yield* repo.rotateSecret({
           orgId: actor.org_id,
           id: webhookId,
@@ -182,7 +182,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Webhooks", {
           since: request.since ?? null,
           onlyFailed: request.only_failed ?? false,
           limit: REPLAY_MAX_DELIVERIES,
-          now: yield* now
+          now: yield* currentDate
         }).pipe(Effect.orDie)
         if (request.event_id !== undefined && replayed.length === 0) {
           return yield* new NotFound({

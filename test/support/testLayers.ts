@@ -1,0 +1,56 @@
+import { ConfigProvider, Context, Effect, Layer } from "effect"
+import { DatabaseLive } from "../../src/Layers/Database.js"
+import { AppConfig } from "../../src/Services/AppConfig.js"
+import { createTestDatabase, type TestDatabase } from "./database.js"
+import { startReceiver, type TestReceiver } from "./receiver.js"
+
+/**
+ * Layers for the service tier: suites that prove a rule on the services themselves, over
+ * real PostgreSQL and without HTTP, with `@effect/vitest`'s `layer(...)`/`it.layer`:
+ *
+ *   layer(serviceTier("approvals", Approvals.Default))((it) => { it.effect(...) })
+ *
+ * The suite's database is a clone of the run's template, made once when the layer is built
+ * (once per `layer` block) and dropped when the block ends; the services get the SQL client,
+ * the `PgClient` and the pool exactly as the service builds them (`Layers/Database.ts`).
+ */
+
+/** The suite's own database, for seeding and reading rows directly (`test/support/fixtures.ts`). */
+export class SuiteDatabase extends Context.Tag("test/SuiteDatabase")<SuiteDatabase, TestDatabase>() {}
+
+/** The service's configuration in tests: a map, never the process environment. */
+export const testConfig = (env: Record<string, string>) =>
+  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ PORT: "0", ...env }))))
+
+/**
+ * A clone of the template as `SuiteDatabase`, with `SqlClient`, `PgClient`, `PgPool` and
+ * `AppConfig` on it; `env` is the rest of the configuration the services read.
+ */
+export const PgTest = (label: string, env: Record<string, string> = {}) =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const db = yield* Effect.acquireRelease(
+        Effect.promise(() => createTestDatabase(label)),
+        (db) => Effect.promise(() => db.drop())
+      )
+      const config = testConfig({ DATABASE_URL: db.url, DATABASE_POOL_SIZE: "4", ...env })
+      return Layer.mergeAll(DatabaseLive, AppConfig.Default, Layer.succeed(SuiteDatabase, db)).pipe(
+        Layer.provideMerge(config)
+      )
+    })
+  )
+
+/**
+ * `services` over the suite's database: what a service-tier suite gives `layer(...)`. The
+ * database's services stay in the context beside them, for the test to read and seed.
+ */
+export const serviceTier = <A, E, R>(label: string, services: Layer.Layer<A, E, R>, env: Record<string, string> = {}) =>
+  Layer.provideMerge(services, PgTest(label, env))
+
+/** The webhook receiver (the outside party a delivery is posted to), as a test layer. */
+export class Receiver extends Context.Tag("test/Receiver")<Receiver, TestReceiver>() {
+  static readonly Test = Layer.scoped(
+    Receiver,
+    Effect.acquireRelease(Effect.promise(() => startReceiver()), (receiver) => Effect.promise(() => receiver.close()))
+  )
+}
