@@ -43,7 +43,9 @@ export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("
     const accessTokenSeconds = yield* Config.integer("OAUTH_ACCESS_TOKEN_SECONDS").pipe(Config.withDefault(600))
     const { default: Provider, errors } = yield* importProviderModule
     const keys = yield* loadProviderKeys
-    const Adapter = yield* makePgAdapter
+    const Adapter = yield* makePgAdapter((model) =>
+      new errors.InvalidGrant(`${model === "RefreshToken" ? "refresh token" : "authorization code"} already used`)
+    )
     const issuer = `${baseUrl}${OAUTH_PREFIX}`
     const resource = `${baseUrl}/mcp`
     const documentFetch = yield* makeDocumentFetch({ isProduction })
