@@ -501,6 +501,42 @@ describe("OAuth refusals", () => {
     expect(back.searchParams.get("code")).toBeNull()
   })
 
+  it("registers only redirect URIs that are HTTPS or on a loopback address (RFC 7591's invalid_redirect_uri)", async () => {
+    const ip = freshIp()
+    const register = (redirectUris: Array<string>) =>
+      request(`${world.server.url}/oauth/register`, {
+        method: "POST",
+        headers: { "x-forwarded-for": ip },
+        body: { redirect_uris: redirectUris, client_name: "Redirects", token_endpoint_auth_method: "none" }
+      })
+    for (
+      const accepted of [
+        ["https://app.example/cb"],
+        ["http://127.0.0.1:7777/callback"],
+        ["http://localhost:3000/cb"],
+        ["http://[::1]:8080/cb"]
+      ]
+    ) {
+      const answer = await register(accepted)
+      expect(answer.status, accepted[0]).toBe(201)
+      expect(answer.json.redirect_uris).toEqual(accepted)
+    }
+    for (
+      const refused of [
+        ["http://app.example/cb"],
+        ["https://app.example/cb", "http://10.0.0.5/cb"],
+        ["http://localhost.app.example/cb"],
+        ["myapp://callback"]
+      ]
+    ) {
+      const answer = await register(refused)
+      expect(answer.status, refused.join(" ")).toBe(400)
+      expect(answer.json.error, refused.join(" ")).toBe("invalid_redirect_uri")
+    }
+    const answer = await register(["http://app.example/cb"])
+    expect(answer.json.error_description).toContain("http://app.example/cb")
+  })
+
   it("limits dynamic registrations by address", async () => {
     const ip = freshIp()
     const register = () =>
