@@ -159,6 +159,9 @@ export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("
       },
       renderError: (ctx, out, error) => {
         ctx.type = "html"
+        // Written by the library itself, past the edge that adds these to the service's pages.
+        ctx.set("x-frame-options", "DENY")
+        ctx.set("content-security-policy", "frame-ancestors 'none'")
         ctx.body = oauthErrorPage({ ...out }, error as { error_detail?: unknown })
       },
       // Browser-based MCP clients call the token and registration endpoints across origins.
