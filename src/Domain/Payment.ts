@@ -1,9 +1,9 @@
 import { Model } from "@effect/sql"
-import { Schema, Struct } from "effect"
+import { ParseResult, Schema, Struct } from "effect"
 import { MinorUnitsFromDecimal } from "./Billing.js"
 import { DayFromColumn } from "./FxRate.js"
 import { OrgId, PaymentId, UserId } from "./Ids.js"
-import { AmountFromCredits } from "./Money.js"
+import { AmountFromCredits, CREDITS_PER_USD, creditsToUsd } from "./Money.js"
 import { TimestampColumn, TimestampFromDate } from "./Timestamps.js"
 
 export const PaymentPurpose = Schema.Literal("top_up", "auto_reload", "plan")
@@ -27,12 +27,16 @@ const minorUnits = (wireKey: string, description?: string) =>
   })
 
 /** Money that comes back after the payment is made (refunds, disputes): never inserted. */
-const returnedMinor = (wireKey: string) =>
+const returnedMinor = (wireKey: string, description: string) =>
   Model.Field({
     select: Schema.BigInt,
     update: Schema.BigInt,
-    json: Schema.propertySignature(MinorUnitsFromDecimal()).pipe(Schema.fromKey(wireKey))
+    json: Schema.propertySignature(MinorUnitsFromDecimal(description)).pipe(Schema.fromKey(wireKey))
   })
+
+/** How a payment's amount in its own currency is written: three decimals in USD, two in INR. */
+const inCurrency = (what: string) =>
+  `${what}, in the payment's currency: three decimals in USD (as every USD amount), two in INR`
 
 /**
  * A card payment, declared once: `Payment` decodes its row (money in minor units and credits
@@ -51,8 +55,8 @@ export class Payment extends Model.Class<Payment>("Payment")({
   provider_idempotency_key: Model.FieldExcept(...hidden)(Schema.String),
   status: Model.FieldExcept(...hidden)(PaymentStatus),
   currency: PaymentCurrency,
-  amount_minor: minorUnits("amount", "Charged, in the currency, two decimals"),
-  usd_cents: minorUnits("amount_usd", "The USD value, two decimals"),
+  amount_minor: minorUnits("amount", inCurrency("Charged")),
+  usd_cents: minorUnits("amount_usd", "The USD value, three decimals"),
   credits: Model.Field({
     select: Schema.BigInt,
     insert: Schema.BigInt,
@@ -75,8 +79,8 @@ export class Payment extends Model.Class<Payment>("Payment")({
   receipt_url: Model.FieldExcept("insert", "jsonCreate", "jsonUpdate")(Schema.NullOr(Schema.String)),
   card_brand: Model.FieldOnly("select", "update")(Schema.NullOr(Schema.String)),
   card_last4: Model.FieldOnly("select", "update")(Schema.NullOr(Schema.String)),
-  refunded_minor: returnedMinor("refunded"),
-  disputed_minor: returnedMinor("disputed"),
+  refunded_minor: returnedMinor("refunded", inCurrency("Refunded so far")),
+  disputed_minor: returnedMinor("disputed", inCurrency("Disputed")),
   dispute_status: Model.FieldOnly("select", "update")(Schema.NullOr(DisputeStatus)),
   /** Credits the ledger has taken back for money returned (less any given back again). */
   reversed_credits: Model.Field({
@@ -111,10 +115,11 @@ const wire = Payment.json.fields
 export const paymentWireColumns = Object.keys(wire) as ReadonlyArray<keyof typeof wire>
 
 /**
- * The wire's payment: the row's own fields in their wire form, and the fields computed from
- * several columns (`status`; `fx` from the rate and its day; `card` from brand and last four).
+ * The payment's fields: the row's own in their wire form (amounts as two-decimal text of
+ * their minor units), and those computed from several columns (`status`; `fx` from the rate
+ * and its day; `card` from brand and last four).
  */
-export const PaymentJson = Schema.Struct({
+const PaymentFields = Schema.Struct({
   ...Struct.pick(wire, "id", "purpose"),
   status: PaymentWireStatus,
   ...Struct.pick(wire, "currency", "amount_minor", "usd_cents", "credits"),
@@ -137,5 +142,43 @@ export const PaymentJson = Schema.Struct({
     "created_at",
     "credited_at"
   )
+})
+
+const WirePayment = Schema.encodedSchema(PaymentFields)
+type WirePayment = typeof WirePayment.Type
+
+/** Cents as USD text with the spec's three decimals ("25.00" -> "25.000"), through `creditsToUsd`. */
+const threeDecimals = (cents: string) => creditsToUsd(BigInt(cents.replace(".", "")) * CREDITS_PER_USD / 100n)
+/** Back to two decimals: a USD amount of a payment is whole cents, so its third decimal is 0. */
+const twoDecimals = (usd: string) => /^(-?\d+\.\d{2})0$/.exec(usd)?.[1]
+
+const usdFieldsOf = (payment: WirePayment) =>
+  payment.currency === "usd" ? (["amount_usd", "amount", "refunded", "disputed"] as const) : (["amount_usd"] as const)
+
+/**
+ * The wire's payment. Its USD amounts are written as the specification writes USD, with
+ * three decimals: `amount_usd` always, and `amount`, `refunded` and `disputed` when the
+ * payment is in USD (in INR they stay rupees with two decimals).
+ */
+export const PaymentJson = Schema.transformOrFail(WirePayment, PaymentFields, {
+  strict: true,
+  decode: (wire, _, ast) => {
+    const fields: Record<string, string> = {}
+    for (const key of usdFieldsOf(wire)) {
+      const two = twoDecimals(wire[key] ?? "")
+      if (two === undefined) {
+        return ParseResult.fail(
+          new ParseResult.Type(ast, wire, `${key} must be USD with three decimals in whole cents`)
+        )
+      }
+      fields[key] = two
+    }
+    return ParseResult.succeed({ ...wire, ...fields })
+  },
+  encode: (fields) =>
+    ParseResult.succeed({
+      ...fields,
+      ...Object.fromEntries(usdFieldsOf(fields).map((key) => [key, threeDecimals(fields[key] ?? "")]))
+    })
 }).annotations({ identifier: "Payment" })
 export type PaymentView = typeof PaymentJson.Type

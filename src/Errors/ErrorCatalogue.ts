@@ -152,7 +152,8 @@ export const errorCatalogue = {
   service_unavailable: {
     status: 503,
     retryable: true,
-    meaning: "Over capacity or shutting down; retry after `Retry-After` seconds."
+    meaning:
+      "Over capacity, shutting down, or its database or mail server unreachable; retry after `Retry-After` seconds."
   }
 } as const satisfies Record<string, ErrorEntry>
 

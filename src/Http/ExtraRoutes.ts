@@ -12,6 +12,36 @@ export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 export const ownBodyPrefixes: ReadonlyArray<string> = [`${OAUTH_PREFIX}/`]
 
 /**
+ * The authorization server's endpoints that a browser script calls across origins, with the
+ * method each takes: their CORS preflight (`OPTIONS` with `Access-Control-Request-Method`)
+ * is answered (Http/Mcp/OAuthRoutes.ts).
+ */
+export const oauthCorsRoutes: ReadonlyArray<RouteSpec> = [
+  { method: "POST", path: `${OAUTH_PREFIX}/token` },
+  { method: "POST", path: `${OAUTH_PREFIX}/revoke` },
+  { method: "POST", path: `${OAUTH_PREFIX}/register` },
+  { method: "GET", path: `${OAUTH_PREFIX}/jwks` },
+  { method: "GET", path: `${OAUTH_PREFIX}/.well-known/openid-configuration` },
+  { method: "GET", path: `${OAUTH_PREFIX}/.well-known/oauth-authorization-server` }
+]
+
+/**
+ * The authorization server's routes, exactly those it serves (AuthorizationServer.ts: the
+ * library's routes as configured, and the consent pages of Http/Mcp/Consent.ts), so any
+ * other path or method under `/oauth` answers the common JSON 404 or 405 at the edge.
+ */
+export const oauthRoutes: ReadonlyArray<RouteSpec> = [
+  ...oauthCorsRoutes,
+  ...oauthCorsRoutes.map((route) => ({ method: "OPTIONS", path: route.path })),
+  { method: "GET", path: `${OAUTH_PREFIX}/authorize` },
+  { method: "GET", path: `${OAUTH_PREFIX}/authorize/:uid` },
+  { method: "GET", path: `${OAUTH_PREFIX}/register/:clientId` },
+  { method: "GET", path: `${OAUTH_PREFIX}/interaction/:uid` },
+  { method: "POST", path: `${OAUTH_PREFIX}/interaction/:uid` },
+  { method: "POST", path: `${OAUTH_PREFIX}/interaction/:uid/sign-in` }
+]
+
+/**
  * Routes served beside the HttpApi groups: the front door, the documentation UI, the OpenAPI
  * document, MCP, its protected-resource metadata and its authorization server, the key
  * directory of the service's request signatures (Web Bot Auth), and the metrics.
@@ -24,9 +54,7 @@ export const extraRoutes: ReadonlyArray<RouteSpec> = [
   { method: "GET", path: "/openapi.json" },
   { method: "POST", path: "/mcp" },
   { method: "GET", path: `/.well-known/oauth-authorization-server${OAUTH_PREFIX}` },
-  { method: "GET", path: `${OAUTH_PREFIX}/*` },
-  { method: "POST", path: `${OAUTH_PREFIX}/*` },
-  { method: "OPTIONS", path: `${OAUTH_PREFIX}/*` },
+  ...oauthRoutes,
   { method: "GET", path: KEY_DIRECTORY_PATH },
   { method: "GET", path: "/metrics" },
   { method: "GET", path: "/favicon.ico" }

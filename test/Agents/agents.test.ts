@@ -1,8 +1,11 @@
+import { Exit } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { OrgId } from "../../src/Domain/Ids.js"
 import { sha256Hex } from "../../src/Services/SecretBox/Hashes.js"
 import { eventually } from "../support/eventually.js"
+import { seedAgent, seedOrg } from "../support/fixtures.js"
 import { expectError, joinAs, makeAgent, makeOrgKey, owner } from "../support/people.js"
-import { call, startWorld, type World } from "../support/world.js"
+import { api, call, startWorld, type World } from "../support/world.js"
 
 let world: World
 
@@ -239,16 +242,38 @@ describe("changing agents", () => {
     }
   })
 
+  it("says has_more when a plain call stops at its 50 agents (the typed client reads it)", async () => {
+    const { orgId, owner: boss } = await seedOrg(world.db, { plan: "max" })
+    for (let i = 0; i < 51; i++) await seedAgent(world.db, orgId, { name: `Many ${i}` })
+    const first = await call(world, "GET", `/v1/orgs/${orgId}/agents`, { token: boss.sessionToken })
+    expect(first.json.agents).toHaveLength(50)
+    expect(first.json.has_more).toBe(true)
+    const rest = await api(world, boss.sessionToken, (client) =>
+      client.agents.list({
+        path: { orgId: OrgId.make(orgId) },
+        urlParams: { limit: 50, starting_after: first.json.agents[49].id }
+      }))
+    if (!Exit.isSuccess(rest)) throw new Error(`the second page failed: ${String(rest.cause)}`)
+    expect(rest.value.agents).toHaveLength(1)
+    expect(rest.value.has_more).toBe(false)
+  })
+
   it("lists newest first with limit and starting_after", async () => {
     const boss = await owner(world)
     const ids = []
     for (let i = 0; i < 3; i++) ids.push((await makeAgent(world, boss.token, boss.orgId, { name: `L${i}` })).id)
     const first = await call(world, "GET", `/v1/orgs/${boss.orgId}/agents?limit=2`, { token: boss.token })
     expect(first.json.agents.map((a: any) => a.id)).toEqual([ids[2], ids[1]])
+    expect(first.json.has_more).toBe(true)
     const next = await call(world, "GET", `/v1/orgs/${boss.orgId}/agents?limit=2&starting_after=${ids[1]}`, {
       token: boss.token
     })
     expect(next.json.agents.map((a: any) => a.id)).toEqual([ids[0]])
+    expect(next.json.has_more).toBe(false)
+    // A page that ends exactly at the last agent says there is no more.
+    const exact = await call(world, "GET", `/v1/orgs/${boss.orgId}/agents?limit=3`, { token: boss.token })
+    expect(exact.json).toMatchObject({ has_more: false })
+    expect(exact.json.agents).toHaveLength(3)
     expectError(
       await call(world, "GET", `/v1/orgs/${boss.orgId}/agents?limit=500`, { token: boss.token }),
       400,

@@ -98,7 +98,7 @@ describe("USD to INR", () => {
     expect(started.payment).toMatchObject({
       currency: "inr",
       amount: "2110.00",
-      amount_usd: "25.00",
+      amount_usd: "25.000",
       credits: { credits: "25000", usd: "25.000" },
       fx: { source: "ECB", inr_per_usd: "84.4000", rate_date: "2026-11-21" }
     })

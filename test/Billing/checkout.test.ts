@@ -48,7 +48,7 @@ describe("buying credits through Stripe Checkout", () => {
     const started = await checkout(org, { amount_usd: "25", save_card: true })
     expect(started.status).toBe(201)
     expect(started.json).toMatchObject({
-      payment: { purpose: "top_up", status: "pending", amount: "25.00", save_card: true, provider_payment_id: null },
+      payment: { purpose: "top_up", status: "pending", amount: "25.000", save_card: true, provider_payment_id: null },
       client_secret: null,
       checkout_url: expect.stringMatching(new RegExp(`^${world.stripe.url}/c/pay/cs_test_`))
     })

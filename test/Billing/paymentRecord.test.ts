@@ -47,7 +47,7 @@ const wire = {
   status: "partially_refunded",
   currency: "inr",
   amount: "2110.00",
-  amount_usd: "25.00",
+  amount_usd: "25.000",
   credits: { credits: "25000", usd: "25.000" },
   fx: { source: "ECB", inr_per_usd: "84.4000", rate_date: "2026-11-21" },
   plan: null,
@@ -76,6 +76,25 @@ describe("a payment declared once", () => {
     expect(decoded).toEqual(paymentView(row))
     expect(decoded.id).toBe(PaymentId.make(wire.id))
     expect(row.org_id).toBe(OrgId.make("0f0e0d0c-0b0a-4909-8807-060504030201"))
+  })
+
+  it("writes a USD payment's amounts as USD, with three decimals, and reads only whole cents back", () => {
+    const usd = Payment.make({
+      ...row,
+      currency: "usd",
+      amount_minor: 2500n,
+      refunded_minor: 500n,
+      disputed_minor: 1000n,
+      fx_rate: null,
+      fx_rate_date: null
+    })
+    const encoded = Schema.encodeSync(PaymentJson)(paymentView(usd))
+    expect(encoded).toMatchObject({ amount: "25.000", amount_usd: "25.000", refunded: "5.000", disputed: "10.000" })
+    expect(Schema.decodeUnknownSync(PaymentJson)(encoded)).toEqual(paymentView(usd))
+    expect(Either.isLeft(Schema.decodeUnknownEither(PaymentJson)({ ...encoded, amount: "25.001" }))).toBe(true)
+    expect(Either.isLeft(Schema.decodeUnknownEither(PaymentJson)({ ...encoded, amount_usd: "25.00" }))).toBe(true)
+    // In INR only the USD value has three decimals; rupees keep their paise.
+    expect(Schema.encodeSync(PaymentJson)(paymentView(row))).toMatchObject({ amount: "2110.00", amount_usd: "25.000" })
   })
 
   it("takes amounts in minor units as two-decimal text only", () => {

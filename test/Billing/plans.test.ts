@@ -84,7 +84,7 @@ describe("subscribing", () => {
     expect(started.status).toBe(200)
     expect(started.json).toMatchObject({
       plan: "payg",
-      payment: { purpose: "plan", plan: "pro", amount: "99.00", currency: "usd", status: "pending" },
+      payment: { purpose: "plan", plan: "pro", amount: "99.000", currency: "usd", status: "pending" },
       client_secret: null,
       checkout_url: expect.stringContaining(`${world.stripe.url}/c/pay/cs_test_`)
     })
@@ -102,7 +102,7 @@ describe("subscribing", () => {
     const paid = await world.stripe.payCheckout(started.json.checkout_url, "4242 4242 4242 4242")
     expect(paid.location).toContain(`/orgs/${org.orgId}/billing?payment=${started.json.payment.id}`)
     const back = await comeBack(org, started.json.payment.id)
-    expect(back.json.payment).toMatchObject({ status: "succeeded", amount: "99.00", plan: "pro" })
+    expect(back.json.payment).toMatchObject({ status: "succeeded", amount: "99.000", plan: "pro" })
     expect(await planOf(org.orgId)).toBe("pro")
     expect((await newAgent(org)).status).toBe(201)
 
@@ -284,7 +284,7 @@ describe("the founding offer", () => {
     const before = (await call(world, "GET", "/v1/pricing")).json.founding_offer
     const org = await newOrg(world)
     const started = await choose(org, { plan: "pro", offer: "founding-pro" })
-    expect(started.json.payment).toMatchObject({ amount: "49.00", offer: "founding-pro" })
+    expect(started.json.payment).toMatchObject({ amount: "49.000", offer: "founding-pro" })
     expect((await call(world, "GET", "/v1/pricing")).json.founding_offer.taken).toBe(before.taken + 1)
     const second = await choose(org, { plan: "pro", offer: "founding-pro" })
     expect(second.status).toBe(409)

@@ -54,8 +54,8 @@ describe("refunds and disputes of one payment add up", () => {
     ])
     expect(await shown(org, payment.id)).toMatchObject({
       status: "disputed",
-      refunded: "5.00",
-      disputed: "10.00",
+      refunded: "5.000",
+      disputed: "10.000",
       credits_taken_back: { credits: "15000" }
     })
     await expectLedgerInvariant(world.db)
@@ -158,7 +158,7 @@ describe("a dispute's closing", () => {
     ])
     expect(await shown(org, payment.id)).toMatchObject({
       status: "partially_refunded",
-      disputed: "10.00",
+      disputed: "10.000",
       credits_taken_back: { credits: "5000" }
     })
     await expectLedgerInvariant(world.db)

@@ -34,8 +34,8 @@ describe("a USD top-up", () => {
       purpose: "top_up",
       status: "pending",
       currency: "usd",
-      amount: "25.00",
-      amount_usd: "25.00",
+      amount: "25.000",
+      amount_usd: "25.000",
       credits: { credits: "25000", usd: "25.000" },
       fx: null,
       save_card: true,
@@ -146,7 +146,7 @@ describe("a USD top-up", () => {
       token: org.owner.sessionToken
     })
     expect(history.json.payments).toHaveLength(1)
-    expect(history.json.payments[0]).toMatchObject({ id: started.payment.id, status: "succeeded", amount: "12.50" })
+    expect(history.json.payments[0]).toMatchObject({ id: started.payment.id, status: "succeeded", amount: "12.500" })
     await expectLedgerInvariant(world.db)
   })
 

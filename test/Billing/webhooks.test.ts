@@ -123,7 +123,7 @@ describe("refunds and chargebacks", () => {
     })
     expect(shown.json.payment).toMatchObject({
       status: "refunded",
-      refunded: "20.00",
+      refunded: "20.000",
       credits_taken_back: { credits: "20000", usd: "20.000" }
     })
     await expectLedgerInvariant(world.db)
@@ -156,7 +156,7 @@ describe("refunds and chargebacks", () => {
     const shown = await call(world, "GET", `/v1/orgs/${org.orgId}/billing/payments/${payment.id}`, {
       token: org.owner.sessionToken
     })
-    expect(shown.json.payment).toMatchObject({ status: "disputed", disputed: "30.00" })
+    expect(shown.json.payment).toMatchObject({ status: "disputed", disputed: "30.000" })
     // A refund of the same money afterwards takes nothing more.
     const refund = world.stripe.refund(payment.provider_payment_id, 3_000)
     expect((await world.stripe.deliver(webhookUrl(world), refund)).status).toBe(200)

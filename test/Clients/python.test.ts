@@ -78,7 +78,7 @@ describe("the Python client", () => {
 
   it("buys, reads receipts, waits for jobs and calls the gateway against the service", async () => {
     const { stderr } = await unittest("tests.test_service")
-    expect(stderr).toMatch(/Ran 12 tests[\s\S]*OK$/m)
+    expect(stderr).toMatch(/Ran 13 tests[\s\S]*OK$/m)
     expect(stderr).not.toMatch(/skipped/)
   }, 120_000)
 

@@ -371,6 +371,58 @@ describe("OAuth refusals", () => {
     })
   })
 
+  it("lets only one of two token requests at the same moment use a code or a refresh token, and revokes the grant", async () => {
+    const setup = await setUp()
+    const { agentId } = await seedAgent(world.db, setup.person.orgId)
+    const choice = `${setup.person.orgId}:${agentId}`
+    // Each race on a fresh grant; a single race could end one-to-one by chance.
+    for (let race = 0; race < 5; race++) {
+      const pair = pkcePair()
+      const code = await codeFor(setup, pair.challenge, choice)
+      const answers = await Promise.all([
+        exchange(setup.clientId, code, pair.verifier),
+        exchange(setup.clientId, code, pair.verifier)
+      ])
+      expect(answers.map((answer) => answer.status).sort(), `code race ${race}`).toEqual([200, 400])
+      const won = answers.find((answer) => answer.status === 200)!
+      expect(answers.find((answer) => answer.status === 400)!.json.error).toBe("invalid_grant")
+      // The code was used twice: what it gave stops working (RFC 9700 section 4.14).
+      expect((await mcpWith(won.json.access_token)).status, `code race ${race}`).toBe(401)
+      const refreshed = await tokenRequest({
+        grant_type: "refresh_token",
+        refresh_token: won.json.refresh_token,
+        client_id: setup.clientId
+      })
+      expect(refreshed.json.error).toBe("invalid_grant")
+    }
+
+    for (let race = 0; race < 5; race++) {
+      const pair = pkcePair()
+      const code = await codeFor(setup, pair.challenge, choice)
+      const tokens = await exchange(setup.clientId, code, pair.verifier)
+      expect(tokens.status).toBe(200)
+      const refresh = () =>
+        tokenRequest({
+          grant_type: "refresh_token",
+          refresh_token: tokens.json.refresh_token,
+          client_id: setup.clientId
+        })
+      const answers = await Promise.all([refresh(), refresh()])
+      expect(answers.map((answer) => answer.status).sort(), `refresh race ${race}`).toEqual([200, 400])
+      const won = answers.find((answer) => answer.status === 200)!
+      expect(answers.find((answer) => answer.status === 400)!.json.error).toBe("invalid_grant")
+      // A refresh token reused revokes the grant: the pair the other use got is dead too.
+      expect((await mcpWith(won.json.access_token)).status, `refresh race ${race}`).toBe(401)
+      expect((await mcpWith(tokens.json.access_token)).status).toBe(401)
+      const again = await tokenRequest({
+        grant_type: "refresh_token",
+        refresh_token: won.json.refresh_token,
+        client_id: setup.clientId
+      })
+      expect(again.json.error).toBe("invalid_grant")
+    }
+  })
+
   it("gives a test agent's token no live spending, and no other org's agent whatever ids are posted", async () => {
     const setup = await setUp()
     await topUp(world, OrgId.make(setup.person.orgId), 5_000n)
@@ -447,6 +499,42 @@ describe("OAuth refusals", () => {
     const back = await followToClient(setup.browser, world, denied.location!)
     expect(back.searchParams.get("error")).toBe("access_denied")
     expect(back.searchParams.get("code")).toBeNull()
+  })
+
+  it("registers only redirect URIs that are HTTPS or on a loopback address (RFC 7591's invalid_redirect_uri)", async () => {
+    const ip = freshIp()
+    const register = (redirectUris: Array<string>) =>
+      request(`${world.server.url}/oauth/register`, {
+        method: "POST",
+        headers: { "x-forwarded-for": ip },
+        body: { redirect_uris: redirectUris, client_name: "Redirects", token_endpoint_auth_method: "none" }
+      })
+    for (
+      const accepted of [
+        ["https://app.example/cb"],
+        ["http://127.0.0.1:7777/callback"],
+        ["http://localhost:3000/cb"],
+        ["http://[::1]:8080/cb"]
+      ]
+    ) {
+      const answer = await register(accepted)
+      expect(answer.status, accepted[0]).toBe(201)
+      expect(answer.json.redirect_uris).toEqual(accepted)
+    }
+    for (
+      const refused of [
+        ["http://app.example/cb"],
+        ["https://app.example/cb", "http://10.0.0.5/cb"],
+        ["http://localhost.app.example/cb"],
+        ["myapp://callback"]
+      ]
+    ) {
+      const answer = await register(refused)
+      expect(answer.status, refused.join(" ")).toBe(400)
+      expect(answer.json.error, refused.join(" ")).toBe("invalid_redirect_uri")
+    }
+    const answer = await register(["http://app.example/cb"])
+    expect(answer.json.error_description).toContain("http://app.example/cb")
   })
 
   it("limits dynamic registrations by address", async () => {

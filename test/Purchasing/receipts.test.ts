@@ -354,6 +354,9 @@ describe("disputes", () => {
     const limited = await dispute(agent.key, { receipt_id: receiptId, item_index: 0 })
     expect(limited.status).toBe(402)
     expect(limited.json.error).toMatchObject({ code: "plan_limit", retryable: false })
+    // The code is the one for plan limits; the message says no plan lifts this one, and what does.
+    expect(limited.json.error.message).toContain("whatever its plan")
+    expect(limited.json.error.message).toContain("once one of them is decided")
     // Deciding one frees a place.
     const [anyOpen] = await world.db.query(`SELECT id FROM disputes WHERE org_id = $1 AND status = 'open' LIMIT 1`, [
       org.orgId

@@ -66,6 +66,24 @@ describe("verifyWebhook", () => {
     )
   })
 
+  it("tries every v1 value of a rotation's header, whichever secret the receiver holds and in either order", () => {
+    const previous = "whsec_previous0123456789abcdefghijklmnopqrstuvw"
+    const withSecret = (key: string) => sign(t, body, key).split(",")[1]!
+    // As the service sends it during a rotation: t, then the previous secret's v1, then the new one's.
+    const rotation = `t=${t},${withSecret(previous)},${withSecret(secret)}`
+    for (const held of [previous, secret]) {
+      expect(reason(() => verifyWebhook({ rawBody: body, signature: rotation, secret: held, now })), held).toBe(
+        "accepted"
+      )
+    }
+    // A receiver that kept only the first (or the last) v1, as a map of the pairs does, would refuse one of them.
+    const reversed = `t=${t},${withSecret(secret)},${withSecret(previous)}`
+    expect(reason(() => verifyWebhook({ rawBody: body, signature: reversed, secret: previous, now }))).toBe("accepted")
+    expect(reason(() => verifyWebhook({ rawBody: body, signature: rotation, secret: "whsec_neither", now }))).toBe(
+      "signature_mismatch"
+    )
+  })
+
   it("accepts any of several v1 signatures (for a secret rotation)", () => {
     const other = sign(t, body, "whsec_other").split(",")[1]
     expect(reason(() => verifyWebhook({ rawBody: body, signature: `${sign(t, body)},${other}`, secret, now }))).toBe(

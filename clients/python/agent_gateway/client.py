@@ -234,8 +234,17 @@ class OrgClient:
         self._client = client
         self._prefix = f"/v1/orgs/{_segment(org_id)}"
 
-    def agents(self) -> List[Dict[str, Any]]:
-        return self._client.request("GET", f"{self._prefix}/agents")["agents"]
+    def agents(self, *, page_size: int = 50) -> List[Dict[str, Any]]:
+        """Every agent of the org, newest first, read page after page while ``has_more`` says so."""
+        agents: List[Dict[str, Any]] = []
+        after: Optional[str] = None
+        while True:
+            query = {"limit": page_size, "starting_after": after}
+            page = self._client.request("GET", f"{self._prefix}/agents", query=query)
+            agents.extend(page.get("agents", []))
+            if not page.get("has_more") or not page.get("agents"):
+                return agents
+            after = page["agents"][-1]["id"]
 
     def create_agent(self, name: str, **settings: Any) -> Dict[str, Any]:
         """A new agent; the answer's ``key`` is shown only now."""

@@ -82,6 +82,13 @@ class AgainstTheService(unittest.TestCase):
         self.assertEqual(len(seen), len(set(seen)))
         self.assertEqual([r for r in seen if r in bought], list(reversed(bought)))
 
+    def test_an_org_key_lists_every_agent_page_after_page(self) -> None:
+        org = Client(ORG_KEY, URL).org(str(ORG_ID))
+        one_page = org.agents(page_size=200)
+        # Pages of one agent: the client follows has_more to the last and misses none.
+        self.assertGreaterEqual(len(one_page), 2)
+        self.assertEqual([agent["id"] for agent in org.agents(page_size=1)], [agent["id"] for agent in one_page])
+
     def test_an_org_key_reads_a_receipts_items_with_inputs_and_results(self) -> None:
         result = self.client.execute("hunter-email-finder", [person(30), person(31, "mock-fail.example.com")])
         org = Client(ORG_KEY, URL).org(str(ORG_ID))

@@ -9,8 +9,9 @@ import { createHmac, timingSafeEqual } from "node:crypto"
  * It checks the `Service-Signature` header (`t=<unix seconds>,v1=<hex HMAC-SHA256>`)
  * against the raw body exactly as received (verify before parsing: re-serialised JSON
  * would not match), compares in constant time, refuses a `t` more than five minutes from
- * the receiver's clock, and only then parses the envelope. Several `v1=` entries are
- * accepted (any may match), so a future secret rotation can send two.
+ * the receiver's clock, and only then parses the envelope. Every `v1=` entry is tried (any
+ * may match): for 24 hours after a secret rotation the header carries two, one signed with
+ * the previous secret and one with the new.
  */
 export const DEFAULT_TOLERANCE_SECONDS = 300
 

@@ -75,7 +75,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
           AgentId.annotations({ message: () => "starting_after must be the id of an agent" })
         )
       }))
-      .addSuccess(Schema.Struct({ agents: Schema.Array(Agent) }))
+      .addSuccess(Schema.Struct({ agents: Schema.Array(Agent), has_more: Schema.Boolean }))
       .addError(wire(InvalidInput))
   )
   .add(

@@ -20,7 +20,7 @@ export const AgentsHandlers = HttpApiBuilder.group(Api, "agents", (handlers) =>
           })))
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(CurrentActor, (actor) =>
-          Effect.map(agents.list(actor, urlParams.limit, urlParams.starting_after), (list) => ({ agents: list }))))
+          agents.list(actor, urlParams.limit, urlParams.starting_after)))
       .handle("get", ({ path }) =>
         Effect.flatMap(CurrentActor, (actor) =>
           Effect.map(agents.get(actor, path.agentId), (agent) => ({ agent }))))
@@ -43,8 +43,7 @@ export const AgentsHandlers = HttpApiBuilder.group(Api, "agents", (handlers) =>
         Effect.flatMap(CurrentActor, (actor) =>
           agents.rotateKey(actor, path.agentId)))
       .handle("revokeKey", ({ path }) =>
-        Effect.flatMap(CurrentActor, (actor) =>
-          agents.revokeKey(actor, path.agentId)))
+        Effect.flatMap(CurrentActor, (actor) => agents.revokeKey(actor, path.agentId)))
   }))
 
 export const AgentSelfHandlers = HttpApiBuilder.group(Api, "agentSelf", (handlers) =>

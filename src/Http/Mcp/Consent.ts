@@ -123,8 +123,9 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
           (membership) =>
             Effect.gen(function*() {
               const actor = yield* credentials.sessionActor(token, membership.id)
+              // The newest 200: more than the active agents any plan allows.
               const listed = yield* agents.list(actor, 200, undefined)
-              return { id: membership.id, name: membership.name, agents: listed } satisfies OrgChoice
+              return { id: membership.id, name: membership.name, agents: listed.agents } satisfies OrgChoice
             })
         )
       })

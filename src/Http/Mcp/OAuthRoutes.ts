@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, type HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -6,7 +6,26 @@ import { AuthorizationServer, OAUTH_PREFIX } from "../../Services/OAuth/Authoriz
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { RateLimiter, type RateLimitPolicy } from "../../Services/RateLimiter/RateLimiter.js"
 import { ClientAddress } from "../ClientAddress.js"
+import { oauthCorsRoutes } from "../ExtraRoutes.js"
+import { errorResponse } from "../Middleware/ErrorResponses.js"
 import { enforceRateLimit } from "../Middleware/RateLimits.js"
+import { announcesBody } from "../Middleware/RequestChecks.js"
+import { ReplayedRequest } from "./ReplayedRequest.js"
+
+/** How long a browser may keep a preflight's answer, as the library's own preflights say. */
+const PREFLIGHT_MAX_AGE_SECONDS = 3600
+
+const REGISTER_PATH = `${OAUTH_PREFIX}/register`
+
+/**
+ * A cross-origin answer of registration may be read by the page that asked (the library
+ * does this itself for its other cross-origin endpoints).
+ */
+const allowOrigin = (request: HttpServerRequest.HttpServerRequest, res: ServerResponse) => {
+  if (res.hasHeader("access-control-allow-origin")) return
+  res.setHeader("vary", "Origin")
+  res.setHeader("access-control-allow-origin", request.headers["origin"] ?? "*")
+}
 
 /** Dynamic client registrations one address may make. */
 export const registrationPolicy: RateLimitPolicy = { name: "oauth-register", limit: 30, windowSeconds: 3600 }
@@ -23,9 +42,13 @@ export const AUTHORIZATION_SERVER_METADATA_PATH = `/.well-known/oauth-authorizat
 export const providerRequest = (
   request: HttpServerRequest.HttpServerRequest,
   baseUrl: string,
-  path?: string
+  path?: string,
+  body?: string
 ): { readonly req: IncomingMessage & { originalUrl?: string }; readonly res: ServerResponse } => {
-  const req: IncomingMessage & { originalUrl?: string } = NodeHttpServerRequest.toIncomingMessage(request)
+  const source = NodeHttpServerRequest.toIncomingMessage(request)
+  const req: IncomingMessage & { originalUrl?: string } = body === undefined
+    ? source
+    : new ReplayedRequest(source, Buffer.from(body, "utf8"))
   const res = NodeHttpServerRequest.toServerResponse(request)
   const base = new URL(baseUrl)
   req.headers["x-forwarded-proto"] = base.protocol.slice(0, -1)
@@ -56,7 +79,10 @@ export const OAuthRoutesLive = HttpApiBuilder.Router.use((router) =>
     const handOver = (path?: string) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const { req, res } = providerRequest(request, baseUrl, path)
+        // The edge has read (and checked) the body: the server gets it again.
+        const body = announcesBody(request.headers) ? yield* request.text : undefined
+        const { req, res } = providerRequest(request, baseUrl, path, body)
+        if (request.method === "POST" && request.url.split("?", 1)[0] === REGISTER_PATH) allowOrigin(request, res)
         yield* Effect.async<void>((resume) => {
           const done = () => resume(Effect.void)
           res.once("finish", done)
@@ -72,7 +98,38 @@ export const OAuthRoutesLive = HttpApiBuilder.Router.use((router) =>
       return yield* handOver()
     })
 
-    yield* router.post(`${OAUTH_PREFIX}/register`, register)
+    /**
+     * A CORS preflight is answered as the library answers its own (token, revocation, keys,
+     * metadata), and for registration, which the library does not open to other origins, the
+     * same way here: a browser-based MCP client registers itself. An OPTIONS that is no
+     * preflight asks for nothing the server does: 405 with `Allow`.
+     */
+    const options = (path: string, method: string) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        if (request.headers["access-control-request-method"] === undefined) {
+          return errorResponse(baseUrl, "method_not_allowed", `OPTIONS is only a CORS preflight on ${path}`).pipe(
+            HttpServerResponse.setHeader("allow", `${method}, OPTIONS`)
+          )
+        }
+        if (path !== REGISTER_PATH) return yield* handOver()
+        const requested = request.headers["access-control-request-headers"]
+        return HttpServerResponse.empty({
+          status: 204,
+          headers: {
+            vary: "Origin",
+            "access-control-allow-origin": request.headers["origin"] ?? "*",
+            "access-control-max-age": String(PREFLIGHT_MAX_AGE_SECONDS),
+            "access-control-allow-methods": method,
+            ...(requested === undefined ? {} : { "access-control-allow-headers": requested })
+          }
+        })
+      })
+
+    yield* router.post(REGISTER_PATH, register)
+    for (const route of oauthCorsRoutes) {
+      yield* router.options(route.path as HttpRouter.PathInput, options(route.path, route.method))
+    }
     yield* router.all(`${OAUTH_PREFIX}/*`, handOver())
     yield* router.get(AUTHORIZATION_SERVER_METADATA_PATH, handOver(`${OAUTH_PREFIX}/.well-known/openid-configuration`))
   })

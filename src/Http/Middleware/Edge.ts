@@ -22,8 +22,10 @@ import { observeRequest } from "./Observe.js"
 import {
   announcesBody,
   problemInContentType,
+  problemInFormBody,
   problemInFormContentType,
   problemInJsonBody,
+  problemInOwnBody,
   problemInTarget
 } from "./RequestChecks.js"
 import { withSecurityHeaders } from "./SecurityHeaders.js"
@@ -47,9 +49,10 @@ export const EdgeDefaults = Layer.merge(
 /**
  * The outermost middleware of every request: malformed targets, unknown paths and methods,
  * org keys used outside their org's paths, the body limit, bodies that are not clean JSON
- * (see RequestChecks.ts), admission (Lifecycle.ts: over capacity or shutting down answers
- * 503 with `Retry-After`), the counting of agent routes' refusals for their owners
- * (AgentRefusals.ts), and the shaping of every failure into the common error body.
+ * (or, where a route takes a form or reads its own body, not a clean form: RequestChecks.ts), admission
+ * (Lifecycle.ts: over capacity or shutting down answers 503 with `Retry-After`), the counting of agent
+ * routes' refusals for their owners (AgentRefusals.ts), and the shaping of every failure into the
+ * common error body.
  * Every request, answered here or by a handler, gets its request id, metrics and access
  * log line (Observe.ts), and its answer the security headers (SecurityHeaders.ts: no
  * framing of HTML, HSTS in production).
@@ -111,8 +114,13 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
             ? problemInFormContentType(request.headers)
             : problemInContentType(request.method, request.headers)
           if (typeProblem !== undefined) return errorResponse(baseUrl, "invalid_input", typeProblem)
-          if (!ownBody && !form && announcesBody(request.headers)) {
-            const bodyProblem = problemInJsonBody(yield* request.text)
+          if (announcesBody(request.headers)) {
+            const text = yield* request.text
+            const bodyProblem = ownBody
+              ? problemInOwnBody(request.headers, text)
+              : form
+              ? problemInFormBody(text)
+              : problemInJsonBody(text)
             if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
           }
           if (probePaths.has(pathname)) return yield* app

@@ -117,6 +117,30 @@ const problemInValue = (value: unknown, path: Array<string | number>): string | 
   return undefined
 }
 
+/** A form body (`application/x-www-form-urlencoded`): no NUL in a field's name or value, once decoded. */
+export const problemInFormBody = (text: string): string | undefined => {
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (name.includes("\u0000")) return "A form field's name contains a NUL character"
+    if (value.includes("\u0000")) return `Form field \`${name}\` contains a NUL character`
+  }
+  return undefined
+}
+
+/**
+ * A body its handler reads itself (the authorization server's JSON registrations and form
+ * posts): the checks of its own encoding. Another encoding is left to the handler, which
+ * refuses it in its standard's words.
+ */
+export const problemInOwnBody = (
+  headers: Readonly<Record<string, string | undefined>>,
+  text: string
+): string | undefined => {
+  const contentType = headers["content-type"] ?? ""
+  if (isJsonMediaType(contentType)) return problemInJsonBody(text)
+  const mediaType = contentType.split(";", 1)[0]!.trim().toLowerCase()
+  return mediaType === "application/x-www-form-urlencoded" ? problemInFormBody(text) : undefined
+}
+
 /** A JSON body: nesting within the limit, well formed, no NUL and no number out of range. */
 export const problemInJsonBody = (text: string): string | undefined => {
   if (text.trim() === "") return undefined

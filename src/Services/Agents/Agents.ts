@@ -138,10 +138,12 @@ export class Agents extends Effect.Service<Agents>()("Agents/Agents", {
         return { agent: row, key: key.key, key_note: keyNote }
       })
 
+    /** A page of the org's agents, newest first; `has_more` when a page follows (one row more is read). */
     const list = (actor: OrgActor, limit: number, startingAfter: AgentId | undefined) =>
-      Effect.gen(function*() {
-        return yield* repo.list(actor.org_id, limit, startingAfter)
-      })
+      Effect.map(
+        repo.list(actor.org_id, limit + 1, startingAfter),
+        (rows) => ({ agents: rows.slice(0, limit), has_more: rows.length > limit })
+      )
 
     const get = (actor: OrgActor, agentId: AgentId) =>
       Effect.gen(function*() {

@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option, Schedule, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { normalizeEmail } from "../../Domain/Email.js"
 import { newSecret, secretPrefixes } from "../../Domain/Secrets.js"
 import { InvalidToken } from "../../Errors/ApiErrors.js"
 import { Mailer } from "../Mailer/Mailer.js"
+import { sendNow } from "../Mailer/MailNow.js"
 import { sha256Hex } from "../SecretBox/Hashes.js"
 import { statementRows } from "../StatementRows.js"
 import { MINUTE_MS } from "./Records.js"
@@ -17,9 +18,6 @@ export const SIGN_IN_LINK_LIFETIME_MS = 15 * MINUTE_MS
 const invalidLink = new InvalidToken({
   message: "This sign-in link is unknown, already used or expired; ask for a new one"
 })
-
-/** Mail goes out with a couple of quick retries; a mail server that keeps failing is a 500. */
-export const mailRetry = Schedule.exponential("200 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
 
 /** Where a mailed sign-in link opens: see `start`. */
 export interface SignInLanding {
@@ -57,7 +55,7 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("Auth/EmailSignIn
         const link = `${baseUrl}${landing.verifyPath ?? "/auth/email/verify"}?token=${encodeURIComponent(token)}${
           landing.next === undefined ? "" : `&next=${encodeURIComponent(landing.next)}`
         }`
-        yield* mailer.send({
+        yield* sendNow(mailer, {
           to: address,
           subject: "Your sign-in link",
           text: [
@@ -67,7 +65,7 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("Auth/EmailSignIn
             "",
             "If you did not ask to sign in, ignore this email: nothing happens without the link."
           ].join("\n")
-        }).pipe(Effect.retry(mailRetry), Effect.orDie)
+        })
       })
 
     /** Spends a link (once, unexpired) and opens a session. */

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import nodemailer from "nodemailer"
 import { AppConfig } from "../AppConfig.js"
 
@@ -15,8 +15,28 @@ export interface MailMessage {
   readonly html?: string | undefined
 }
 
-export class MailError extends Error {
-  readonly _tag = "MailError"
+/**
+ * A mail not sent. `reason` says what failed (the SMTP client's error code, the command
+ * and the server's reply code) and nothing of the message: no address, no content.
+ */
+export class MailError extends Data.TaggedError("MailError")<{ readonly reason: string }> {
+  override get message() {
+    return `SMTP send failed: ${this.reason}`
+  }
+}
+
+/** nodemailer's error as a reason fit for a log: its code, command and reply code only. */
+const smtpReason = (cause: unknown): string => {
+  const { code, command, responseCode } = (typeof cause === "object" && cause !== null ? cause : {}) as {
+    readonly code?: unknown
+    readonly command?: unknown
+    readonly responseCode?: unknown
+  }
+  return [
+    typeof code === "string" ? code : "error",
+    typeof command === "string" ? `at ${command}` : undefined,
+    typeof responseCode === "number" ? `reply ${responseCode}` : undefined
+  ].filter((part) => part !== undefined).join(" ")
 }
 
 export class Mailer extends Context.Tag("Mailer/Mailer")<Mailer, {
@@ -35,7 +55,7 @@ export const SmtpMailer = (url: string, from: string) =>
         send: (message) =>
           Effect.tryPromise({
             try: () => transport.sendMail({ from, ...message }),
-            catch: (cause) => new MailError(`SMTP send to ${message.to} failed: ${String(cause)}`)
+            catch: (cause) => new MailError({ reason: smtpReason(cause) })
           }).pipe(Effect.asVoid)
       })
     })

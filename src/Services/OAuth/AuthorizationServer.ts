@@ -18,6 +18,16 @@ import { importProviderModule } from "./ProviderModule.js"
 /** Where the authorization server is mounted; its issuer is `<BASE_URL>/oauth`. */
 export const OAUTH_PREFIX = "/oauth"
 
+/** Loopback host names an http redirect URI may use (RFC 8252 section 7.3, and `localhost`). */
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"])
+
+/** A redirect URI the MCP authorization specification allows: HTTPS, or http on a loopback address. */
+export const isHttpsOrLoopback = (uri: string): boolean => {
+  const url = URL.parse(uri)
+  if (url === null) return false
+  return url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))
+}
+
 /** The one scope: act as the agent the owner chose, under that agent's rules. */
 export const MCP_SCOPE = "mcp"
 
@@ -43,7 +53,9 @@ export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("
     const accessTokenSeconds = yield* Config.integer("OAUTH_ACCESS_TOKEN_SECONDS").pipe(Config.withDefault(600))
     const { default: Provider, errors } = yield* importProviderModule
     const keys = yield* loadProviderKeys
-    const Adapter = yield* makePgAdapter
+    const Adapter = yield* makePgAdapter((model) =>
+      new errors.InvalidGrant(`${model === "RefreshToken" ? "refresh token" : "authorization code"} already used`)
+    )
     const issuer = `${baseUrl}${OAUTH_PREFIX}`
     const resource = `${baseUrl}/mcp`
     const documentFetch = yield* makeDocumentFetch({ isProduction })
@@ -63,6 +75,20 @@ export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
         token_endpoint_auth_method: "none"
+      },
+      // A redirect URI is HTTPS or a loopback address (MCP authorization); others are
+      // refused at registration with RFC 7591's error (and a stored client's are re-checked).
+      extraClientMetadata: {
+        properties: ["redirect_uris"],
+        validator: (_ctx, key, value) => {
+          if (key !== "redirect_uris" || !Array.isArray(value)) return
+          const refused = value.find((uri) => typeof uri === "string" && !isHttpsOrLoopback(uri))
+          if (refused === undefined) return
+          const error = new errors.InvalidRedirectUri()
+          error.error_description =
+            `redirect_uris must be https URLs or http URLs of a loopback address (localhost, 127.0.0.1, [::1]); ${refused} is neither`
+          throw error
+        }
       },
       responseTypes: ["code"],
       scopes: [MCP_SCOPE, "offline_access"],
@@ -133,6 +159,9 @@ export class AuthorizationServer extends Effect.Service<AuthorizationServer>()("
       },
       renderError: (ctx, out, error) => {
         ctx.type = "html"
+        // Written by the library itself, past the edge that adds these to the service's pages.
+        ctx.set("x-frame-options", "DENY")
+        ctx.set("content-security-policy", "frame-ancestors 'none'")
         ctx.body = oauthErrorPage({ ...out }, error as { error_detail?: unknown })
       },
       // Browser-based MCP clients call the token and registration endpoints across origins.

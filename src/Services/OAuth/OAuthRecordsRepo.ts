@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema, Struct } from "effect"
+import { Effect, Option, Schema, Struct } from "effect"
 import { OAuthRecord } from "../../Domain/OAuthRecord.js"
+import { statementRows } from "../StatementRows.js"
 
 /**
  * The authorization server's records in PostgreSQL, one row per record of the library's
@@ -43,11 +44,24 @@ export class OAuthRecordsRepo extends Effect.Service<OAuthRecordsRepo>()("OAuth/
     const findByUserCode = (model: string, userCode: string, now: Date) =>
       byUserCode({ model, value: userCode, now }).pipe(Effect.orDie)
 
-    /** Marks a one-time record used: the library refuses a consumed code and revokes its grant. */
+    /**
+     * Marks a one-time record (a code, a refresh token) used, in one conditional statement:
+     * of two uses at the same moment exactly one takes it. Answers the record's grant when
+     * this use did not take it (already used: the grant must be revoked), none when it did.
+     * A record that is not there takes nothing and names no grant.
+     */
+    const consumeRows = statementRows(Schema.Struct({ taken: Schema.Boolean, grant_id: Schema.NullOr(Schema.String) }))
     const consume = (model: string, id: string, consumedAt: number) =>
-      sql`
-        UPDATE oauth_records SET payload = jsonb_set(payload, '{consumed}', to_jsonb(${consumedAt}::bigint))
-        WHERE model = ${model} AND id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+      consumeRows.single(sql`
+        WITH taken AS (
+          UPDATE oauth_records SET payload = jsonb_set(payload, '{consumed}', to_jsonb(${consumedAt}::bigint))
+          WHERE model = ${model} AND id = ${id} AND NOT (payload ? 'consumed')
+          RETURNING id)
+        SELECT EXISTS (SELECT 1 FROM taken) AS taken,
+          (SELECT grant_id FROM oauth_records WHERE model = ${model} AND id = ${id}) AS grant_id`).pipe(
+        Effect.map((row) => row.taken ? Option.none() : Option.fromNullable(row.grant_id)),
+        Effect.orDie
+      )
 
     const destroy = (model: string, id: string) =>
       sql`DELETE FROM oauth_records WHERE model = ${model} AND id = ${id}`.pipe(Effect.asVoid, Effect.orDie)

@@ -3,10 +3,17 @@ import { Effect } from "effect"
 type ProviderModule = typeof import("oidc-provider")
 
 /**
+ * The library's warning that it prefers Node 22 (it checks for an LTS line from 22 on). The
+ * project supports Node 20.19 and later (package.json `engines`), where the library is
+ * tested and works, so the warning says nothing to act on and is left out of the log.
+ */
+const runtimeWarning = /^oidc-provider WARNING: Unsupported runtime\. Use Node\.js v22/
+
+/**
  * oidc-provider, imported when the authorization server is built. The library writes its
- * notices with `console.warn`/`console.info` as it loads (on the pinned Node 20 it says it
- * prefers Node 22); they are caught and passed to the service's logger, so every line the
- * service writes keeps LOG_FORMAT's format.
+ * notices with `console.warn`/`console.info` as it loads; they are caught and passed to the
+ * service's logger, so every line the service writes keeps LOG_FORMAT's format, all but
+ * the runtime warning above.
  */
 export const importProviderModule: Effect.Effect<ProviderModule> = Effect.acquireUseRelease(
   Effect.sync(() => {
@@ -19,7 +26,13 @@ export const importProviderModule: Effect.Effect<ProviderModule> = Effect.acquir
   }),
   ({ notices }) =>
     Effect.promise(() => import("oidc-provider")).pipe(
-      Effect.tap(() => Effect.forEach(notices, (notice) => Effect.logWarning(notice), { discard: true }))
+      Effect.tap(() =>
+        Effect.forEach(
+          notices.filter((notice) => !runtimeWarning.test(notice)),
+          (notice) => Effect.logWarning(notice),
+          { discard: true }
+        )
+      )
     ),
   ({ saved }) =>
     Effect.sync(() => {

@@ -18,12 +18,12 @@ import {
   PlanLimit
 } from "../../Errors/ApiErrors.js"
 import { AuthConfig } from "../Auth/AuthConfig.js"
-import { mailRetry } from "../Auth/EmailSignIn.js"
 import { DAY_MS } from "../Auth/Records.js"
 import { requireOwner } from "../Auth/Roles.js"
 import { Users } from "../Auth/Users.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { Mailer } from "../Mailer/Mailer.js"
+import { sendNow } from "../Mailer/MailNow.js"
 import { sha256Hex } from "../SecretBox/Hashes.js"
 import { OrgsRepo } from "./OrgsRepo.js"
 
@@ -124,7 +124,7 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
           return { invite, orgName: org.name }
         }))
         const link = `${baseUrl}${config.dashboardPath}/invites/accept?token=${encodeURIComponent(token)}`
-        yield* mailer.send({
+        yield* sendNow(mailer, {
           to: address,
           subject: `You are invited to ${orgName}`,
           text: [
@@ -135,7 +135,7 @@ export class Orgs extends Effect.Service<Orgs>()("Orgs/Orgs", {
             "",
             `Scripts accept it with POST /auth/invites/accept and {"token": "<the token in the link>"}.`
           ].join("\n")
-        }).pipe(Effect.retry(mailRetry), Effect.orDie)
+        })
         return invite
       })
 

@@ -86,8 +86,11 @@ export class Disputes extends Effect.Service<Disputes>()("Purchasing/Disputes", 
           return yield* new Conflict({ message: `Item ${request.item_index} is already disputed (${existing.value})` })
         }
         if ((yield* rows.openCount(orgId)) >= commonLimits.open_disputes_per_org) {
+          // The spec gives this limit no code; plan_limit is its code for the same kind of
+          // per-org count (webhook endpoints), see docs/decisions.md.
           return yield* new PlanLimit({
-            message: `An org may have at most ${commonLimits.open_disputes_per_org} open disputes at once`
+            message:
+              `An org may have at most ${commonLimits.open_disputes_per_org} open disputes at once, whatever its plan; another can be opened once one of them is decided`
           })
         }
         const id = DisputeId.make(randomUUID())
