@@ -15,10 +15,57 @@ import { endpointId, hold, holdParams, keyLookup, price, providerUrl, settle } f
  * Not done here, and done by the service: rate limits, quotas, the call log, refunds,
  * alerts, events, request ids, metrics and logs. Run as its own process; prints `ready <port>`.
  * `GET /statements` answers how many statements it has sent (the benchmark's statements per call).
- * Settings: DATABASE_URL, PROVIDERS_UPSTREAM, REFERENCE_ENDPOINT (id), REFERENCE_PRICE (credits).
+ *
+ * With REFERENCE_BATCHED=true its two money statements are group-committed as the service's
+ * are: holds (and settlements) that arrive while a batch is being written wait and go in the
+ * next one, in one transaction on one connection (the statements one after another, one
+ * commit), two batches at a time; a lone call goes at once.
+ * Settings: DATABASE_URL, PROVIDERS_UPSTREAM, REFERENCE_ENDPOINT (id), REFERENCE_PRICE (credits),
+ * REFERENCE_BATCHED.
  */
 const pool = new pg.Pool({ connectionString: process.env["DATABASE_URL"], max: 20 })
+const batched = process.env["REFERENCE_BATCHED"] === "true"
 let statements = 0
+
+interface Waiting {
+  readonly config: pg.QueryConfig
+  readonly done: (result: pg.QueryResult | Error) => void
+}
+
+/** Group commit in plain code: a queue drained by two workers, one transaction per batch. */
+const makeBatcher = () => {
+  const queue: Array<Waiting> = []
+  let idle = 2
+  const drain = async () => {
+    if (idle === 0 || queue.length === 0) return
+    idle--
+    const batch = queue.splice(0, 64)
+    const client = await pool.connect()
+    try {
+      await client.query("BEGIN")
+      const results: Array<pg.QueryResult> = []
+      for (const waiting of batch) results.push(await client.query(waiting.config))
+      await client.query("COMMIT")
+      statements += batch.length
+      batch.forEach((waiting, i) => waiting.done(results[i]!))
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {})
+      batch.forEach((waiting) => waiting.done(error as Error))
+    } finally {
+      client.release()
+      idle++
+      void drain()
+    }
+  }
+  return (config: pg.QueryConfig) =>
+    new Promise<pg.QueryResult>((resolve, reject) => {
+      queue.push({ config, done: (result) => (result instanceof Error ? reject(result) : resolve(result)) })
+      void drain()
+    })
+}
+const holds = makeBatcher()
+const settlements = makeBatcher()
+
 const send = (config: pg.QueryConfig) => {
   statements++
   return pool.query(config)
@@ -39,11 +86,11 @@ const handle = async (req: http.IncomingMessage, body: string, res: http.ServerR
   const request = JSON.parse(body) as { endpoint: string; query?: Record<string, string> }
   if (request.endpoint !== endpointId) return answer(res, 404, { error: { code: "unknown_endpoint" } })
   const holdId = randomUUID()
-  const held = await send({ ...hold, values: holdParams(holdId, agent) })
+  const held = await (batched ? holds : send)({ ...hold, values: holdParams(holdId, agent) })
   if (held.rowCount === 0) return answer(res, 402, { error: { code: "insufficient_credits" } })
   const provider = await fetch(providerUrl(request.query))
   const data = await provider.json()
-  await send({ ...settle, values: [holdId, randomUUID()] })
+  await (batched ? settlements : send)({ ...settle, values: [holdId, randomUUID()] })
   answer(res, 200, { call_id: holdId, endpoint: endpointId, status: "succeeded", charged: price, data })
 }
 

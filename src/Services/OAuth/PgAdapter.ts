@@ -32,7 +32,9 @@ export const makePgAdapter = (alreadyUsed: (model: string) => Error) =>
       }
 
       find(id: string): Promise<AdapterPayload | undefined> {
-        return run(Effect.flatMap(currentDate, (at) => repo.find(this.model, id, at))) as Promise<AdapterPayload | undefined>
+        return run(Effect.flatMap(currentDate, (at) => repo.find(this.model, id, at))) as Promise<
+          AdapterPayload | undefined
+        >
       }
 
       findByUid(uid: string): Promise<AdapterPayload | undefined> {
