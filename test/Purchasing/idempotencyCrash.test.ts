@@ -79,4 +79,29 @@ describe("idempotency after a crash", () => {
     ])
     expect(held!.n).toBe(0)
   }, 180_000)
+
+  it("a key left by a cut-off purchase whose receipt was never written is taken over by the retry", async () => {
+    if (child !== undefined) await killChildService(child)
+    // Mock tools at their own speed here.
+    child = await startChildService({ DATABASE_URL: db.url })
+    const org = await seedOrg(db)
+    const agent = await seedAgent(db, org.orgId, { mode: "test", monthlyBudgetCredits: 10_000_000n })
+    // What a crash between a key's statement and its purchase's left: in progress, lease lapsed,
+    // naming a receipt that does not exist.
+    await db.query(
+      `INSERT INTO idempotency_keys (agent_id, key, fingerprint, status, answer, receipt_id, created_at, expires_at,
+                                     lease_until)
+       VALUES ($1, 'stuck-1', 'not this request', 'in_progress', NULL, gen_random_uuid(), now() - interval '1 hour',
+               now() + interval '23 hours', now() - interval '50 minutes')`,
+      [agent.agentId]
+    )
+    const body = { tool: "hunter-email-finder", inputs: [emailFindInput(2)], idempotency_key: "stuck-1" }
+    const execute = () => request(`${child!.url}/v1/execute`, { method: "POST", headers: bearer(agent.key), body })
+    const first = await execute()
+    expect(first.status).toBe(200)
+    const again = await execute()
+    expect(again.text).toBe(first.text)
+    const receipts = await db.query(`SELECT count(*)::int AS n FROM receipts WHERE agent_id = $1`, [agent.agentId])
+    expect(receipts[0]!.n).toBe(1)
+  }, 120_000)
 })

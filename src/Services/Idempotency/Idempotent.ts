@@ -109,7 +109,10 @@ export const idempotent = <A, E, R, B, EL, RL>(
     run.pipe(
       Effect.catchIf(isKeyTaken, () =>
         Effect.flatMap(replay(request, key), (again) =>
-          Option.isSome(again) ? Effect.succeed(again.value) : Effect.fail(stillRunning())))
+          Option.isSome(again)
+            ? Effect.succeed<A | B>(again.value)
+            // Free by now (its holder was let go, or it expired meanwhile): the request runs once more.
+            : run.pipe(Effect.catchIf(isKeyTaken, () => Effect.fail(stillRunning())))))
     )
   if (request.lookupFirst === false) {
     const keyFree = Effect.flatMap(

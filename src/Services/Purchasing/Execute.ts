@@ -161,7 +161,21 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
         return yield* interrupted.finish(receipt.value)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
-    /** What an agent's key holds: none when new or past its retention. */
+    /**
+     * Lets go of a key whose lease lapsed and whose receipt was never written (a purchase
+     * written before its key and receipt were one transaction, cut off between the two):
+     * it stands for no purchase, so the request under it runs as new. True when let go.
+     */
+    const releaseAbandoned = (agentId: AgentId, key: string, receiptId: ReceiptId) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const lapsed = yield* keyRows.lockLapsedKey(agentId, key, yield* now)
+        if (Option.isNone(lapsed) || lapsed.value.receipt_id !== receiptId) return false
+        if (Option.isSome(yield* receiptRows.lockReceipt(receiptId))) return false
+        yield* keyRows.deleteKey(agentId, key)
+        return true
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    /** What an agent's key holds: none when new, past its retention, or abandoned before its purchase. */
     const usedKey = (agentId: AgentId, key: string) =>
       Effect.gen(function*() {
         const found = yield* keyRows.findKey(agentId, key)
@@ -169,6 +183,9 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
           return Option.none<UsedKey<PurchaseAnswer, never, never>>()
         }
         const row = found.value
+        if (row.answer === null && (yield* releaseAbandoned(agentId, key, row.receipt_id))) {
+          return Option.none<UsedKey<PurchaseAnswer, never, never>>()
+        }
         const answer = Effect.gen(function*() {
           if (row.answer !== null) return Option.some(yield* decodeAnswer(row.answer))
           const recovered = yield* finishLapsed(agentId, key, row.receipt_id)
