@@ -73,7 +73,7 @@ describe("Buy credits in the browser", () => {
     await expect.poll(() => page.locator("body").textContent(), { timeout: 20_000 }).toContain(
       "Your card was declined."
     )
-    await page.getByRole("link", { name: "Back" }).click()
+    await page.getByRole("link", { name: "Cancel and go back" }).click()
     await page.waitForURL((url) => url.href.includes("checkout=canceled"))
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("The payment was cancelled")
     expect(problems).toEqual([])
@@ -86,7 +86,7 @@ describe("Buy credits in the browser", () => {
     await page.getByRole("button", { name: "Add a card" }).click()
     await page.waitForURL((url) => url.href.startsWith(`${worlds.stripe.stripe.url}/c/pay/cs_test_`))
     await page.locator("input[name=card_number]").fill("4242 4242 4242 4242")
-    await page.getByRole("button", { name: "Save card" }).click()
+    await page.getByRole("button", { name: "Save the card" }).click()
     await page.waitForURL((url) => url.searchParams.has("card_setup"))
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Card saved: visa ending in 4242.")
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("visa …4242")

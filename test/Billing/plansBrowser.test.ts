@@ -61,7 +61,7 @@ describe("choosing a plan in the browser", () => {
     await chooseFounding(page, org.orgId, left)
     await page.waitForURL((url) => url.href.startsWith(`${worlds.stripe.stripe.url}/c/pay/cs_test_`))
     await page.locator("input[name=card_number]").fill("4242 4242 4242 4242")
-    await page.getByRole("button", { name: "Subscribe 49.00 USD a month" }).click()
+    await page.getByRole("button", { name: "Subscribe: 49.00 USD a month" }).click()
     await backOnPro(page, worlds.stripe, org, left)
     expect(problems).toEqual([])
   })
