@@ -131,6 +131,8 @@ describe("the hosted checkout page", () => {
     expect(session.url).toBe(`${emulator.url}/c/pay/${session.id}`)
     const page = await fetch(session.url!)
     expect(page.headers.get("content-security-policy")).toContain("default-src 'none'")
+    // The form's answer redirects to the return address: the browser must be allowed to follow.
+    expect(page.headers.get("content-security-policy")).toContain("form-action 'self' http://127.0.0.1:1;")
     const html = await page.text()
     expect(html).toContain("Sandbox checkout: development only, no money moves.")
     expect(html).toContain("Pay 20.00 USD")

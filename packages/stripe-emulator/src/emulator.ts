@@ -4,7 +4,8 @@ import { billing as makeBilling, type BillingMethod } from "./billing.js"
 import { type Behaviour, cardByNumber, cardByToken, declineMessages, refuses } from "./cards.js"
 import { deliverEvent, eventLog, newId, type StoredEvent } from "./events.js"
 import { asList, parseForm } from "./forms.js"
-import { checkoutPage, type Page, PAGE_HEADERS, receipt } from "./pages.js"
+import { EMULATOR_PUBLISHABLE_KEY, EMULATOR_SECRET_KEY, EMULATOR_WEBHOOK_SECRET } from "./keys.js"
+import { checkoutPage, type Page, pageHeaders, receipt } from "./pages.js"
 
 /**
  * A Stripe API emulator on loopback: the part of Stripe's HTTP API the service uses, spoken
@@ -20,9 +21,6 @@ import { checkoutPage, type Page, PAGE_HEADERS, receipt } from "./pages.js"
  * Every change makes Stripe's event (events.ts): kept for a test to deliver as often and as
  * concurrently as it likes, and with `webhook` set also delivered, signed, to that endpoint.
  */
-export const EMULATOR_SECRET_KEY = "sk_test_emulator"
-export const EMULATOR_PUBLISHABLE_KEY = "pk_test_emulator"
-export const EMULATOR_WEBHOOK_SECRET = "whsec_emulator"
 /** The API version answered when a request names none (the one the pinned library is written for). */
 const DEFAULT_API_VERSION = "2026-10-28.endive"
 
@@ -653,7 +651,13 @@ export const startStripeEmulator = async (options: EmulatorOptions = {}): Promis
   /** The hosted pages a browser opens (checkout, portal, receipts); undefined for an API path. */
   const pageFor = (method: string, path: string, form: Record<string, any>): Page | undefined => {
     const [kind, sub, pageId] = path.split("/").filter((s) => s !== "")
-    if (kind === "c" && sub === "pay" && pageId !== undefined) return hosted(method, pageId, form)
+    if (kind === "c" && sub === "pay" && pageId !== undefined) {
+      const session = checkoutSessions.get(pageId)
+      const returnsTo = session === undefined
+        ? []
+        : [...new Set([session.success_url, session.cancel_url].map((address) => new URL(address).origin))]
+      return { ...hosted(method, pageId, form), returnsTo }
+    }
     if (kind === "p" && sub === "session" && pageId !== undefined) {
       return billing.portal(method, pageId, form, (number) => cardByNumber(number)?.token)
     }
@@ -683,10 +687,7 @@ export const startStripeEmulator = async (options: EmulatorOptions = {}): Promis
       requests.push({ line, idempotencyKey: key })
       const html = pageFor(req.method ?? "GET", url.pathname, parseForm(body))
       if (html !== undefined) {
-        res.writeHead(html.status, {
-          ...PAGE_HEADERS,
-          ...(html.location === undefined ? {} : { location: html.location })
-        })
+        res.writeHead(html.status, pageHeaders(html))
         return void res.end(html.html ?? "")
       }
       const troubleIndex = troubles.findIndex((t) => line.startsWith(t.prefix))

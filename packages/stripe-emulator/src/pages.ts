@@ -5,21 +5,26 @@ import { testCards } from "./cards.js"
  * forms with no script and nothing from another origin, each marked as a sandbox so no one
  * mistakes it for Stripe's. A form posts back to the page's own address.
  */
-export const PAGE_HEADERS = {
-  "content-type": "text/html; charset=utf-8",
-  "content-security-policy":
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-  "cache-control": "no-store",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "same-origin"
-}
-
 export interface Page {
   readonly status: number
   readonly html?: string
   /** A redirect (303) to this address. */
   readonly location?: string
+  /** The origins a form's answer may send the browser to (the session's return addresses). */
+  readonly returnsTo?: ReadonlyArray<string>
 }
+
+export const pageHeaders = (page: Page) => ({
+  "content-type": "text/html; charset=utf-8",
+  // A form's answer may redirect to the page's return address: the browser checks that too.
+  "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${
+    (page.returnsTo ?? []).map((origin) => ` ${origin}`).join("")
+  }; frame-ancestors 'none'`,
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+  ...(page.location === undefined ? {} : { location: page.location })
+})
 
 export const escapeHtml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
