@@ -685,6 +685,8 @@ export const startStripeEmulator = async (options: EmulatorOptions = {}): Promis
       const line = `${req.method} ${url.pathname}`
       const key = req.headers["idempotency-key"] as string | undefined
       requests.push({ line, idempotencyKey: key })
+      // A browser on a hosted page asks for the icon: there is none, and that is no error.
+      if (url.pathname === "/favicon.ico") return void res.writeHead(204).end()
       const html = pageFor(req.method ?? "GET", url.pathname, parseForm(body))
       if (html !== undefined) {
         res.writeHead(html.status, pageHeaders(html))

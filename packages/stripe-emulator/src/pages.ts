@@ -31,7 +31,7 @@ export const escapeHtml = (text: string) =>
 
 const document = (title: string, banner: string, body: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
-  `<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><style>` +
+  `<meta name="viewport" content="width=device-width, initial-scale=1"><style>` +
   `body{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}` +
   `.banner{background:#fde68a;border:2px solid #b45309;padding:.75rem;font-weight:bold}` +
   `.error{color:#b91c1c}label{display:block;margin:1rem 0}input{font-size:1.1rem;width:100%}` +
