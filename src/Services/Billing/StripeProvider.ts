@@ -11,7 +11,7 @@ import {
   type ProviderEvent,
   type ProviderPayment
 } from "./PaymentProvider.js"
-import { Card, cardDetails, cardOf, Id, idOf, Method } from "./StripeShapes.js"
+import { Card, cardDetails, cardOf, decodeAnswer, Id, idOf, Method } from "./StripeShapes.js"
 import { stripeSubscriptionCalls, subscriptionEvent } from "./StripeSubscriptions.js"
 
 /**
@@ -64,8 +64,6 @@ const PaymentIntentShape = Schema.Struct({
   metadata: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
 })
 
-const decodePaymentIntent = Schema.decodeUnknown(PaymentIntentShape)
-
 const SetupIntentShape = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("setup_intent"),
@@ -76,11 +74,7 @@ const SetupIntentShape = Schema.Struct({
 
 const toCardSetup = (raw: unknown) =>
   Effect.map(
-    Schema.decodeUnknown(SetupIntentShape)(raw).pipe(
-      Effect.mapError(() =>
-        new PaymentUnavailable({ message: "The payment provider answered with something that is not a card setup" })
-      )
-    ),
+    decodeAnswer(SetupIntentShape, "a card setup")(raw),
     (setup): ProviderCardSetup => ({
       succeeded: setup.status === "succeeded",
       customerId: idOf(setup.customer),
@@ -104,11 +98,7 @@ const CheckoutSessionShape = Schema.Struct({
 /** Our view of a Checkout Session, or `payment_unavailable` when it is not shaped like one. */
 export const toProviderCheckout = (raw: unknown) =>
   Effect.map(
-    Schema.decodeUnknown(CheckoutSessionShape)(raw).pipe(
-      Effect.mapError(() =>
-        new PaymentUnavailable({ message: "The payment provider answered with something that is not a checkout" })
-      )
-    ),
+    decodeAnswer(CheckoutSessionShape, "a checkout")(raw),
     (session): ProviderCheckout => ({
       id: session.id,
       mode: session.mode,
@@ -125,11 +115,7 @@ export const toProviderCheckout = (raw: unknown) =>
 /** Our view of a PaymentIntent, or `payment_unavailable` when it is not shaped like one. */
 export const toProviderPayment = (raw: unknown) =>
   Effect.map(
-    decodePaymentIntent(raw).pipe(
-      Effect.mapError(() =>
-        new PaymentUnavailable({ message: "The payment provider answered with something that is not a payment" })
-      )
-    ),
+    decodeAnswer(PaymentIntentShape, "a payment")(raw),
     (pi): ProviderPayment => {
       const charge = typeof pi.latest_charge === "object" && pi.latest_charge !== null ? pi.latest_charge : null
       return {

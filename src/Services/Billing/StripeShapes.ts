@@ -1,4 +1,5 @@
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
+import { PaymentUnavailable } from "../../Errors/ApiErrors.js"
 import type { CardDetails } from "./PaymentProvider.js"
 
 /** Stripe's shapes that both the payment calls (StripeProvider.ts) and the plan calls (StripeSubscriptions.ts) read. */
@@ -28,3 +29,11 @@ export const cardDetails = (card: typeof Card.Type | null | undefined): CardDeta
 /** The card of a payment method that was expanded; none for a bare id. */
 export const cardOf = (method: typeof Method.Type | undefined): CardDetails | null =>
   cardDetails(typeof method === "object" && method !== null ? method.card : null)
+
+/** A Stripe answer decoded; one not shaped as expected is `payment_unavailable` (nothing was changed). */
+export const decodeAnswer = <A, I>(schema: Schema.Schema<A, I>, what: string) => (raw: unknown) =>
+  Schema.decodeUnknown(schema)(raw).pipe(
+    Effect.mapError(() =>
+      new PaymentUnavailable({ message: `The payment provider answered with something that is not ${what}` })
+    )
+  )

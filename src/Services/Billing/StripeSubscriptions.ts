@@ -2,7 +2,7 @@ import { Effect, Schema } from "effect"
 import type Stripe from "stripe"
 import { PaymentUnavailable } from "../../Errors/ApiErrors.js"
 import type { PaymentProvider, ProviderCardSetup, ProviderInvoice, ProviderSubscription } from "./PaymentProvider.js"
-import { cardOf, Id, idOf, Method } from "./StripeShapes.js"
+import { cardOf, decodeAnswer, Id, idOf, Method } from "./StripeShapes.js"
 
 /**
  * Plans on Stripe Billing: the plan prices (found by lookup key, made when missing),
@@ -34,11 +34,7 @@ const SubscriptionShape = Schema.Struct({
 
 export const toProviderSubscription = (raw: unknown) =>
   Effect.map(
-    Schema.decodeUnknown(SubscriptionShape)(raw).pipe(
-      Effect.mapError(() =>
-        new PaymentUnavailable({ message: "The payment provider answered with something that is not a subscription" })
-      )
-    ),
+    decodeAnswer(SubscriptionShape, "a subscription")(raw),
     (sub): ProviderSubscription => {
       const item = sub.items.data[0]
       const reason = sub.cancellation_details?.reason
@@ -76,11 +72,7 @@ const InvoiceShape = Schema.Struct({
 
 export const toProviderInvoice = (raw: unknown) =>
   Effect.map(
-    Schema.decodeUnknown(InvoiceShape)(raw).pipe(
-      Effect.mapError(() =>
-        new PaymentUnavailable({ message: "The payment provider answered with something that is not an invoice" })
-      )
-    ),
+    decodeAnswer(InvoiceShape, "an invoice")(raw),
     (invoice): ProviderInvoice => ({
       id: invoice.id,
       status: invoice.status ?? "draft",
@@ -193,11 +185,7 @@ export const stripeSubscriptionCalls = (stripe: Stripe, call: Call) => {
     Effect.gen(function*() {
       const raw = yield* call("retrieving a customer", () =>
         stripe.customers.retrieve(customerId, { expand: ["invoice_settings.default_payment_method"] }))
-      const customer = yield* Schema.decodeUnknown(CustomerShape)(raw).pipe(
-        Effect.mapError(() =>
-          new PaymentUnavailable({ message: "The payment provider answered with something that is not a customer" })
-        )
-      )
+      const customer = yield* decodeAnswer(CustomerShape, "a customer")(raw)
       const method = customer.invoice_settings?.default_payment_method
       return {
         succeeded: idOf(method) !== null,
