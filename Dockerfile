@@ -6,8 +6,9 @@
 FROM node:20-bookworm-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The workspaces (the contract package, the client, the dashboard): npm ci needs their manifests.
+# The workspaces (the contract package, the Stripe emulator, the client, the dashboard): npm ci needs their manifests.
 COPY packages/contract/package.json ./packages/contract/
+COPY packages/stripe-emulator/package.json ./packages/stripe-emulator/
 COPY clients/typescript/package.json ./clients/typescript/
 COPY web/package.json ./web/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -18,6 +19,7 @@ FROM node:20-bookworm-slim AS dashboard
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 COPY packages/contract/package.json ./packages/contract/
+COPY packages/stripe-emulator/package.json ./packages/stripe-emulator/
 COPY clients/typescript/package.json ./clients/typescript/
 COPY web/package.json ./web/
 RUN npm ci --no-audit --no-fund
@@ -36,6 +38,8 @@ COPY --from=dashboard /app/web/dist ./web/dist
 COPY package.json package-lock.json tsconfig.json ./
 COPY scripts/build-dashboard.mjs ./scripts/
 COPY src ./src
+# The service imports the emulator (started only in development without Stripe keys).
+COPY packages/stripe-emulator ./packages/stripe-emulator
 COPY data ./data
 # Only the embedded database (no DATABASE_URL) writes here.
 RUN mkdir -p /app/.data && chown node:node /app/.data

@@ -62,7 +62,7 @@ const capabilityRules = [
 export default tseslint.config(
   { ignores: ["node_modules/**", ".data/**", "web/dist/**", "**/*.mjs", "**/*.js", "clients/typescript/dist/**", "packages/contract/dist/**"] },
   {
-    files: ["src/**/*.ts", "test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "clients/**/*.ts", "examples/**/*.ts", "web/**/*.ts", "web/**/*.tsx", "vitest.config.ts"],
+    files: ["src/**/*.ts", "test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "clients/**/*.ts", "packages/*/src/**/*.ts", "examples/**/*.ts", "web/**/*.ts", "web/**/*.tsx", "vitest.config.ts"],
     extends: [tseslint.configs.base],
     plugins: { "@effect": effect },
     rules: {

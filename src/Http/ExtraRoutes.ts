@@ -60,18 +60,6 @@ export const extraRoutes: ReadonlyArray<RouteSpec> = [
   { method: "GET", path: "/favicon.ico" }
 ]
 
-/**
- * The development sandbox's checkout and portal pages (SandboxCheckoutPage.ts,
- * SandboxPortalPage.ts): pages a browser opens and posts forms to, so their POST takes a
- * form body instead of JSON.
- */
-export const formRoutes: ReadonlyArray<RouteSpec> = [
-  { method: "GET", path: "/v1/billing/sandbox/checkout/:sessionId" },
-  { method: "POST", path: "/v1/billing/sandbox/checkout/:sessionId" },
-  { method: "GET", path: "/v1/billing/sandbox/portal/:sessionId" },
-  { method: "POST", path: "/v1/billing/sandbox/portal/:sessionId" }
-]
-
 /** The dashboard's pages and files, wherever DASHBOARD_PATH puts them. */
 export const dashboardRoutes = (dashboardPath: string): ReadonlyArray<RouteSpec> => [
   { method: "GET", path: dashboardPath },

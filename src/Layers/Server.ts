@@ -39,8 +39,6 @@ import {
   OrgPurchasingHandlers,
   PurchasingHandlers
 } from "../Http/Handlers/PurchasingHandlers.js"
-import { SandboxCheckoutPageLive } from "../Http/Handlers/SandboxCheckoutPage.js"
-import { SandboxPortalPageLive } from "../Http/Handlers/SandboxPortalPage.js"
 import { SigningKeysHandlers } from "../Http/Handlers/SigningKeysHandlers.js"
 import { UsageHandlers } from "../Http/Handlers/UsageHandlers.js"
 import { WebhooksHandlers } from "../Http/Handlers/WebhooksHandlers.js"
@@ -260,8 +258,6 @@ const Handlers = Layer.mergeAll(
   BillingHandlers,
   PaymentWebhookHandlers,
   SandboxPaymentsHandlers,
-  SandboxCheckoutPageLive,
-  SandboxPortalPageLive,
   AdminBillingHandlers,
   AdminToolsHandlers,
   AdminOrgsHandlers,

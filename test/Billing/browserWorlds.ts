@@ -5,8 +5,8 @@ import type { SeededOrg } from "../support/fixtures.js"
 import { startWorld, type World } from "../support/world.js"
 
 /**
- * The billing pages' journeys in Chromium, each run twice: in a world with the fake Stripe's
- * keys and in one on the development sandbox, both started before the file's tests and
+ * The billing pages' journeys in Chromium, each run twice: in a world with Stripe's keys
+ * (the Stripe emulator standing in for Stripe) and in one on the development sandbox, both started before the file's tests and
  * closed after them. `signedIn` opens the dashboard as the org's owner.
  */
 export const billingBrowserWorlds = (label: string) => {

@@ -25,7 +25,7 @@ afterAll(async () => {
 const post = (world: World, token: string, path: string, body?: unknown) =>
   call(world, "POST", path, { token, ...(body === undefined ? {} : { body }) })
 
-/** Submits the hosted page's form (the fake Stripe's or the sandbox's). */
+/** Submits the hosted page's form (the emulator's, with keys or in the sandbox). */
 const submit = async (pageUrl: string, cardNumber: string) => {
   const response = await fetch(pageUrl, {
     method: "POST",
@@ -105,18 +105,18 @@ describe("saving a card on Stripe's hosted page", () => {
 })
 
 describe("saving a card in the sandbox", () => {
-  it("serves its own page, keeps the card, and auto-reload charges it", async () => {
+  it("on the emulator's page, keeps the card, and auto-reload charges it", async () => {
     const org = await newOrg(sandbox)
     const started = await post(sandbox, org.owner.sessionToken, `/v1/orgs/${org.orgId}/billing/card/setup`)
     expect(started.status).toBe(201)
-    expect(started.json.checkout_url).toMatch(new RegExp(`^${sandbox.server.baseUrl}/v1/billing/sandbox/checkout/`))
+    expect(started.json.checkout_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/c\/pay\/cs_test_/)
     const page = await fetch(started.json.checkout_url).then((r) => r.text())
     expect(page).toContain("Save the card")
     expect(page).toContain("Sandbox checkout")
     expect((await submit(started.json.checkout_url, "4000 0000 0000 0002")).text).toContain("Your card was declined.")
     const saved = await submit(started.json.checkout_url, "4242 4242 4242 4242")
     expect(saved.status).toBe(303)
-    expect(saved.location).toContain(`/dashboard/orgs/${org.orgId}/billing?card_setup=cs_sandbox_`)
+    expect(saved.location).toContain(`/dashboard/orgs/${org.orgId}/billing?card_setup=cs_test_`)
     // The page kept the card before the owner is back; the return says so.
     const back = await post(sandbox, org.owner.sessionToken, `/v1/orgs/${org.orgId}/billing/card/setup/confirm`)
     expect(back.json).toMatchObject({ status: "saved", card: { last4: "4242" } })

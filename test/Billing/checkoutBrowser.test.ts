@@ -6,8 +6,8 @@ import { newOrg, topUpEntries, webhookUrl } from "./support.js"
 
 /**
  * Buy credits as an owner does it, in Chromium: the dashboard's form sends the browser to
- * the payment page (the fake Stripe's hosted page with keys, the service's own sandbox page
- * without), the owner pays with a test card, comes back to the billing page, which says the
+ * the payment page (the Stripe emulator's hosted page, marked as a sandbox, in both worlds:
+ * with keys standing in for Stripe, without them started by the service), the owner pays with a test card, comes back to the billing page, which says the
  * payment is paid and shows the balance up once.
  */
 const { signedIn, worlds } = billingBrowserWorlds("billing_checkout_browser")
@@ -73,7 +73,7 @@ describe("Buy credits in the browser", () => {
     await expect.poll(() => page.locator("body").textContent(), { timeout: 20_000 }).toContain(
       "Your card was declined."
     )
-    await page.getByRole("link", { name: "Back" }).click()
+    await page.getByRole("link", { name: "Cancel and go back" }).click()
     await page.waitForURL((url) => url.href.includes("checkout=canceled"))
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("The payment was cancelled")
     expect(problems).toEqual([])
@@ -86,7 +86,7 @@ describe("Buy credits in the browser", () => {
     await page.getByRole("button", { name: "Add a card" }).click()
     await page.waitForURL((url) => url.href.startsWith(`${worlds.stripe.stripe.url}/c/pay/cs_test_`))
     await page.locator("input[name=card_number]").fill("4242 4242 4242 4242")
-    await page.getByRole("button", { name: "Save card" }).click()
+    await page.getByRole("button", { name: "Save the card" }).click()
     await page.waitForURL((url) => url.searchParams.has("card_setup"))
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Card saved: visa ending in 4242.")
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("visa …4242")
@@ -94,12 +94,12 @@ describe("Buy credits in the browser", () => {
     expect(problems).toEqual([])
   })
 
-  it("in the sandbox: the service's own marked page, a declined card, then a paid one, back to billing", async () => {
+  it("in the sandbox: the emulator's marked page, a declined card, then a paid one, back to billing", async () => {
     const org = await newOrg(worlds.sandbox)
     const before = await balanceOf(worlds.sandbox.db, org.orgId)
     const { page, problems } = await signedIn(worlds.sandbox, org)
     await buy(page, org.orgId, "20")
-    await page.waitForURL((url) => url.pathname.startsWith("/v1/billing/sandbox/checkout/"))
+    await page.waitForURL((url) => url.pathname.startsWith("/c/pay/cs_test_"))
     await expect.poll(() => page.locator("body").textContent(), { timeout: 20_000 }).toContain(
       "Sandbox checkout: development only"
     )
@@ -113,6 +113,28 @@ describe("Buy credits in the browser", () => {
     await page.waitForURL((url) => url.pathname === `/dashboard/orgs/${org.orgId}/billing`)
     await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Paid: 20,000 cr")
     expect(await balanceOf(worlds.sandbox.db, org.orgId)).toBe(before + 20_000n)
+    expect(problems).toEqual([])
+  })
+
+  it("in the sandbox: a card that asks for 3-D Secure pays once its holder completes the bank's step", async () => {
+    const org = await newOrg(worlds.sandbox)
+    const before = await balanceOf(worlds.sandbox.db, org.orgId)
+    const { page, problems } = await signedIn(worlds.sandbox, org)
+    await buy(page, org.orgId, "15")
+    await page.waitForURL((url) => url.pathname.startsWith("/c/pay/cs_test_"))
+    await page.getByLabel("Test card number").fill("4000 0027 6000 3184")
+    await page.getByRole("button", { name: "Pay 15.00 USD" }).click()
+    await page.getByRole("button", { name: "Fail authentication" }).click()
+    await expect.poll(() => page.getByRole("alert").textContent(), { timeout: 20_000 }).toContain(
+      "We are unable to authenticate your payment method."
+    )
+    await page.getByLabel("Test card number").fill("4000 0027 6000 3184")
+    await page.getByRole("button", { name: "Pay 15.00 USD" }).click()
+    expect(await page.locator("h1").textContent()).toBe("3-D Secure authentication")
+    await page.getByRole("button", { name: "Complete authentication" }).click()
+    await page.waitForURL((url) => url.pathname === `/dashboard/orgs/${org.orgId}/billing`)
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("Paid: 15,000 cr")
+    expect(await balanceOf(worlds.sandbox.db, org.orgId)).toBe(before + 15_000n)
     expect(problems).toEqual([])
   })
 })

@@ -1,8 +1,8 @@
+import { startStripeEmulator, type StripeEmulator } from "@agent-gateway/stripe-emulator"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ChildService, killChildService, startChildService } from "../support/childService.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { type FakeEcb, startFakeEcb } from "../support/fakeEcb.js"
-import { type FakeStripe, startFakeStripe } from "../support/fakeStripe.js"
 import { bearer, seedOrg } from "../support/fixtures.js"
 import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
 import { request } from "../support/server.js"
@@ -16,14 +16,14 @@ import { topUpEntries } from "./support.js"
  * writes anything; after a restart, the webhook's redelivery credits the payment, once.
  */
 let db: TestDatabase
-let stripe: FakeStripe
+let stripe: StripeEmulator
 let ecb: FakeEcb
 let smtp: TestSmtp
 let child: ChildService | undefined
 
 beforeAll(async () => {
   db = await createTestDatabase("billing_crash")
-  stripe = await startFakeStripe()
+  stripe = await startStripeEmulator()
   ecb = await startFakeEcb()
   smtp = await startSmtp()
 })

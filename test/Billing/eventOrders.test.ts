@@ -1,6 +1,6 @@
+import type { StoredEvent } from "@agent-gateway/stripe-emulator"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { StoredEvent } from "../support/fakeStripe.js"
 import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
 import { call, startWorld, type World } from "../support/world.js"
 import { frozenOf, newOrg, paidTopUp, paymentEntries, webhookUrl } from "./support.js"

@@ -1,5 +1,5 @@
+import type { StoredEvent } from "@agent-gateway/stripe-emulator"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { StoredEvent } from "../support/fakeStripe.js"
 import { addMember, seedAgent, type SeededOrg, seedUser } from "../support/fixtures.js"
 import { expectLedgerInvariant } from "../support/ledgerChecks.js"
 import { call, eventually, startWorld, type World } from "../support/world.js"
@@ -253,7 +253,7 @@ describe("the customer portal", () => {
       action: "card",
       card_number: "5555555555554444"
     })
-    expect(replaced.text).toContain("Card ending 4444 saved")
+    expect(replaced.text).toContain("The card ending 4444 is now the card on file.")
     await deliverShuffled(world.stripe.events.slice(from))
     const summary = await call(world, "GET", `/v1/orgs/${org.orgId}/billing`, { token: org.owner.sessionToken })
     expect(summary.json.card).toMatchObject({ brand: "mastercard", last4: "4444" })
@@ -262,7 +262,7 @@ describe("the customer portal", () => {
     // a second delivery of the event changes nothing.
     const removeFrom = world.stripe.events.length
     const removed = await world.stripe.usePortal(opened.json.portal_url, { action: "remove_card" })
-    expect(removed.text).toContain("Card ending 4444 removed")
+    expect(removed.text).toContain("The card ending 4444 was removed.")
     const detached = world.stripe.events.slice(removeFrom)
     expect(detached.map((e) => e.type)).toEqual(["payment_method.detached"])
     await deliverShuffled(detached)
@@ -271,7 +271,7 @@ describe("the customer portal", () => {
 
     const cancelFrom = world.stripe.events.length
     const cancelled = await world.stripe.usePortal(opened.json.portal_url, { action: "cancel" })
-    expect(cancelled.text).toContain("Subscription cancelled")
+    expect(cancelled.text).toContain("The subscription is cancelled.")
     await deliverShuffled(world.stripe.events.slice(cancelFrom), 3)
     expect(await planOf(org.orgId)).toBe("payg")
     const mail = await world.smtp.waitFor(org.owner.email, (m) => m.subject.includes("plan ended"))

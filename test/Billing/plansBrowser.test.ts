@@ -8,7 +8,7 @@ import { newOrg } from "./support.js"
 /**
  * Choosing a plan as an owner does it, in Chromium: the plans side by side, the founding
  * seats left, a confirmation naming the amount before anything is charged, the payment page
- * (the fake Stripe's hosted Checkout with keys, the service's own sandbox page without), back
+ * (the Stripe emulator's hosted Checkout, marked as a sandbox, with keys and without), back
  * to billing on the new plan, with one founding seat fewer left; a downgrade says what it
  * changes before it happens.
  */
@@ -61,21 +61,37 @@ describe("choosing a plan in the browser", () => {
     await chooseFounding(page, org.orgId, left)
     await page.waitForURL((url) => url.href.startsWith(`${worlds.stripe.stripe.url}/c/pay/cs_test_`))
     await page.locator("input[name=card_number]").fill("4242 4242 4242 4242")
-    await page.getByRole("button", { name: "Subscribe 49.00 USD a month" }).click()
+    await page.getByRole("button", { name: "Subscribe: 49.00 USD a month" }).click()
     await backOnPro(page, worlds.stripe, org, left)
     expect(problems).toEqual([])
   })
 
-  it("in the sandbox: the same journey on the service's own marked page", async () => {
+  it("in the sandbox: the same journey on the emulator's marked page", async () => {
     const org = await newOrg(worlds.sandbox)
     const left = await seatsLeft(worlds.sandbox)
     const { page, problems } = await signedIn(worlds.sandbox, org)
     await chooseFounding(page, org.orgId, left)
-    await page.waitForURL((url) => url.pathname.startsWith("/v1/billing/sandbox/checkout/"))
+    await page.waitForURL((url) => url.pathname.startsWith("/c/pay/cs_test_"))
     expect(await page.locator("body").textContent()).toContain("Sandbox checkout: development only")
     await page.getByLabel("Test card number").fill("4242 4242 4242 4242")
     await page.getByRole("button", { name: "Subscribe: 49.00 USD a month" }).click()
     await backOnPro(page, worlds.sandbox, org, left)
+
+    // Manage billing: the emulator's portal replaces the card and shows the new one on file.
+    await page.getByRole("button", { name: /^Manage billing/ }).click()
+    await page.waitForURL((url) => url.pathname.startsWith("/p/session/bps_"))
+    expect(await page.locator("body").textContent()).toContain("Card on file: visa ending 4242")
+    await page.getByLabel("Test card number").fill("5555 5555 5555 4444")
+    await page.getByRole("button", { name: "Replace the card" }).click()
+    await expect.poll(() => page.getByRole("status").textContent(), { timeout: 20_000 }).toContain(
+      "The card ending 4444 is now the card on file."
+    )
+    const portal = (await page.locator("body").textContent()) ?? ""
+    expect(portal).toContain("Card on file: mastercard ending 4444")
+    expect(portal).not.toContain("ending 4242")
+    await page.getByRole("link", { name: "Return" }).click()
+    await page.waitForURL((url) => url.pathname === `/dashboard/orgs/${org.orgId}/billing`)
+    await expect.poll(() => billingText(page), { timeout: 20_000 }).toContain("…4444")
     expect(problems).toEqual([])
   })
 })

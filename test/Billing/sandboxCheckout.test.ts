@@ -2,13 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, type SeededOrg, seedOrg } from "../support/fixtures.js"
 import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
 import { request } from "../support/server.js"
-import { startWorld, type World } from "../support/world.js"
+import { eventually, startWorld, type World } from "../support/world.js"
+import { postPage, sandboxEmulatorOf } from "./support.js"
 
 /**
- * Without Stripe keys in development, Buy credits follows the same journey as with Stripe:
- * the service makes a checkout session in its sandbox and serves the hosted page itself
- * (clearly marked, test cards, no script), which sends the owner back to the billing page;
- * the return, the cancel and the cap run the same code as with Stripe.
+ * Without Stripe keys in development, Buy credits follows the same journey as with Stripe,
+ * on the same code: the service starts the Stripe emulator on loopback, whose hosted page
+ * (clearly marked, test cards, no script) sends the owner back to the billing page, and
+ * whose events reach the service's webhook route signed; the return, the cancel and the cap
+ * run as with Stripe.
  */
 let dev: World
 
@@ -28,18 +30,10 @@ const api = (org: SeededOrg, path: string, init: { method?: string; body?: unkno
   })
 
 /** The sandbox page as a browser posts it: a plain form. */
-const payOnPage = async (pageUrl: string, cardNumber: string) => {
-  const response = await fetch(pageUrl, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ card_number: cardNumber }).toString(),
-    redirect: "manual"
-  })
-  return { status: response.status, location: response.headers.get("location"), text: await response.text() }
-}
+const payOnPage = (pageUrl: string, cardNumber: string) => postPage(pageUrl, { card_number: cardNumber })
 
 describe("the sandbox's checkout page", () => {
-  it("is served by the service, marked as a sandbox, and pays with a test card back to the billing page", async () => {
+  it("is the emulator's, marked as a sandbox, and pays with a test card back to the billing page", async () => {
     const org = await seedOrg(dev.db)
     const before = await balanceOf(dev.db, org.orgId)
     const started = await api(org, "/billing/checkout", { method: "POST", body: { amount_usd: "20", save_card: true } })
@@ -48,9 +42,7 @@ describe("the sandbox's checkout page", () => {
       provider: { name: "sandbox", sandbox: true },
       payment: { provider: "sandbox", status: "pending" },
       client_secret: null,
-      checkout_url: expect.stringMatching(
-        new RegExp(`^${dev.server.baseUrl}/v1/billing/sandbox/checkout/cs_sandbox_\\w+$`)
-      )
+      checkout_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/c\/pay\/cs_test_\w+$/)
     })
     const pageUrl: string = started.json.checkout_url
     const page = await fetch(pageUrl)
@@ -65,6 +57,10 @@ describe("the sandbox's checkout page", () => {
     expect(declined.status).toBe(200)
     expect(declined.location).toBeNull()
     expect(declined.text).toContain("Your card was declined.")
+    // The emulator's payment_intent.payment_failed reaches the webhook route.
+    await eventually(async () =>
+      (await api(org, `/billing/payments/${started.json.payment.id}`)).json.payment.status === "failed"
+    )
     expect((await api(org, `/billing/payments/${started.json.payment.id}`)).json.payment).toMatchObject({
       status: "failed",
       failure_message: "Your card was declined."
@@ -98,7 +94,7 @@ describe("the sandbox's checkout page", () => {
     expect(canceled.status).toBe(200)
     expect(canceled.json.payment.status).toBe("canceled")
     const after = await payOnPage(started.json.checkout_url, "4242 4242 4242 4242")
-    expect(after.status).toBe(200)
+    expect(after.status).toBe(410)
     expect(after.location).toBeNull()
     expect(after.text).toContain("This checkout has ended")
     expect((await api(org, `/billing/payments/${started.json.payment.id}`)).json.payment.status).toBe("canceled")
@@ -106,6 +102,8 @@ describe("the sandbox's checkout page", () => {
   })
 
   it("answers 404 for a session it never made", async () => {
-    expect((await fetch(`${dev.server.url}/v1/billing/sandbox/checkout/cs_sandbox_nope`)).status).toBe(404)
+    const org = await seedOrg(dev.db)
+    const started = await api(org, "/billing/checkout", { method: "POST", body: { amount_usd: "5" } })
+    expect((await fetch(`${sandboxEmulatorOf(started.json.checkout_url)}/c/pay/cs_test_nope`)).status).toBe(404)
   })
 })

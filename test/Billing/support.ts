@@ -1,3 +1,4 @@
+import { EMULATOR_SECRET_KEY } from "@agent-gateway/stripe-emulator"
 import { expect } from "vitest"
 import type { TestDatabase } from "../support/database.js"
 import { type SeededOrg, seedOrg } from "../support/fixtures.js"
@@ -73,4 +74,40 @@ export const paymentEntries = (db: TestDatabase, orgId: string, paymentId: strin
 export const frozenOf = async (db: TestDatabase, orgId: string) => {
   const [row] = await db.query(`SELECT frozen FROM org_balances WHERE org_id = $1`, [orgId])
   return row?.frozen === true
+}
+
+/** The sandbox's Stripe emulator (started by the service in development without keys), from one of its pages' addresses. */
+export const sandboxEmulatorOf = (pageUrl: string) => new URL(pageUrl).origin
+
+/** Moves the sandbox emulator's clock, as a test would move Stripe's test clock; answers the events it made. */
+export const advanceSandboxClock = async (emulatorUrl: string, seconds: number): Promise<Array<{ type: string }>> => {
+  const answer = await fetch(`${emulatorUrl}/_emulator/advance_clock`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${EMULATOR_SECRET_KEY}`,
+      "content-type": "application/x-www-form-urlencoded"
+    },
+    body: new URLSearchParams({ seconds: String(seconds) }).toString()
+  })
+  expect(answer.status).toBe(200)
+  return ((await answer.json()) as { data: Array<{ type: string }> }).data
+}
+
+/** Posts a hosted page's form as a browser does; a card asking for 3-D Secure gets its step `authentication`. */
+export const postPage = async (
+  pageUrl: string,
+  form: Record<string, string>,
+  authentication: "complete" | "fail" = "complete"
+) => {
+  const post = async (body: Record<string, string>) => {
+    const response = await fetch(pageUrl, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(body).toString(),
+      redirect: "manual"
+    })
+    return { status: response.status, location: response.headers.get("location"), text: await response.text() }
+  }
+  const first = await post(form)
+  return first.text.includes(`name="three_d_secure"`) ? post({ ...form, three_d_secure: authentication }) : first
 }

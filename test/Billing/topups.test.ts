@@ -1,3 +1,4 @@
+import { EMULATOR_PUBLISHABLE_KEY } from "@agent-gateway/stripe-emulator"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addMember, seedOrgKey, seedUser } from "../support/fixtures.js"
 import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
@@ -45,7 +46,7 @@ describe("a USD top-up", () => {
     expect(started.json.provider).toEqual({
       name: "stripe",
       sandbox: false,
-      publishable_key: "pk_test_fakestripe",
+      publishable_key: EMULATOR_PUBLISHABLE_KEY,
       notice: null
     })
     const pi = world.stripe.paymentIntents.get(started.json.payment.provider_payment_id)!
@@ -77,7 +78,7 @@ describe("a USD top-up", () => {
     expect(confirmed.json.payment).toMatchObject({
       status: "succeeded",
       card: { brand: "visa", last4: "4242" },
-      receipt_url: expect.stringMatching(/^https:\/\/pay\.stripe\.com\/receipts\//)
+      receipt_url: expect.stringMatching(new RegExp(`^${world.stripe.url}/receipts/ch_`))
     })
     expect(await balanceOf(world.db, org.orgId)).toBe(before + 25_000n)
     const entries = await topUpEntries(world.db, org.orgId)
@@ -96,7 +97,7 @@ describe("a USD top-up", () => {
       expect(mail.subject).toContain("USD 25.00")
       expect(mail.text).toContain(started.json.payment.id)
       expect(mail.text).toContain("25000 credits")
-      expect(mail.text).toContain("https://pay.stripe.com/receipts/")
+      expect(mail.text).toContain(`${world.stripe.url}/receipts/ch_`)
     }
     await expectLedgerInvariant(world.db)
   })

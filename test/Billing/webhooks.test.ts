@@ -1,3 +1,4 @@
+import { EMULATOR_WEBHOOK_SECRET } from "@agent-gateway/stripe-emulator"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "../support/fakeProvider.js"
 import { seedAdmin } from "../support/fixtures.js"
@@ -48,7 +49,7 @@ describe("signatures", () => {
     // The signature was made for the original body; the same header with another body fails.
     const header = (await import("stripe")).default.webhooks.generateTestHeaderString({
       payload: event.payload,
-      secret: "whsec_fakestripe"
+      secret: EMULATOR_WEBHOOK_SECRET
     })
     const reformatted = await request(webhookUrl(world), {
       method: "POST",

@@ -1,3 +1,10 @@
+import {
+  EMULATOR_PUBLISHABLE_KEY,
+  EMULATOR_SECRET_KEY,
+  EMULATOR_WEBHOOK_SECRET,
+  startStripeEmulator,
+  type StripeEmulator
+} from "@agent-gateway/stripe-emulator"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Exit, Layer, ManagedRuntime, Redacted } from "effect"
@@ -12,13 +19,6 @@ export { eventually } from "./eventually.js"
 import { type EventEmitter, eventEmitter } from "./eventEmitter.js"
 import { type FakeEcb, startFakeEcb } from "./fakeEcb.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "./fakeProvider.js"
-import {
-  FAKE_PUBLISHABLE_KEY,
-  FAKE_SECRET_KEY,
-  FAKE_WEBHOOK_SECRET,
-  type FakeStripe,
-  startFakeStripe
-} from "./fakeStripe.js"
 import { type ReceiverMode, startReceiver, type TestReceiver } from "./receiver.js"
 import { request, startServer, type TestServer } from "./server.js"
 import { startSmtp, type TestSmtp } from "./smtp.js"
@@ -65,7 +65,7 @@ export interface World {
   readonly smtp: TestSmtp
   readonly twilio: TestTwilio
   readonly fake: FakeProvider
-  readonly stripe: FakeStripe
+  readonly stripe: StripeEmulator
   readonly ecb: FakeEcb
   readonly receiver: TestReceiver
   readonly emitter: EventEmitter
@@ -86,10 +86,10 @@ export const ledgerRuntime = (db: TestDatabase) =>
   )
 
 /** The settings that point the service at a fake Stripe and ECB rates file. */
-export const stripeEnv = (stripe: FakeStripe, ecb: FakeEcb) => ({
-  STRIPE_SECRET_KEY: FAKE_SECRET_KEY,
-  STRIPE_PUBLISHABLE_KEY: FAKE_PUBLISHABLE_KEY,
-  STRIPE_WEBHOOK_SECRET: FAKE_WEBHOOK_SECRET,
+export const stripeEnv = (stripe: StripeEmulator, ecb: FakeEcb) => ({
+  STRIPE_SECRET_KEY: EMULATOR_SECRET_KEY,
+  STRIPE_PUBLISHABLE_KEY: EMULATOR_PUBLISHABLE_KEY,
+  STRIPE_WEBHOOK_SECRET: EMULATOR_WEBHOOK_SECRET,
   STRIPE_API_BASE: stripe.url,
   FX_RATES_URL: ecb.url,
   PAYMENT_PROVIDER_TIMEOUT_MS: "1500",
@@ -142,7 +142,7 @@ export const startWorld = async (label: string, options: WorldOptions = {}): Pro
     // a loaded machine answers every other call in time.
     const fake = options.provider ? started(await startFakeProvider()) : undefined
     if (fake) Object.assign(env, { PROVIDERS_UPSTREAM: fake.url, GATEWAY_TIMEOUT_MS: "2000" })
-    const stripe = options.stripe ? started(await startFakeStripe()) : undefined
+    const stripe = options.stripe ? started(await startStripeEmulator()) : undefined
     const ecb = options.stripe ? started(await startFakeEcb()) : undefined
     if (stripe && ecb) {
       ecb.set({ date: "2026-11-20", usd: "1.0500", inr: "88.6200" })

@@ -1,8 +1,9 @@
+import { confirmWithTestCard, testCards } from "@agent-gateway/stripe-emulator"
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import { CurrentActor, CurrentAdmin } from "../../Domain/Current.js"
 import { plans } from "../../Domain/Plans.js"
-import { NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
+import { InvalidInput, NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
 import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
 import { requireOwner } from "../../Services/Auth/Roles.js"
 import { AutoReload } from "../../Services/Billing/AutoReload.js"
@@ -15,7 +16,7 @@ import { Payments, type StartedPayment } from "../../Services/Billing/Payments.j
 import { PaymentStates } from "../../Services/Billing/PaymentStates.js"
 import { PaymentWebhooks } from "../../Services/Billing/PaymentWebhooks.js"
 import { PlanChanges } from "../../Services/Billing/PlanChanges.js"
-import { SandboxPayments } from "../../Services/Billing/SandboxProvider.js"
+import { StripeEmulator } from "../../Services/Billing/StripeEmulator.js"
 import { providerLabel, Summary } from "../../Services/Billing/Summary.js"
 import { TopUps } from "../../Services/Billing/TopUps.js"
 import { CreditAdjustments } from "../../Services/Operations/CreditAdjustments.js"
@@ -181,20 +182,32 @@ export const SandboxPaymentsHandlers = HttpApiBuilder.group(
   (handlers) =>
     Effect.gen(function*() {
       const provider = yield* PaymentProvider
-      const sandbox = yield* SandboxPayments
+      const emulator = yield* StripeEmulator
       const states = yield* PaymentStates
       const repo = yield* BillingRepo
       const label = providerLabel(provider.kind, provider.publishableKey)
       return handlers.handle("confirm", ({ payload }) =>
         Effect.gen(function*() {
-          if (provider.kind !== "sandbox") {
+          if (Option.isNone(emulator)) {
             return yield* new NotConfigured({
               message: "The payment sandbox runs only in development without Stripe keys"
             })
           }
-          const providerId = yield* sandbox.confirm(payload.client_secret, payload.card_number)
+          // The card form plays Stripe.js: the emulator confirms the payment with the test card.
+          const confirmed = yield* Effect.promise(() =>
+            confirmWithTestCard(emulator.value.url, payload.client_secret, payload.card_number)
+          )
+          if (confirmed._tag === "not_a_test_card") {
+            return yield* new InvalidInput({
+              message: `Not a sandbox test card; use one of ${testCards.map((card) => card.number).join(", ")}`
+            })
+          }
+          if (confirmed._tag === "no_such_payment") {
+            return yield* new NotFound({ message: "No sandbox payment with that client secret" })
+          }
           // The client comes straight back: apply the outcome as the confirm endpoint does.
-          const applied = yield* states.apply(yield* sandbox.provider.retrievePayment(providerId).pipe(Effect.orDie))
+          const payment = yield* provider.retrievePayment(confirmed.paymentIntentId).pipe(Effect.orDie)
+          const applied = yield* states.apply(payment)
           if (Option.isNone(applied)) {
             return yield* new NotFound({ message: "No payment of the service uses that client secret" })
           }

@@ -13,21 +13,13 @@ import { Lifecycle } from "../../Services/Lifecycle/Lifecycle.js"
 import { ObservabilityConfig } from "../../Services/Observability/ObservabilityConfig.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
-import { dashboardRoutes, extraRoutes, formRoutes, ownBodyPrefixes } from "../ExtraRoutes.js"
+import { dashboardRoutes, extraRoutes, ownBodyPrefixes } from "../ExtraRoutes.js"
 import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
 import { makeRouteTable, routesOfApi } from "../RouteTable.js"
 import { agentRoutesOf, makeAgentRefusals } from "./AgentRefusals.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
 import { observeRequest } from "./Observe.js"
-import {
-  announcesBody,
-  problemInContentType,
-  problemInFormBody,
-  problemInFormContentType,
-  problemInJsonBody,
-  problemInOwnBody,
-  problemInTarget
-} from "./RequestChecks.js"
+import { announcesBody, problemInContentType, problemInJsonBody, problemInOwnBody, problemInTarget } from "./RequestChecks.js"
 import { withSecurityHeaders } from "./SecurityHeaders.js"
 
 /** Probes answer outside admission, so an overloaded or draining replica still reports itself. */
@@ -70,10 +62,8 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
     const routes = makeRouteTable([
       ...routesOfApi(Api),
       ...extraRoutes,
-      ...formRoutes,
       ...dashboardRoutes(dashboardPath)
     ])
-    const forms = makeRouteTable(formRoutes)
     const agentRoutes = agentRoutesOf(Api)
     const countingRefusals = yield* makeAgentRefusals
     return (app) =>
@@ -104,23 +94,13 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
           if (declaredLength > MAX_BODY_BYTES) {
             return errorResponse(baseUrl, "payload_too_large", "Request body is over 1 MB")
           }
-          // A page's form posts a form body; the authorization server reads its own bodies;
-          // everything else speaks JSON.
+          // The authorization server reads its own bodies; everything else speaks JSON.
           const ownBody = ownBodyPrefixes.some((prefix) => pathname.startsWith(prefix))
-          const form = request.method === "POST" && forms.match(request.method, pathname)._tag === "Found"
-          const typeProblem = ownBody
-            ? undefined
-            : form
-            ? problemInFormContentType(request.headers)
-            : problemInContentType(request.method, request.headers)
+          const typeProblem = ownBody ? undefined : problemInContentType(request.method, request.headers)
           if (typeProblem !== undefined) return errorResponse(baseUrl, "invalid_input", typeProblem)
           if (announcesBody(request.headers)) {
             const text = yield* request.text
-            const bodyProblem = ownBody
-              ? problemInOwnBody(request.headers, text)
-              : form
-              ? problemInFormBody(text)
-              : problemInJsonBody(text)
+            const bodyProblem = ownBody ? problemInOwnBody(request.headers, text) : problemInJsonBody(text)
             if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
           }
           if (probePaths.has(pathname)) return yield* app

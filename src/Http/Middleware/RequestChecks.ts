@@ -59,17 +59,6 @@ export const problemInContentType = (
   return undefined
 }
 
-/** A browser's form post (the sandbox's checkout page) must say it is one. */
-export const problemInFormContentType = (
-  headers: Readonly<Record<string, string | undefined>>
-): string | undefined => {
-  if (!announcesBody(headers)) return undefined
-  const mediaType = (headers["content-type"] ?? "").split(";", 1)[0]!.trim().toLowerCase()
-  return mediaType === "application/x-www-form-urlencoded"
-    ? undefined
-    : "Content-Type must be application/x-www-form-urlencoded (a form post)"
-}
-
 /** Nesting depth of a JSON text, counted without parsing it (brackets inside strings do not count). */
 const exceedsDepth = (text: string, limit: number): boolean => {
   let depth = 0

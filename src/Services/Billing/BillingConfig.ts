@@ -4,8 +4,9 @@ import { AppConfig } from "../AppConfig.js"
 /**
  * Billing settings from the environment. The payment provider is Stripe when
  * STRIPE_SECRET_KEY is set (then STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET are
- * required too); without it, development runs the built-in payment sandbox and
- * production switches billing off (503 `not_configured`).
+ * required too); without it, development runs the payment sandbox (the Stripe emulator on
+ * loopback, spoken to by the same code) and production switches billing off (503
+ * `not_configured`).
  */
 export const ECB_DAILY_RATES_URL = "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml"
 

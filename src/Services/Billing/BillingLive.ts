@@ -18,9 +18,8 @@ import { PaymentWebhooks } from "./PaymentWebhooks.js"
 import { PlanChanges } from "./PlanChanges.js"
 import { PlanPrices } from "./PlanPrices.js"
 import { PlanSubscriptions } from "./PlanSubscriptions.js"
-import { SandboxPayments, SandboxProviderLive } from "./SandboxProvider.js"
-import { SandboxSubscriptions } from "./SandboxSubscriptions.js"
 import { SavedCards } from "./SavedCards.js"
+import { StripeEmulator, StripeEmulatorLive } from "./StripeEmulator.js"
 import { StripeProvider } from "./StripeProvider.js"
 import { Summary } from "./Summary.js"
 import { TopUps } from "./TopUps.js"
@@ -53,22 +52,24 @@ const OffProvider = Layer.succeed(
     retrieveInvoice: () => notConfigured,
     createPortal: () => notConfigured,
     retrieveDefaultCard: () => notConfigured,
-    renewDue: Effect.succeed([]),
     verifyWebhook: () => notConfigured
   })
 )
 
-/** Stripe with keys; the sandbox in development without them; off in production without them. */
+/**
+ * Stripe with keys; in development without them the same provider against the Stripe
+ * emulator on loopback (the payment sandbox); off in production without them.
+ */
 export const PaymentProviderLive = Layer.unwrapEffect(Effect.map(BillingConfig, (config) => {
   switch (config.mode._tag) {
     case "stripe":
-      return StripeProvider(config.mode.stripe, config.providerTimeoutMs)
+      return Layer.merge(StripeProvider(config.mode.stripe, config.providerTimeoutMs), StripeEmulator.none)
     case "sandbox":
-      return SandboxProviderLive
+      return StripeEmulatorLive(config.providerTimeoutMs, config.workerIntervalMs)
     case "off":
-      return OffProvider
+      return Layer.merge(OffProvider, StripeEmulator.none)
   }
-})).pipe(Layer.provide(SandboxPayments.Default), Layer.provide(BillingConfig.Default))
+})).pipe(Layer.provide(BillingConfig.Default))
 
 /**
  * The ledger as the gateway uses it, waking the auto-reload worker after each settlement:
@@ -93,8 +94,6 @@ export const BillingLive = Layer.mergeAll(
   BillingRepo.Default,
   BillingMail.Default,
   Fx.Default,
-  SandboxPayments.Default,
-  SandboxSubscriptions.Default,
   PaymentReturns.Default,
   PaymentStates.Default,
   Checkouts.Default,

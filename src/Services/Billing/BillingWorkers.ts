@@ -9,7 +9,6 @@ import { Fx } from "./Fx.js"
 import { PaymentProvider } from "./PaymentProvider.js"
 import { PaymentStates } from "./PaymentStates.js"
 import { PlanPrices } from "./PlanPrices.js"
-import { PlanSubscriptions } from "./PlanSubscriptions.js"
 
 /** The least time between two auto-reload rounds. */
 const AUTO_RELOAD_ROUND_GAP = Duration.millis(100)
@@ -22,8 +21,7 @@ const AUTO_RELOAD_ROUND_GAP = Duration.millis(100)
  *   were paid after all, credited), giving back their cap allowance and offer seat (a
  *   checkout's session is expired at the provider); rows a
  *   crash left `creating` are taken up again with the same provider idempotency key;
- * - the plans' prices found or made at the provider (by lookup key);
- * - in the sandbox, its subscriptions renewed when their month ends (Stripe renews its own).
+ * - the plans' prices found or made at the provider (by lookup key).
  */
 export const BillingWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const config = yield* BillingConfig
@@ -35,7 +33,6 @@ export const BillingWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const repo = yield* BillingRepo
   const states = yield* PaymentStates
   const checkouts = yield* Checkouts
-  const subscriptions = yield* PlanSubscriptions
   const prices = yield* PlanPrices
 
   // The plans' prices are found (or made) on start; one that fails is tried again when needed.
@@ -77,8 +74,6 @@ export const BillingWorkersLive = Layer.scopedDiscard(Effect.gen(function*() {
         if (outcome._tag === "Right") yield* states.apply(outcome.right)
       }
     }
-    // The sandbox's own renewals (Stripe renews on its side and says so by webhook).
-    if (provider.kind === "sandbox") yield* subscriptions.renewDue
   })
   yield* runEvery("billing sweep", Duration.millis(config.workerIntervalMs), sweepOpenPayments)
 }))

@@ -3,9 +3,9 @@ import type { DisputeStatus } from "../../Domain/Billing.js"
 import type { InvalidSignature, NotConfigured, PaymentUnavailable } from "../../Errors/ApiErrors.js"
 
 /**
- * The payment provider as billing sees it: Stripe (StripeProvider.ts), the development
- * sandbox (SandboxProvider.ts), or nothing (production without keys: every call answers
- * `not_configured`). Amounts are in the currency's minor unit (cents, paise).
+ * The payment provider as billing sees it: Stripe (StripeProvider.ts), in development
+ * without keys the same code against the Stripe emulator (labelled `sandbox`), or nothing
+ * (production without keys: every call answers `not_configured`). Amounts are in the currency's minor unit (cents, paise).
  *
  * Every call that creates something takes our idempotency key and passes it on, so a
  * retry after a lost answer gets the first result instead of a second charge. A provider
@@ -191,7 +191,7 @@ export type ProviderError = PaymentUnavailable | NotConfigured
 
 export class PaymentProvider extends Context.Tag("Billing/PaymentProvider")<PaymentProvider, {
   readonly kind: "stripe" | "sandbox" | "off"
-  /** What a browser needs to confirm a payment (Stripe.js); null for the sandbox. */
+  /** What a browser needs to confirm a payment (Stripe.js). */
   readonly publishableKey: string | null
   readonly createCustomer: (orgId: string, idempotencyKey: string) => Effect.Effect<string, ProviderError>
   readonly createPayment: (request: CreatePayment) => Effect.Effect<ProviderPayment, ProviderError>
@@ -221,11 +221,6 @@ export class PaymentProvider extends Context.Tag("Billing/PaymentProvider")<Paym
   readonly createPortal: (customerId: string, returnUrl: string) => Effect.Effect<string, ProviderError>
   /** The customer's default card (set in the portal), as a card setup. */
   readonly retrieveDefaultCard: (customerId: string) => Effect.Effect<ProviderCardSetup, ProviderError>
-  /**
-   * Renewals that are due by the provider's own clock, as the events they make: the
-   * sandbox's (it sends no webhooks); Stripe renews on its side and answers none.
-   */
-  readonly renewDue: Effect.Effect<ReadonlyArray<ProviderEvent>>
   /** Checks the signature against the raw body before anything is parsed. */
   readonly verifyWebhook: (
     rawBody: string,

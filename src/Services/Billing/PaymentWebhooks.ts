@@ -51,7 +51,7 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("Billing/
 
     const receive = (rawBody: string, signature: string | undefined) =>
       Effect.gen(function*() {
-        if (provider.kind !== "stripe") {
+        if (provider.kind === "off") {
           return yield* new NotConfigured({
             message: "Payment webhooks need Stripe (STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY, STRIPE_WEBHOOK_SECRET)"
           })

@@ -22,7 +22,7 @@ import { SavedCards } from "./SavedCards.js"
  * An org's paid plan follows its subscription at the payment provider, which renews it
  * every month, retries a renewal it could not charge and ends it when the retries fail.
  * Whatever tells us a subscription changed (its events, an invoice's events, the owner
- * coming back from the checkout, the sandbox's renewals) reads the subscription again from
+ * coming back from the checkout) reads the subscription again from
  * the provider and applies what it says now, so events in any order, late or many times
  * over leave the same plan:
  *
@@ -226,21 +226,11 @@ export class PlanSubscriptions extends Effect.Service<PlanSubscriptions>()("Bill
           if (Option.isSome(orgId) && read.card.succeeded) yield* cards.keep(orgId.value, read.card)
         })
 
-    /** The sandbox's renewals that came due, applied like Stripe's events. */
-    const renewDue = Effect.gen(function*() {
-      const events = yield* provider.renewDue
-      for (const event of events) {
-        const read = yield* readEvent(event).pipe(Effect.either)
-        if (read._tag === "Right" && Option.isSome(read.right)) yield* applyEvent(read.right.value)
-      }
-      return events.length
-    })
-
     /** Pay as you go now, whatever the org's subscription says (the owner's choice). */
     const moveToPayg = (orgId: string) =>
       Effect.flatMap(now, (at) => sql.withTransaction(toPayg(orgId, at))).pipe(Effect.orDie)
 
-    return { read, apply, readEvent, applyEvent, renewDue, moveToPayg } as const
+    return { read, apply, readEvent, applyEvent, moveToPayg } as const
   }),
   dependencies: [
     BillingRepo.Default,

@@ -11,6 +11,7 @@ import {
   type ProviderEvent,
   type ProviderPayment
 } from "./PaymentProvider.js"
+import { Card, cardDetails, cardOf, decodeAnswer, Id, idOf, Method } from "./StripeShapes.js"
 import { stripeSubscriptionCalls, subscriptionEvent } from "./StripeSubscriptions.js"
 
 /**
@@ -24,13 +25,6 @@ export const STRIPE_API_VERSION = "2026-10-28.endive" as const
 
 /** Seconds a webhook's signature timestamp may be from our clock (Stripe's default). */
 const WEBHOOK_TOLERANCE_SECONDS = 300
-
-const Card = Schema.Struct({
-  brand: Schema.String,
-  last4: Schema.String,
-  exp_month: Schema.Number,
-  exp_year: Schema.Number
-})
 
 const PaymentIntentShape = Schema.Struct({
   id: Schema.String,
@@ -47,12 +41,8 @@ const PaymentIntentShape = Schema.Struct({
   amount: Schema.Number,
   currency: Schema.String,
   client_secret: Schema.optional(Schema.NullOr(Schema.String)),
-  customer: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
-  payment_method: Schema.optional(
-    Schema.NullOr(
-      Schema.Union(Schema.String, Schema.Struct({ id: Schema.String, card: Schema.optional(Schema.NullOr(Card)) }))
-    )
-  ),
+  customer: Schema.optional(Schema.NullOr(Id)),
+  payment_method: Schema.optional(Method),
   latest_charge: Schema.optional(
     Schema.NullOr(Schema.Union(
       Schema.String,
@@ -74,39 +64,23 @@ const PaymentIntentShape = Schema.Struct({
   metadata: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
 })
 
-const decodePaymentIntent = Schema.decodeUnknown(PaymentIntentShape)
-
 const SetupIntentShape = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("setup_intent"),
   status: Schema.String,
-  customer: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
-  payment_method: Schema.optional(
-    Schema.NullOr(
-      Schema.Union(Schema.String, Schema.Struct({ id: Schema.String, card: Schema.optional(Schema.NullOr(Card)) }))
-    )
-  )
+  customer: Schema.optional(Schema.NullOr(Id)),
+  payment_method: Schema.optional(Method)
 })
 
 const toCardSetup = (raw: unknown) =>
   Effect.map(
-    Schema.decodeUnknown(SetupIntentShape)(raw).pipe(
-      Effect.mapError(() =>
-        new PaymentUnavailable({ message: "The payment provider answered with something that is not a card setup" })
-      )
-    ),
-    (setup): ProviderCardSetup => {
-      const method = typeof setup.payment_method === "object" ? setup.payment_method : null
-      const card = method?.card ?? null
-      return {
-        succeeded: setup.status === "succeeded",
-        customerId: idOf(setup.customer),
-        paymentMethodId: idOf(setup.payment_method),
-        card: card === null
-          ? null
-          : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year }
-      }
-    }
+    decodeAnswer(SetupIntentShape, "a card setup")(raw),
+    (setup): ProviderCardSetup => ({
+      succeeded: setup.status === "succeeded",
+      customerId: idOf(setup.customer),
+      paymentMethodId: idOf(setup.payment_method),
+      card: cardOf(setup.payment_method)
+    })
   )
 
 const CheckoutSessionShape = Schema.Struct({
@@ -114,21 +88,17 @@ const CheckoutSessionShape = Schema.Struct({
   object: Schema.Literal("checkout.session"),
   mode: Schema.Literal("payment", "setup", "subscription"),
   status: Schema.Literal("open", "complete", "expired"),
-  setup_intent: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
+  setup_intent: Schema.optional(Schema.NullOr(Id)),
   url: Schema.optional(Schema.NullOr(Schema.String)),
-  payment_intent: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
-  subscription: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Struct({ id: Schema.String })))),
+  payment_intent: Schema.optional(Schema.NullOr(Id)),
+  subscription: Schema.optional(Schema.NullOr(Id)),
   metadata: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
 })
 
 /** Our view of a Checkout Session, or `payment_unavailable` when it is not shaped like one. */
 export const toProviderCheckout = (raw: unknown) =>
   Effect.map(
-    Schema.decodeUnknown(CheckoutSessionShape)(raw).pipe(
-      Effect.mapError(() =>
-        new PaymentUnavailable({ message: "The payment provider answered with something that is not a checkout" })
-      )
-    ),
+    decodeAnswer(CheckoutSessionShape, "a checkout")(raw),
     (session): ProviderCheckout => ({
       id: session.id,
       mode: session.mode,
@@ -142,21 +112,12 @@ export const toProviderCheckout = (raw: unknown) =>
     })
   )
 
-const idOf = (value: string | { readonly id: string } | null | undefined) =>
-  value === null || value === undefined ? null : typeof value === "string" ? value : value.id
-
 /** Our view of a PaymentIntent, or `payment_unavailable` when it is not shaped like one. */
 export const toProviderPayment = (raw: unknown) =>
   Effect.map(
-    decodePaymentIntent(raw).pipe(
-      Effect.mapError(() =>
-        new PaymentUnavailable({ message: "The payment provider answered with something that is not a payment" })
-      )
-    ),
+    decodeAnswer(PaymentIntentShape, "a payment")(raw),
     (pi): ProviderPayment => {
       const charge = typeof pi.latest_charge === "object" && pi.latest_charge !== null ? pi.latest_charge : null
-      const method = typeof pi.payment_method === "object" && pi.payment_method !== null ? pi.payment_method : null
-      const card = charge?.payment_method_details?.card ?? method?.card ?? null
       return {
         id: pi.id,
         status: pi.status,
@@ -165,9 +126,7 @@ export const toProviderPayment = (raw: unknown) =>
         clientSecret: pi.client_secret ?? null,
         customerId: idOf(pi.customer),
         paymentMethodId: idOf(pi.payment_method),
-        card: card === null
-          ? null
-          : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year },
+        card: cardDetails(charge?.payment_method_details?.card) ?? cardOf(pi.payment_method),
         receiptUrl: charge?.receipt_url ?? null,
         failureMessage: pi.last_payment_error?.message ?? null,
         needsAuthentication: pi.status === "requires_action" ||
@@ -189,7 +148,11 @@ const unavailable = (failure: ExternalFailure) =>
 
 const EXPAND = ["latest_charge", "payment_method"]
 
-export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
+/**
+ * `kind` labels the answers: `sandbox` when the settings point at the development Stripe
+ * emulator (no money moves); the calls are the same.
+ */
+export const StripeProvider = (settings: StripeSettings, timeoutMs: number, kind: "stripe" | "sandbox" = "stripe") =>
   Layer.sync(PaymentProvider, () => {
     const base = Option.map(settings.apiBase, (address) => new URL(address))
     const stripe = new Stripe(Redacted.value(settings.secretKey), {
@@ -340,7 +303,7 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
       })
 
     return PaymentProvider.of({
-      kind: "stripe",
+      kind,
       publishableKey: settings.publishableKey,
       createCustomer: (orgId, idempotencyKey) =>
         Effect.map(
@@ -389,13 +352,16 @@ export const StripeProvider = (settings: StripeSettings, timeoutMs: number) =>
       chargeOffSession,
       retrievePayment,
       cancelPayment: (id) =>
-        Effect.flatMap(retrievePayment(id), (payment) =>
-          payment.status === "succeeded" || payment.status === "canceled" || payment.status === "processing"
-            ? Effect.succeed(payment)
-            : Effect.flatMap(
-              call("cancelling a payment", () => stripe.paymentIntents.cancel(id)),
-              toProviderPayment
-            )),
+        Effect.flatMap(
+          retrievePayment(id),
+          (payment) =>
+            payment.status === "succeeded" || payment.status === "canceled" || payment.status === "processing"
+              ? Effect.succeed(payment)
+              : Effect.flatMap(
+                call("cancelling a payment", () => stripe.paymentIntents.cancel(id)),
+                toProviderPayment
+              )
+        ),
       verifyWebhook,
       ...stripeSubscriptionCalls(stripe, call)
     })

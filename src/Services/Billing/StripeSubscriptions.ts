@@ -1,13 +1,8 @@
 import { Effect, Schema } from "effect"
 import type Stripe from "stripe"
 import { PaymentUnavailable } from "../../Errors/ApiErrors.js"
-import type {
-  CardDetails,
-  PaymentProvider,
-  ProviderCardSetup,
-  ProviderInvoice,
-  ProviderSubscription
-} from "./PaymentProvider.js"
+import type { PaymentProvider, ProviderCardSetup, ProviderInvoice, ProviderSubscription } from "./PaymentProvider.js"
+import { cardOf, decodeAnswer, Id, idOf, Method } from "./StripeShapes.js"
 
 /**
  * Plans on Stripe Billing: the plan prices (found by lookup key, made when missing),
@@ -16,27 +11,6 @@ import type {
  * holds the library client and the rules of every call).
  */
 type Call = <A>(what: string, run: () => Promise<A>) => Effect.Effect<A, PaymentUnavailable>
-
-const Id = Schema.Union(Schema.String, Schema.Struct({ id: Schema.String }))
-const idOf = (value: string | { readonly id: string } | null | undefined) =>
-  value === null || value === undefined ? null : typeof value === "string" ? value : value.id
-
-const Card = Schema.Struct({
-  brand: Schema.String,
-  last4: Schema.String,
-  exp_month: Schema.Number,
-  exp_year: Schema.Number
-})
-const Method = Schema.NullOr(
-  Schema.Union(Schema.String, Schema.Struct({ id: Schema.String, card: Schema.optional(Schema.NullOr(Card)) }))
-)
-
-const cardOf = (method: typeof Method.Type | undefined): CardDetails | null => {
-  const card = typeof method === "object" && method !== null ? method.card ?? null : null
-  return card === null
-    ? null
-    : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year }
-}
 
 const SubscriptionShape = Schema.Struct({
   id: Schema.String,
@@ -60,11 +34,7 @@ const SubscriptionShape = Schema.Struct({
 
 export const toProviderSubscription = (raw: unknown) =>
   Effect.map(
-    Schema.decodeUnknown(SubscriptionShape)(raw).pipe(
-      Effect.mapError(() =>
-        new PaymentUnavailable({ message: "The payment provider answered with something that is not a subscription" })
-      )
-    ),
+    decodeAnswer(SubscriptionShape, "a subscription")(raw),
     (sub): ProviderSubscription => {
       const item = sub.items.data[0]
       const reason = sub.cancellation_details?.reason
@@ -102,11 +72,7 @@ const InvoiceShape = Schema.Struct({
 
 export const toProviderInvoice = (raw: unknown) =>
   Effect.map(
-    Schema.decodeUnknown(InvoiceShape)(raw).pipe(
-      Effect.mapError(() =>
-        new PaymentUnavailable({ message: "The payment provider answered with something that is not an invoice" })
-      )
-    ),
+    decodeAnswer(InvoiceShape, "an invoice")(raw),
     (invoice): ProviderInvoice => ({
       id: invoice.id,
       status: invoice.status ?? "draft",
@@ -219,11 +185,7 @@ export const stripeSubscriptionCalls = (stripe: Stripe, call: Call) => {
     Effect.gen(function*() {
       const raw = yield* call("retrieving a customer", () =>
         stripe.customers.retrieve(customerId, { expand: ["invoice_settings.default_payment_method"] }))
-      const customer = yield* Schema.decodeUnknown(CustomerShape)(raw).pipe(
-        Effect.mapError(() =>
-          new PaymentUnavailable({ message: "The payment provider answered with something that is not a customer" })
-        )
-      )
+      const customer = yield* decodeAnswer(CustomerShape, "a customer")(raw)
       const method = customer.invoice_settings?.default_payment_method
       return {
         succeeded: idOf(method) !== null,
@@ -240,8 +202,7 @@ export const stripeSubscriptionCalls = (stripe: Stripe, call: Call) => {
     cancelSubscription,
     retrieveInvoice,
     createPortal,
-    retrieveDefaultCard,
-    renewDue: Effect.succeed([])
+    retrieveDefaultCard
   } as const
 }
 

@@ -19,7 +19,8 @@ import { TopUps } from "./TopUps.js"
 export const providerLabel = (kind: "stripe" | "sandbox" | "off", publishableKey: string | null) => ({
   name: kind === "stripe" ? "stripe" as const : "sandbox" as const,
   sandbox: kind !== "stripe",
-  publishable_key: publishableKey,
+  // The sandbox's emulator is on the service's loopback: no browser's Stripe.js reaches it.
+  publishable_key: kind === "stripe" ? publishableKey : null,
   notice: kind === "stripe"
     ? null
     : "Payment sandbox: no money moves. Pay with a test card: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined."

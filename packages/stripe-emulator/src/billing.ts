@@ -1,22 +1,25 @@
-import { randomBytes } from "node:crypto"
+import { type Behaviour, declineMessages, refuses } from "./cards.js"
+import type { StoredEvent } from "./events.js"
+import { newId } from "./events.js"
+import { asList } from "./forms.js"
+import { type Page, portalPage, receipt } from "./pages.js"
 
 /**
- * The fake Stripe's Billing: products, prices (with lookup keys), subscriptions started by
+ * The emulator's Billing: products, prices (with lookup keys), subscriptions started by
  * Checkout in `mode: subscription`, their invoices, proration on a price change, renewals
- * when the fake's clock moves past a period's end, Stripe's retries of a failed renewal
- * (each later move of the clock is one retry; after the last the subscription is
+ * when the emulator's clock passes a period's end, Stripe's retries of a failed renewal
+ * (each later look at the clock is one retry; after the last the subscription is
  * cancelled, `cancellation_details.reason: payment_failed`), and the customer portal with
- * a page of its own (cancel the subscription, replace the card). Every change emits the
- * event Stripe would, with Stripe's object shapes of API version 2025-03-31 and later
- * (the period on the subscription's items, an invoice's subscription under `parent`).
+ * a page of its own (the card on file, replacing or removing it, invoices, cancelling).
+ * Every change emits the event Stripe would, with Stripe's object shapes of API version
+ * 2025-03-31 and later (the period on the subscription's items, an invoice's subscription
+ * under `parent`).
  */
-export type CardBehaviour = "succeeds" | "declined" | "insufficient_funds" | "authentication_required"
-
 export interface BillingMethod {
   readonly id: string
   customer: string | null
   readonly card: { brand: string; last4: string; exp_month: number; exp_year: number; country: string }
-  behaviour: CardBehaviour
+  behaviour: Behaviour
 }
 
 interface Price {
@@ -71,6 +74,8 @@ export interface Invoice {
   currency: string
   attempted: boolean
   attempt_count: number
+  /** When Stripe tries a failed renewal again (its retries, three days apart here). */
+  next_payment_attempt: number | null
   customer: string
   hosted_invoice_url: string
   parent: {
@@ -84,25 +89,17 @@ export interface Invoice {
 }
 
 export interface BillingDeps {
-  readonly emit: (type: string, object: unknown) => { id: string; type: string; payload: string }
+  readonly emit: (type: string, object: unknown) => StoredEvent
   readonly methodFor: (token: string, customer: string | null) => BillingMethod | undefined
   readonly method: (id: string) => BillingMethod | undefined
-  /** The fake's clock, in seconds (moved by `advanceClock`). */
+  /** The emulator's clock, in seconds (moved by `advanceClock`). */
   readonly clock: () => number
+  /** Where the emulator's pages are served. */
   readonly baseUrl: () => string
 }
 
-/** A form field that may be sent as one value, `name[]=...` or `name[0]=...`, as a list. */
-export const asList = (value: unknown): Array<string> =>
-  value === undefined
-    ? []
-    : Array.isArray(value)
-    ? value
-    : typeof value === "object"
-    ? Object.values(value as object)
-    : [String(value)]
-
-const id = (prefix: string) => `${prefix}_${randomBytes(12).toString("hex")}`
+/** The pause before Stripe tries a failed renewal again. */
+const RETRY_GAP_SECONDS = 3 * 24 * 3600
 
 /** The same instant a calendar month later (Stripe's monthly billing anchor). */
 const addMonth = (seconds: number) => {
@@ -119,7 +116,7 @@ const publicMethod = (pm: BillingMethod) => ({
   card: pm.card
 })
 
-export const fakeBilling = (deps: BillingDeps) => {
+export const billing = (deps: BillingDeps) => {
   const products = new Map<string, Record<string, unknown>>()
   const prices = new Map<string, Price>()
   const subscriptions = new Map<string, Subscription>()
@@ -137,14 +134,15 @@ export const fakeBilling = (deps: BillingDeps) => {
   const charge = (invoice: Invoice, offSession: boolean) => {
     const sub = subscriptionOf(invoice)
     const pm = sub.default_payment_method === null ? undefined : deps.method(sub.default_payment_method)
-    const fails = pm === undefined || pm.behaviour === "declined" || pm.behaviour === "insufficient_funds" ||
-      (pm.behaviour === "authentication_required" && offSession)
+    const fails = pm === undefined || refuses(pm.behaviour, offSession)
     invoice.attempted = true
     invoice.attempt_count += 1
     if (fails) {
+      invoice.next_payment_attempt = invoice.attempt_count < maxAttempts ? deps.clock() + RETRY_GAP_SECONDS : null
       deps.emit("invoice.payment_failed", snapshot(invoice))
       return false
     }
+    invoice.next_payment_attempt = null
     invoice.status = "paid"
     invoice.amount_paid = invoice.amount_due
     deps.emit("invoice.paid", snapshot(invoice))
@@ -153,7 +151,7 @@ export const fakeBilling = (deps: BillingDeps) => {
 
   const newInvoice = (sub: Subscription, reason: string, amount: number): Invoice => {
     const invoice: Invoice = {
-      id: id("in"),
+      id: newId("in"),
       object: "invoice",
       status: "open",
       billing_reason: reason,
@@ -162,8 +160,9 @@ export const fakeBilling = (deps: BillingDeps) => {
       currency: "usd",
       attempted: false,
       attempt_count: 0,
+      next_payment_attempt: null,
       customer: sub.customer,
-      hosted_invoice_url: `https://invoice.stripe.com/i/${id("inv")}`,
+      hosted_invoice_url: "",
       parent: {
         type: "subscription_details",
         quote_details: null,
@@ -173,6 +172,7 @@ export const fakeBilling = (deps: BillingDeps) => {
       created: deps.clock(),
       livemode: false
     }
+    invoice.hosted_invoice_url = `${deps.baseUrl()}/invoices/${invoice.id}`
     invoices.set(invoice.id, invoice)
     sub.latest_invoice = invoice.id
     return invoice
@@ -205,20 +205,21 @@ export const fakeBilling = (deps: BillingDeps) => {
     session: { customer: string | null; priceId: string; metadata: Record<string, string>; description: string | null },
     pm: BillingMethod
   ): { subscription: Subscription } | { error: string } => {
-    if (pm.behaviour === "declined") return { error: "Your card was declined." }
-    if (pm.behaviour === "insufficient_funds") return { error: "Your card has insufficient funds." }
+    if (pm.behaviour === "declined" || pm.behaviour === "insufficient_funds") {
+      return { error: declineMessages[pm.behaviour] }
+    }
     const price = prices.get(session.priceId)!
     const start = deps.clock()
     pm.customer = session.customer
     const sub: Subscription = {
-      id: id("sub"),
+      id: newId("sub"),
       object: "subscription",
       status: "active",
       customer: session.customer ?? "",
       items: {
         object: "list",
         data: [{
-          id: id("si"),
+          id: newId("si"),
           object: "subscription_item",
           price,
           quantity: 1,
@@ -242,7 +243,7 @@ export const fakeBilling = (deps: BillingDeps) => {
     return { subscription: sub }
   }
 
-  /** Renewals and retries due at the fake's clock; answers how many invoices were tried. */
+  /** Renewals and retries due at the emulator's clock; answers how many invoices were tried. */
   const renewDue = () => {
     let tried = 0
     for (const sub of subscriptions.values()) {
@@ -250,7 +251,8 @@ export const fakeBilling = (deps: BillingDeps) => {
       const item = sub.items.data[0]!
       const open = sub.latest_invoice === null ? undefined : invoices.get(sub.latest_invoice)
       if (sub.status === "past_due" && open !== undefined && open.status === "open") {
-        // Stripe's Smart Retries: each move of the clock is the next try.
+        // Stripe's retries: the next try once its time came.
+        if (open.next_payment_attempt === null || open.next_payment_attempt > deps.clock()) continue
         tried++
         if (charge(open, true)) {
           sub.status = "active"
@@ -282,7 +284,7 @@ export const fakeBilling = (deps: BillingDeps) => {
     if (v1 !== "v1") return undefined
     if (kind === "products" && method === "POST" && objectId === undefined) {
       const product = {
-        id: id("prod"),
+        id: newId("prod"),
         object: "product",
         name: form.name,
         metadata: form.metadata ?? {},
@@ -301,7 +303,7 @@ export const fakeBilling = (deps: BillingDeps) => {
         }
       }
       const price: Price = {
-        id: id("price"),
+        id: newId("price"),
         object: "price",
         active: true,
         currency: String(form.currency),
@@ -366,7 +368,12 @@ export const fakeBilling = (deps: BillingDeps) => {
       return invoice === undefined ? notFound("invoice") : { status: 200, body: invoice }
     }
     if (kind === "billing_portal" && objectId === "sessions" && method === "POST") {
-      const session = { id: id("bps"), customer: String(form.customer), return_url: String(form.return_url), url: "" }
+      const session = {
+        id: newId("bps"),
+        customer: String(form.customer),
+        return_url: String(form.return_url),
+        url: ""
+      }
       session.url = `${deps.baseUrl()}/p/session/${session.id}`
       portalSessions.set(session.id, session)
       return { status: 200, body: { object: "billing_portal.session", livemode: false, ...session } }
@@ -388,71 +395,74 @@ export const fakeBilling = (deps: BillingDeps) => {
     return undefined
   }
 
-  const page = (status: number, body: string) => ({
-    status,
-    html:
-      `<!doctype html><html><head><link rel="icon" href="data:,"></head><body><h1>Test billing portal</h1>${body}</body></html>`
-  })
+  /** The customer's card on file: its default card, else its subscription's, while it is attached to it. */
+  const cardOnFile = (customer: string, live: ReadonlyArray<Subscription>) => {
+    const pmId = customerDefaults.get(customer) ?? live[0]?.default_payment_method ?? null
+    const pm = pmId === null ? undefined : deps.method(pmId)
+    return pm === undefined || pm.customer !== customer ? undefined : pm
+  }
 
-  /** The portal's page: the subscription, a cancel button and a card form; posts act on them. */
+  /** The portal's page: the plan, the card on file and the invoices; its forms act on them. */
   const portal = (
     method: string,
     sessionId: string,
     form: Record<string, any>,
     cardToken: (number: string) => string | undefined
-  ) => {
+  ): Page => {
     const session = portalSessions.get(sessionId)
-    if (session === undefined) return page(404, "<p>No such portal session</p>")
-    const live = [...subscriptions.values()].filter((s) => s.customer === session.customer && !ended(s))
-    let notice = ""
+    if (session === undefined) return portalPage.missing()
+    const liveOf = () => [...subscriptions.values()].filter((s) => s.customer === session.customer && !ended(s))
+    let notice: string | null = null
+    let failure: string | null = null
     if (method === "POST" && form.action === "cancel") {
-      for (const sub of live) cancel(sub, "cancellation_requested")
-      notice = `<p role="status">Subscription cancelled</p>`
+      for (const sub of liveOf()) cancel(sub, "cancellation_requested")
+      notice = "The subscription is cancelled."
     } else if (method === "POST" && form.action === "card") {
       const token = cardToken(String(form.card_number ?? ""))
       const pm = token === undefined ? undefined : deps.methodFor(token, session.customer)
-      if (pm === undefined || pm.behaviour === "declined" || pm.behaviour === "insufficient_funds") {
-        notice = `<p role="alert">Your card was declined.</p>`
+      if (pm === undefined) {
+        failure = "Your card number is invalid."
+      } else if (pm.behaviour === "declined" || pm.behaviour === "insufficient_funds") {
+        failure = declineMessages[pm.behaviour]
       } else {
         pm.customer = session.customer
         deps.emit("payment_method.attached", publicMethod(pm))
         customerDefaults.set(session.customer, pm.id)
-        for (const sub of live) sub.default_payment_method = pm.id
+        for (const sub of liveOf()) sub.default_payment_method = pm.id
         deps.emit("customer.updated", {
           id: session.customer,
           object: "customer",
           invoice_settings: { default_payment_method: pm.id },
           livemode: false
         })
-        notice = `<p role="status">Card ending ${pm.card.last4} saved</p>`
+        notice = `The card ending ${pm.card.last4} is now the card on file.`
       }
     } else if (method === "POST" && form.action === "remove_card") {
-      // As Stripe's portal: the customer's default card is detached from the customer.
-      const defaultId = customerDefaults.get(session.customer)
-      const pm = defaultId === undefined ? undefined : deps.method(defaultId)
+      // As Stripe's portal: the card on file is detached from the customer.
+      const pm = cardOnFile(session.customer, liveOf())
       if (pm === undefined) {
-        notice = `<p role="alert">No card to remove.</p>`
+        failure = "No card to remove."
       } else {
         pm.customer = null
         customerDefaults.delete(session.customer)
         deps.emit("payment_method.detached", publicMethod(pm))
-        notice = `<p role="status">Card ending ${pm.card.last4} removed</p>`
+        notice = `The card ending ${pm.card.last4} was removed.`
       }
     }
-    const still = [...subscriptions.values()].filter((s) => s.customer === session.customer && !ended(s))
-    return page(
-      200,
-      notice +
-        still.map((s) => `<p>${s.items.data[0]!.price.nickname ?? "Plan"}: ${s.status}</p>`).join("") +
-        (still.length === 0
-          ? "<p>No active subscription</p>"
-          : `<form method="post"><input type="hidden" name="action" value="cancel"><button>Cancel subscription</button></form>`) +
-        `<form method="post"><input type="hidden" name="action" value="card"><input name="card_number"><button>Update card</button></form>` +
-        `<form method="post"><input type="hidden" name="action" value="remove_card"><button>Remove card</button></form>` +
-        `<a href="${session.return_url}">Return</a>`
-    )
+    const live = liveOf()
+    return portalPage.view({
+      notice,
+      failure,
+      card: cardOnFile(session.customer, live)?.card ?? null,
+      plans: live.map((s) => ({ name: s.items.data[0]!.price.nickname ?? "Plan", status: s.status })),
+      invoices: [...invoices.values()].filter((i) => i.customer === session.customer && i.amount_due > 0).map((i) => ({
+        amount: (i.amount_due / 100).toFixed(2),
+        status: i.status,
+        url: i.hosted_invoice_url
+      })),
+      returnUrl: session.return_url
+    })
   }
-
   return {
     prices,
     subscriptions,
@@ -461,6 +471,16 @@ export const fakeBilling = (deps: BillingDeps) => {
     renewDue,
     route,
     portal,
+    /** An invoice's hosted page (its receipt once paid). */
+    invoicePage: (invoiceId: string): Page => {
+      const invoice = invoices.get(invoiceId)
+      return invoice === undefined ? receipt.missing() : receipt.view({
+        amount: `${(invoice.amount_due / 100).toFixed(2)} ${invoice.currency.toUpperCase()}`,
+        card: null,
+        refunded: null,
+        status: invoice.status
+      })
+    },
     setMaxAttempts: (attempts: number) => void (maxAttempts = attempts),
     /** Stripe's default card of a customer, as the portal sets it. */
     customerDefaults

@@ -1,45 +1,45 @@
-import { randomBytes } from "node:crypto"
 import * as http from "node:http"
 import Stripe from "stripe"
-import { STRIPE_API_VERSION } from "../../src/Services/Billing/StripeProvider.js"
-import { asList, fakeBilling } from "./fakeStripeBilling.js"
+import { billing as makeBilling, type BillingMethod } from "./billing.js"
+import { type Behaviour, cardByNumber, cardByToken, declineMessages, refuses } from "./cards.js"
+import { deliverEvent, eventLog, newId, type StoredEvent } from "./events.js"
+import { asList, parseForm } from "./forms.js"
+import { EMULATOR_PUBLISHABLE_KEY, EMULATOR_SECRET_KEY, EMULATOR_WEBHOOK_SECRET } from "./keys.js"
+import { checkoutPage, type Page, pageHeaders, receipt } from "./pages.js"
 
 /**
- * A fake Stripe API on loopback: the handful of endpoints the service uses, answering
- * with Stripe's own object shapes (PaymentIntent, Charge, Customer, Dispute, Event), with
- * Stripe's idempotency keys (the same key answers the first response again) and Stripe's
- * test payment methods (`pm_card_visa`, `pm_card_chargeDeclined`,
- * `pm_card_chargeDeclinedInsufficientFunds`, `pm_card_authenticationRequired`). The service reaches it through the official library
- * (STRIPE_API_BASE); tests play the browser with the same library and a publishable key.
+ * A Stripe API emulator on loopback: the part of Stripe's HTTP API the service uses, spoken
+ * as Stripe speaks it (form-encoded requests, Stripe's JSON objects and errors, idempotency
+ * keys answering the first response again, test payment methods such as `pm_card_visa`),
+ * so the official library works against it unchanged: customers, PaymentIntents (created,
+ * confirmed in the browser with the publishable key, charged off-session, cancelled),
+ * SetupIntents, payment methods, Checkout Sessions in `payment`, `setup` and `subscription`
+ * mode with their hosted pages (`/c/pay/<id>`: a form taking a test card, the 3-D Secure
+ * step of 4000 0027 6000 3184), refunds, disputes, and Billing (billing.ts: prices,
+ * subscriptions and invoices on a clock that `advanceClock` moves, the customer portal).
  *
- * Checkout Sessions (`mode: payment`) come with a hosted page served here (`/c/pay/<id>`: a
- * form taking a test card number, as a test posts it); the PaymentIntent is made when the
- * customer first tries to pay, as Stripe does, and a paid session redirects to its success
- * address.
- *
- * Billing (fakeStripeBilling.ts): prices by lookup key, Checkout in `mode: subscription`,
- * subscriptions and invoices, proration, renewals and Stripe's retries when the fake's clock
- * moves (`advanceClock`), and the customer portal with its own page (`/p/session/<id>`).
- *
- * Events are kept, not pushed: a test delivers them (as often and as concurrently as it
- * likes) with a signature made by the library's own `generateTestHeaderString`.
+ * Every change makes Stripe's event (events.ts): kept for a test to deliver as often and as
+ * concurrently as it likes, and with `webhook` set also delivered, signed, to that endpoint.
  */
-export const FAKE_SECRET_KEY = "sk_test_fakestripe"
-export const FAKE_PUBLISHABLE_KEY = "pk_test_fakestripe"
-export const FAKE_WEBHOOK_SECRET = "whsec_fakestripe"
+/** The API version answered when a request names none (the one the pinned library is written for). */
+const DEFAULT_API_VERSION = "2026-10-28.endive"
 
-type Behaviour = "succeeds" | "declined" | "insufficient_funds" | "authentication_required"
-
-interface PaymentMethod {
-  id: string
-  object: "payment_method"
-  type: "card"
-  customer: string | null
-  card: { brand: string; last4: string; exp_month: number; exp_year: number; country: string }
-  behaviour: Behaviour
+export interface EmulatorOptions {
+  /** Loopback port to listen on (default: any free one). */
+  readonly port?: number
+  readonly apiVersion?: string
+  /** Deliver every event, signed with `EMULATOR_WEBHOOK_SECRET`, to this address. */
+  readonly webhookUrl?: () => string | undefined
+  /** Look at the clock every this many milliseconds for renewals and retries that came due (default: only when asked). */
+  readonly renewEveryMs?: number
 }
 
-interface PaymentIntent {
+interface PaymentMethod extends BillingMethod {
+  readonly object: "payment_method"
+  readonly type: "card"
+}
+
+export interface PaymentIntent {
   id: string
   object: "payment_intent"
   amount: number
@@ -60,7 +60,7 @@ interface PaymentIntent {
   livemode: false
 }
 
-interface Charge {
+export interface Charge {
   id: string
   object: "charge"
   amount: number
@@ -78,7 +78,7 @@ interface Charge {
   livemode: false
 }
 
-interface CheckoutSession {
+export interface CheckoutSession {
   id: string
   object: "checkout.session"
   mode: string
@@ -106,51 +106,12 @@ interface CheckoutSession {
   livemode: false
 }
 
-/** Card numbers typed on the hosted page, and the test payment method each stands for. */
-const hostedCards: Record<string, string> = {
-  "4242424242424242": "pm_card_visa",
-  "5555555555554444": "pm_card_mastercard",
-  "4000000000000002": "pm_card_chargeDeclined",
-  "4000000000009995": "pm_card_chargeDeclinedInsufficientFunds",
-  "4000002760003184": "pm_card_authenticationRequired"
-}
-
-export interface StoredEvent {
-  readonly id: string
-  readonly type: string
-  readonly payload: string
-}
-
-export type Trouble = "500" | "hang" | "garbage"
-
-const testMethods: Record<string, { behaviour: Behaviour; brand: string; last4: string }> = {
-  pm_card_visa: { behaviour: "succeeds", brand: "visa", last4: "4242" },
-  pm_card_mastercard: { behaviour: "succeeds", brand: "mastercard", last4: "4444" },
-  pm_card_chargeDeclined: { behaviour: "declined", brand: "visa", last4: "0002" },
-  pm_card_chargeDeclinedInsufficientFunds: { behaviour: "insufficient_funds", brand: "visa", last4: "9995" },
-  pm_card_authenticationRequired: { behaviour: "authentication_required", brand: "visa", last4: "3184" }
-}
-
-const id = (prefix: string) => `${prefix}_${randomBytes(12).toString("hex")}`
-const now = () => Math.floor(Date.now() / 1000)
-
-/** Stripe's form encoding back into an object (`a[b]=c`, `expand[0]=x`). */
-const parseForm = (body: string) => {
-  const out: Record<string, any> = {}
-  for (const [key, value] of new URLSearchParams(body)) {
-    const parts = key.split(/\[|\]/).filter((p) => p !== "")
-    let target = out
-    for (let i = 0; i < parts.length - 1; i++) target = target[parts[i]!] ??= {}
-    target[parts[parts.length - 1]!] = value
-  }
-  return out
-}
-
-export interface FakeStripe {
+export interface StripeEmulator {
   readonly url: string
   readonly paymentIntents: Map<string, PaymentIntent>
   readonly checkoutSessions: Map<string, CheckoutSession>
   readonly paymentMethods: Map<string, PaymentMethod>
+  readonly charges: Map<string, Charge>
   readonly customers: Set<string>
   readonly events: Array<StoredEvent>
   /** Requests seen, as `METHOD path` with their idempotency key. */
@@ -178,37 +139,47 @@ export interface FakeStripe {
   /**
    * The customer pays on the hosted checkout page with a card number (a plain form post, as
    * the browser sends it); answers the page's status and where it redirects (the success
-   * address on payment).
+   * address on payment). A card that asks for 3-D Secure has its step completed (or failed).
    */
   readonly payCheckout: (
     pageUrl: string,
-    cardNumber: string
+    cardNumber: string,
+    authentication?: "complete" | "fail"
   ) => Promise<{ status: number; location: string | null; text: string }>
   /** The session runs out of time at Stripe; answers the `checkout.session.expired` event. */
   readonly expireCheckout: (sessionId: string) => StoredEvent
   readonly lastEvent: (type: string, paymentIntentId: string) => StoredEvent
-  readonly subscriptions: ReturnType<typeof fakeBilling>["subscriptions"]
-  readonly invoices: ReturnType<typeof fakeBilling>["invoices"]
-  readonly prices: ReturnType<typeof fakeBilling>["prices"]
+  readonly subscriptions: ReturnType<typeof makeBilling>["subscriptions"]
+  readonly invoices: ReturnType<typeof makeBilling>["invoices"]
+  readonly prices: ReturnType<typeof makeBilling>["prices"]
   /**
-   * Moves the fake's clock (seconds) and runs what came due: renewals, and one more try of
-   * each renewal being retried; answers the events it emitted.
+   * Moves the emulator's clock (seconds) and runs what came due: renewals, and the retries
+   * of failed ones whose time came; answers the events it emitted. Over HTTP with the
+   * secret key: `POST /_emulator/advance_clock` with `seconds`.
    */
   readonly advanceClock: (seconds: number) => Array<StoredEvent>
   /** How many tries of a renewal Stripe makes before it cancels the subscription (default 4). */
   readonly setRenewalAttempts: (attempts: number) => void
-  /** The customer uses the portal page: cancels, or replaces the card; answers the page's status and text. */
+  /** The customer uses the portal page: cancels, replaces or removes the card; answers the page's status and text. */
   readonly usePortal: (
     portalUrl: string,
     form: { action: "cancel" } | { action: "remove_card" } | { action: "card"; card_number: string }
   ) => Promise<{ status: number; text: string }>
-  /** Posts an event to `url`, signed with the library's test-header helper; answers status and body. */
+  /** Posts an event to `url`, signed as Stripe signs it; answers status and body. */
   readonly deliver: (url: string, event: StoredEvent, secret?: string) => Promise<{ status: number; body: any }>
+  /** Whether every event so far reached the webhook endpoint (or was given up on). */
+  readonly delivered: () => boolean
   readonly count: (prefix: string) => number
   readonly close: () => Promise<void>
 }
 
-export const startFakeStripe = async (): Promise<FakeStripe> => {
+const AUTHENTICATION_FAILED =
+  "We are unable to authenticate your payment method. Please choose a different payment method and try again."
+
+export type Trouble = "500" | "hang" | "garbage"
+
+export const startStripeEmulator = async (options: EmulatorOptions = {}): Promise<StripeEmulator> => {
+  const apiVersion = options.apiVersion ?? DEFAULT_API_VERSION
   const paymentIntents = new Map<string, PaymentIntent>()
   const paymentMethods = new Map<string, PaymentMethod>()
   const charges = new Map<string, Charge>()
@@ -216,7 +187,6 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
   const customers = new Set<string>()
   const checkoutSessions = new Map<string, CheckoutSession>()
   const setupIntents = new Map<string, Record<string, any>>()
-  const events: Array<StoredEvent> = []
   let baseUrl = ""
   const requests: Array<{ line: string; idempotencyKey: string | undefined }> = []
   const idempotent = new Map<string, { body: string; status: number; answer: string }>()
@@ -224,30 +194,23 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
   const delays: Array<{ prefix: string; ms: number }> = []
   const holds: Array<{ prefix: string; reached: () => void; released: Promise<void> }> = []
   const hanging = new Set<http.ServerResponse>()
-  const stripeLib = new Stripe(FAKE_SECRET_KEY, { apiVersion: STRIPE_API_VERSION })
   let clockOffset = 0
+  /** The emulator's clock in seconds: the machine's, moved on by `advanceClock`. */
+  const clock = () => Math.floor(Date.now() / 1000) + clockOffset
+  const log = eventLog({
+    apiVersion,
+    clock,
+    webhook: options.webhookUrl === undefined ? undefined : { url: options.webhookUrl, secret: EMULATOR_WEBHOOK_SECRET }
+  })
+  const emit = log.emit
+  const events = log.events
   /** Subscription requests of checkout sessions in `mode: subscription`. */
   const subscriptionRequests = new Map<
     string,
     { priceId: string; metadata: Record<string, string>; description: string | null }
   >()
 
-  const emit = (type: string, object: unknown): StoredEvent => {
-    const event = {
-      id: id("evt"),
-      object: "event",
-      api_version: STRIPE_API_VERSION,
-      created: now(),
-      data: { object },
-      livemode: false,
-      pending_webhooks: 1,
-      request: { id: null, idempotency_key: null },
-      type
-    }
-    const stored = { id: event.id, type, payload: JSON.stringify(event) }
-    events.push(stored)
-    return stored
-  }
+  const withoutBehaviour = ({ behaviour: _b, ...pm }: PaymentMethod) => pm
 
   const expanded = (pi: PaymentIntent, expand: Array<string>) => ({
     ...pi,
@@ -255,54 +218,77 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       ? charges.get(pi.latest_charge)!
       : pi.latest_charge,
     payment_method: expand.includes("payment_method") && pi.payment_method !== null
-      ? (({ behaviour: _b, ...pm }) => pm)(paymentMethods.get(pi.payment_method)!)
+      ? withoutBehaviour(paymentMethods.get(pi.payment_method)!)
       : pi.payment_method
   })
 
+  /** A payment method by id, or a new one for a test token (`pm_card_visa`). */
   const methodFor = (token: string, customer: string | null): PaymentMethod | undefined => {
     const existing = paymentMethods.get(token)
     if (existing !== undefined) return existing
-    const test = testMethods[token]
+    const test = cardByToken(token)
     if (test === undefined) return undefined
     const pm: PaymentMethod = {
-      id: id("pm"),
+      id: newId("pm"),
       object: "payment_method",
       type: "card",
       customer,
-      card: { brand: test.brand, last4: test.last4, exp_month: 12, exp_year: 2034, country: "US" },
+      card: { brand: test.brand, last4: test.number.slice(-4), exp_month: 12, exp_year: 2034, country: "US" },
       behaviour: test.behaviour
     }
     paymentMethods.set(pm.id, pm)
     return pm
   }
 
-  const billing = fakeBilling({
+  const newIntent = (fields: {
+    amount: number
+    currency: string
+    customer: string | null
+    metadata: Record<string, string>
+    setup_future_usage: string | null
+    description: string | null
+  }): PaymentIntent => {
+    const id = newId("pi")
+    const pi: PaymentIntent = {
+      id,
+      object: "payment_intent",
+      amount_received: 0,
+      status: "requires_payment_method",
+      client_secret: `${id}_secret_${newId("s").slice(2)}`,
+      payment_method: null,
+      latest_charge: null,
+      last_payment_error: null,
+      capture_method: "automatic",
+      confirmation_method: "automatic",
+      created: clock(),
+      livemode: false,
+      ...fields
+    }
+    paymentIntents.set(pi.id, pi)
+    return pi
+  }
+
+  const billing = makeBilling({
     emit,
     methodFor,
     method: (pmId) => paymentMethods.get(pmId),
-    clock: () => now() + clockOffset,
+    clock,
     baseUrl: () => baseUrl
   })
 
   /** Charges a payment intent with a method; answers the error body when it is declined. */
   const attempt = (pi: PaymentIntent, pm: PaymentMethod, offSession: boolean) => {
     pi.payment_method = pm.id
-    const fails = pm.behaviour === "declined" || pm.behaviour === "insufficient_funds" ||
-      (pm.behaviour === "authentication_required" && offSession)
-    if (fails) {
+    if (pm.behaviour !== "succeeds" && refuses(pm.behaviour, offSession)) {
       const code = pm.behaviour === "authentication_required" ? "authentication_required" : "card_declined"
-      const message = pm.behaviour === "declined"
-        ? "Your card was declined."
-        : pm.behaviour === "insufficient_funds"
-        ? "Your card has insufficient funds."
-        : "Your card was declined. This transaction requires authentication."
+      const message = declineMessages[pm.behaviour]
       pi.status = "requires_payment_method"
       pi.last_payment_error = { type: "card_error", code, message }
       emit("payment_intent.payment_failed", { ...pi })
       return { error: { type: "card_error", code, message, payment_intent: expanded(pi, []) } }
     }
     const charge: Charge = {
-      id: id("ch"),
+      id: newId("ch"),
       object: "charge",
       amount: pi.amount,
       amount_refunded: 0,
@@ -313,14 +299,15 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       refunded: false,
       disputed: false,
       status: "succeeded",
-      receipt_url: `https://pay.stripe.com/receipts/${id("rcpt")}`,
+      receipt_url: "",
       payment_method_details: {
         type: "card",
         card: { brand: pm.card.brand, last4: pm.card.last4, exp_month: pm.card.exp_month, exp_year: pm.card.exp_year }
       },
-      created: now(),
+      created: clock(),
       livemode: false
     }
+    charge.receipt_url = `${baseUrl}/receipts/${charge.id}`
     charges.set(charge.id, charge)
     pi.latest_charge = charge.id
     pi.status = "succeeded"
@@ -343,40 +330,86 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     return emit("checkout.session.expired", { ...session })
   }
 
-  const page = (status: number, body: string) => ({
-    status,
-    html:
-      `<!doctype html><html><head><link rel="icon" href="data:,"></head><body><h1>Test checkout</h1>${body}</body></html>`
-  })
+  /** The session's PaymentIntent, made when the customer first tries to pay, as Stripe does. */
+  const intentOf = (session: CheckoutSession): PaymentIntent => {
+    const existing = session.payment_intent === null ? undefined : paymentIntents.get(session.payment_intent)
+    if (existing !== undefined) return existing
+    const pi = newIntent({
+      amount: session.amount_total,
+      currency: session.currency,
+      customer: session.customer,
+      metadata: session.payment_intent_data.metadata,
+      setup_future_usage: session.payment_intent_data.setup_future_usage,
+      description: session.payment_intent_data.description
+    })
+    session.payment_intent = pi.id
+    return pi
+  }
 
-  /** The hosted page: shows the amount and a card form; a post pays (making the PaymentIntent on the first try). */
-  const hosted = (method: string, sessionId: string, form: Record<string, any>): {
-    status: number
-    html?: string
-    location?: string
-  } => {
+  /** A session paid (or its card saved): closed, reported, and the customer sent back. */
+  const complete = (session: CheckoutSession): Page => {
+    session.status = "complete"
+    if (session.mode !== "setup") session.payment_status = "paid"
+    session.url = null
+    emit("checkout.session.completed", { ...session })
+    return { status: 303, location: successUrl(session) }
+  }
+
+  const successUrl = (session: CheckoutSession) => session.success_url.replace("{CHECKOUT_SESSION_ID}", session.id)
+
+  /**
+   * The hosted page: the amount and a card form; a post pays (a decline keeps the form, as
+   * Stripe's page does), saves the card or subscribes. A card whose bank wants 3-D Secure
+   * shows the bank's step first; only a completed one goes on.
+   */
+  const hosted = (method: string, sessionId: string, form: Record<string, any>): Page => {
     const session = checkoutSessions.get(sessionId)
-    if (session === undefined) return page(404, "<p>No such checkout</p>")
-    if (session.status !== "open") return page(410, `<p>This checkout is ${session.status}</p>`)
+    if (session === undefined) return checkoutPage.missing()
+    const amount = `${(session.amount_total / 100).toFixed(2)} ${session.currency.toUpperCase()}`
     const action = session.mode === "setup"
-      ? "Save card"
+      ? "Save the card"
       : session.mode === "subscription"
-      ? `Subscribe ${(session.amount_total / 100).toFixed(2)} ${session.currency.toUpperCase()} a month`
-      : `Pay ${(session.amount_total / 100).toFixed(2)} ${session.currency.toUpperCase()}`
-    const form_ =
-      `<form method="post"><input name="card_number"><button>${action}</button></form><a href="${session.cancel_url}">Back</a>`
-    if (method === "GET") return page(200, form_)
-    const token = hostedCards[String(form.card_number ?? "").replace(/\s/g, "")]
-    if (token === undefined) return page(200, `<p role="alert">Your card number is invalid.</p>${form_}`)
+      ? `Subscribe: ${amount} a month`
+      : `Pay ${amount}`
+    if (session.status === "complete") {
+      // Paying again (the back button) charges nothing more.
+      if (method === "POST") return { status: 303, location: successUrl(session) }
+      const done = session.mode === "setup" ? "Card saved" : session.mode === "subscription" ? "Subscribed" : "Paid"
+      return checkoutPage.ended(200, done, successUrl(session))
+    }
+    if (session.status === "expired") {
+      return checkoutPage.ended(method === "POST" ? 410 : 200, "This checkout has ended", session.cancel_url)
+    }
+    const cardForm = (failure: string | null) => checkoutPage.form(action, session.cancel_url, failure)
+    if (method === "GET") return cardForm(null)
+    const card = cardByNumber(String(form.card_number ?? ""))
+    if (card === undefined) return cardForm("Your card number is invalid.")
+    if (card.behaviour === "authentication_required" && form.three_d_secure === undefined) {
+      return checkoutPage.challenge(card.number, card.number.slice(-4))
+    }
+    const pm = methodFor(card.token, session.customer)!
+    if (form.three_d_secure === "fail") {
+      if (session.mode === "payment") {
+        const pi = intentOf(session)
+        pi.payment_method = pm.id
+        pi.status = "requires_payment_method"
+        pi.last_payment_error = {
+          type: "card_error",
+          code: "payment_intent_authentication_failure",
+          message: AUTHENTICATION_FAILED
+        }
+        emit("payment_intent.payment_failed", { ...pi })
+      }
+      return cardForm(AUTHENTICATION_FAILED)
+    }
     if (session.mode === "setup") {
       // Saving a card: nothing is charged; a card the bank refuses is refused here too.
-      const pm = methodFor(token, session.customer)!
       if (pm.behaviour === "declined" || pm.behaviour === "insufficient_funds") {
-        return page(200, `<p role="alert">Your card was declined.</p>${form_}`)
+        return cardForm(declineMessages[pm.behaviour])
       }
       pm.customer = session.customer
       const setup = {
-        id: id("seti"),
+        id: newId("seti"),
         object: "setup_intent",
         status: "succeeded",
         customer: session.customer,
@@ -387,58 +420,34 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       }
       setupIntents.set(setup.id, setup)
       session.setup_intent = setup.id
-      session.status = "complete"
-      session.url = null
-      emit("checkout.session.completed", { ...session })
-      return { status: 303, location: session.success_url.replace("{CHECKOUT_SESSION_ID}", session.id) }
+      return complete(session)
     }
     if (session.mode === "subscription") {
-      const started = billing.subscribe(
-        { customer: session.customer, ...subscriptionRequests.get(session.id)! },
-        methodFor(token, session.customer)!
-      )
-      if ("error" in started) return page(200, `<p role="alert">${started.error}</p>${form_}`)
+      const started = billing.subscribe({ customer: session.customer, ...subscriptionRequests.get(session.id)! }, pm)
+      if ("error" in started) return cardForm(started.error)
       session.subscription = started.subscription.id
-      session.status = "complete"
-      session.payment_status = "paid"
-      session.url = null
-      emit("checkout.session.completed", { ...session })
-      return { status: 303, location: session.success_url.replace("{CHECKOUT_SESSION_ID}", session.id) }
+      return complete(session)
     }
-    let pi = session.payment_intent === null ? undefined : paymentIntents.get(session.payment_intent)
-    if (pi === undefined) {
-      pi = {
-        id: id("pi"),
-        object: "payment_intent",
-        amount: session.amount_total,
-        amount_received: 0,
-        currency: session.currency,
-        status: "requires_payment_method",
-        client_secret: "",
-        customer: session.customer,
-        payment_method: null,
-        latest_charge: null,
-        metadata: session.payment_intent_data.metadata,
-        setup_future_usage: session.payment_intent_data.setup_future_usage,
-        last_payment_error: null,
-        description: session.payment_intent_data.description,
-        capture_method: "automatic",
-        confirmation_method: "automatic",
-        created: now(),
-        livemode: false
-      }
-      pi.client_secret = `${pi.id}_secret_${randomBytes(12).toString("hex")}`
-      paymentIntents.set(pi.id, pi)
-      session.payment_intent = pi.id
+    const failed = attempt(intentOf(session), pm, false)
+    return failed !== undefined ? cardForm(failed.error.message) : complete(session)
+  }
+
+  /** Refunds part of a charge, as the dashboard or the API would; emits `charge.refunded`. */
+  const refundCharge = (charge: Charge, amount: number) => {
+    charge.amount_refunded = Math.min(charge.amount, charge.amount_refunded + amount)
+    charge.refunded = charge.amount_refunded === charge.amount
+    emit("charge.refunded", { ...charge })
+    return {
+      id: newId("re"),
+      object: "refund",
+      amount,
+      charge: charge.id,
+      payment_intent: charge.payment_intent,
+      currency: charge.currency,
+      status: "succeeded",
+      created: clock(),
+      livemode: false
     }
-    const failed = attempt(pi, methodFor(token, pi.customer)!, false)
-    // The page shows the decline and keeps its form, as Stripe's does.
-    if (failed !== undefined) return page(200, `<p role="alert">${failed.error.message}</p>${form_}`)
-    session.status = "complete"
-    session.payment_status = "paid"
-    session.url = null
-    emit("checkout.session.completed", { ...session })
-    return { status: 303, location: session.success_url.replace("{CHECKOUT_SESSION_ID}", session.id) }
   }
 
   const route = (
@@ -447,8 +456,8 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     form: Record<string, any>,
     auth: string
   ): { status: number; body: unknown } => {
-    const secret = auth === `Bearer ${FAKE_SECRET_KEY}`
-    const publishable = auth === `Bearer ${FAKE_PUBLISHABLE_KEY}`
+    const secret = auth === `Bearer ${EMULATOR_SECRET_KEY}`
+    const publishable = auth === `Bearer ${EMULATOR_PUBLISHABLE_KEY}`
     if (!secret && !publishable) {
       return { status: 401, body: { error: { type: "invalid_request_error", message: "Invalid API Key provided" } } }
     }
@@ -467,12 +476,16 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       status: 404,
       body: { error: { type: "invalid_request_error", code: "resource_missing", message: `No such ${what}` } }
     })
+    if (method === "POST" && path === "/_emulator/advance_clock" && secret) {
+      const made = advanceClock(Number(form.seconds ?? 0))
+      return { status: 200, body: { object: "list", data: made.map((event) => JSON.parse(event.payload)) } }
+    }
     const segments = path.split("/").filter((s) => s !== "")
     const billed = secret ? billing.route(method, segments, form) : undefined
     if (billed !== undefined) return billed
     if (method === "POST" && path === "/v1/customers" && secret) {
       const customer = {
-        id: id("cus"),
+        id: newId("cus"),
         object: "customer",
         description: form.description ?? null,
         metadata: form.metadata ?? {}
@@ -481,28 +494,14 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       return { status: 200, body: customer }
     }
     if (method === "POST" && path === "/v1/payment_intents" && secret) {
-      const pi: PaymentIntent = {
-        id: id("pi"),
-        object: "payment_intent",
+      const pi = newIntent({
         amount: Number(form.amount),
-        amount_received: 0,
         currency: String(form.currency),
-        status: "requires_payment_method",
-        client_secret: "",
         customer: form.customer ?? null,
-        payment_method: null,
-        latest_charge: null,
         metadata: form.metadata ?? {},
         setup_future_usage: form.setup_future_usage ?? null,
-        last_payment_error: null,
-        description: form.description ?? null,
-        capture_method: "automatic",
-        confirmation_method: "automatic",
-        created: now(),
-        livemode: false
-      }
-      pi.client_secret = `${pi.id}_secret_${randomBytes(12).toString("hex")}`
-      paymentIntents.set(pi.id, pi)
+        description: form.description ?? null
+      })
       if (form.confirm === "true") {
         const pm = form.payment_method === undefined ? undefined : methodFor(String(form.payment_method), pi.customer)
         if (pm === undefined) return notFound("payment_method")
@@ -510,6 +509,21 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
         if (failed !== undefined) return { status: 402, body: failed }
       }
       return { status: 200, body: expanded(pi, asList(form.expand)) }
+    }
+    if (method === "POST" && path === "/v1/refunds" && secret) {
+      const pi = paymentIntents.get(String(form.payment_intent))
+      if (pi === undefined || pi.latest_charge === null) return notFound("payment_intent")
+      const charge = charges.get(pi.latest_charge)!
+      const amount = form.amount === undefined ? charge.amount - charge.amount_refunded : Number(form.amount)
+      if (amount <= 0 || amount > charge.amount - charge.amount_refunded) {
+        return {
+          status: 400,
+          body: {
+            error: { type: "invalid_request_error", message: "The refund is more than what is left of the charge" }
+          }
+        }
+      }
+      return { status: 200, body: refundCharge(charge, amount) }
     }
     if (method === "POST" && path === "/v1/checkout/sessions" && secret) {
       const items = asList(form.line_items) as unknown as Array<Record<string, any>>
@@ -528,7 +542,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
         }
       }
       const session: CheckoutSession = {
-        id: id("cs_test"),
+        id: newId("cs_test"),
         object: "checkout.session",
         mode: String(form.mode),
         status: "open",
@@ -550,8 +564,8 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
         metadata: form.metadata ?? {},
         success_url: String(form.success_url),
         cancel_url: String(form.cancel_url),
-        created: now(),
-        expires_at: now() + 24 * 3600,
+        created: clock(),
+        expires_at: clock() + 24 * 3600,
         livemode: false
       }
       session.url = `${baseUrl}/c/pay/${session.id}`
@@ -624,41 +638,66 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     return notFound(`route ${method} ${path}`)
   }
 
+  const receiptPage = (chargeId: string): Page => {
+    const charge = charges.get(chargeId)
+    if (charge === undefined) return receipt.missing()
+    return receipt.view({
+      amount: `${(charge.amount / 100).toFixed(2)} ${charge.currency.toUpperCase()}`,
+      card: charge.payment_method_details.card,
+      refunded: `${(charge.amount_refunded / 100).toFixed(2)} ${charge.currency.toUpperCase()}`
+    })
+  }
+
+  /** The hosted pages a browser opens (checkout, portal, receipts); undefined for an API path. */
+  const pageFor = (method: string, path: string, form: Record<string, any>): Page | undefined => {
+    const [kind, sub, pageId] = path.split("/").filter((s) => s !== "")
+    if (kind === "c" && sub === "pay" && pageId !== undefined) {
+      const session = checkoutSessions.get(pageId)
+      const returnsTo = session === undefined
+        ? []
+        : [...new Set([session.success_url, session.cancel_url].map((address) => new URL(address).origin))]
+      return { ...hosted(method, pageId, form), returnsTo }
+    }
+    if (kind === "p" && sub === "session" && pageId !== undefined) {
+      return billing.portal(method, pageId, form, (number) => cardByNumber(number)?.token)
+    }
+    if (kind === "receipts" && sub !== undefined && method === "GET") return receiptPage(sub)
+    if (kind === "invoices" && sub !== undefined && method === "GET") return billing.invoicePage(sub)
+    return undefined
+  }
+
+  /** Renewals and retries that came due by the emulator's clock; answers the events they made. */
+  const advanceClock = (seconds: number) => {
+    const before = events.length
+    clockOffset += seconds
+    billing.renewDue()
+    return events.slice(before)
+  }
+
   const server = http.createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", async () => {
-      const url = new URL(req.url ?? "/", "http://fake")
+      const url = new URL(req.url ?? "/", "http://emulator")
       const sent = Buffer.concat(chunks).toString("utf8")
       // The library sends the parameters of a GET (and a DELETE) in the query string.
       const body = req.method === "GET" || (req.method === "DELETE" && sent === "") ? url.search.slice(1) : sent
       const line = `${req.method} ${url.pathname}`
       const key = req.headers["idempotency-key"] as string | undefined
       requests.push({ line, idempotencyKey: key })
-      if (url.pathname.startsWith("/p/session/")) {
-        const answer = billing.portal(
-          req.method ?? "GET",
-          url.pathname.slice("/p/session/".length),
-          parseForm(body),
-          (number) => hostedCards[number.replace(/\s/g, "")]
-        )
-        res.writeHead(answer.status, { "content-type": "text/html; charset=utf-8" })
-        return void res.end(answer.html)
-      }
-      if (url.pathname.startsWith("/c/pay/")) {
-        const answer = hosted(req.method ?? "GET", url.pathname.slice("/c/pay/".length), parseForm(body))
-        res.writeHead(answer.status, {
-          "content-type": "text/html; charset=utf-8",
-          ...(answer.location === undefined ? {} : { location: answer.location })
-        })
-        return void res.end(answer.html ?? "")
+      // A browser on a hosted page asks for the icon: there is none, and that is no error.
+      if (url.pathname === "/favicon.ico") return void res.writeHead(204).end()
+      const html = pageFor(req.method ?? "GET", url.pathname, parseForm(body))
+      if (html !== undefined) {
+        res.writeHead(html.status, pageHeaders(html))
+        return void res.end(html.html ?? "")
       }
       const troubleIndex = troubles.findIndex((t) => line.startsWith(t.prefix))
       if (troubleIndex >= 0) {
         const [trouble] = troubles.splice(troubleIndex, 1)
         if (trouble!.mode === "hang") return void hanging.add(res)
         if (trouble!.mode === "500") {
-          res.writeHead(500, { "content-type": "application/json", "request-id": id("req") })
+          res.writeHead(500, { "content-type": "application/json", "request-id": newId("req") })
           return void res.end(JSON.stringify({ error: { type: "api_error", message: "An unknown error occurred" } }))
         }
         res.writeHead(200, { "content-type": "application/json" })
@@ -674,8 +713,8 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       const send = (status: number, answer: string) => {
         res.writeHead(status, {
           "content-type": "application/json",
-          "request-id": id("req"),
-          "stripe-version": STRIPE_API_VERSION
+          "request-id": newId("req"),
+          "stripe-version": apiVersion
         })
         res.end(answer)
       }
@@ -708,17 +747,24 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       send(status, answer)
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port ?? 0, "127.0.0.1", resolve)
+  })
   const port = (server.address() as { port: number }).port
   const url = `http://127.0.0.1:${port}`
   baseUrl = url
-  const browser = new Stripe(FAKE_PUBLISHABLE_KEY, {
-    apiVersion: STRIPE_API_VERSION,
+  const browser = new Stripe(EMULATOR_PUBLISHABLE_KEY, {
+    apiVersion: apiVersion as Stripe.LatestApiVersion,
     host: "127.0.0.1",
     port,
     protocol: "http",
     maxNetworkRetries: 0
   })
+
+  const renewals = options.renewEveryMs === undefined
+    ? undefined
+    : setInterval(() => billing.renewDue(), options.renewEveryMs).unref()
 
   const chargeOf = (paymentIntentId: string) => {
     const pi = paymentIntents.get(paymentIntentId)
@@ -731,6 +777,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     paymentIntents,
     checkoutSessions,
     paymentMethods,
+    charges,
     customers,
     events,
     requests,
@@ -755,16 +802,14 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
         { client_secret: clientSecret, payment_method: paymentMethod } as any
       ),
     refund: (paymentIntentId, amount) => {
-      const charge = chargeOf(paymentIntentId)
-      charge.amount_refunded = Math.min(charge.amount, charge.amount_refunded + amount)
-      charge.refunded = charge.amount_refunded === charge.amount
-      return emit("charge.refunded", { ...charge })
+      refundCharge(chargeOf(paymentIntentId), amount)
+      return events[events.length - 1]!
     },
     dispute: (paymentIntentId, amount) => {
       const charge = chargeOf(paymentIntentId)
       charge.disputed = true
       const dispute = {
-        id: id("dp"),
+        id: newId("dp"),
         object: "dispute",
         amount,
         charge: charge.id,
@@ -772,7 +817,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
         currency: charge.currency,
         reason: "fraudulent",
         status: "needs_response",
-        created: now(),
+        created: clock(),
         livemode: false
       }
       disputes.set(paymentIntentId, dispute)
@@ -784,14 +829,21 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       dispute.status = outcome
       return emit("charge.dispute.closed", { ...dispute })
     },
-    payCheckout: async (pageUrl, cardNumber) => {
-      const response = await fetch(pageUrl, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ card_number: cardNumber }).toString(),
-        redirect: "manual"
-      })
-      return { status: response.status, location: response.headers.get("location"), text: await response.text() }
+    payCheckout: async (pageUrl, cardNumber, authentication = "complete") => {
+      const post = async (form: Record<string, string>) => {
+        const response = await fetch(pageUrl, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams(form).toString(),
+          redirect: "manual"
+        })
+        return { status: response.status, location: response.headers.get("location"), text: await response.text() }
+      }
+      const first = await post({ card_number: cardNumber })
+      // The 3-D Secure step: the holder completes (or fails) it, as on the bank's page.
+      return first.text.includes(`name="three_d_secure"`)
+        ? post({ card_number: cardNumber, three_d_secure: authentication })
+        : first
     },
     expireCheckout: (sessionId) => {
       const session = checkoutSessions.get(sessionId)
@@ -801,12 +853,7 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
     subscriptions: billing.subscriptions,
     invoices: billing.invoices,
     prices: billing.prices,
-    advanceClock: (seconds) => {
-      const before = events.length
-      clockOffset += seconds
-      billing.renewDue()
-      return events.slice(before)
-    },
+    advanceClock,
     setRenewalAttempts: billing.setMaxAttempts,
     usePortal: async (portalUrl, form) => {
       const response = await fetch(portalUrl, {
@@ -821,28 +868,12 @@ export const startFakeStripe = async (): Promise<FakeStripe> => {
       if (found === undefined) throw new Error(`No ${type} event for ${paymentIntentId}`)
       return found
     },
-    deliver: async (target, event, secret = FAKE_WEBHOOK_SECRET) => {
-      const header = stripeLib.webhooks.generateTestHeaderString({ payload: event.payload, secret })
-      const response = await fetch(target, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json; charset=utf-8",
-          "stripe-signature": header,
-          "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)"
-        },
-        body: event.payload
-      })
-      const text = await response.text()
-      let body: any = text
-      try {
-        body = JSON.parse(text)
-      } catch {
-        // not JSON
-      }
-      return { status: response.status, body }
-    },
+    deliver: (target, event, secret = EMULATOR_WEBHOOK_SECRET) => deliverEvent(target, event, secret),
+    delivered: log.delivered,
     count: (prefix) => requests.filter((r) => r.line.startsWith(prefix)).length,
     close: async () => {
+      if (renewals !== undefined) clearInterval(renewals)
+      log.close()
       for (const res of hanging) res.destroy()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }

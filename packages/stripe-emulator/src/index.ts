@@ -1,0 +1,5 @@
+export { type BrowserConfirmation, confirmWithTestCard } from "./browser.js"
+export { type Behaviour, cardByNumber, testCards } from "./cards.js"
+export { type EmulatorOptions, startStripeEmulator, type StripeEmulator, type Trouble } from "./emulator.js"
+export { signatureHeader, type StoredEvent } from "./events.js"
+export { EMULATOR_PUBLISHABLE_KEY, EMULATOR_SECRET_KEY, EMULATOR_WEBHOOK_SECRET } from "./keys.js"
