@@ -91,6 +91,37 @@ describe("live purchases (LIVE_EXECUTE_ENABLED=true)", () => {
     expect(receipt.json.receipt).toMatchObject({ mode: "live", charged: { credits: "80" } })
   })
 
+  it("counts live purchase calls against the provider's daily cap: a call over it is not made", async () => {
+    const { agent, org } = await liveBuyer(10_000n)
+    const [endpoint] = await world.db.query(
+      `SELECT e.provider_id, p.daily_call_cap FROM tools t JOIN catalogue_endpoints e ON e.id = t.gateway_endpoint
+       JOIN providers p ON p.id = e.provider_id WHERE t.slug = 'hunter-email-finder'`
+    )
+    await world.db.query(`UPDATE providers SET daily_call_cap = 2 WHERE id = $1`, [endpoint.provider_id])
+    try {
+      const before = fake.seen.length
+      const answer = await execute(agent.key, {
+        tool: "hunter-email-finder",
+        inputs: [emailFindInput(11), emailFindInput(12), emailFindInput(13)]
+      })
+      expect(answer.status).toBe(200)
+      expect(answer.json.items.map((i: any) => i.outcome).sort()).toEqual(["failed", "passed", "passed"])
+      // Two calls made; the third, over the cap, never left (its retry neither).
+      expect(fake.seen.length - before).toBe(2)
+      const [counted] = await world.db.query(
+        `SELECT calls FROM provider_daily_calls WHERE org_id = $1 AND provider_id = $2`,
+        [org.orgId, endpoint.provider_id]
+      )
+      expect(counted.calls).toBe(2)
+      expect(await money(org.orgId)).toEqual({ balance: 10_000n - 80n, openHolds: 0 })
+    } finally {
+      await world.db.query(`UPDATE providers SET daily_call_cap = $2 WHERE id = $1`, [
+        endpoint.provider_id,
+        endpoint.daily_call_cap
+      ])
+    }
+  })
+
   it("sends the input as the JSON body to POST endpoints", async () => {
     const { agent, org } = await liveBuyer(1_000n)
     const before = fake.seen.length

@@ -19,7 +19,13 @@ import { makeRouteTable, routesOfApi } from "../RouteTable.js"
 import { agentRoutesOf, makeAgentRefusals } from "./AgentRefusals.js"
 import { errorResponse, responseForCause } from "./ErrorResponses.js"
 import { observeRequest } from "./Observe.js"
-import { announcesBody, problemInContentType, problemInJsonBody, problemInOwnBody, problemInTarget } from "./RequestChecks.js"
+import {
+  announcesBody,
+  problemInContentType,
+  problemInJsonBody,
+  problemInOwnBody,
+  problemInTarget
+} from "./RequestChecks.js"
 import { withSecurityHeaders } from "./SecurityHeaders.js"
 
 /** Probes answer outside admission, so an overloaded or draining replica still reports itself. */

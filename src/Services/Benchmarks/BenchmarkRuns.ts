@@ -152,7 +152,7 @@ export class BenchmarkRuns extends Effect.Service<BenchmarkRuns>()("Benchmarks/B
     const runSample = (tool: ToolRow, price: bigint, sample: Sample) =>
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
-        const answer = yield* runner.run(tool, sample.input, mode === "mock" ? "test" : "live")
+        const answer = yield* runner.run(tool, sample.input, mode === "mock" ? "test" : "live", null)
         const latency = Number((yield* Clock.currentTimeMillis) - started)
         const covered = answer._tag === "Answer" &&
           runCheck(tool.check_id, tool.check_version, sample.input, answer.result).outcome !== "failed"

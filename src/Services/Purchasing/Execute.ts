@@ -461,6 +461,7 @@ export class Execute extends Effect.Service<Execute>()("Purchasing/Execute", {
 
         const context: PurchaseContext = {
           receiptId: ReceiptId.make(randomUUID()),
+          orgId: agent.org_id,
           mode: agent.mode,
           tool: choiceOf(tool, terms.price),
           fallback: request.fallback === true,

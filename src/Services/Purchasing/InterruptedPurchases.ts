@@ -35,6 +35,7 @@ export class InterruptedPurchases extends Effect.Service<InterruptedPurchases>()
         const price = receipt.price_credits
         return {
           receiptId: receipt.id,
+          orgId: receipt.org_id,
           mode: receipt.mode,
           tool: choiceOf(scored.tool.row, price),
           fallback: receipt.fallback,

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either } from "effect"
-import type { ReceiptId } from "../../Domain/Ids.js"
+import type { OrgId, ReceiptId } from "../../Domain/Ids.js"
 import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 import { Ledger } from "../Ledger/Ledger.js"
@@ -32,6 +32,8 @@ export type RunnableItem = Pick<PurchaseItem, "id" | "input" | "hold_id">
 
 export interface PurchaseContext {
   readonly receiptId: ReceiptId
+  /** The buyer's org: its providers' daily limits count the purchase's live calls. */
+  readonly orgId: OrgId
   readonly mode: "test" | "live"
   readonly tool: ToolChoice
   readonly fallback: boolean
@@ -92,7 +94,7 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
       Effect.gen(function*() {
         const failures: Array<string> = []
         for (const choice of [context.tool, ...(context.fallback ? context.fallbacks : [])]) {
-          const answer: ToolAnswer = yield* runner.run(choice, input, context.mode)
+          const answer: ToolAnswer = yield* runner.run(choice, input, context.mode, context.orgId)
           if (answer._tag !== "ProviderFailure") return { answer, used: choice, failures }
           failures.push(`${choice.slug}: ${answer.reason}`)
         }

@@ -1,8 +1,11 @@
-import { Duration, Effect, Option, Ref, Schedule } from "effect"
+import { Clock, Duration, Effect, Either, Option, Ref, Schedule } from "effect"
+import type { OrgId } from "../../Domain/Ids.js"
 import type { TaskTypeId } from "../../Domain/TaskType.js"
 import { CatalogueRepo } from "../Catalogue/CatalogueRepo.js"
+import { dayOf } from "../Ledger/Time.js"
 import { Providers } from "../Providers/Providers.js"
 import type { ProviderOutcome } from "../Providers/ProviderTypes.js"
+import { companyDomainOf, Quotas } from "../Quotas/Quotas.js"
 import type { ItemInput } from "./Checks.js"
 import { mockAnswer } from "./MockTools.js"
 import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
@@ -70,11 +73,12 @@ export const canonicalResult = (taskType: TaskTypeId, data: unknown): unknown =>
 }
 
 export class ToolRunner extends Effect.Service<ToolRunner>()("Purchasing/ToolRunner", {
-  dependencies: [PurchasingConfig.Default, Providers.Default, CatalogueRepo.Default],
+  dependencies: [PurchasingConfig.Default, Providers.Default, CatalogueRepo.Default, Quotas.Default],
   effect: Effect.gen(function*() {
     const config = yield* PurchasingConfig
     const providers = yield* Providers
     const catalogue = yield* CatalogueRepo
+    const quotas = yield* Quotas
 
     const mockTry = (tool: RunnableTool, input: ItemInput, attempt: number) =>
       Effect.gen(function*() {
@@ -99,13 +103,27 @@ export class ToolRunner extends Effect.Service<ToolRunner>()("Purchasing/ToolRun
       }
     }
 
-    const liveTry = (tool: RunnableTool, input: ItemInput) =>
+    const liveTry = (tool: RunnableTool, input: ItemInput, orgId: OrgId | null) =>
       Effect.gen(function*() {
         const endpoint = yield* catalogue.endpoint(tool.gateway_endpoint)
         if (Option.isNone(endpoint)) {
           return yield* Effect.fail(
             new TryFailed(`The endpoint ${tool.gateway_endpoint} of ${tool.slug} is not in the catalogue`)
           )
+        }
+        // The provider's daily call cap and the people-lookup limit count an org's purchase
+        // calls as they count its gateway calls: a call over either is not made (a fallback may
+        // be). The operator's benchmark runs (no org) are not counted.
+        const lookupField = endpoint.value.people_lookup_field
+        const [counted] = orgId === null ? [] : yield* quotas.count([{
+          orgId,
+          providerId: endpoint.value.provider.id,
+          dailyCap: endpoint.value.provider.daily_call_cap,
+          peopleDomain: lookupField === null ? null : companyDomainOf(input[lookupField]),
+          day: dayOf(yield* Clock.currentTimeMillis)
+        }])
+        if (counted !== undefined && Either.isLeft(counted)) {
+          return yield* Effect.fail(new TryFailed(counted.left.message))
         }
         const get = endpoint.value.method === "GET"
         const outcome = yield* providers.send(endpoint.value, {
@@ -117,16 +135,17 @@ export class ToolRunner extends Effect.Service<ToolRunner>()("Purchasing/ToolRun
       })
 
     /** One item on one tool: a try and, when the provider fails, one retry. */
-    const run = (tool: RunnableTool, input: ItemInput, mode: "test" | "live") =>
+    /** `orgId`: the buyer's org, whose daily limits the live calls count against (null: an operator's run). */
+    const run = (tool: RunnableTool, input: ItemInput, mode: "test" | "live", orgId: OrgId | null) =>
       Effect.gen(function*() {
         const attempts = yield* Ref.make(0)
-        const once = Effect.flatMap(Ref.updateAndGet(attempts, (n) => n + 1), (attempt) =>
-          mode === "test" ? mockTry(tool, input, attempt) : liveTry(tool, input))
+        const once = Effect.flatMap(
+          Ref.updateAndGet(attempts, (n) => n + 1),
+          (attempt) => mode === "test" ? mockTry(tool, input, attempt) : liveTry(tool, input, orgId)
+        )
         const retry = mode === "test"
           ? Schedule.recurs(1)
-          : Schedule.recurs(1).pipe(Schedule.addDelay(() =>
-            Duration.millis(250)
-          ))
+          : Schedule.recurs(1).pipe(Schedule.addDelay(() => Duration.millis(250)))
         return yield* once.pipe(
           Effect.retry(retry),
           Effect.map((result): ToolAnswer =>
