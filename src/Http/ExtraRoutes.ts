@@ -38,7 +38,8 @@ export const oauthRoutes: ReadonlyArray<RouteSpec> = [
   { method: "GET", path: `${OAUTH_PREFIX}/register/:clientId` },
   { method: "GET", path: `${OAUTH_PREFIX}/interaction/:uid` },
   { method: "POST", path: `${OAUTH_PREFIX}/interaction/:uid` },
-  { method: "POST", path: `${OAUTH_PREFIX}/interaction/:uid/sign-in` }
+  { method: "POST", path: `${OAUTH_PREFIX}/interaction/:uid/sign-in` },
+  { method: "GET", path: `${OAUTH_PREFIX}/interaction/:uid/verify` }
 ]
 
 /**

@@ -2,7 +2,7 @@ import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Layer, Redacted, TestClock } from "effect"
+import { Duration, Effect, Either, Layer, Redacted, TestClock, TestContext } from "effect"
 import * as OTPAuth from "otpauth"
 import { afterAll, beforeAll } from "vitest"
 import { runMigrations } from "../../src/Layers/Migrations.js"
@@ -77,7 +77,7 @@ describe("usage stamps", () => {
       const moved = yield* landed(lastUsed, (row) => row.at!.getTime() !== t0 && row.seen!.getTime() !== t0)
       expect(moved.at!.getTime()).toBe(t0 + 61_000)
       expect(moved.seen!.getTime()).toBe(t0 + 61_000)
-    }).pipe(Effect.provide(services())))
+    }).pipe(Effect.provide(services()), Effect.provide(TestContext.TestContext)))
 })
 
 describe("administrator lock", () => {
@@ -107,5 +107,5 @@ describe("administrator lock", () => {
       expect(yield* attempt(password, codeAt(t0 + 15 * 60_000))).toBe("signed_in")
       // The same code never works twice.
       expect(yield* attempt(password, codeAt(t0 + 15 * 60_000))).toBe("invalid_credentials")
-    }).pipe(Effect.provide(services())))
+    }).pipe(Effect.provide(services()), Effect.provide(TestContext.TestContext)))
 })

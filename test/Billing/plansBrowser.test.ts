@@ -22,7 +22,7 @@ const seatsLeft = async (world: World) =>
 /** On billing: picks the founding offer, reads the confirmation, and continues to the payment page. */
 const chooseFounding = async (page: Page, orgId: string, left: number) => {
   await page.goto(`/dashboard/orgs/${orgId}/billing`)
-  const plans = page.getByRole("region", { name: "Plans" })
+  const plans = page.getByRole("region", { name: "Plans", exact: true })
   await expect.poll(() => plans.textContent(), { timeout: 20_000 }).toContain(`${left} of 100 founding seats left.`)
   for (const column of ["Monthly fee", "Tool recommendations a day", "Active agents", "Seats", "Price of calls"]) {
     expect(await plans.getByRole("columnheader", { name: column }).count()).toBe(1)

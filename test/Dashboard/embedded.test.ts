@@ -23,9 +23,11 @@ describe("the dashboard on the embedded default", () => {
       }
       // No identity provider is configured on the embedded default: no button for it.
       expect(await page.getByText("Sign in with your identity provider").count()).toBe(0)
-      // The keyboard alone signs in: Tab to the address, type it, Enter.
+      // The keyboard alone signs in: Tab past the skip link to the address, type it, Enter.
       await page.goto("/dashboard")
       await page.getByRole("heading", { name: "Sign in" }).waitFor()
+      await page.keyboard.press("Tab")
+      await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toContain("Skip to")
       await page.keyboard.press("Tab")
       await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute("type"))).toBe("email")
       await page.keyboard.type("keyboard@example.com")

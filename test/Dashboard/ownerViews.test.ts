@@ -125,7 +125,7 @@ describe("an owner's view of agents, plans and words", () => {
 
     const { go, page, problems } = await signedIn(used)
     await go("/billing")
-    const plans = page.getByRole("region", { name: "Plans" })
+    const plans = page.getByRole("region", { name: "Plans", exact: true })
     await expect.poll(() => plans.textContent(), { timeout: 20_000 }).toContain(
       "This org has already used it (it is once per org)."
     )
