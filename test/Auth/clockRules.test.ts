@@ -77,7 +77,7 @@ describe("usage stamps", () => {
       const moved = yield* landed(lastUsed, (row) => row.at!.getTime() !== t0 && row.seen!.getTime() !== t0)
       expect(moved.at!.getTime()).toBe(t0 + 61_000)
       expect(moved.seen!.getTime()).toBe(t0 + 61_000)
-    }).pipe(Effect.provide(services()), Effect.provide(TestContext.TestContext)))
+    }).pipe(Effect.provide(Layer.merge(services(), TestContext.TestContext))))
 })
 
 describe("administrator lock", () => {
@@ -107,5 +107,5 @@ describe("administrator lock", () => {
       expect(yield* attempt(password, codeAt(t0 + 15 * 60_000))).toBe("signed_in")
       // The same code never works twice.
       expect(yield* attempt(password, codeAt(t0 + 15 * 60_000))).toBe("invalid_credentials")
-    }).pipe(Effect.provide(services()), Effect.provide(TestContext.TestContext)))
+    }).pipe(Effect.provide(Layer.merge(services(), TestContext.TestContext))))
 })
