@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect, TestClock, TestContext } from "effect"
 import { makeUsageStamps, USAGE_STAMP_MS } from "../../src/Services/Auth/UsageStamps.js"
 
 /** The replica's own rule on last-use stamps: one write per key and minute, on the request's clock. */
@@ -15,5 +15,5 @@ describe("usage stamps in a replica", () => {
       yield* TestClock.adjust(1)
       expect(yield* stamps.due("agent:a:127.0.0.1")).toBe(true)
       expect(yield* stamps.due("agent:a:127.0.0.1")).toBe(false)
-    }))
+    }).pipe(Effect.provide(TestContext.TestContext)))
 })
