@@ -2,7 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { AgentId, HoldId, LedgerEntryId, OrgId } from "../../Domain/Ids.js"
-import { LedgerEntry, LedgerHold, OrgBalance } from "../../Domain/LedgerRecords.js"
+import { AgentMonthSpend, LedgerEntry, LedgerHold, OrgBalance } from "../../Domain/LedgerRecords.js"
 
 /**
  * The ledger's SQL. Holds and settlements are the database's functions `ledger_hold` and
@@ -143,9 +143,11 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("Ledger/LedgerRepo"
 
     const findMonthSpend = SqlSchema.findOne({
       Request: Schema.Struct({ agentId: Schema.String, month: Schema.String }),
-      Result: Schema.Struct({ spent: Schema.BigInt, held: Schema.BigInt }),
+      Result: AgentMonthSpend,
       execute: ({ agentId, month }) =>
-        sql`SELECT spent, held FROM agent_month_spend WHERE agent_id = ${agentId} AND month = ${month}`
+        sql`
+          SELECT agent_id, to_char(month, 'YYYY-MM-DD') AS month, org_id, spent, held, alerted_80pct
+          FROM agent_month_spend WHERE agent_id = ${agentId} AND month = ${month}`
     })
     /** What the agent's month has spent and holds. */
     const monthSpend = (agentId: string, month: string) =>
