@@ -50,6 +50,8 @@ const preparingPool = (
         max,
         connectionTimeoutMillis: Duration.toMillis(acquireTimeout),
         application_name: "agent-gateway",
+        // Statements asked for together are written together (`sentTogether`): one round trip.
+        pipeline: true,
         Client: prepared ? PreparingClient : CountingClient
       })
       // A connection that fails while idle is dropped by the pool; the next query reconnects.

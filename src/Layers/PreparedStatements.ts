@@ -1,13 +1,39 @@
 import { createHash } from "node:crypto"
 import pg from "pg"
-import { countStatement } from "../Services/Observability/DatabaseMetrics.js"
+import { countRoundTrip, countStatement } from "../Services/Observability/DatabaseMetrics.js"
 
-/** A `pg` client that counts every statement it sends (`db_statements_total`). */
+/** An empty answer, as `pg` gives for BEGIN. */
+const begun = { command: "BEGIN", rowCount: null, oid: null, rows: [], fields: [] }
+
+/**
+ * A `pg` client that counts every statement it sends (`db_statements_total`).
+ *
+ * The pool's clients pipeline (`pipeline: true`, Layers/Database.ts): a statement is written
+ * as soon as it is asked for, and the answers come back in order. On such a client a
+ * transaction's BEGIN is answered at once instead of after its round trip, so the
+ * transaction's first statements follow it in the same write. BEGIN fails only with its
+ * session (a FATAL error closes the connection), and then every statement behind it fails
+ * too; nothing runs outside the transaction it was meant for.
+ */
 export class CountingClient extends pg.Client {
-  // One signature is enough here: the SQL client calls query(text, values, callback).
-  override query(config: unknown, values?: unknown, callback?: unknown): any {
+  /** Statements sent on this connection and not answered yet: a statement sent at 0 is a round trip. */
+  #awaitingAnswers = 0
+
+  // The SQL client calls query(text, values, callback); PreparingClient, query(config, callback).
+  override query(config: unknown, valuesOrCallback?: unknown, lastCallback?: unknown): any {
     countStatement()
-    return (super.query as Function)(config, values, callback)
+    const [values, callback] = typeof valuesOrCallback === "function"
+      ? [undefined, valuesOrCallback]
+      : [valuesOrCallback, lastCallback]
+    if (typeof callback !== "function") return (super.query as Function)(config, values, callback)
+    if (this.#awaitingAnswers === 0) countRoundTrip()
+    this.#awaitingAnswers += 1
+    const answeredEarly = this.pipeline && config === "BEGIN"
+    if (answeredEarly) process.nextTick(() => callback(null, begun))
+    return (super.query as Function)(config, values, (error: unknown, result: unknown) => {
+      this.#awaitingAnswers -= 1
+      if (!answeredEarly) callback(error, result)
+    })
   }
 }
 

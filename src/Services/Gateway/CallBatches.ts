@@ -1,12 +1,21 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Either } from "effect"
+import { Data, Effect, Either } from "effect"
+import { randomUUID } from "node:crypto"
 import type { AuthenticatedAgent } from "../../Domain/Current.js"
-import type { CallId, HoldId } from "../../Domain/Ids.js"
+import { type CallId, HoldId } from "../../Domain/Ids.js"
 import type { AupLimit, ProviderQuota } from "../../Errors/ApiErrors.js"
 import { Credentials } from "../Auth/Credentials.js"
 import { StaleCredential } from "../Auth/CredentialsRepo.js"
 import { makeGroupCommit } from "../GroupCommit/GroupCommit.js"
-import { type Hold, type HoldError, Ledger, type SettleError, type Settlement } from "../Ledger/Ledger.js"
+import { sentTogether } from "../GroupCommit/SentTogether.js"
+import {
+  type Hold,
+  type HoldError,
+  type HoldTogetherRequest,
+  Ledger,
+  type SettleError,
+  type Settlement
+} from "../Ledger/Ledger.js"
 import { Providers } from "../Providers/Providers.js"
 import { type QuotaRequest, Quotas } from "../Quotas/Quotas.js"
 import { type CallFinish, GatewayRepo, type NewCall } from "./GatewayRepo.js"
@@ -37,6 +46,9 @@ export interface CallToSettle {
   readonly finish: CallFinish
 }
 
+/** A batch written at once met a refusal: it is rolled back and written step by step. */
+class SomeRefused extends Data.TaggedError("SomeRefused") {}
+
 /** At most this many calls go in one batch; two batches are written at a time. */
 const MAX_BATCH = 64
 const WORKERS = 2
@@ -66,7 +78,40 @@ export class CallBatches extends Effect.Service<CallBatches>()("Gateway/CallBatc
     const providers = yield* Providers
     const holdTtlMs = callHoldTtlMs(providers.timeoutMs)
 
-    const holdBatch = (calls: ReadonlyArray<CallToHold>) =>
+    const holdRequest = ({ agent, call, price }: CallToHold, ids?: ReadonlyArray<HoldId>): HoldTogetherRequest => ({
+      orgId: agent.org_id,
+      agentId: agent.id,
+      amount: price,
+      purpose: "gateway_call",
+      references: [call.id],
+      ids,
+      testMode: false,
+      ttlMs: holdTtlMs
+    })
+
+    /**
+     * The usual case, every step sent at once: the statements go out together on the
+     * transaction's connection (`sentTogether`), one round trip instead of
+     * one a step. It commits only when nothing was refused; otherwise it rolls back and the
+     * batch is written step by step, so what commits is always what the steps in order give.
+     */
+    const holdAllAtOnce = (calls: ReadonlyArray<CallToHold>) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const holdIds = calls.map(() => HoldId.make(randomUUID()))
+        const [valid, counted, held] = yield* sentTogether([
+          credentials.stillValid(calls.map((call) => call.agent)),
+          quotas.count(calls.map((call) => call.quota)),
+          ledger.holdTogether(calls.map((call, i) => holdRequest(call, [holdIds[i]!]))),
+          repo.insertCalls(calls.map((call, i) => ({ ...call.call, hold_id: holdIds[i]! })))
+        ])
+        if (!valid.every(Boolean) || counted.some(Either.isLeft) || held.some(Either.isLeft)) {
+          return yield* new SomeRefused()
+        }
+        return held.map((answer) => Either.map(answer, (holds) => holds[0]!))
+      }))
+
+    /** Step by step, each step only for the calls the steps before let through. */
+    const holdStepByStep = (calls: ReadonlyArray<CallToHold>) =>
       sql.withTransaction(Effect.gen(function*() {
         const answers: Array<Either.Either<Hold, CallHoldRefusal> | undefined> = calls.map(() => undefined)
         const refuse = (i: number, error: CallHoldRefusal) => (answers[i] = Either.left(error))
@@ -79,18 +124,7 @@ export class CallBatches extends Effect.Service<CallBatches>()("Gateway/CallBatc
         counted.forEach((count, k) => Either.isLeft(count) && refuse(fresh[k]!, count.left))
 
         const toHold = fresh.filter((i) => answers[i] === undefined)
-        const held = yield* ledger.holdTogether(toHold.map((i) => {
-          const { agent, call, price } = calls[i]!
-          return {
-            orgId: agent.org_id,
-            agentId: agent.id,
-            amount: price,
-            purpose: "gateway_call",
-            references: [call.id],
-            testMode: false,
-            ttlMs: holdTtlMs
-          }
-        }))
+        const held = yield* ledger.holdTogether(toHold.map((i) => holdRequest(calls[i]!)))
         const refused = toHold.filter((_, k) => Either.isLeft(held[k]!))
         yield* quotas.giveBack(refused.map((i) => calls[i]!.quota))
         held.forEach((answer, k) => (answers[toHold[k]!] = Either.map(answer, (holds) => holds[0]!)))
@@ -100,16 +134,40 @@ export class CallBatches extends Effect.Service<CallBatches>()("Gateway/CallBatc
           return Either.isRight(answer) ? [{ ...calls[i]!.call, hold_id: answer.right[0]!.id }] : []
         }))
         return answers.map((answer) => answer!)
-      })).pipe(Effect.orDie)
+      }))
 
-    const settleBatch = (calls: ReadonlyArray<CallToSettle>) =>
+    const holdBatch = (calls: ReadonlyArray<CallToHold>) =>
+      holdAllAtOnce(calls).pipe(
+        Effect.catchTag("SomeRefused", () => holdStepByStep(calls)),
+        Effect.orDie
+      )
+
+    /** The usual case at once (as `holdAllAtOnce`): every hold settled and every row finished. */
+    const settleAllAtOnce = (calls: ReadonlyArray<CallToSettle>) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const [settled] = yield* sentTogether([
+          ledger.settleTogether(calls.map((call) => ({ holdId: call.holdId, captured: call.captured }))),
+          repo.finishCalls(calls.map((call) => call.finish))
+        ])
+        if (settled.some(Either.isLeft)) return yield* new SomeRefused()
+        return settled
+      }))
+
+    /** Step by step: only the rows of the holds that settled are finished. */
+    const settleStepByStep = (calls: ReadonlyArray<CallToSettle>) =>
       sql.withTransaction(Effect.gen(function*() {
         const settled = yield* ledger.settleTogether(
           calls.map((call) => ({ holdId: call.holdId, captured: call.captured }))
         )
         yield* repo.finishCalls(calls.flatMap((call, i) => Either.isRight(settled[i]!) ? [call.finish] : []))
         return settled
-      })).pipe(Effect.orDie)
+      }))
+
+    const settleBatch = (calls: ReadonlyArray<CallToSettle>) =>
+      settleAllAtOnce(calls).pipe(
+        Effect.catchTag("SomeRefused", () => settleStepByStep(calls)),
+        Effect.orDie
+      )
 
     const hold: (call: CallToHold) => Effect.Effect<Either.Either<Hold, CallHoldRefusal>> = yield* makeGroupCommit({
       maxBatch: MAX_BATCH,
