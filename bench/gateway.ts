@@ -68,13 +68,19 @@ const databaseWork = async (pool: pg.Pool) => {
 /** Opens the services' `/metrics`, where their statement counts are read. */
 const METRICS_TOKEN = "bench-metrics"
 
-/** The statements a service has sent so far (its `db_statements_total`). */
-const serviceStatements = (url: string) => async () => {
+/** A counter of a service's `/metrics` so far. */
+const serviceCounter = (url: string, name: string) => async () => {
   const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text()
-  const line = /^db_statements_total (\d+)/m.exec(text)
-  if (line === null) throw new Error("the service's /metrics has no db_statements_total")
+  const line = new RegExp(`^${name} (\\d+)`, "m").exec(text)
+  if (line === null) throw new Error(`the service's /metrics has no ${name}`)
   return Number(line[1])
 }
+
+/** The statements a service has sent so far (its `db_statements_total`). */
+const serviceStatements = (url: string) => serviceCounter(url, "db_statements_total")
+
+/** The round trips a service has made to PostgreSQL so far (its `db_round_trips_total`). */
+const serviceRoundTrips = (url: string) => serviceCounter(url, "db_round_trips_total")
 
 /** The statements the reference gateway has sent so far. */
 const referenceStatements = (url: string) => async () =>
@@ -245,7 +251,8 @@ export const run = async () => {
         url: `${service.url}/v1/call`,
         pid: service.process.pid!,
         request: call,
-        statements: serviceStatements(service.url)
+        statements: serviceStatements(service.url),
+        roundTrips: serviceRoundTrips(service.url)
       },
       {
         label: "service, statements unnamed",
@@ -371,6 +378,12 @@ export const run = async () => {
       }); service CPU per call / minimal Effect gateway's: ${(svc.cpu / eff.cpu).toFixed(2)}`
     )
 
+    /** How much a counter grows in `ms` without calls (the background workers' share). */
+    const windowCount = async (counter: () => Promise<number>, ms: number) => {
+      const before = await counter()
+      await new Promise((resolve) => setTimeout(resolve, ms))
+      return (await counter()) - before
+    }
     const added = new Map<string, number>()
     for (const rate of [20, 100]) {
       console.log(`\nAt ${rate} calls/s (${RATE_DURATION_MS / 1000} s each):`)
@@ -382,11 +395,19 @@ export const run = async () => {
       })
       console.log(formatRow("  provider alone", direct))
       for (const target of targets.slice(1).filter((t) => !("closedLoopOnly" in t))) {
+        // Round trips a call at this rate (the service's count; the reference's are its statements,
+        // each awaited), less the background workers' own in an idle window as long just before.
+        const roundTrips = "roundTrips" in target ? target.roundTrips : target.statements
+        const idle = roundTrips === undefined ? 0 : await windowCount(roundTrips, RATE_DURATION_MS)
+        const before = roundTrips === undefined ? 0 : await roundTrips()
         const result = await runLoad({ ...target, durationMs: RATE_DURATION_MS, connections: 64, ratePerSecond: rate })
+        const perCall = roundTrips === undefined
+          ? ""
+          : `, ${(((await roundTrips()) - before - idle) / Math.max(1, result.requests)).toFixed(1)} round trips a call`
         console.log(
           `${formatRow(`  ${target.label}`, result)}   added p50 ${(result.p50 - direct.p50).toFixed(2)} ms, p99 ${
             (result.p99 - direct.p99).toFixed(2)
-          } ms`
+          } ms${perCall}`
         )
         if (rate === 20) added.set(target.label, result.p50 - direct.p50)
       }
