@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Console, Effect } from "effect"
-import { isUuid, OrgId } from "../../src/Domain/Ids.js"
+import { idOrNull, OrgId } from "../../src/Domain/Ids.js"
 import { creditsToUsd } from "../../src/Domain/Money.js"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { AuditLog } from "../../src/Services/Operations/AuditLog.js"
@@ -24,7 +24,7 @@ export const credit: AdminCommand = {
       if (!/^\d+$/.test(creditsText) || BigInt(creditsText) <= 0n) {
         return yield* Effect.fail(new CommandError("--credits must be a positive whole number of credits"))
       }
-      if (!isUuid(orgId)) {
+      if (idOrNull(OrgId, orgId) === null) {
         return yield* Effect.fail(new CommandError("--org must be an org id (UUID)"))
       }
       const kindOption = args.options.get("kind") ?? "top_up"

@@ -1,5 +1,5 @@
-import { Effect } from "effect"
-import { isUuid, OrgId } from "../../src/Domain/Ids.js"
+import { Effect, Schema } from "effect"
+import { idOrNull, OrgId } from "../../src/Domain/Ids.js"
 import { PlanId } from "../../src/Domain/Plans.js"
 import { EndpointOpenings } from "../../src/Services/Gateway/EndpointOpenings.js"
 import { CreditAdjustments } from "../../src/Services/Operations/CreditAdjustments.js"
@@ -10,10 +10,10 @@ import { actingAdmin, runOperation, textOption } from "./operations.js"
 
 /** Orgs: credit adjustments, freezes, plans, per-org openings, and data-deletion requests. */
 const orgOf = (args: ParsedArgs) =>
-  Effect.flatMap(requiredOption(args, "org"), (org) =>
-    isUuid(org)
-      ? Effect.succeed(OrgId.make(org.toLowerCase()))
-      : Effect.fail(new CommandError("--org must be an org id (UUID)")))
+  Effect.flatMap(requiredOption(args, "org"), (org) => {
+    const id = idOrNull(OrgId, org.toLowerCase())
+    return id === null ? Effect.fail(new CommandError("--org must be an org id (UUID)")) : Effect.succeed(id)
+  })
 
 export const orgCommands: Record<string, AdminCommand> = {
   adjust: {
@@ -116,8 +116,8 @@ export const orgCommands: Record<string, AdminCommand> = {
     usage: "erase --admin <email> --request <request id>",
     run: (args) =>
       runOperation(Effect.gen(function*() {
-        const request = yield* requiredOption(args, "request")
-        if (!isUuid(request)) return yield* Effect.fail(new CommandError("--request must be a request id (UUID)"))
+        const request = idOrNull(Schema.UUID, yield* requiredOption(args, "request"))
+        if (request === null) return yield* Effect.fail(new CommandError("--request must be a request id (UUID)"))
         const admin = yield* actingAdmin(args)
         return yield* (yield* DataDeletion).carryOut(admin, request)
       }))
@@ -127,8 +127,8 @@ export const orgCommands: Record<string, AdminCommand> = {
     usage: "decline --admin <email> --request <request id> --reason <text>",
     run: (args) =>
       runOperation(Effect.gen(function*() {
-        const request = yield* requiredOption(args, "request")
-        if (!isUuid(request)) return yield* Effect.fail(new CommandError("--request must be a request id (UUID)"))
+        const request = idOrNull(Schema.UUID, yield* requiredOption(args, "request"))
+        if (request === null) return yield* Effect.fail(new CommandError("--request must be a request id (UUID)"))
         const admin = yield* actingAdmin(args)
         return yield* (yield* EndpointOpenings).decline(admin, request, textOption(args, "reason"))
       }))

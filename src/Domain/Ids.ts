@@ -1,10 +1,10 @@
-import { Schema } from "effect"
+import { Option, Schema } from "effect"
 
 /**
  * Identifiers: record ids are UUIDs, branded by the record they name, so a hold id cannot be
  * passed where an org id is expected. Ids are decoded where they enter: a path parameter by
  * its endpoint's schema (`Http/Groups/PathIds.ts`: a value that is not a UUID names no
- * record), a row by its repository's schema. A new id made by the service is
+ * record), a row by its repository's schema, other text with `idOrNull`. A new id made by the service is
  * `AgentId.make(randomUUID())`.
  */
 const uuidOf = <const B extends string>(brand: B) => Schema.UUID.pipe(Schema.brand(brand))
@@ -58,5 +58,10 @@ export type HoldId = typeof HoldId.Type
 export const LedgerEntryId = uuidOf("LedgerEntryId")
 export type LedgerEntryId = typeof LedgerEntryId.Type
 
-/** For ids not yet decoded at the edge (ledger holds, payments): check before SQL (PostgreSQL refuses a malformed uuid). */
-export const isUuid: (value: string) => boolean = Schema.is(Schema.UUID)
+/**
+ * An id decoded from text that came from outside without a schema of its own (a route's raw
+ * parameter read by a middleware, a form field, an outside party's metadata): `null` when
+ * the text is absent or is not such an id, which then names no record.
+ */
+export const idOrNull = <A>(id: Schema.Schema<A, string>, text: string | null | undefined): A | null =>
+  text === null || text === undefined ? null : Option.getOrNull(Schema.decodeUnknownOption(id)(text))

@@ -19,8 +19,9 @@ import {
 import { Forbidden, NotFound } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
 import { AdminAuth, OrgAuth } from "../Security/AuthTags.js"
-import { OrgPath, PathId } from "./IdentitySchemas.js"
+import { OrgPath } from "./IdentitySchemas.js"
 import { pageLimitOrDefault } from "./Pagination.js"
+import { OrgIdParam, PaymentIdParam } from "./PathIds.js"
 
 /**
  * Billing: owners buy credits by card (USD or INR), keep a card for auto-reload, move
@@ -107,7 +108,7 @@ const AmountInput = (description: string) =>
     jsonSchema: { anyOf: [{ type: "integer" }, { type: "number" }, { type: "string" }], description }
   })
 
-const PaymentPath = Schema.Struct({ orgId: PathId, paymentId: PathId })
+const PaymentPath = Schema.Struct({ orgId: OrgIdParam, paymentId: PaymentIdParam })
 
 const IdempotencyKey = Schema.optional(Schema.String).annotations({
   description: "Same key and request: the same payment again; another request: 409 idempotency_conflict"

@@ -12,6 +12,7 @@ import {
   OpeningRequestId,
   OrgId,
   OrgKeyId,
+  PaymentId,
   ReceiptId,
   UserId,
   WebhookEndpointId
@@ -34,6 +35,7 @@ const missing = {
   job: "No job with that id in this org",
   receipt: "No receipt with that id in this org",
   dispute: "No dispute with that id",
+  payment: "No such payment",
   connection: "No such connection",
   /** A webhook replay's `event_id` (in its body): no delivery of an event that cannot exist. */
   replayedEvent: "This endpoint has no delivery of that event"
@@ -74,6 +76,7 @@ export const WebhookEndpointIdParam = pathId(WebhookEndpointId, missing.webhook)
 export const JobIdParam = pathId(JobId, missing.job)
 export const ReceiptIdParam = pathId(ReceiptId, missing.receipt)
 export const DisputeIdParam = pathId(DisputeId, missing.dispute)
+export const PaymentIdParam = pathId(PaymentId, missing.payment)
 export const OAuthConnectionIdParam = pathId(OAuthConnectionId, missing.connection)
 
 /** Administrators' path ids. */

@@ -1,7 +1,8 @@
 import { confirmWithTestCard, testCards } from "@agent-gateway/stripe-emulator"
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { CurrentActor, CurrentAdmin } from "../../Domain/Current.js"
+import { PaymentId } from "../../Domain/Ids.js"
 import { plans } from "../../Domain/Plans.js"
 import { InvalidInput, NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
 import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
@@ -64,7 +65,9 @@ export const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =
       .handle("summary", () => Effect.flatMap(CurrentActor, summary.get))
       .handle("payments", ({ urlParams }) =>
         Effect.gen(function*() {
-          const list = yield* payments.list(yield* CurrentActor, urlParams.limit, urlParams.starting_after)
+          const after = urlParams.starting_after
+          const startingAfter = after === undefined ? undefined : Schema.decodeUnknownOption(PaymentId)(after)
+          const list = yield* payments.list(yield* CurrentActor, urlParams.limit, startingAfter)
           return { ...list, provider: label }
         }))
       .handle("payment", ({ path }) =>

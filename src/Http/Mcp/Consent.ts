@@ -3,7 +3,7 @@ import { Data, Effect, Option, Schema } from "effect"
 import type { Interaction } from "oidc-provider"
 import type { SessionUser } from "../../Domain/Current.js"
 import { normalizeEmail } from "../../Domain/Email.js"
-import { AgentId } from "../../Domain/Ids.js"
+import { AgentId, idOrNull, OrgId } from "../../Domain/Ids.js"
 import { InvalidInput, NotFound } from "../../Errors/ApiErrors.js"
 import { errorCatalogue } from "../../Errors/ErrorCatalogue.js"
 import { isApiError } from "../../Errors/Wire.js"
@@ -215,7 +215,7 @@ export const ConsentRoutesLive = HttpApiBuilder.Router.use((router) =>
       const connected = Effect.gen(function*() {
         const [orgId = "", agentChoice = ""] = (form.get("choice") ?? "").split(":")
         // Another org's ids find nothing: the person must belong to the org, and own it.
-        const actor = yield* credentials.sessionActor(token, orgId)
+        const actor = yield* credentials.sessionActor(token, idOrNull(OrgId, orgId))
         yield* requireOwner(actor)
         const agent = agentChoice === "new"
           ? (yield* agents.create(actor, {

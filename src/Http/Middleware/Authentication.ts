@@ -1,5 +1,6 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
+import { idOrNull, OrgId } from "../../Domain/Ids.js"
 import { Forbidden, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { Admins } from "../../Services/Auth/Admins.js"
 import { Credentials } from "../../Services/Auth/Credentials.js"
@@ -88,7 +89,7 @@ export const OrgAuthLive = Layer.effect(
             yield* enforceRateLimit(limiter, policies.orgEndpoints, `ip:${yield* addresses.current}`)
             return yield* noCredential
           }
-          const actor = yield* credentials.sessionActor(session, orgId)
+          const actor = yield* credentials.sessionActor(session, idOrNull(OrgId, orgId))
           yield* enforceRateLimit(limiter, policies.orgEndpoints, `session:${actor.session_id}`)
           return actor
         })

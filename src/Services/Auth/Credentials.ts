@@ -1,6 +1,6 @@
 import { Cache, Clock, Config, Duration, Effect, Either, Exit, FiberSet, Option } from "effect"
 import type { AuthenticatedAgent, CachedCredential, OrgActor, SessionUser } from "../../Domain/Current.js"
-import { isUuid } from "../../Domain/Ids.js"
+import type { OrgId } from "../../Domain/Ids.js"
 import { inAnyRange, type IpRange, parseRange } from "../../Domain/IpRanges.js"
 import { EmailUnverified, Forbidden, IpNotAllowed, NotFound, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { sha256Hex } from "../SecretBox/Hashes.js"
@@ -212,14 +212,15 @@ export class Credentials extends Effect.Service<Credentials>()("Auth/Credentials
         } satisfies SessionUser
       })
 
-    /** A session acting on an org it must belong to. */
-    const sessionActor = (token: string, orgId: string) =>
+    /**
+     * A session acting on an org it must belong to; `null` when the request named no org (its
+     * text is not an org id), answered as an org the person does not belong to.
+     */
+    const sessionActor = (token: string, orgId: OrgId | null) =>
       Effect.gen(function*() {
         const user = yield* authenticateSession(token)
-        // Orgs the person does not belong to are answered as if they did not exist. The id is
-        // the route's raw text (the middleware runs before the endpoint decodes its path, and
-        // the consent form posts it): checked here once, so no request decodes it twice.
-        const membership = isUuid(orgId) ? yield* repo.membership(orgId, user.user_id) : Option.none()
+        // Orgs the person does not belong to are answered as if they did not exist.
+        const membership = orgId === null ? Option.none() : yield* repo.membership(orgId, user.user_id)
         if (Option.isNone(membership)) return yield* new NotFound({ message: "No such org" })
         return {
           org_id: membership.value.org_id,

@@ -1,9 +1,9 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { BillingProfile } from "../../Domain/BillingProfile.js"
-import { isUuid, OrgId, type PaymentId } from "../../Domain/Ids.js"
+import { OrgId, type PaymentId } from "../../Domain/Ids.js"
 import { Payment } from "../../Domain/Payment.js"
-import { type OrgRow, OrgsRepo } from "../Orgs/OrgsRepo.js"
+import { OrgsRepo } from "../Orgs/OrgsRepo.js"
 import { statementRows } from "../StatementRows.js"
 
 /**
@@ -104,9 +104,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       Result: Payment,
       execute: ({ id, orgId }) => sql`SELECT * FROM payments WHERE id = ${id} AND org_id = ${orgId}`
     })
-    // Identifiers come from paths: one that is not a UUID is simply not found.
-    const findPayment = (orgId: string, id: string) =>
-      !isUuid(id) ? Effect.succeed(Option.none<Payment>()) : findPaymentRow({ orgId, id }).pipe(Effect.orDie)
+    const findPayment = (orgId: OrgId, id: PaymentId) => findPaymentRow({ orgId, id }).pipe(Effect.orDie)
 
     const findByKeyRow = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: OrgIdText, key: Schema.String }),
@@ -149,8 +147,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
       execute: (id) => sql`SELECT * FROM payments WHERE id = ${id} FOR UPDATE`
     })
     /** Locks a payment by our id alone (a checkout session that ended before any provider payment). */
-    const lockPaymentById = (id: string) =>
-      !isUuid(id) ? Effect.succeed(Option.none<Payment>()) : lockByIdRow(id).pipe(Effect.orDie)
+    const lockPaymentById = (id: PaymentId) => lockByIdRow(id).pipe(Effect.orDie)
 
     const deletePayment = (id: string) =>
       Effect.zipRight(releaseOfferSeat(id), sql`DELETE FROM payments WHERE id = ${id} AND status = 'creating'`).pipe(
@@ -364,8 +361,8 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("Billing/BillingR
 
     // -- owners ------------------------------------------------------------------------------
 
-    /** The org as OrgsRepo reads it; none for an id that is not one. */
-    const org = (orgId: string) => !isUuid(orgId) ? Effect.succeed(Option.none<OrgRow>()) : orgs.org(orgId)
+    /** The org as OrgsRepo reads it. */
+    const org = (orgId: OrgId) => orgs.org(orgId)
 
     const findOrgOfCustomer = SqlSchema.findOne({
       Request: Schema.String,

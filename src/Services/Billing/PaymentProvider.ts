@@ -1,5 +1,6 @@
 import { Context, type Effect, Schema } from "effect"
 import type { DisputeStatus } from "../../Domain/Billing.js"
+import type { OrgId, PaymentId } from "../../Domain/Ids.js"
 import type { InvalidSignature, NotConfigured, PaymentUnavailable } from "../../Errors/ApiErrors.js"
 
 /**
@@ -44,7 +45,7 @@ export interface ProviderPayment {
   /** The card holder must confirm the charge with their bank (3-D Secure): only they can finish it. */
   readonly needsAuthentication?: boolean
   /** Our payment id, set when the payment was created. */
-  readonly ourPaymentId: string | null
+  readonly ourPaymentId: PaymentId | null
 }
 
 export interface CreatePayment {
@@ -106,11 +107,11 @@ export interface ProviderCheckout {
   readonly url: string | null
   /** The provider's payment, once the customer tried to pay. */
   readonly paymentId: string | null
-  readonly ourPaymentId: string | null
+  readonly ourPaymentId: PaymentId | null
   /** A card setup's card, once the customer gave one. */
   readonly setupId: string | null
   /** The org a card setup is for. */
-  readonly orgId: string | null
+  readonly orgId: OrgId | null
 }
 
 /** A plan's recurring price, found by its lookup key (made when missing) or named by a setting. */
@@ -132,8 +133,8 @@ export interface ProviderSubscription {
   readonly customerId: string
   readonly priceId: string | null
   /** The org and our checkout payment, from the metadata the checkout gave it. */
-  readonly orgId: string | null
-  readonly ourPaymentId: string | null
+  readonly orgId: OrgId | null
+  readonly ourPaymentId: PaymentId | null
   readonly currentPeriodEnd: Date | null
   /** Why it ended: the renewals could not be charged, or someone cancelled it. */
   readonly endedBecause: "payment_failed" | "cancellation_requested" | null

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
+import type { PaymentId } from "../../Domain/Ids.js"
 import type { Payment } from "../../Domain/Payment.js"
 import { Ledger } from "../Ledger/Ledger.js"
 import { BillingMail } from "./BillingMail.js"
@@ -164,7 +165,7 @@ export class PaymentStates extends Effect.Service<PaymentStates>()("Billing/Paym
      * A checkout session ended unpaid (expired, or the owner came back from it cancelled):
      * the payment ends `canceled` unless something paid it, giving back its cap allowance.
      */
-    const endCheckout = (ourPaymentId: string, sessionId: string) =>
+    const endCheckout = (ourPaymentId: PaymentId, sessionId: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         const locked = yield* repo.lockPaymentById(ourPaymentId)

@@ -5,7 +5,7 @@ import { usdCentsToPaise } from "../../Domain/Billing.js"
 import type { BillingProfile } from "../../Domain/BillingProfile.js"
 import type { OrgActor } from "../../Domain/Current.js"
 import type { FxRate } from "../../Domain/FxRate.js"
-import { PaymentId } from "../../Domain/Ids.js"
+import { type OrgId, PaymentId } from "../../Domain/Ids.js"
 import type { Payment } from "../../Domain/Payment.js"
 import { InvalidInput, NotConfigured, NotFound } from "../../Errors/ApiErrors.js"
 import { requireOwner } from "../Auth/Roles.js"
@@ -75,8 +75,8 @@ export interface StartedPayment {
 
 /** Runs inside the reservation transaction, after the org's billing profile is locked. */
 export type Reservation<E> = (context: {
-  readonly orgId: string
-  readonly paymentId: string
+  readonly orgId: OrgId
+  readonly paymentId: PaymentId
   readonly now: Date
   readonly profile: BillingProfile
 }) => Effect.Effect<void, E, SqlClient.SqlClient>
@@ -295,7 +295,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
       })
 
     /** The client came back: ask the provider how the payment ended and apply it (once). */
-    const confirm = (actor: OrgActor, paymentId: string) =>
+    const confirm = (actor: OrgActor, paymentId: PaymentId) =>
       Effect.gen(function*() {
         yield* requireConfigured
         const found = yield* repo.findPayment(actor.org_id, paymentId)
@@ -316,7 +316,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
      * Ends a payment the customer has not paid: the owner came back from the hosted page
      * without paying. One paid meanwhile is credited instead; an ended one is left as it is.
      */
-    const cancel = (actor: OrgActor, paymentId: string) =>
+    const cancel = (actor: OrgActor, paymentId: PaymentId) =>
       Effect.gen(function*() {
         yield* requireConfigured
         yield* requireOwner(actor)
@@ -330,7 +330,7 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         return Option.getOrElse(after, () => row)
       })
 
-    const get = (actor: OrgActor, paymentId: string) =>
+    const get = (actor: OrgActor, paymentId: PaymentId) =>
       Effect.gen(function*() {
         yield* requireConfigured
         const found = yield* repo.findPayment(actor.org_id, paymentId)
@@ -338,12 +338,15 @@ export class Payments extends Effect.Service<Payments>()("Billing/Payments", {
         return paymentView(found.value)
       })
 
-    const list = (actor: OrgActor, limit: number, startingAfter: string | undefined) =>
+    const list = (actor: OrgActor, limit: number, startingAfter: Option.Option<PaymentId> | undefined) =>
       Effect.gen(function*() {
         yield* requireConfigured
         let before: Payment | null = null
         if (startingAfter !== undefined) {
-          const cursor = yield* repo.findPayment(actor.org_id, startingAfter)
+          // None: the cursor's text names no payment at all (not an id).
+          const cursor = Option.isSome(startingAfter)
+            ? yield* repo.findPayment(actor.org_id, startingAfter.value)
+            : Option.none()
           if (Option.isNone(cursor)) {
             return yield* new InvalidInput({ message: "starting_after is not a payment of this org" })
           }

@@ -54,7 +54,7 @@ const ENDED = new Set(["unpaid", "canceled", "incomplete_expired"])
 const invoicePayment = (
   invoice: ProviderInvoice,
   subscription: ProviderSubscription,
-  ourPaymentId: string | null
+  ourPaymentId: PaymentId | null
 ): ProviderPayment => ({
   id: invoice.id,
   status: invoice.status === "paid"

@@ -1,6 +1,8 @@
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import Stripe from "stripe"
 import type { DisputeStatus } from "../../Domain/Billing.js"
+// Our ids in an object's metadata: none when absent or not ours (another integration's object).
+import { idOrNull, OrgId, PaymentId } from "../../Domain/Ids.js"
 import { InvalidSignature, PaymentUnavailable } from "../../Errors/ApiErrors.js"
 import { ExternalFailure } from "../../Errors/ExternalFailure.js"
 import type { StripeSettings } from "./BillingConfig.js"
@@ -106,9 +108,9 @@ export const toProviderCheckout = (raw: unknown) =>
       status: session.status,
       url: session.status === "open" ? session.url ?? null : null,
       paymentId: idOf(session.payment_intent),
-      ourPaymentId: session.metadata?.payment_id ?? null,
+      ourPaymentId: idOrNull(PaymentId, session.metadata?.payment_id),
       setupId: idOf(session.setup_intent),
-      orgId: session.metadata?.org_id ?? null
+      orgId: idOrNull(OrgId, session.metadata?.org_id)
     })
   )
 
@@ -131,7 +133,7 @@ export const toProviderPayment = (raw: unknown) =>
         failureMessage: pi.last_payment_error?.message ?? null,
         needsAuthentication: pi.status === "requires_action" ||
           pi.last_payment_error?.code === "authentication_required",
-        ourPaymentId: pi.metadata?.payment_id ?? null
+        ourPaymentId: idOrNull(PaymentId, pi.metadata?.payment_id)
       }
     }
   )

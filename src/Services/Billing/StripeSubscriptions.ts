@@ -1,5 +1,7 @@
 import { Effect, Schema } from "effect"
 import type Stripe from "stripe"
+// Our ids in an object's metadata: none when absent or not ours (another integration's object).
+import { idOrNull, OrgId, PaymentId } from "../../Domain/Ids.js"
 import { PaymentUnavailable } from "../../Errors/ApiErrors.js"
 import type { PaymentProvider, ProviderCardSetup, ProviderInvoice, ProviderSubscription } from "./PaymentProvider.js"
 import { cardOf, decodeAnswer, Id, idOf, Method } from "./StripeShapes.js"
@@ -43,8 +45,8 @@ export const toProviderSubscription = (raw: unknown) =>
         status: sub.status,
         customerId: idOf(sub.customer)!,
         priceId: item?.price.id ?? null,
-        orgId: sub.metadata?.org_id ?? null,
-        ourPaymentId: sub.metadata?.payment_id ?? null,
+        orgId: idOrNull(OrgId, sub.metadata?.org_id),
+        ourPaymentId: idOrNull(PaymentId, sub.metadata?.payment_id),
         currentPeriodEnd: item?.current_period_end === undefined ? null : new Date(item.current_period_end * 1000),
         endedBecause: reason === "payment_failed" || reason === "cancellation_requested" ? reason : null,
         paymentMethodId: idOf(sub.default_payment_method),

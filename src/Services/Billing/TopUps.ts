@@ -1,6 +1,7 @@
 import { Clock, Effect, Option } from "effect"
 import { capState, CREDITS_PER_CENT, isAmountProblem, topUpCredits, withinCap } from "../../Domain/Billing.js"
 import type { OrgActor } from "../../Domain/Current.js"
+import type { OrgId } from "../../Domain/Ids.js"
 import { amountOf, creditsToUsd } from "../../Domain/Money.js"
 import { InvalidAmount, InvalidInput, NotFound, TopupCap } from "../../Errors/ApiErrors.js"
 import { requireOwner } from "../Auth/Roles.js"
@@ -31,7 +32,7 @@ export class TopUps extends Effect.Service<TopUps>()("Billing/TopUps", {
     const payments = yield* Payments
 
     /** The new-account cap of an org now (for the summary and the check). */
-    const cap = (orgId: string) =>
+    const cap = (orgId: OrgId) =>
       Effect.gen(function*() {
         const org = yield* repo.org(orgId)
         if (Option.isNone(org)) return yield* new NotFound({ message: "No such org" })
@@ -40,7 +41,7 @@ export class TopUps extends Effect.Service<TopUps>()("Billing/TopUps", {
       })
 
     /** Refuses credits that would take the org past the cap (run under the profile lock). */
-    const checkCap = (orgId: string, credits: bigint) =>
+    const checkCap = (orgId: OrgId, credits: bigint) =>
       Effect.gen(function*() {
         const state = yield* cap(orgId).pipe(Effect.catchTag("not_found", Effect.die))
         if (!withinCap(state, credits)) {
@@ -85,7 +86,7 @@ export class TopUps extends Effect.Service<TopUps>()("Billing/TopUps", {
         )
       })
 
-    const capSummary = (orgId: string) =>
+    const capSummary = (orgId: OrgId) =>
       Effect.map(cap(orgId), (state) => ({
         applies: state.applies,
         limit: amountOf(state.limit),
