@@ -19,7 +19,7 @@ import {
   UnknownEndpoint
 } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { AgentAuth, OrgAuth } from "../Security/AuthTags.js"
+import { AgentAuth, KeyCheckedAgain, OrgAuth } from "../Security/AuthTags.js"
 import { PublicRateLimit } from "../Security/RateLimitTags.js"
 import { pageLimitOrDefault } from "./Pagination.js"
 import { OrgPath } from "./PathIds.js"
@@ -66,6 +66,7 @@ export const CallRecord = Schema.Struct({
 export class GatewayGroup extends HttpApiGroup.make("gateway")
   .add(
     HttpApiEndpoint.post("call", "/v1/call")
+      .annotate(KeyCheckedAgain, ["live"])
       .annotateContext(
         OpenApi.annotations({
           summary: "Call a provider endpoint",

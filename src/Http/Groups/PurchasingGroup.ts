@@ -51,7 +51,7 @@ import {
   UnknownTool
 } from "../../Errors/ApiErrors.js"
 import { wire } from "../../Errors/Wire.js"
-import { AdminAuth, AgentAuth, OrgAuth } from "../Security/AuthTags.js"
+import { AdminAuth, AgentAuth, KeyCheckedAgain, OrgAuth } from "../Security/AuthTags.js"
 import { PublicRateLimit } from "../Security/RateLimitTags.js"
 import { pageLimitOrDefault } from "./Pagination.js"
 import { ApprovalIdParam, DisputeIdParam, JobIdParam, OrgIdParam, OrgPath, ReceiptIdParam } from "./PathIds.js"
@@ -98,6 +98,7 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
   )
   .add(
     HttpApiEndpoint.post("execute", "/v1/execute")
+      .annotate(KeyCheckedAgain, ["test", "live"])
       .annotateContext(OpenApi.annotations({
         summary: "Buy results",
         description:

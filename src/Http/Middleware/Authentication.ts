@@ -1,14 +1,15 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { type HttpApi, HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Context, Effect, Layer, Option } from "effect"
 import { idOrNull, OrgId } from "../../Domain/Ids.js"
 import { Forbidden, Unauthenticated } from "../../Errors/ApiErrors.js"
 import { Admins } from "../../Services/Auth/Admins.js"
 import { Credentials } from "../../Services/Auth/Credentials.js"
 import { policies, RateLimiter } from "../../Services/RateLimiter/RateLimiter.js"
 import { Refusals } from "../../Services/Usage/Refusals.js"
+import { Api } from "../Api.js"
 import { ClientAddress } from "../ClientAddress.js"
 import { presentedCredential } from "../PresentedCredential.js"
-import { AdminAuth, AgentAuth, OrgAuth, SessionAuth, SessionOnly } from "../Security/AuthTags.js"
+import { AdminAuth, AgentAuth, KeyCheckedAgain, OrgAuth, SessionAuth, SessionOnly } from "../Security/AuthTags.js"
 import { enforceRateLimit } from "./RateLimits.js"
 import { makeSessionResolver } from "./RequestSite.js"
 
@@ -19,18 +20,31 @@ import { makeSessionResolver } from "./RequestSite.js"
  */
 const noCredential = new Unauthenticated({ message: "Send an API key or session: Authorization: Bearer <credential>" })
 
-/**
- * The endpoints whose handlers check a cached agent key again in their first write (see
- * Credentials.ts), so their keys may come from the cache: a live gateway call's hold
- * checks it (a test call reads its key), a purchase's write in either mode.
- */
-const liveOnly = ["live"] as const
-const bothModes = ["test", "live"] as const
-const modesCheckedAgain = (request: HttpServerRequest.HttpServerRequest) => {
-  if (request.method !== "POST") return undefined
-  const path = request.url.split("?", 1)[0]
-  return path === "/v1/call" ? liveOnly : path === "/v1/execute" ? bothModes : undefined
+/** The endpoints that declare `KeyCheckedAgain`, as "METHOD /path" (the router's path), with their modes. */
+export const keyCheckedAgainRoutesOf = (
+  api: HttpApi.HttpApi.Any
+): ReadonlyMap<string, ReadonlyArray<"test" | "live">> => {
+  const routes = new Map<string, ReadonlyArray<"test" | "live">>()
+  for (const group of Object.values((api as unknown as HttpApi.HttpApi.AnyWithProps).groups)) {
+    for (const endpoint of Object.values(group.endpoints)) {
+      const modes = Context.getOption(endpoint.annotations, KeyCheckedAgain)
+      if (Option.isSome(modes)) routes.set(`${endpoint.method} ${endpoint.path}`, modes.value)
+    }
+  }
+  return routes
 }
+const checkedAgainRoutes = keyCheckedAgainRoutesOf(Api)
+
+/**
+ * The modes in which the request's endpoint checks a cached agent key again in its first
+ * write, as the endpoint declares: for those its key may come from the cache. None outside
+ * the HttpApi's routes (`/mcp`).
+ */
+const modesCheckedAgain = Effect.map(
+  Effect.serviceOption(HttpRouter.RouteContext),
+  (route) =>
+    route._tag === "Some" ? checkedAgainRoutes.get(`${route.value.route.method} ${route.value.route.path}`) : undefined
+)
 
 /**
  * The agent of the current request: its agent key checked (known, active, allowlist) and
@@ -48,7 +62,7 @@ export const makeAgentRequestAuthentication = Effect.gen(function*() {
       const { header } = presentedCredential(request)
       if (header?.kind !== "agent_key") return yield* new Unauthenticated({ message: missingKey })
       const agent = yield* credentials.authenticateAgentKey(header.token, yield* addresses.current, {
-        cachedModes: modesCheckedAgain(request)
+        cachedModes: yield* modesCheckedAgain
       })
       yield* enforceRateLimit(limiter, policies.agentEndpoints, `agent:${agent.id}`).pipe(
         Effect.tapError(refusals.record(agent))

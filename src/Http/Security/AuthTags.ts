@@ -1,5 +1,5 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import { Schema } from "effect"
+import { Context, Schema } from "effect"
 import { CurrentActor, CurrentAdmin, CurrentAgent, CurrentUser } from "../../Domain/Current.js"
 import {
   EmailUnverified,
@@ -60,3 +60,13 @@ export class AdminAuth extends HttpApiMiddleware.Tag<AdminAuth>()("AdminAuth", {
   failure: Schema.Union(wire(Unauthenticated), wire(Forbidden)),
   security: { adminSession: HttpApiSecurity.bearer }
 }) {}
+
+/**
+ * Declared on an agent endpoint whose first write checks a cached agent key again
+ * (`Credentials.stillValid` in the same transaction), for the key modes listed: for those, the
+ * key may come from the replica's cache (Credentials.ts). A live gateway call's hold checks it
+ * (a test call writes nothing, so its key is read); a purchase's write does in either mode.
+ */
+export class KeyCheckedAgain
+  extends Context.Tag("KeyCheckedAgain")<KeyCheckedAgain, ReadonlyArray<"test" | "live">>()
+{}
