@@ -1,0 +1,22 @@
+import { afterAll, beforeAll, describe } from "vitest"
+import { startWorld } from "../support/world.js"
+import { agentsCases } from "./wire/agents.js"
+import { allowlistCases } from "./wire/allowlist.js"
+import { useWorld, world } from "./wire/world.js"
+
+/**
+ * The agent routes on the wire, proven once on one running service (with a mail server and
+ * an SMS gateway, X-Forwarded-For trusted from loopback): agents and their keys, limits and
+ * allowlists; statuses, bodies and error codes. A second service without a trusted proxy
+ * proves that only the socket peer counts there.
+ */
+beforeAll(async () => {
+  useWorld(await startWorld("agents_wire", { smtp: true, twilio: true }))
+})
+
+afterAll(async () => {
+  await world?.close()
+})
+
+describe("agents", agentsCases)
+describe("allowlists", allowlistCases)
