@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe } from "vitest"
+import { startServer } from "../support/server.js"
 import { startWorld } from "../support/world.js"
 import { agentsCases } from "./wire/agents.js"
 import { allowlistCases } from "./wire/allowlist.js"
-import { useWorld, world } from "./wire/world.js"
+import { untrusting, useWorld, world } from "./wire/world.js"
 
 /**
  * The agent routes on the wire, proven once on one running service (with a mail server and
@@ -11,10 +12,12 @@ import { useWorld, world } from "./wire/world.js"
  * proves that only the socket peer counts there.
  */
 beforeAll(async () => {
-  useWorld(await startWorld("agents_wire", { smtp: true, twilio: true }))
+  const started = await startWorld("agents_wire", { smtp: true, twilio: true })
+  useWorld(started, await startServer({ DATABASE_URL: started.db.url }))
 })
 
 afterAll(async () => {
+  await untrusting?.close()
   await world?.close()
 })
 

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe } from "vitest"
 import { startIdp } from "../support/oidc.js"
+import { startServer } from "../support/server.js"
 import { startWorld } from "../support/world.js"
 import { adminCases } from "./wire/admin.js"
 import { emailSignInCases } from "./wire/emailSignIn.js"
 import { idpCases } from "./wire/idp.js"
 import { matrixCases } from "./wire/matrix.js"
 import { secretsCases } from "./wire/secrets.js"
-import { idp, logLine, useWorld, world } from "./wire/world.js"
+import { idp, logLine, useWorld, withoutIdp, world } from "./wire/world.js"
 
 /**
  * Sign-in and who may do what, on the wire, proven once on one running service (mail, SMS,
@@ -18,24 +19,23 @@ import { idp, logLine, useWorld, world } from "./wire/world.js"
  */
 beforeAll(async () => {
   const provider = await startIdp()
-  useWorld({
-    idp: provider,
-    world: await startWorld("auth_wire", {
-      smtp: true,
-      twilio: true,
-      logLines: logLine,
-      env: {
-        BASE_URL: "https://app.example.test",
-        LOG_LEVEL: "All",
-        IDP_ISSUER: provider.issuer,
-        IDP_CLIENT_ID: provider.clientId,
-        IDP_CLIENT_SECRET: provider.clientSecret
-      }
-    })
+  const started = await startWorld("auth_wire", {
+    smtp: true,
+    twilio: true,
+    logLines: logLine,
+    env: {
+      BASE_URL: "https://app.example.test",
+      LOG_LEVEL: "All",
+      IDP_ISSUER: provider.issuer,
+      IDP_CLIENT_ID: provider.clientId,
+      IDP_CLIENT_SECRET: provider.clientSecret
+    }
   })
+  useWorld({ idp: provider, world: started, withoutIdp: await startServer({ DATABASE_URL: started.db.url }) })
 })
 
 afterAll(async () => {
+  await withoutIdp?.close()
   await world?.close()
   await idp?.close()
 })

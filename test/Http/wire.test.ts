@@ -9,7 +9,7 @@ import { openapiLintCases } from "./wire/openapiLint.js"
 import { pathIdsCases } from "./wire/pathIds.js"
 import { publicCases } from "./wire/public.js"
 import { securityHeadersCases } from "./wire/securityHeaders.js"
-import { base, useWorld, world } from "./wire/world.js"
+import { base, production, productionBase, useWorlds, world } from "./wire/world.js"
 
 /**
  * The edge's wire contract, proven once on one running service (development, with a mail
@@ -20,11 +20,22 @@ import { base, useWorld, world } from "./wire/world.js"
  * services' suites'.
  */
 beforeAll(async () => {
-  useWorld(await startWorld("http_wire", { smtp: true, twilio: true, env: { BASE_URL: base } }))
-})
+  useWorlds({
+    world: await startWorld("http_wire", { smtp: true, twilio: true, env: { BASE_URL: base } }),
+    production: await startWorld("http_wire_production", {
+      smtp: true,
+      env: {
+        BASE_URL: productionBase,
+        SERVICE_ENV: "production",
+        SECRETS_ENCRYPTION_KEY: "test-key-for-the-headers-suite-01234"
+      }
+    })
+  })
+}, 180_000)
 
 afterAll(async () => {
   await world?.close()
+  await production?.close()
 })
 
 describe("the front door", frontDoorCases)

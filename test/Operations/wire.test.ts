@@ -10,9 +10,9 @@ import { useWorld, world } from "./wire/world.js"
 /**
  * The operator's side on the wire, proven once on one running service (a data provider, mail
  * and SMS): the /admin routes for orgs, tools and benchmarks and the admin command line beside
- * them, all audited, and carrying out a data-deletion request. Two cases need a service of
- * their own: the benchmark schedule (switched off here) and a benchmark aging out (a clock
- * moved 36 days).
+ * them, all audited, and carrying out a data-deletion request. The rules on time are the
+ * services' suites': the benchmark schedule (`benchmarkSchedule.test.ts`) and a benchmark
+ * aging out (`toolAging.test.ts`).
  */
 beforeAll(async () => {
   useWorld(

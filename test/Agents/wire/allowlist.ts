@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { expectError, makeAgent, owner } from "../../support/people.js"
-import { request, startServer, type TestServer } from "../../support/server.js"
+import { request } from "../../support/server.js"
 import { call, eventually } from "../../support/world.js"
-import { world } from "./world.js"
+import { untrusting as plain, world } from "./world.js"
 
 /**
  * Agent allowlists: checked as soon as the key is found, on the request's address (the
@@ -87,14 +87,6 @@ export const allowlistCases = () => {
   })
 
   describe("without a trusted proxy", () => {
-    let plain: TestServer
-    beforeAll(async () => {
-      plain = await startServer({ DATABASE_URL: world.db.url })
-    })
-    afterAll(async () => {
-      await plain?.close()
-    })
-
     it("believes only the socket peer: X-Forwarded-For cannot put a caller on the list", async () => {
       const { key } = await fenced(["203.0.113.5"])
       const spoofed = await request(`${plain.url}/v1/agent`, {

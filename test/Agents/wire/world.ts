@@ -1,3 +1,4 @@
+import type { TestServer } from "../../support/server.js"
 import type { World } from "../../support/world.js"
 
 /**
@@ -6,6 +7,10 @@ import type { World } from "../../support/world.js"
  */
 export let world: World
 
-export const useWorld = (started: World) => {
+/** A second service on the same database that trusts no proxy (no TRUSTED_PROXIES). */
+export let untrusting: TestServer
+
+export const useWorld = (started: World, untrustingServer: TestServer) => {
   world = started
+  untrusting = untrustingServer
 }

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { sha256Hex } from "../../../src/Services/SecretBox/Hashes.js"
 import { expectError, signIn } from "../../support/people.js"
-import { request, startServer, type TestServer } from "../../support/server.js"
+import { request } from "../../support/server.js"
 import { call } from "../../support/world.js"
-import { idp, world } from "./world.js"
+import { idp, withoutIdp as server, world } from "./world.js"
 
 /**
  * Identity-provider sign-in end to end against a real OpenID Connect provider on loopback
@@ -142,14 +142,6 @@ export const idpCases = () => {
   })
 
   describe("identity-provider sign-in switched off", () => {
-    let server: TestServer
-    beforeAll(async () => {
-      server = await startServer({ DATABASE_URL: world.db.url })
-    })
-    afterAll(async () => {
-      await server?.close()
-    })
-
     it("answers 503 not_configured", async () => {
       expect((await request(`${server.url}/auth/options`)).json).toEqual({ email: true, identity_provider: false })
       const res = await request(`${server.url}/auth/idp/start`)

@@ -112,7 +112,7 @@ export const matrixCases = () => {
   }, 180_000)
 
   const adminId = randomUUID()
-  /** An administrator session, as POST /admin/sign-in makes them (sign-in itself is covered in admin.test.ts). */
+  /** An administrator session, as POST /admin/sign-in makes them (sign-in itself is covered in the administrators section, admin.ts). */
   const newAdminSession = async () => {
     const token = newSecret(secretPrefixes.adminSession)
     await world.db.query(

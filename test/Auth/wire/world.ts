@@ -1,4 +1,5 @@
 import type { TestIdp } from "../../support/oidc.js"
+import type { TestServer } from "../../support/server.js"
 import type { World } from "../../support/world.js"
 
 /**
@@ -8,10 +9,13 @@ import type { World } from "../../support/world.js"
  */
 export let world: World
 export let idp: TestIdp
+/** A second service on the same database with no identity provider configured. */
+export let withoutIdp: TestServer
 
-export const useWorld = (started: { world: World; idp: TestIdp }) => {
+export const useWorld = (started: { world: World; idp: TestIdp; withoutIdp: TestServer }) => {
   world = started.world
   idp = started.idp
+  withoutIdp = started.withoutIdp
 }
 
 /** The service's log lines since it started (it logs everything here), for the secrets' search. */

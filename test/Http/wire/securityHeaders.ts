@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { Api } from "../../../src/Http/Api.js"
 import { dashboardRoutes, extraRoutes } from "../../../src/Http/ExtraRoutes.js"
 import { HSTS } from "../../../src/Http/Middleware/SecurityHeaders.js"
@@ -8,26 +8,20 @@ import { emailFindInput } from "../../Purchasing/support.js"
 import { seedAgent, seedOrg } from "../../support/fixtures.js"
 import { request } from "../../support/server.js"
 import { linkIn } from "../../support/smtp.js"
-import { call, startWorld, type World } from "../../support/world.js"
-import { world as development } from "./world.js"
+import { call } from "../../support/world.js"
+import { production, world as development } from "./world.js"
 
 /**
  * No page of the service may be framed by another site, and production tells browsers to
  * use HTTPS only. Walked over every GET route of the contract and beside it (so a page
  * added later is covered), each asked for HTML as a browser asks.
  */
-const OWN = "https://gateway.example.test"
-let production: World
 let approvalToken: string
 
-/** The production service of these cases (the development one is the wire suite's). */
+/** On the suite's production service, and its development one. */
 export const securityHeadersCases = () => {
   beforeAll(async () => {
     await ensureDashboardBuilt()
-    production = await startWorld("headers_prod", {
-      smtp: true,
-      env: { BASE_URL: OWN, SERVICE_ENV: "production", SECRETS_ENCRYPTION_KEY: "test-key-for-the-headers-suite-01234" }
-    })
     // A waiting approval, for the page its mailed link opens.
     const org = await seedOrg(production.db)
     const agent = await seedAgent(production.db, org.orgId, { approvalThresholdCredits: 100n })
@@ -39,9 +33,6 @@ export const securityHeadersCases = () => {
     const mail = await production.smtp.waitFor(org.owner.email, (m) => m.text.includes("Approve: "))
     approvalToken = new URL(linkIn(mail, "/approve")).searchParams.get("token")!
   }, 180_000)
-  afterAll(async () => {
-    await production?.close()
-  })
 
   const getRoutes = [...routesOfApi(Api), ...extraRoutes, ...dashboardRoutes("/dashboard")]
     .filter((route) => route.method === "GET")

@@ -9,8 +9,13 @@ export const base = "https://api.example.test"
 
 export let world: World
 
-export const useWorld = (started: World) => {
-  world = started
+/** The production service beside it, for what only production does (its headers). */
+export const productionBase = "https://gateway.example.test"
+export let production: World
+
+export const useWorlds = (started: { world: World; production: World }) => {
+  world = started.world
+  production = started.production
 }
 
 /**

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { seedBuyer } from "../../Purchasing/support.js"
 import { seedAdmin } from "../../support/fixtures.js"
 import { expectError } from "../../support/people.js"
-import { call, eventually, startWorld } from "../../support/world.js"
+import { call, eventually } from "../../support/world.js"
 import { adminCall, auditOf } from "../support.js"
 import { world } from "./world.js"
 
@@ -128,37 +128,6 @@ export const benchmarksCases = () => {
       )
       expect(count).toBe(1)
     })
-  })
-
-  describe("the benchmark schedule", () => {
-    it("measures every tool on sale or paused whose report is older than the schedule allows", async () => {
-      const scheduled = await startWorld("op_bench_schedule", {
-        env: { BENCHMARK_EVERY_DAYS: "1" },
-        freshReports: false
-      })
-      try {
-        const counts = async () =>
-          (await scheduled.db.query(
-            `SELECT count(*) FILTER (WHERE status = 'done')::int AS done, count(*)::int AS runs,
-                  count(DISTINCT tool_id)::int AS tools
-           FROM benchmark_runs WHERE started_by = 'schedule'`
-          ))[0]
-        const [{ eligible }] = await scheduled.db.query(
-          `SELECT count(*)::int AS eligible FROM tools WHERE status IN ('live', 'paused')`
-        )
-        const done = await eventually(async () => {
-          const now = await counts()
-          return now.done === eligible ? now : undefined
-        }, { what: "every scheduled run", timeoutMs: 60_000 })
-        expect(done).toEqual({ done: eligible, runs: eligible, tools: eligible })
-        const [{ measured }] = await scheduled.db.query(
-          `SELECT count(DISTINCT tool_id)::int AS measured FROM tool_benchmarks WHERE run_id IS NOT NULL`
-        )
-        expect(measured).toBe(eligible)
-      } finally {
-        await scheduled.close()
-      }
-    }, 90_000)
   })
 
   const priceOf = async (slug: string) =>

@@ -2,8 +2,8 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { emailFindInput, eventsOf, seedBuyer } from "../../Purchasing/support.js"
 import { seedAdmin } from "../../support/fixtures.js"
 import { expectError } from "../../support/people.js"
-import { makeShiftableClock } from "../../support/shiftableClock.js"
-import { call, eventually, startWorld } from "../../support/world.js"
+import {} from "../../support/shiftableClock.js"
+import { call, eventually } from "../../support/world.js"
 import { adminCall, auditOf, writeBenchmark } from "../support.js"
 import { world } from "./world.js"
 
@@ -331,29 +331,6 @@ export const toolsCases = () => {
         })
       // Back to 40 for the other suites' arithmetic.
       expect((await price({ price_per_success_credits: 40, reason: "restore" })).status).toBe(200)
-    })
-  })
-
-  describe("a benchmark that ages out", () => {
-    it("stops the tool being sold on its own after 35 days, without anyone acting", async () => {
-      const clock = makeShiftableClock()
-      const aging = await startWorld("op_aging", { clock: clock.layer })
-      try {
-        const { agent } = await seedBuyer(aging)
-        const tools = async () => (await call(aging, "GET", "/v1/tools")).json.tools
-        const hunter = async () => (await tools()).find((t: any) => t.slug === "hunter-email-finder")
-        expect(await hunter()).toMatchObject({ purchasable: true })
-        const body = { tool: "hunter-email-finder", inputs: [emailFindInput(1)] }
-        expect((await call(aging, "POST", "/v1/execute", { token: agent.key, body })).status).toBe(200)
-        clock.advance("36 days")
-        expect(await hunter()).toMatchObject({ purchasable: false, unavailable_reasons: ["benchmark_missing"] })
-        expect((await tools()).filter((t: any) => t.purchasable)).toEqual([])
-        const refused = await call(aging, "POST", "/v1/execute", { token: agent.key, body })
-        expectError(refused, 409, "tool_unavailable")
-        expect(refused.json.error.message).toContain("no benchmark in the last 35 days")
-      } finally {
-        await aging.close()
-      }
     })
   })
 }
