@@ -7,7 +7,7 @@ import { emailSignInCases } from "./wire/emailSignIn.js"
 import { idpCases } from "./wire/idp.js"
 import { matrixCases } from "./wire/matrix.js"
 import { secretsCases } from "./wire/secrets.js"
-import { idp, logLine, useWorld, withoutIdp, world } from "./wire/world.js"
+import { idp, logLine, serviceLogLines, useWorld, withoutIdp, world } from "./wire/world.js"
 
 /**
  * Sign-in and who may do what, on the wire, proven once on one running service (mail, SMS,
@@ -38,6 +38,8 @@ afterAll(async () => {
   await withoutIdp?.close()
   await world?.close()
   await idp?.close()
+  // The fork keeps this module for the suites after it: let the lines go.
+  serviceLogLines.length = 0
 })
 
 // First: its search of the whole database and log holds only what it made (a six-digit code
