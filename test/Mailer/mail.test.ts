@@ -1,31 +1,50 @@
+import { Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EventInput, eventTypeNames, eventTypes } from "../../src/Domain/Events.js"
+import { DatabaseLive } from "../../src/Layers/Database.js"
+import { AppConfig } from "../../src/Services/AppConfig.js"
+import { MailerLive } from "../../src/Services/Mailer/Mailer.js"
+import { MailWorkerLive } from "../../src/Services/Mailer/MailWorker.js"
+import { SecretBox } from "../../src/Services/SecretBox/SecretBox.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
 import { type EventEmitter, eventEmitter } from "../support/eventEmitter.js"
 import { addMember, seedOrg, seedUser } from "../support/fixtures.js"
-import { startServer, type TestServer } from "../support/server.js"
 import { makeShiftableClock, type ShiftableClock } from "../support/shiftableClock.js"
 import { startSmtp, type TestSmtp } from "../support/smtp.js"
+import { testConfig } from "../support/testLayers.js"
 import { workersSettled } from "../support/workerRounds.js"
 import { eventually } from "../support/world.js"
 
-/** Owner mail: durable rows sent through the Mailer to a real SMTP server on loopback. */
+/**
+ * Owner mail: durable rows sent through the Mailer to a real SMTP server on loopback, by the
+ * mail worker as the service runs it (its Mailer, SecretBox and database layers) in this
+ * process, without HTTP: the rows, the retry schedule and what survives a restart are the
+ * outbox's rules, not a route's.
+ */
 let db: TestDatabase
-let server: TestServer | undefined
+let worker: ManagedRuntime.ManagedRuntime<never, unknown> | undefined
 let smtp: TestSmtp
 let emitter: EventEmitter
 let clock: ShiftableClock
 
+/** Starts the mail worker (a restart when it ran before and was stopped). */
 const start = async () => {
-  server = await startServer(
-    {
-      DATABASE_URL: db.url,
-      SMTP_URL: smtp.url,
-      MAIL_FROM: "Service <alerts@example.com>",
-      BASE_URL: "https://gateway.example"
-    },
-    clock.layer
+  const config = testConfig({
+    DATABASE_URL: db.url,
+    DATABASE_POOL_SIZE: "4",
+    SMTP_URL: smtp.url,
+    MAIL_FROM: "Service <alerts@example.com>",
+    BASE_URL: "https://gateway.example"
+  })
+  worker = ManagedRuntime.make(
+    MailWorkerLive.pipe(
+      Layer.provide(Layer.mergeAll(MailerLive, SecretBox.Default)),
+      Layer.provide(Layer.mergeAll(DatabaseLive, AppConfig.Default)),
+      Layer.provide(config),
+      Layer.provide(clock.layer)
+    )
   )
+  await worker.runtime()
 }
 
 beforeAll(async () => {
@@ -38,7 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await emitter?.close()
-  await server?.close()
+  await worker?.dispose()
   await smtp?.close()
   await db?.drop()
 })
@@ -191,8 +210,8 @@ describe("owner mail", () => {
   })
 
   it("keeps queued mail encrypted at rest and makes a repeated dedupe key a no-op", async () => {
-    await server!.close()
-    server = undefined
+    await worker!.dispose()
+    worker = undefined
     const address = `dedupe-${Date.now()}@example.com`
     await emitter.enqueueMail({
       to: address,
@@ -210,7 +229,7 @@ describe("owner mail", () => {
     expect(rows).toHaveLength(1)
     expect(JSON.stringify(rows)).not.toContain("secret-token-123")
     expect(JSON.stringify(rows)).not.toContain("Sign-in link")
-    // Queued while no server ran: sent once one starts (a restart loses none).
+    // Queued while no worker ran: sent once one starts (a restart loses none).
     await start()
     const mail = await eventually(() => mailsTo(address)[0])
     expect(mail.text).toContain("secret-token-123")
@@ -275,8 +294,8 @@ describe("owner mail", () => {
     smtp.refuseNext(1)
     await emitter.emit(org.orgId, samples["trial.expiring"])
     await eventually(async () => ((await outboxRows(org.owner.email))[0]?.attempts === 1 ? true : undefined))
-    await server!.close()
-    server = undefined
+    await worker!.dispose()
+    worker = undefined
     clock.advance(31_000)
     await start()
     const mail = await eventually(() => mailsTo(org.owner.email)[0])
