@@ -36,6 +36,8 @@ export const pathIdsCases = () => {
         ["DELETE", `${org()}/webhooks/not-a-uuid`, owner.token, "No such webhook endpoint"],
         ["GET", `${org()}/approvals/not-a-uuid`, owner.token, "No approval with that id"],
         ["GET", `${org()}/receipts/not-a-uuid`, owner.token, "No receipt with that id in this org"],
+        ["GET", `${org()}/billing/payments/not-a-uuid`, owner.token, "No such payment"],
+        ["POST", `${org()}/billing/payments/not-a-uuid/cancel`, owner.token, "No such payment"],
         ["POST", `${org()}/agents/${agentId}/connections/not-a-uuid/revoke`, owner.token, "No such connection"],
         ["GET", "/v1/jobs/not-a-uuid", agentKey, "No job with that id in this org"],
         ["GET", "/v1/disputes/not-a-uuid", agentKey, "No dispute with that id"],
