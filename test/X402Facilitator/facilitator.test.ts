@@ -151,6 +151,23 @@ describe("exact (EIP-3009)", () => {
       errorReason: "invalid_exact_evm_signature"
     })
 
+    // The same signature malleated (s' = n - s, v flipped): ecrecover gives the payer, USDC refuses it.
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+    const highS = (n - BigInt(`0x${signature.slice(66, 130)}`)).toString(16).padStart(64, "0")
+    const v = signature.slice(130) === "1b" ? "1c" : "1b"
+    const malleated = {
+      ...payload,
+      payload: { ...payload.payload, signature: `${signature.slice(0, 66)}${highS}${v}` }
+    }
+    expect(await facilitator.verify(malleated, requirements)).toMatchObject({
+      isValid: false,
+      invalidReason: "invalid_exact_evm_transaction_simulation_failed"
+    })
+    expect(await facilitator.settle(malleated, requirements)).toMatchObject({
+      success: false,
+      errorReason: "invalid_exact_evm_signature"
+    })
+
     const impostor = await pay(requirements, testWallet(generatePrivateKey()))
     const claimed = {
       ...impostor,
