@@ -363,7 +363,7 @@ describe("the wire", () => {
     expect(emulator.requests().filter((r) => r.path === "/settle").length).toBeGreaterThan(0)
   })
 
-  it("refuses, as a refusal, a scheme or an x402 version it does not serve", async () => {
+  it("refuses, as a refusal, a scheme or an x402 version it does not serve, and a payload it cannot read", async () => {
     const requirements = exact()
     const payload = await pay(requirements)
     expect(await facilitator.verify(payload, { ...requirements, scheme: "batch-settlement" })).toMatchObject({
@@ -377,6 +377,16 @@ describe("the wire", () => {
     expect(await facilitator.settle({ ...payload, x402Version: 1 }, requirements)).toMatchObject({
       success: false,
       errorReason: "invalid_x402_version"
+    })
+    // A payload the scheme cannot read (its authorisation missing) is refused, not a 500.
+    const unreadable = { ...payload, payload: { signature: eip3009(payload).signature } }
+    expect(await facilitator.verify(unreadable, requirements)).toMatchObject({
+      isValid: false,
+      invalidReason: "invalid_payload"
+    })
+    expect(await facilitator.settle(unreadable, requirements)).toMatchObject({
+      success: false,
+      errorReason: "invalid_payload"
     })
   })
 
