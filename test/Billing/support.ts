@@ -11,7 +11,10 @@ import { call, eventually, grantTrial, type World } from "../support/world.js"
 export const webhookUrl = (world: World) => `${world.server.url}/v1/billing/webhook`
 
 /** An org with an owner, optionally made `createdDaysAgo` days ago (the new-account cap). */
-export const newOrg = async (world: World, options: { createdDaysAgo?: number } = {}): Promise<SeededOrg> => {
+export const newOrg = async (
+  world: { readonly db: TestDatabase },
+  options: { createdDaysAgo?: number } = {}
+): Promise<SeededOrg> => {
   const org = await seedOrg(world.db)
   if (options.createdDaysAgo !== undefined) {
     await world.db.query(`UPDATE orgs SET created_at = now() - ($2 || ' days')::interval WHERE id = $1`, [
