@@ -355,4 +355,30 @@ export const topUpsCases = (started: () => World) => {
       expect(new Set(keys.map((k) => k.idempotencyKey)).size).toBe(1)
     })
   })
+
+  describe("refusals of the cap and the rate, on the wire", () => {
+    // The rules (what is left, concurrent top-ups, stale rates) are capAndFx.test.ts's, on the services.
+    it("answers 402 topup_cap and 503 fx_unavailable with the catalogue's bodies", async () => {
+      const org = await newOrg(world)
+      await paidTopUp(world, org, { amount_usd: "150" })
+      const over = await topUp(org.orgId, org.owner.sessionToken, { amount_usd: "50.01" })
+      expect(over.status).toBe(402)
+      expect(over.json).toEqual(
+        errorBody(world, "topup_cap", false, expect.stringContaining("50000 credits ($50.000) are left until"))
+      )
+      world.ecb.down()
+      await world.db.query(`DELETE FROM fx_rates`)
+      const inr = await topUp(org.orgId, org.owner.sessionToken, { amount_usd: "25", currency: "inr" })
+      expect(inr.status).toBe(503)
+      expect(inr.json).toEqual(
+        errorBody(
+          world,
+          "fx_unavailable",
+          true,
+          "No USD to INR rate is available; INR top-ups are paused (USD top-ups work)"
+        )
+      )
+      world.ecb.set({ date: "2026-11-20", usd: "1.0500", inr: "88.6200" })
+    })
+  })
 }
