@@ -1,5 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Either, Layer, TestContext } from "effect"
 import { capState, inrPerUsd, topUpCap, usdCentsToPaise, withinCap } from "../../src/Domain/Billing.js"
 import { parseEcbDaily } from "../../src/Services/Billing/Fx.js"
 import { paymentView } from "../../src/Services/Billing/PaymentRecords.js"
@@ -62,7 +62,8 @@ const rows = (text: string, values: ReadonlyArray<unknown> = []) =>
 
 const ledgerInvariant = Effect.flatMap(SuiteDatabase, (db) => Effect.promise(() => expectLedgerInvariant(db)))
 
-layer(billingTier("billing_cap_fx"))((it) => {
+// The test services (TestClock) come with the suite's own layer, whatever ran before it in the fork.
+layer(Layer.merge(billingTier("billing_cap_fx"), TestContext.TestContext))((it) => {
   describe("the new-account cap on the services", () => {
     it.effect("lets a new org reach exactly $200, then refuses with topup_cap and what is left", () =>
       Effect.gen(function*() {

@@ -1,5 +1,5 @@
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, TestClock } from "effect"
+import { Duration, Effect, Layer, TestClock, TestContext } from "effect"
 import { PaymentSweep } from "../../src/Services/Billing/PaymentSweep.js"
 import { PlanChanges } from "../../src/Services/Billing/PlanChanges.js"
 import { type TopUpRequest, TopUps } from "../../src/Services/Billing/TopUps.js"
@@ -39,7 +39,8 @@ const statusOf = (paymentId: string) =>
 
 const sessionIdOf = (checkoutUrl: string) => new URL(checkoutUrl).pathname.split("/").pop()!
 
-layer(billingTier("billing_checkout_expiry"))((it) => {
+// The test services (TestClock) come with the suite's own layer, whatever ran before it in the fork.
+layer(Layer.merge(billingTier("billing_checkout_expiry"), TestContext.TestContext))((it) => {
   it.effect("expires an unpaid session at Stripe and gives back its cap allowance", () =>
     Effect.gen(function*() {
       yield* atRealTime

@@ -1,6 +1,6 @@
 import type { StoredEvent } from "@agent-gateway/stripe-emulator"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Runtime } from "effect"
+import { Effect, Layer, Runtime, TestContext } from "effect"
 import fc from "fast-check"
 import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
 import { billingTier, StripeTest, SuiteDatabase } from "../support/testLayers.js"
@@ -83,7 +83,8 @@ const expected = (scenario: Scenario, credits: bigint, delivered: ReadonlyArray<
   return { kept: paid ? credits - takenBack : 0n, takenBack, frozen: holding }
 }
 
-layer(billingTier("billing_event_orders"))((it) => {
+// The test services (TestClock) come with the suite's own layer, whatever ran before it in the fork.
+layer(Layer.merge(billingTier("billing_event_orders"), TestContext.TestContext))((it) => {
   it.effect(
     "payment events in any order leave the ledger what the delivered events say, whatever the order, duplicates and concurrency",
     () =>

@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer, TestContext } from "effect"
 import { expectLedgerInvariant } from "../support/ledgerChecks.js"
 import { billingTier, StripeTest, SuiteDatabase } from "../support/testLayers.js"
 import {
@@ -27,7 +27,8 @@ import {
  */
 const ledgerInvariant = Effect.flatMap(SuiteDatabase, (db) => Effect.promise(() => expectLedgerInvariant(db)))
 
-layer(billingTier("billing_returns"))((it) => {
+// The test services (TestClock) come with the suite's own layer, whatever ran before it in the fork.
+layer(Layer.merge(billingTier("billing_returns"), TestContext.TestContext))((it) => {
   describe("refunds and disputes of one payment add up", () => {
     it.effect("takes back 15,000 credits for $5 refunded and then $10 disputed of a $20 payment", () =>
       Effect.gen(function*() {

@@ -1,5 +1,5 @@
 import { expect, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Logger, TestClock } from "effect"
+import { Context, Duration, Effect, Layer, Logger, TestClock, TestContext } from "effect"
 import { policies, RateLimiter } from "../../src/Services/RateLimiter/RateLimiter.js"
 import { RedisRateLimitStoreLive } from "../../src/Services/RateLimiter/RedisRateLimitStore.js"
 import { eventuallyEffect } from "../support/eventually.js"
@@ -58,7 +58,8 @@ const requestsUntilLimited = (limiter: RateLimiter) =>
     return yield* Effect.die("never limited")
   })
 
-layer(PrivateRedisTest.Test)((it) => {
+// The test services (TestClock) come with the suite's own layer, whatever ran before it in the fork.
+layer(Layer.merge(PrivateRedisTest.Test, TestContext.TestContext))((it) => {
   it.scoped("counts in Redis, then in memory while Redis is down (logged once), then in Redis again", () =>
     Effect.gen(function*() {
       const limiter = yield* limiterOnPrivateRedis
