@@ -1,29 +1,23 @@
 import type { StoredEvent } from "@agent-gateway/stripe-emulator"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer, Runtime, TestContext } from "effect"
 import fc from "fast-check"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { balanceOf, expectLedgerInvariant } from "../support/ledgerChecks.js"
-import { call, startWorld, type World } from "../support/world.js"
-import { frozenOf, newOrg, paidTopUp, paymentEntries, webhookUrl } from "./support.js"
+import { billingTier, StripeTest, SuiteDatabase } from "../support/testLayers.js"
+import { atRealTime, type BillingTierContext, confirm, deliver, ownerOrg, paidTopUp, shown } from "./serviceSupport.js"
+import { frozenOf, paymentEntries } from "./support.js"
 
 /**
- * Payment events in any order give the same ledger. For a payment paid at the (fake)
- * Stripe, a scenario picks its refunds (partial or full), a dispute (left open, won or
- * lost) and how the success is learnt (webhook, the client's confirmation, or both); every
- * event is delivered, signed, over the socket, one to three times, in a random order, in
- * small concurrent batches. After each batch the org must hold exactly what the events
- * delivered so far say, worked out here on its own: the credits paid less those for the
- * money returned (refunds plus a dispute open or lost, at most the payment, rounded up in
- * credits), never more; frozen exactly while the dispute is open or lost.
+ * Payment events in any order give the same ledger, as a rule of the billing services (Stripe
+ * the emulator over its socket). For a payment paid at Stripe, a scenario picks its refunds
+ * (partial or full), a dispute (left open, won or lost) and how the success is learnt
+ * (webhook, the client's confirmation, or both); every event is handed to the webhook's
+ * service, signed, one to three times, in a random order, in small concurrent batches. After
+ * each batch the org must hold exactly what the events delivered so far say, worked out
+ * here on its own: the credits paid less those for the money returned (refunds plus a
+ * dispute open or lost, at most the payment, rounded up in credits), never more; frozen
+ * exactly while the dispute is open or lost.
  */
-let world: World
-
-beforeAll(async () => {
-  world = await startWorld("billing_event_orders", { stripe: true })
-})
-
-afterAll(async () => {
-  await world?.close()
-})
 
 type Outcome = "open" | "won" | "lost"
 
@@ -89,95 +83,99 @@ const expected = (scenario: Scenario, credits: bigint, delivered: ReadonlyArray<
   return { kept: paid ? credits - takenBack : 0n, takenBack, frozen: holding }
 }
 
-describe("payment events in any order", () => {
-  it("leave the ledger what the delivered events say, whatever the order, duplicates and concurrency", async () => {
-    let runs = 0
-    await fc.assert(
-      fc.asyncProperty(scenarios, async (scenario) => {
-        runs++
-        const org = await newOrg(world)
-        const credits = BigInt(scenario.cents) * 10n
-        const started = await paidTopUp(world, org, { credits: Number(credits) })
-        const payment = started.payment
-        const piId: string = payment.provider_payment_id
-        const before = await balanceOf(world.db, org.orgId)
+// The test services (TestClock) come with the suite's own layer, whatever ran before it in the fork.
+layer(Layer.merge(billingTier("billing_event_orders"), TestContext.TestContext))((it) => {
+  it.effect(
+    "payment events in any order leave the ledger what the delivered events say, whatever the order, duplicates and concurrency",
+    () =>
+      Effect.gen(function*() {
+        yield* atRealTime
+        const stripe = yield* StripeTest
+        const db = yield* SuiteDatabase
+        const run = Runtime.runPromise(yield* Effect.runtime<BillingTierContext>())
+        let runs = 0
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(scenarios, async (scenario) => {
+              runs++
+              const org = await run(ownerOrg())
+              const credits = BigInt(scenario.cents) * 10n
+              const started = await run(paidTopUp(org, { credits: Number(credits) }))
+              const payment = started.payment
+              const piId = payment.provider_payment_id!
+              const before = await balanceOf(db, org.orgId)
 
-        // Every event Stripe would send for this story, made before any is delivered.
-        const steps: Array<Step> = []
-        if (scenario.success !== "confirm") {
-          steps.push({ kind: "success_webhook", event: world.stripe.lastEvent("payment_intent.succeeded", piId) })
-        }
-        if (scenario.success !== "webhook") steps.push({ kind: "success_confirm" })
-        for (const cents of scenario.refunds) {
-          const event = world.stripe.refund(piId, cents)
-          steps.push({ kind: "refund", event, refundedCents: JSON.parse(event.payload).data.object.amount_refunded })
-        }
-        if (scenario.dispute !== null) {
-          steps.push({ kind: "dispute_created", event: world.stripe.dispute(piId, scenario.dispute.cents) })
-          if (scenario.dispute.outcome !== "open") {
-            const outcome = scenario.dispute.outcome
-            steps.push({ kind: "dispute_closed", event: world.stripe.closeDispute(piId, outcome), outcome })
-          }
-        }
-
-        // Each step one to three times, every copy at its random place.
-        const order = steps
-          .flatMap((step, i) => scenario.copies[i]!.map((key) => ({ step, key })))
-          .sort((a, b) => a.key - b.key)
-          .map((copy) => copy.step)
-
-        const deliver = async (step: Step) => {
-          if (step.kind === "success_confirm") {
-            const confirmed = await call(
-              world,
-              "POST",
-              `/v1/orgs/${org.orgId}/billing/payments/${payment.id}/confirm`,
-              {
-                token: org.owner.sessionToken
+              // Every event Stripe would send for this story, made before any is delivered.
+              const steps: Array<Step> = []
+              if (scenario.success !== "confirm") {
+                steps.push({ kind: "success_webhook", event: stripe.lastEvent("payment_intent.succeeded", piId) })
               }
-            )
-            expect(confirmed.status, JSON.stringify(confirmed.json)).toBe(200)
-            return
-          }
-          const answer = await world.stripe.deliver(webhookUrl(world), step.event)
-          expect(answer.status, JSON.stringify(answer.body)).toBe(200)
-          expect(answer.body).toMatchObject({ received: true, handled: true })
-        }
+              if (scenario.success !== "webhook") steps.push({ kind: "success_confirm" })
+              for (const cents of scenario.refunds) {
+                const event = stripe.refund(piId, cents)
+                steps.push({
+                  kind: "refund",
+                  event,
+                  refundedCents: JSON.parse(event.payload).data.object.amount_refunded
+                })
+              }
+              if (scenario.dispute !== null) {
+                steps.push({ kind: "dispute_created", event: stripe.dispute(piId, scenario.dispute.cents) })
+                if (scenario.dispute.outcome !== "open") {
+                  const outcome = scenario.dispute.outcome
+                  steps.push({ kind: "dispute_closed", event: stripe.closeDispute(piId, outcome), outcome })
+                }
+              }
 
-        const delivered: Array<Step> = []
-        let at = 0
-        for (const size of scenario.batches) {
-          if (at >= order.length) break
-          const batch = order.slice(at, at + size)
-          at += batch.length
-          await Promise.all(batch.map(deliver))
-          delivered.push(...batch)
+              // Each step one to three times, every copy at its random place.
+              const order = steps
+                .flatMap((step, i) => scenario.copies[i]!.map((key) => ({ step, key })))
+                .sort((a, b) => a.key - b.key)
+                .map((copy) => copy.step)
 
-          const want = expected(scenario, credits, delivered)
-          const entries = await paymentEntries(world.db, org.orgId, payment.id)
-          const net = entries.reduce((sum, e) => sum + BigInt(e.amount), 0n)
-          const context = JSON.stringify({ scenario, delivered: delivered.map((s) => s.kind), entries })
-          expect(net, context).toBe(want.kept)
-          // Nothing else moves this org's balance: it holds exactly what the payment leaves.
-          expect(await balanceOf(world.db, org.orgId), context).toBe(before + want.kept)
-          expect(await frozenOf(world.db, org.orgId), context).toBe(want.frozen)
-        }
-        expect(at).toBe(order.length)
+              const handOver = async (step: Step) => {
+                if (step.kind === "success_confirm") {
+                  await run(confirm(org, payment.id))
+                  return
+                }
+                expect(await run(deliver(step.event))).toMatchObject({ received: true, handled: true })
+              }
 
-        const final = expected(scenario, credits, delivered)
-        const shown = await call(world, "GET", `/v1/orgs/${org.orgId}/billing/payments/${payment.id}`, {
-          token: org.owner.sessionToken
-        })
-        expect(shown.json.payment.credits_taken_back.credits).toBe(final.takenBack.toString())
-        expect(shown.json.payment.status).toBe(
-          final.frozen ? "disputed" : final.takenBack === credits ? "refunded" : final.takenBack > 0n
-            ? "partially_refunded"
-            : "succeeded"
+              const delivered: Array<Step> = []
+              let at = 0
+              for (const size of scenario.batches) {
+                if (at >= order.length) break
+                const batch = order.slice(at, at + size)
+                at += batch.length
+                await Promise.all(batch.map(handOver))
+                delivered.push(...batch)
+
+                const want = expected(scenario, credits, delivered)
+                const entries = await paymentEntries(db, org.orgId, payment.id)
+                const net = entries.reduce((sum, e) => sum + BigInt(e.amount), 0n)
+                const context = JSON.stringify({ scenario, delivered: delivered.map((s) => s.kind), entries })
+                expect(net, context).toBe(want.kept)
+                // Nothing else moves this org's balance: it holds exactly what the payment leaves.
+                expect(await balanceOf(db, org.orgId), context).toBe(before + want.kept)
+                expect(await frozenOf(db, org.orgId), context).toBe(want.frozen)
+              }
+              expect(at).toBe(order.length)
+
+              const final = expected(scenario, credits, delivered)
+              const wire = await run(shown(org, payment.id))
+              expect(wire.credits_taken_back.credits).toBe(final.takenBack.toString())
+              expect(wire.status).toBe(
+                final.frozen ? "disputed" : final.takenBack === credits ? "refunded" : final.takenBack > 0n
+                  ? "partially_refunded"
+                  : "succeeded"
+              )
+            }),
+            { seed: 35, numRuns: 50, endOnFailure: true }
+          )
         )
+        expect(runs).toBeGreaterThanOrEqual(50)
+        yield* Effect.promise(() => expectLedgerInvariant(db))
       }),
-      { seed: 35, numRuns: 50, endOnFailure: true }
-    )
-    expect(runs).toBeGreaterThanOrEqual(50)
-    await expectLedgerInvariant(world.db)
-  }, 600_000)
+    600_000
+  )
 })

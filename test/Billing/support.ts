@@ -1,8 +1,9 @@
 import { EMULATOR_SECRET_KEY } from "@agent-gateway/stripe-emulator"
 import { expect } from "vitest"
+import type { OrgId } from "../../src/Domain/Ids.js"
 import type { TestDatabase } from "../support/database.js"
 import { type SeededOrg, seedOrg } from "../support/fixtures.js"
-import { call, type World } from "../support/world.js"
+import { call, eventually, grantTrial, type World } from "../support/world.js"
 
 /** Billing's helpers, for a world started with `{ stripe: true }`. */
 
@@ -10,7 +11,10 @@ import { call, type World } from "../support/world.js"
 export const webhookUrl = (world: World) => `${world.server.url}/v1/billing/webhook`
 
 /** An org with an owner, optionally made `createdDaysAgo` days ago (the new-account cap). */
-export const newOrg = async (world: World, options: { createdDaysAgo?: number } = {}): Promise<SeededOrg> => {
+export const newOrg = async (
+  world: { readonly db: TestDatabase },
+  options: { createdDaysAgo?: number } = {}
+): Promise<SeededOrg> => {
   const org = await seedOrg(world.db)
   if (options.createdDaysAgo !== undefined) {
     await world.db.query(`UPDATE orgs SET created_at = now() - ($2 || ' days')::interval WHERE id = $1`, [
@@ -110,4 +114,22 @@ export const postPage = async (
   }
   const first = await post(form)
   return first.text.includes(`name="three_d_secure"`) ? post({ ...form, three_d_secure: authentication }) : first
+}
+
+/** Switches auto-reload on far above the balance and waits for its one charge on the saved card; answers the charge's rows. */
+export const reloadsOnce = async (world: World, orgId: string, token: string) => {
+  // A new org's trial credits open its balance, as signing up does.
+  await grantTrial(world, orgId as OrgId)
+  const on = await call(world, "PUT", `/v1/orgs/${orgId}/billing/auto-reload`, {
+    token,
+    body: { enabled: true, threshold_credits: 1_000_000, amount_credits: 10_000, monthly_limit_credits: 10_000 }
+  })
+  expect(on.status, JSON.stringify(on.json)).toBe(200)
+  return eventually(async () => {
+    const rows = await world.db.query(
+      `SELECT status, card_last4 FROM payments WHERE org_id = $1 AND purpose = 'auto_reload' AND status = 'succeeded'`,
+      [orgId]
+    )
+    return rows.length > 0 ? rows : undefined
+  }, { what: "auto-reload to charge the saved card" })
 }

@@ -1,14 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
-import { afterAll, beforeAll } from "vitest"
 import { MemoryRateLimitStoreLive } from "../../src/Services/RateLimiter/MemoryRateLimitStore.js"
 import { RateLimiter } from "../../src/Services/RateLimiter/RateLimiter.js"
 import { RedisRateLimitStoreLive } from "../../src/Services/RateLimiter/RedisRateLimitStore.js"
-import { request } from "../support/server.js"
-import { makeShiftableClock } from "../support/shiftableClock.js"
-import { startWorld, type World } from "../support/world.js"
 
+/**
+ * The limiter's rules on the service, without HTTP: fixed windows aligned to the clock, the
+ * limit then refusals with remaining and reset, a counter per subject, the same on the
+ * memory and the Redis store. Time is the TestClock. The HTTP contract (headers, 429 body,
+ * Retry-After) is limitsOverHttp.test.ts's.
+ */
 const redisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379"
 
 const stores = {
@@ -59,68 +61,3 @@ for (const [name, store] of Object.entries(stores)) {
       }))
   })
 }
-
-describe("public rate limits over HTTP", () => {
-  // The service's time is moved to the start of a window before each burst, so a burst never
-  // straddles two windows and no test waits for a real boundary.
-  const clock = makeShiftableClock()
-  let world: World
-  beforeAll(async () => {
-    world = await startWorld("ratelimit", { clock: clock.layer })
-  })
-  afterAll(() => world?.close())
-
-  it("allows 120 public requests a minute per address with headers, then 429 with Retry-After, until the next minute", async () => {
-    const windowStart = clock.toNextWindow(60)
-    let last: Awaited<ReturnType<typeof request>> | undefined
-    for (let i = 1; i <= 120; i++) {
-      last = await request(`${world.server.url}/v1/task-types`)
-      expect(last.status).toBe(200)
-      expect(last.headers.get("ratelimit-limit")).toBe("120")
-      expect(last.headers.get("ratelimit-remaining")).toBe(String(120 - i))
-      expect(last.headers.get("ratelimit-policy")).toBe("120;w=60")
-    }
-    const reset = Number(last!.headers.get("ratelimit-reset"))
-    expect(reset).toBeGreaterThan(0)
-    expect(reset).toBeLessThanOrEqual(59)
-    const secondsLeft = () => Math.ceil((windowStart + 60_000 - clock.now()) / 1000)
-    const leftBefore = secondsLeft()
-    const refused = await request(`${world.server.url}/v1/tools`)
-    const leftAfter = secondsLeft()
-    expect(refused.status).toBe(429)
-    expect(refused.json.error.code).toBe("rate_limited")
-    expect(refused.json.error.retryable).toBe(true)
-    const retryAfter = Number(refused.headers.get("retry-after"))
-    // Retry-After names the end of the window: the seconds left of it at the service's time.
-    expect(retryAfter).toBeLessThanOrEqual(leftBefore)
-    expect(retryAfter).toBeGreaterThanOrEqual(Math.max(1, leftAfter))
-    expect(refused.headers.get("ratelimit-remaining")).toBe("0")
-
-    // Still refused one second before the window ends; a full count again in the next one.
-    clock.advance(windowStart + 59_000 - clock.now())
-    expect((await request(`${world.server.url}/v1/task-types`)).status).toBe(429)
-    clock.toNextWindow(60)
-    const next = await request(`${world.server.url}/v1/task-types`)
-    expect(next.status).toBe(200)
-    expect(next.headers.get("ratelimit-remaining")).toBe("119")
-  })
-
-  it("allows 10 waitlist joins an hour per address, then 429, until the next hour", async () => {
-    clock.toNextWindow(3600)
-    const join = (n: number) =>
-      request(`${world.server.url}/v1/waitlist`, { method: "POST", body: { email: `p${n}@example.com` } })
-    for (let i = 1; i <= 10; i++) {
-      const res = await join(i)
-      expect(res.status).toBe(202)
-      expect(res.headers.get("ratelimit-policy")).toBe("10;w=3600")
-      expect(res.headers.get("ratelimit-remaining")).toBe(String(10 - i))
-    }
-    const refused = await join(11)
-    expect(refused.status).toBe(429)
-    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(3500)
-    clock.advance("30 minutes")
-    expect((await join(12)).status).toBe(429)
-    clock.toNextWindow(3600)
-    expect((await join(13)).status).toBe(202)
-  })
-})

@@ -14,6 +14,7 @@ import { PaymentProvider } from "./PaymentProvider.js"
 import { PaymentReturns } from "./PaymentReturns.js"
 import { Payments } from "./Payments.js"
 import { PaymentStates } from "./PaymentStates.js"
+import { PaymentSweep } from "./PaymentSweep.js"
 import { PaymentWebhooks } from "./PaymentWebhooks.js"
 import { PlanChanges } from "./PlanChanges.js"
 import { PlanPrices } from "./PlanPrices.js"
@@ -107,7 +108,8 @@ export const BillingLive = Layer.mergeAll(
   PlanChanges.Default,
   BillingPortal.Default,
   Summary.Default,
-  PaymentWebhooks.Default
+  PaymentWebhooks.Default,
+  PaymentSweep.Default
 ).pipe(
   Layer.provideMerge(PaymentProviderLive),
   Layer.provideMerge(AutoReloadSignal.Default),
