@@ -1,7 +1,7 @@
 import { EMULATOR_WEBHOOK_SECRET, signatureHeader, type StoredEvent } from "@agent-gateway/stripe-emulator"
 import { expect } from "@effect/vitest"
 import { Effect, type Layer, Schema, TestClock } from "effect"
-import type { OrgId } from "../../src/Domain/Ids.js"
+import type { OrgId, PaymentId } from "../../src/Domain/Ids.js"
 import { PaymentJson } from "../../src/Domain/Payment.js"
 import { paymentView } from "../../src/Services/Billing/PaymentRecords.js"
 import { Payments } from "../../src/Services/Billing/Payments.js"
@@ -75,14 +75,14 @@ export const creditedTopUp = (credits: number, org?: SeededOrg) =>
   })
 
 /** The client came back (the confirm route's work); answers the payment as the route shows it. */
-export const confirm = (org: SeededOrg, paymentId: string) =>
+export const confirm = (org: SeededOrg, paymentId: PaymentId) =>
   Effect.flatMap(
     Payments,
     (payments) => Effect.map(payments.confirm(actorOf(org), paymentId), (row) => onTheWire(paymentView(row)))
   )
 
 /** A payment as its route shows it. */
-export const shown = (org: SeededOrg, paymentId: string) =>
+export const shown = (org: SeededOrg, paymentId: PaymentId) =>
   Effect.flatMap(Payments, (payments) => Effect.map(payments.get(actorOf(org), paymentId), onTheWire)).pipe(
     Effect.orDie
   )
