@@ -1,8 +1,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, Metric, TestClock, TestContext } from "effect"
 import { randomUUID } from "node:crypto"
-import { CallId, OrgId } from "../../src/Domain/Ids.js"
-import { CallBatches, type CallToHold } from "../../src/Services/Gateway/CallBatches.js"
+import { CallId, type HoldId, OrgId } from "../../src/Domain/Ids.js"
+import { CallBatches, type CallToHold, type CallToSettle } from "../../src/Services/Gateway/CallBatches.js"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
 import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
 import { roundTrips } from "../../src/Services/Observability/DatabaseMetrics.js"
@@ -75,6 +75,25 @@ const leftBehind = (orgId: string) =>
     return row
   })
 
+/** A call's settlement as a succeeded call charged its price. */
+const succeeded = (call: CallToHold, holdId: HoldId): CallToSettle => ({
+  callId: call.call.id,
+  holdId,
+  captured: PRICE,
+  finish: {
+    id: call.call.id,
+    holdId,
+    status: "succeeded",
+    chargedCredits: PRICE,
+    refundedCredits: 0n,
+    refundReason: null,
+    providerStatus: 200,
+    latencyMs: 5,
+    finishedAt: new Date(),
+    responseSha256: null
+  }
+})
+
 const roundTripsSoFar = Effect.map(Metric.value(roundTrips), (state) => state.count)
 
 // TestContext given here: a suite's fork may have lost its test services to an earlier suite.
@@ -94,23 +113,7 @@ layer(
       expect((yield* roundTripsSoFar) - beforeHold).toBe(2)
 
       const beforeSettle = yield* roundTripsSoFar
-      const settled = yield* batches.settle({
-        callId: call.call.id,
-        holdId: hold.id,
-        captured: PRICE,
-        finish: {
-          id: call.call.id,
-          holdId: hold.id,
-          status: "succeeded",
-          chargedCredits: PRICE,
-          refundedCredits: 0n,
-          refundReason: null,
-          providerStatus: 200,
-          latencyMs: 5,
-          finishedAt: new Date(),
-          responseSha256: null
-        }
-      })
+      const settled = yield* batches.settle(succeeded(call, hold.id))
       expect((yield* roundTripsSoFar) - beforeSettle).toBe(2)
       expect(settled).toEqual({ captured: PRICE, released: 0n })
       expect(yield* leftBehind(orgId)).toEqual({ counted: 1, rows: 1, holds: 1 })
@@ -149,27 +152,10 @@ layer(
       const [held1, held2] = yield* Effect.all([batches.hold(first.call), batches.hold(second.call)])
       // The sweeper got to the first hold before its call settled.
       yield* ledger.release(held1.id)
-      const finish = (call: CallToHold, holdId: typeof held1.id) => ({
-        callId: call.call.id,
-        holdId,
-        captured: PRICE,
-        finish: {
-          id: call.call.id,
-          holdId,
-          status: "succeeded" as const,
-          chargedCredits: PRICE,
-          refundedCredits: 0n,
-          refundReason: null,
-          providerStatus: 200,
-          latencyMs: 5,
-          finishedAt: new Date(),
-          responseSha256: null
-        }
-      })
       const answers = yield* Effect.all(
         [
-          Effect.either(batches.settle(finish(first.call, held1.id))),
-          Effect.either(batches.settle(finish(second.call, held2.id)))
+          Effect.either(batches.settle(succeeded(first.call, held1.id))),
+          Effect.either(batches.settle(succeeded(second.call, held2.id)))
         ],
         { concurrency: "unbounded" }
       )
