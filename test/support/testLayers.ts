@@ -1,7 +1,12 @@
 import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { DatabaseLive } from "../../src/Layers/Database.js"
 import { AppConfig } from "../../src/Services/AppConfig.js"
+import { Events } from "../../src/Services/Events/Events.js"
+import { CallLog } from "../../src/Services/Gateway/CallLog.js"
+import { Gateway } from "../../src/Services/Gateway/Gateway.js"
+import { LedgerLive } from "../../src/Services/Ledger/LedgerLive.js"
 import { createTestDatabase, type TestDatabase } from "./database.js"
+import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "./fakeProvider.js"
 import { startReceiver, type TestReceiver } from "./receiver.js"
 
 /**
@@ -54,3 +59,34 @@ export class Receiver extends Context.Tag("test/Receiver")<Receiver, TestReceive
     Effect.acquireRelease(Effect.promise(() => startReceiver()), (receiver) => Effect.promise(() => receiver.close()))
   )
 }
+
+/** The fake data provider (the outside party behind the gateway), as a test layer. */
+export class FakeProviderServer extends Context.Tag("test/FakeProviderServer")<FakeProviderServer, FakeProvider>() {
+  static readonly Test = Layer.scoped(
+    FakeProviderServer,
+    Effect.acquireRelease(Effect.promise(() => startFakeProvider()), (fake) => Effect.promise(() => fake.close()))
+  )
+}
+
+/** The gateway's services: calls, the calls list, the ledger and the events it raises. */
+export const GatewayServices = Layer.mergeAll(Gateway.Default, CallLog.Default).pipe(
+  Layer.provideMerge(LedgerLive),
+  Layer.provideMerge(Events.Default)
+)
+
+/**
+ * The gateway's services (calls, the calls list, the ledger and its events) over the suite's
+ * database, with the fake provider's endpoints in its catalogue and PROVIDERS_UPSTREAM at it,
+ * as `startWorld(label, { provider: true })` sets the server up. `FakeProviderServer` stays in
+ * the context for a test to read what the provider was sent.
+ */
+export const gatewayTier = (label: string, env: Record<string, string> = {}) =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const fake = yield* FakeProviderServer
+      const database = PgTest(label, { PROVIDERS_UPSTREAM: fake.url, GATEWAY_TIMEOUT_MS: "2000", ...env })
+      const seeded = Layer.tap(database, (context) =>
+        Effect.promise(() => seedTestCatalogue(Context.get(context, SuiteDatabase))))
+      return Layer.provideMerge(GatewayServices, seeded)
+    })
+  ).pipe(Layer.provideMerge(FakeProviderServer.Test))
