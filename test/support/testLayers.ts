@@ -1,10 +1,12 @@
-import { ConfigProvider, Context, Effect, Layer } from "effect"
+import { Clock, ConfigProvider, Context, Effect, Layer, TestContext } from "effect"
 import { DatabaseLive } from "../../src/Layers/Database.js"
 import { AppConfig } from "../../src/Services/AppConfig.js"
 import { Events } from "../../src/Services/Events/Events.js"
 import { CallLog } from "../../src/Services/Gateway/CallLog.js"
 import { Gateway } from "../../src/Services/Gateway/Gateway.js"
 import { LedgerLive } from "../../src/Services/Ledger/LedgerLive.js"
+import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
+import { PurchasingLive } from "../../src/Services/Purchasing/PurchasingLive.js"
 import { createTestDatabase, type TestDatabase } from "./database.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "./fakeProvider.js"
 import { startReceiver, type TestReceiver } from "./receiver.js"
@@ -90,3 +92,26 @@ export const gatewayTier = (label: string, env: Record<string, string> = {}) =>
       return Layer.provideMerge(GatewayServices, seeded)
     })
   ).pipe(Layer.provideMerge(FakeProviderServer.Test))
+
+/** Every purchasing service (execute, jobs, receipts, recommend, approvals, disputes) with the events and mail outbox they write to. */
+export const PurchasingServices = PurchasingLive.pipe(
+  Layer.provideMerge(Events.Default),
+  Layer.provideMerge(MailOutboxLive)
+)
+
+/**
+ * `services` built on the real clock, so the timers they fork for themselves (a flush every
+ * second, a sweep every 30 s) tick in real time, while the test's own fibers (which call the
+ * services) run on the TestClock provided beside them. Built on the TestClock, such a timer
+ * makes `TestClock.adjust("3 hours")` step through each of its 10,800 wake-ups.
+ */
+export const onRealClock = <A, E, R>(services: Layer.Layer<A, E, R>) =>
+  Layer.provide(services, Layer.setClock(Clock.make()))
+
+/**
+ * The purchasing services over the suite's database, their own timers on the real clock,
+ * with the TestClock for the tests, provided in the layer itself (a suite in the same fork
+ * may have left the test services out).
+ */
+export const purchasingTier = (label: string, env: Record<string, string> = {}) =>
+  Layer.provideMerge(TestContext.TestContext, serviceTier(label, onRealClock(PurchasingServices), env))
