@@ -1,10 +1,11 @@
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { verifyWebhook } from "../../clients/typescript/src/webhooks.js"
-import { subscribableEventTypes } from "../../src/Domain/Events.js"
+import { subscribableEventTypes, webhookEventJsonSchema } from "../../src/Domain/Events.js"
 import { standardSignatureHeader } from "../../src/Services/Webhooks/Signature.js"
 import { addMember, seedOrg, seedOrgKey, seedUser } from "../support/fixtures.js"
 import { closedPort } from "../support/receiver.js"
+import { request } from "../support/server.js"
 import { makeShiftableClock } from "../support/shiftableClock.js"
 import { eventually, startWorld, type World } from "../support/world.js"
 import { independentlyVerify, orgApi } from "./support.js"
@@ -359,6 +360,12 @@ describe("delivery", () => {
 })
 
 describe("lists", () => {
+  it("serves the webhook event schema at /schemas/webhook-event.json (the document events are checked against)", async () => {
+    const served = await request(`${world.server.url}/schemas/webhook-event.json`)
+    expect(served.status).toBe(200)
+    expect(served.json).toEqual(JSON.parse(JSON.stringify(webhookEventJsonSchema())))
+  })
+
   it("lists events newest first with type filter, limit and starting_after, with or without endpoints", async () => {
     const org = await ownerOrg()
     const emitted = []
