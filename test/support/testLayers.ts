@@ -115,3 +115,11 @@ export const onRealClock = <A, E, R>(services: Layer.Layer<A, E, R>) =>
  */
 export const purchasingTier = (label: string, env: Record<string, string> = {}) =>
   Layer.provideMerge(TestContext.TestContext, serviceTier(label, onRealClock(PurchasingServices), env))
+
+/**
+ * The purchasing services over the suite's database on the real clock, the tests' fibers
+ * included (set after the test services `layer(...)` puts under it): for a suite whose mock
+ * tools take real time (MOCK_TOOL_LATENCY_MS) and that moves no clock.
+ */
+export const purchasingRealTimeTier = (label: string, env: Record<string, string> = {}) =>
+  Layer.provideMerge(Layer.setClock(Clock.make()), serviceTier(label, PurchasingServices, env))
