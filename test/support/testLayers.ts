@@ -9,6 +9,7 @@ import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
 import { PurchasingLive } from "../../src/Services/Purchasing/PurchasingLive.js"
 import { createTestDatabase, type TestDatabase } from "./database.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "./fakeProvider.js"
+import { startFakeToolProvider } from "./fakeToolProvider.js"
 import { startReceiver, type TestReceiver } from "./receiver.js"
 
 /**
@@ -123,3 +124,32 @@ export const purchasingTier = (label: string, env: Record<string, string> = {}) 
  */
 export const purchasingRealTimeTier = (label: string, env: Record<string, string> = {}) =>
   Layer.provideMerge(Layer.setClock(Clock.make()), serviceTier(label, PurchasingServices, env))
+
+/** The fake of the tools' providers for live purchases (test/support/fakeToolProvider.ts), as a test layer. */
+export class FakeToolProviderServer extends Context.Tag("test/FakeToolProviderServer")<
+  FakeToolProviderServer,
+  Awaited<ReturnType<typeof startFakeToolProvider>>
+>() {
+  static readonly Test = Layer.scoped(
+    FakeToolProviderServer,
+    Effect.acquireRelease(Effect.promise(() => startFakeToolProvider()), (fake) => Effect.promise(() => fake.close()))
+  )
+}
+
+/**
+ * Live purchases switched on against the fake tools' provider (PROVIDERS_UPSTREAM at it), on
+ * the real clock (a provider's timeout is real time), with the ledger beside the purchasing
+ * services for a test to top up or freeze an org.
+ */
+export const livePurchasingTier = (label: string, env: Record<string, string> = {}) =>
+  Layer.unwrapScoped(
+    Effect.map(FakeToolProviderServer, (fake) =>
+      Layer.provideMerge(
+        Layer.setClock(Clock.make()),
+        serviceTier(label, Layer.merge(PurchasingServices, LedgerLive.pipe(Layer.provide(Events.Default))), {
+          LIVE_EXECUTE_ENABLED: "true",
+          PROVIDERS_UPSTREAM: fake.url,
+          ...env
+        })
+      ))
+  ).pipe(Layer.provideMerge(FakeToolProviderServer.Test))
