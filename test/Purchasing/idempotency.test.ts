@@ -6,7 +6,7 @@ import { errorCatalogue } from "../../src/Errors/ErrorCatalogue.js"
 import { Execute } from "../../src/Services/Purchasing/Execute.js"
 import { eventuallyEffect } from "../support/eventually.js"
 import { agentOf } from "../support/fixtures.js"
-import { purchasingRealTimeTier, SuiteDatabase } from "../support/testLayers.js"
+import { inRealTime, PurchasingServices, serviceTier, SuiteDatabase } from "../support/testLayers.js"
 import { emailFindInput, seedBuyer } from "./support.js"
 
 /**
@@ -51,9 +51,9 @@ const answered = <A>(answer: Either.Either<A, { readonly _tag: string }>): A => 
   return answer.right
 }
 
-layer(purchasingRealTimeTier("pidem", { MOCK_TOOL_LATENCY_MS: "300" }))("idempotency keys", (it) => {
+layer(serviceTier("pidem", PurchasingServices, { MOCK_TOOL_LATENCY_MS: "300" }))("idempotency keys", (it) => {
   it.effect("returns the first answer for the same key and request, and charges once", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const { agent, current } = yield* buyer
       const body = { tool: "hunter-email-finder", inputs: [emailFindInput(1)], idempotency_key: "order-1" }
       const first = answered(yield* execute(current, body))
@@ -61,10 +61,10 @@ layer(purchasingRealTimeTier("pidem", { MOCK_TOOL_LATENCY_MS: "300" }))("idempot
       expect(again).toEqual(first)
       expect(yield* receiptsOf(agent.agentId)).toHaveLength(1)
       expect(yield* spentOf(agent.agentId)).toBe(40n)
-    }))
+    })))
 
   it.effect("answers idempotency_conflict for a different request under the same key", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const { agent, current } = yield* buyer
       const body = { tool: "hunter-email-finder", inputs: [emailFindInput(1)], idempotency_key: "order-2" }
       answered(yield* execute(current, body))
@@ -79,20 +79,20 @@ layer(purchasingRealTimeTier("pidem", { MOCK_TOOL_LATENCY_MS: "300" }))("idempot
         expect(refusal(yield* execute(current, changed))).toEqual({ code: "idempotency_conflict", retryable: false })
       }
       expect(yield* receiptsOf(agent.agentId)).toHaveLength(1)
-    }))
+    })))
 
   it.effect("keys belong to an agent: another agent's same key is another purchase", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const a = yield* buyer
       const b = yield* buyer
       const body = { tool: "hunter-email-finder", inputs: [emailFindInput(1)], idempotency_key: "shared" }
       answered(yield* execute(a.current, body))
       answered(yield* execute(b.current, body))
       expect(yield* receiptsOf(b.agent.agentId)).toHaveLength(1)
-    }))
+    })))
 
   it.effect("answers request_in_progress (retryable) while the first request runs", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const { agent, current } = yield* buyer
       const body = { tool: "hunter-email-finder", inputs: [emailFindInput(1)], idempotency_key: "order-3" }
       const first = yield* Effect.fork(execute(current, body))
@@ -107,10 +107,10 @@ layer(purchasingRealTimeTier("pidem", { MOCK_TOOL_LATENCY_MS: "300" }))("idempot
       expect(refusal(yield* execute(current, body))).toEqual({ code: "request_in_progress", retryable: true })
       const firstAnswer = answered(yield* Fiber.join(first))
       expect(answered(yield* execute(current, body))).toEqual(firstAnswer)
-    }))
+    })))
 
   it.effect("makes exactly one purchase when many clients send the same request at once", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const { agent, current } = yield* buyer
       const body = {
         tool: "hunter-email-finder",
@@ -131,10 +131,10 @@ layer(purchasingRealTimeTier("pidem", { MOCK_TOOL_LATENCY_MS: "300" }))("idempot
       expect(holds[0].n).toBe(3)
       // Once it finished, everyone gets the first answer.
       expect(answered(yield* execute(current, body))).toEqual(successes[0])
-    }))
+    })))
 
   it.effect("keeps a check_failed answer and a job's answer (202) under the key", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const { agent, current } = yield* buyer
       const failed = { tool: "hunter-email-finder", inputs: [emailFindInput(1, "mock-fail")], idempotency_key: "cf" }
       const first = answered(yield* execute(current, failed))
@@ -149,10 +149,10 @@ layer(purchasingRealTimeTier("pidem", { MOCK_TOOL_LATENCY_MS: "300" }))("idempot
       expect(accepted).toMatchObject({ status: "queued", item_count: 30 })
       expect(answered(yield* execute(current, job))).toEqual(accepted)
       expect(yield* rows(`SELECT id FROM purchase_jobs WHERE agent_id = $1`, [agent.agentId])).toHaveLength(1)
-    }))
+    })))
 
   it.effect("keeps nothing for a refusal or a provider_error, so a retry under the key runs again", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const { agent, current } = yield* buyer
       const capped = { tool: "hunter-email-finder", inputs: [emailFindInput(1)], max_price: 10, idempotency_key: "k" }
       expect(refusal(yield* execute(current, capped)).code).toBe("price_above_max")
@@ -167,10 +167,10 @@ layer(purchasingRealTimeTier("pidem", { MOCK_TOOL_LATENCY_MS: "300" }))("idempot
       expect(refusal(yield* execute(current, down)).code).toBe("provider_error")
       expect(yield* receiptsOf(agent.agentId)).toHaveLength(3)
       expect(yield* spentOf(agent.agentId)).toBe(40n)
-    }))
+    })))
 
   it.effect("replays a used key even when the request would now be refused or need an approval, asking nothing", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       // The key is not read before the purchase is checked (Execute.ts): these prove the
       // checks that refuse or ask before the write look at the key first.
       const { agent, current } = yield* buyer
@@ -193,10 +193,10 @@ layer(purchasingRealTimeTier("pidem", { MOCK_TOOL_LATENCY_MS: "300" }))("idempot
       expect((asked as { readonly _tag?: string })._tag).toBe("approval_required")
       expect(yield* approvalsOf).toHaveLength(1)
       expect(yield* receiptsOf(agent.agentId)).toHaveLength(1)
-    }))
+    })))
 
   it.effect("keeps keys at least 24 hours", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const { agent, current } = yield* buyer
       answered(
         yield* execute(current, { tool: "hunter-email-finder", inputs: [emailFindInput(1)], idempotency_key: "kept" })
@@ -206,5 +206,5 @@ layer(purchasingRealTimeTier("pidem", { MOCK_TOOL_LATENCY_MS: "300" }))("idempot
         [agent.agentId]
       )
       expect(row.seconds).toBeGreaterThanOrEqual(24 * 3600)
-    }))
+    })))
 })

@@ -11,7 +11,7 @@ import { Execute } from "../../src/Services/Purchasing/Execute.js"
 import { JobRunner } from "../../src/Services/Purchasing/Jobs.js"
 import { Receipts } from "../../src/Services/Purchasing/Receipts.js"
 import { agentOf, seedAdmin, seedAgent, seedOrg } from "../support/fixtures.js"
-import { FakeToolProviderServer, livePurchasingTier, SuiteDatabase } from "../support/testLayers.js"
+import { FakeToolProviderServer, inRealTime, livePurchasingTier, SuiteDatabase } from "../support/testLayers.js"
 import { emailFindInput } from "./support.js"
 
 /**
@@ -97,7 +97,7 @@ layer(
   it.effect(
     "calls the provider through the forwarder with its credential and charges passed items from the org's credits",
     () =>
-      Effect.gen(function*() {
+      inRealTime(Effect.gen(function*() {
         const fake = yield* FakeToolProviderServer
         const { agent, org } = yield* liveBuyer(10_000n)
         const before = fake.seen.length
@@ -126,11 +126,11 @@ layer(
         expect(yield* money(org.orgId)).toEqual({ balance: 10_000n - 80n, openHolds: 0 })
         const receipt = yield* (yield* Receipts).get(org.orgId, answer.receipt_id as ReceiptId)
         expect(Schema.encodeSync(Receipt)(receipt)).toMatchObject({ mode: "live", charged: { credits: "80" } })
-      })
+      }))
   )
 
   it.effect("counts live purchase calls against the provider's daily cap: a call over it is not made", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const fake = yield* FakeToolProviderServer
       const { agent, org } = yield* liveBuyer(10_000n)
       const [endpoint] = yield* rows(
@@ -163,10 +163,10 @@ layer(
           ])
         )
       )
-    }))
+    })))
 
   it.effect("sends the input as the JSON body to POST endpoints", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const fake = yield* FakeToolProviderServer
       const { agent, org } = yield* liveBuyer(1_000n)
       const before = fake.seen.length
@@ -175,10 +175,10 @@ layer(
       expect(seen!.method).toBe("POST")
       expect(JSON.parse(seen!.body)).toEqual({ url: "https://news.example.com/a" })
       expect(yield* money(org.orgId)).toEqual({ balance: 995n, openHolds: 0 })
-    }))
+    })))
 
   it.effect("releases the hold when the provider fails after one retry, times out or finds nothing", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const fake = yield* FakeToolProviderServer
       const { agent, org } = yield* liveBuyer(1_000n)
       const before = fake.seen.length
@@ -202,10 +202,10 @@ layer(
       ))
       expect(flaky.items[0].outcome).toBe("passed")
       expect(yield* money(org.orgId)).toEqual({ balance: 960n, openHolds: 0 })
-    }))
+    })))
 
   it.effect("answers insufficient_credits and credits_frozen before anything runs", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const fake = yield* FakeToolProviderServer
       const { agent, org } = yield* liveBuyer(50n)
       const before = fake.seen.length
@@ -233,10 +233,10 @@ layer(
       expect(fake.seen.length).toBe(before)
       expect(yield* rows(`SELECT 1 FROM receipts WHERE org_id = $1`, [org.orgId])).toHaveLength(0)
       expect(yield* money(org.orgId)).toEqual({ balance: 50n, openHolds: 0 })
-    }))
+    })))
 
   it.effect("answers trial_limit (retryable) to an unfunded org past 50 trial credits an hour", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const db = yield* SuiteDatabase
       const org = yield* Effect.promise(() => seedOrg(db))
       yield* (yield* Ledger).grantTrial(org.orgId)
@@ -247,10 +247,10 @@ layer(
       const second = refusal(yield* execute(agent, { tool: "hunter-email-finder", inputs: [emailFindInput(2)] }))
       expect(second).toMatchObject({ code: "trial_limit", retryable: true })
       expect(yield* money(org.orgId)).toEqual({ balance: 5_000n - 40n, openHolds: 0 })
-    }))
+    })))
 
   it.effect("refunds the org's credits when a dispute on a live item is upheld", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const db = yield* SuiteDatabase
       const disputes = yield* Disputes
       const { agent, org } = yield* liveBuyer(1_000n)
@@ -277,10 +277,10 @@ layer(
         org.orgId
       ])
       expect(entries).toEqual([{ kind: "refund", amount: "40" }])
-    }))
+    })))
 
   it.effect("runs live jobs with a hold per item", () =>
-    Effect.gen(function*() {
+    inRealTime(Effect.gen(function*() {
       const { agent, org } = yield* liveBuyer(10_000n)
       const accepted = answered(
         yield* execute(agent, {
@@ -303,5 +303,5 @@ layer(
       expect(job.status).toBe("done")
       expect(job.counts).toMatchObject({ passed: 39, failed: 1 })
       expect(yield* money(org.orgId)).toEqual({ balance: 10_000n - 195n, openHolds: 0 })
-    }))
+    })))
 })

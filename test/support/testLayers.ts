@@ -5,12 +5,20 @@ import { Events } from "../../src/Services/Events/Events.js"
 import { CallLog } from "../../src/Services/Gateway/CallLog.js"
 import { Gateway } from "../../src/Services/Gateway/Gateway.js"
 import { LedgerLive } from "../../src/Services/Ledger/LedgerLive.js"
+import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
+import { MailerLive } from "../../src/Services/Mailer/Mailer.js"
 import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
+import { MailWorkerLive } from "../../src/Services/Mailer/MailWorker.js"
+import { Notifications } from "../../src/Services/Notifications/Notifications.js"
 import { PurchasingLive } from "../../src/Services/Purchasing/PurchasingLive.js"
+import { SecretBox } from "../../src/Services/SecretBox/SecretBox.js"
+import { WebhookWorkerLive } from "../../src/Services/Webhooks/Delivery.js"
+import { Webhooks } from "../../src/Services/Webhooks/Webhooks.js"
 import { createTestDatabase, type TestDatabase } from "./database.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "./fakeProvider.js"
 import { startFakeToolProvider } from "./fakeToolProvider.js"
 import { startReceiver, type TestReceiver } from "./receiver.js"
+import { startSmtp, type TestSmtp } from "./smtp.js"
 
 /**
  * Layers for the service tier: suites that prove a rule on the services themselves, over
@@ -118,12 +126,12 @@ export const purchasingTier = (label: string, env: Record<string, string> = {}) 
   Layer.provideMerge(TestContext.TestContext, serviceTier(label, onRealClock(PurchasingServices), env))
 
 /**
- * The purchasing services over the suite's database on the real clock, the tests' fibers
- * included (set after the test services `layer(...)` puts under it): for a suite whose mock
- * tools take real time (MOCK_TOOL_LATENCY_MS) and that moves no clock.
+ * Runs a test on the real clock (mock tools' latency, a provider's timeout), the suite's
+ * runtime left on the TestClock that `layer(...)` gives it: a clock set in a suite's layer
+ * (`Layer.setClock`) left the next suite of the fork without its TestClock, and a TestContext
+ * built after the suite's configuration hid that configuration from the tests' fibers.
  */
-export const purchasingRealTimeTier = (label: string, env: Record<string, string> = {}) =>
-  Layer.provideMerge(Layer.setClock(Clock.make()), serviceTier(label, PurchasingServices, env))
+export const inRealTime = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withClock(effect, Clock.make())
 
 /** The fake of the tools' providers for live purchases (test/support/fakeToolProvider.ts), as a test layer. */
 export class FakeToolProviderServer extends Context.Tag("test/FakeToolProviderServer")<
@@ -137,19 +145,49 @@ export class FakeToolProviderServer extends Context.Tag("test/FakeToolProviderSe
 }
 
 /**
- * Live purchases switched on against the fake tools' provider (PROVIDERS_UPSTREAM at it), on
- * the real clock (a provider's timeout is real time), with the ledger beside the purchasing
- * services for a test to top up or freeze an org.
+ * Live purchases switched on against the fake tools' provider (PROVIDERS_UPSTREAM at it), with
+ * the ledger beside the purchasing services for a test to top up or freeze an org; the
+ * services' timers on the real clock, the TestClock last (a test runs `inRealTime`).
  */
 export const livePurchasingTier = (label: string, env: Record<string, string> = {}) =>
   Layer.unwrapScoped(
     Effect.map(FakeToolProviderServer, (fake) =>
-      Layer.provideMerge(
-        Layer.setClock(Clock.make()),
-        serviceTier(label, Layer.merge(PurchasingServices, LedgerLive.pipe(Layer.provide(Events.Default))), {
-          LIVE_EXECUTE_ENABLED: "true",
-          PROVIDERS_UPSTREAM: fake.url,
-          ...env
-        })
-      ))
+      serviceTier(label, Layer.merge(PurchasingServices, LedgerLive.pipe(Layer.provide(Events.Default))), {
+        LIVE_EXECUTE_ENABLED: "true",
+        PROVIDERS_UPSTREAM: fake.url,
+        ...env
+      }))
   ).pipe(Layer.provideMerge(FakeToolProviderServer.Test))
+
+/** A real SMTP server (test/support/smtp.ts), the outside party mail goes to, as a test layer. */
+export class SmtpServer extends Context.Tag("test/SmtpServer")<SmtpServer, TestSmtp>() {
+  static readonly Test = Layer.scoped(
+    SmtpServer,
+    Effect.acquireRelease(Effect.promise(() => startSmtp()), (smtp) => Effect.promise(() => smtp.close()))
+  )
+}
+
+/**
+ * The events' path to the outside: the event store, webhook endpoints and notification
+ * settings, the ledger and its maintenance (which raise the money events), and the webhook
+ * and mail workers running as in the server, on `clock` (a shiftable clock's layer), with the
+ * mail going to `SmtpServer` and the webhooks to `Receiver`.
+ */
+export const deliveryTier = (label: string, clock: Layer.Layer<never>) =>
+  Layer.unwrapScoped(
+    Effect.map(SmtpServer, (smtp) => {
+      const services = Layer.mergeAll(
+        Webhooks.Default,
+        Notifications.Default,
+        WebhookWorkerLive,
+        MailWorkerLive.pipe(Layer.provide(MailerLive), Layer.provide(SecretBox.Default))
+      ).pipe(Layer.provideMerge(LedgerStandaloneLive), Layer.provideMerge(Events.Default))
+      return Layer.provideMerge(
+        clock,
+        serviceTier(label, Layer.provide(services, clock), {
+          SMTP_URL: smtp.url,
+          MAIL_FROM: "Service <no-reply@service.test>"
+        })
+      )
+    })
+  ).pipe(Layer.provideMerge(Layer.merge(SmtpServer.Test, Receiver.Test)))
