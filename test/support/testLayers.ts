@@ -5,20 +5,12 @@ import { Events } from "../../src/Services/Events/Events.js"
 import { CallLog } from "../../src/Services/Gateway/CallLog.js"
 import { Gateway } from "../../src/Services/Gateway/Gateway.js"
 import { LedgerLive } from "../../src/Services/Ledger/LedgerLive.js"
-import { LedgerStandaloneLive } from "../../src/Services/Ledger/LedgerStandalone.js"
-import { MailerLive } from "../../src/Services/Mailer/Mailer.js"
 import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
-import { MailWorkerLive } from "../../src/Services/Mailer/MailWorker.js"
-import { Notifications } from "../../src/Services/Notifications/Notifications.js"
 import { PurchasingLive } from "../../src/Services/Purchasing/PurchasingLive.js"
-import { SecretBox } from "../../src/Services/SecretBox/SecretBox.js"
-import { WebhookWorkerLive } from "../../src/Services/Webhooks/Delivery.js"
-import { Webhooks } from "../../src/Services/Webhooks/Webhooks.js"
 import { createTestDatabase, type TestDatabase } from "./database.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "./fakeProvider.js"
 import { startFakeToolProvider } from "./fakeToolProvider.js"
 import { startReceiver, type TestReceiver } from "./receiver.js"
-import { startSmtp, type TestSmtp } from "./smtp.js"
 
 /**
  * Layers for the service tier: suites that prove a rule on the services themselves, over
@@ -158,36 +150,3 @@ export const livePurchasingTier = (label: string, env: Record<string, string> = 
         ...env
       }))
   ).pipe(Layer.provideMerge(FakeToolProviderServer.Test))
-
-/** A real SMTP server (test/support/smtp.ts), the outside party mail goes to, as a test layer. */
-export class SmtpServer extends Context.Tag("test/SmtpServer")<SmtpServer, TestSmtp>() {
-  static readonly Test = Layer.scoped(
-    SmtpServer,
-    Effect.acquireRelease(Effect.promise(() => startSmtp()), (smtp) => Effect.promise(() => smtp.close()))
-  )
-}
-
-/**
- * The events' path to the outside: the event store, webhook endpoints and notification
- * settings, the ledger and its maintenance (which raise the money events), and the webhook
- * and mail workers running as in the server, on `clock` (a shiftable clock's layer), with the
- * mail going to `SmtpServer` and the webhooks to `Receiver`.
- */
-export const deliveryTier = (label: string, clock: Layer.Layer<never>) =>
-  Layer.unwrapScoped(
-    Effect.map(SmtpServer, (smtp) => {
-      const services = Layer.mergeAll(
-        Webhooks.Default,
-        Notifications.Default,
-        WebhookWorkerLive,
-        MailWorkerLive.pipe(Layer.provide(MailerLive), Layer.provide(SecretBox.Default))
-      ).pipe(Layer.provideMerge(LedgerStandaloneLive), Layer.provideMerge(Events.Default))
-      return Layer.provideMerge(
-        clock,
-        serviceTier(label, Layer.provide(services, clock), {
-          SMTP_URL: smtp.url,
-          MAIL_FROM: "Service <no-reply@service.test>"
-        })
-      )
-    })
-  ).pipe(Layer.provideMerge(Layer.merge(SmtpServer.Test, Receiver.Test)))
