@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { gatewayPrice } from "../../src/Domain/Plans.js"
 import { bearer, seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
 import { invariants } from "../support/ledgerChecks.js"
+import { expectError } from "../support/people.js"
 import { request } from "../support/server.js"
 import { grantTrial, startWorld, topUp, type World } from "../support/world.js"
 
@@ -360,5 +362,138 @@ describe("credentials on the gateway", () => {
     expect(withOrgKey.status).toBe(403)
     expect(withOrgKey.json.error.code).toBe("forbidden")
     expect((await call(org.owner.sessionToken, { endpoint: "fakeprov/ok" })).status).toBe(401)
+  })
+})
+
+/** One call to `fakeprov/ok` with `key` (the cached agent keys' suite). */
+const callOk = (key: string) => call(key, { endpoint: "fakeprov/ok" })
+
+/** A funded org with a live agent whose key is now in the replica's cache. */
+const cachedLiveAgent = async () => {
+  const org = await seedOrg(world.db)
+  await topUp(world, org.orgId, 10_000n)
+  const agent = await seedAgent(world.db, org.orgId, { mode: "live", monthlyBudgetCredits: 50_000n })
+  expect((await callOk(agent.key)).status).toBe(200) // the key is now cached
+  return { org, agent }
+}
+
+/** What a refused call left behind: nothing counted, held or logged. */
+const leftBehind = async (orgId: string) =>
+  (await world.db.query(
+    `SELECT (SELECT COALESCE(sum(calls), 0)::int FROM provider_daily_calls WHERE org_id = $1) AS calls,
+            (SELECT count(*)::int FROM gateway_calls WHERE org_id = $1) AS rows,
+            (SELECT count(*)::int FROM ledger_holds WHERE org_id = $1) AS holds`,
+    [orgId]
+  ))[0]
+
+/**
+ * A gateway call may take its agent key from the replica's cache; the hold checks it
+ * again. Changes here are written straight into the database, as another replica (or an
+ * administrator's command) would make them: nothing tells this replica's cache.
+ */
+describe("cached agent keys on POST /v1/call", () => {
+  it("refuses a key revoked or rotated elsewhere at once, counting and holding nothing", async () => {
+    const { agent, org } = await cachedLiveAgent()
+    await world.db.query(`UPDATE agents SET key_hash = NULL WHERE id = $1`, [agent.agentId])
+    const refused = await callOk(agent.key)
+    expect(refused.status).toBe(401)
+    expect(refused.json.error.code).toBe("unauthenticated")
+    expect(await leftBehind(org.orgId)).toEqual({ calls: 1, rows: 1, holds: 1 })
+    const inv = await invariants(world.db, org.orgId)
+    expect(inv.entriesSum).toBe(inv.balance)
+  })
+
+  it("refuses a disabled agent at once, and serves it again once enabled", async () => {
+    const { agent } = await cachedLiveAgent()
+    await world.db.query(`UPDATE agents SET status = 'disabled' WHERE id = $1`, [agent.agentId])
+    expect((await callOk(agent.key)).status).toBe(401)
+    await world.db.query(`UPDATE agents SET status = 'active' WHERE id = $1`, [agent.agentId])
+    expect((await callOk(agent.key)).status).toBe(200)
+  })
+
+  it("applies an allowlist changed elsewhere at once", async () => {
+    const { agent } = await cachedLiveAgent()
+    await world.db.query(`UPDATE agents SET ip_allowlist = '["203.0.113.0/24"]' WHERE id = $1`, [agent.agentId])
+    const refused = await callOk(agent.key)
+    expect(refused.status).toBe(403)
+    expect(refused.json.error.code).toBe("ip_not_allowed")
+  })
+
+  it("prices a call at the org's plan as it is now", async () => {
+    const { agent, org } = await cachedLiveAgent()
+    await world.db.query(`UPDATE orgs SET plan = 'max' WHERE id = $1`, [org.orgId])
+    const answer = await callOk(agent.key)
+    expect(answer.status).toBe(200)
+    expect(answer.json.charged.credits).toBe(gatewayPrice(10n, "max").toString())
+  })
+
+  it("a live agent switched to test mode elsewhere makes test calls at once", async () => {
+    const { agent, org } = await cachedLiveAgent()
+    const before = await leftBehind(org.orgId)
+    await world.db.query(`UPDATE agents SET mode = 'test' WHERE id = $1`, [agent.agentId])
+    const answer = await callOk(agent.key)
+    expect(answer.status).toBe(200)
+    expect(answer.json).toMatchObject({ status: "test", sample: true })
+    expect((await leftBehind(org.orgId)).calls).toBe(before.calls)
+  })
+})
+
+/** `GET /v1/orgs/{orgId}/calls` filtered by part of an endpoint id and by a time range. */
+describe("the calls list's filters", () => {
+  it("finds calls by endpoint text in any case and by time range", async () => {
+    const org = await seedOrg(world.db)
+    const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
+    await topUp(world, org.orgId, 1_000n)
+    for (const endpoint of ["fakeprov/ok", "fakeprov/empty", "fakeprov/ok"]) {
+      const made = await call(agent.key, { endpoint })
+      expect(made.status).toBe(200)
+    }
+    // The first call's time splits the range.
+    await world.db.query(
+      `UPDATE gateway_calls SET created_at = created_at - interval '2 days'
+       WHERE id = (SELECT id FROM gateway_calls WHERE org_id = $1 ORDER BY created_at LIMIT 1)`,
+      [org.orgId]
+    )
+    const list = async (query: string) => {
+      const answer = await request(`${world.server.url}/v1/orgs/${org.orgId}/calls?${query}`, {
+        headers: bearer(org.owner.sessionToken)
+      })
+      expect(answer.status, query).toBe(200)
+      return (answer.json.calls as Array<{ endpoint: string }>).map((c) => c.endpoint)
+    }
+    expect(await list("endpoint_contains=OK")).toEqual(["fakeprov/ok", "fakeprov/ok"])
+    expect(await list("endpoint_contains=prov/")).toHaveLength(3)
+    expect(await list("endpoint_contains=%25")).toEqual([])
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString()
+    expect(await list(`from=${yesterday}`)).toEqual(["fakeprov/ok", "fakeprov/empty"])
+    expect(await list(`until=${yesterday}`)).toEqual(["fakeprov/ok"])
+    expect(await list(`endpoint_contains=empty&until=${yesterday}`)).toEqual([])
+    const bad = await request(`${world.server.url}/v1/orgs/${org.orgId}/calls?from=yesterday`, {
+      headers: bearer(org.owner.sessionToken)
+    })
+    expect(bad.status).toBe(400)
+  })
+
+  it("answers 400 invalid_input for a cursor or agent id that is not one, decided by the query's schema", async () => {
+    const org = await seedOrg(world.db)
+    const list = (query: string) =>
+      request(`${world.server.url}/v1/orgs/${org.orgId}/calls?${query}`, { headers: bearer(org.owner.sessionToken) })
+    const unknown = "00000000-0000-4000-8000-000000000000"
+    expectError(
+      await list("starting_after=nope"),
+      400,
+      "invalid_input",
+      "Invalid value for `starting_after`: not a call id"
+    )
+    expectError(
+      await list(`starting_after=${unknown}`),
+      400,
+      "invalid_input",
+      "`starting_after` is not a call of this org"
+    )
+    expectError(await list("agent_id=nope"), 400, "invalid_input", "Invalid value for `agent_id`: not an agent id")
+    const none = await list(`agent_id=${unknown}`)
+    expect(none.status).toBe(200)
+    expect(none.json.calls).toEqual([])
   })
 })

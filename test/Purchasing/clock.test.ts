@@ -1,45 +1,21 @@
-import { PgClient } from "@effect/sql-pg"
 import { it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Fiber, Layer, Redacted, TestClock } from "effect"
-import { afterAll, beforeAll, describe, expect } from "vitest"
+import { Duration, Effect, Fiber, TestClock } from "effect"
+import { describe, expect } from "vitest"
 import type { AuthenticatedAgent } from "../../src/Domain/Current.js"
 import type { AgentId, OrgId } from "../../src/Domain/Ids.js"
-import { AppConfig } from "../../src/Services/AppConfig.js"
-import { Events } from "../../src/Services/Events/Events.js"
-import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
 import { Execute } from "../../src/Services/Purchasing/Execute.js"
 import { JobRunner } from "../../src/Services/Purchasing/Jobs.js"
-import { PurchasingLive } from "../../src/Services/Purchasing/PurchasingLive.js"
 import { eventually } from "../support/eventually.js"
 import { seedAgent } from "../support/fixtures.js"
-import { startWorld, type World } from "../support/world.js"
+import { purchasingTier, SuiteDatabase } from "../support/testLayers.js"
 import { eventsOf, seedBuyer } from "./support.js"
 
 /**
  * Time rules on a test clock (the 2-hour job run time, lapsed claims of a dead replica):
- * the purchasing services run in this process on the
- * suite's database (migrated and seeded by a server started once), with TestClock as time.
+ * the purchasing services run in this process on a database of the test's own, with
+ * TestClock as time.
  */
-let world: World
-beforeAll(async () => {
-  world = await startWorld("pexpiry", { smtp: true })
-  await world.server.close()
-})
-afterAll(async () => {
-  await world?.db.drop()
-  await world?.smtp.close()
-})
-
-const servicesOn = (url: string, env: Record<string, string> = {}) =>
-  PurchasingLive.pipe(
-    Layer.provide(Events.Default),
-    Layer.provide(MailOutboxLive),
-    Layer.provide(AppConfig.Default),
-    Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 })),
-    Layer.provide(
-      Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DATABASE_URL: url, ...env }))))
-    )
-  )
+const servicesOn = (env: Record<string, string> = {}) => purchasingTier("pexpiry", env)
 
 const testAgent = (agentId: AgentId, orgId: OrgId, key: string): AuthenticatedAgent => ({
   id: agentId,
@@ -57,7 +33,8 @@ describe("on a test clock", () => {
     "after 2 hours, items not yet run become expired and their holds are released",
     () =>
       Effect.gen(function*() {
-        const { agent, org } = yield* Effect.promise(() => seedBuyer(world))
+        const db = yield* SuiteDatabase
+        const { agent, org } = yield* Effect.promise(() => seedBuyer({ db }))
         const current: AuthenticatedAgent = {
           id: agent.agentId,
           org_id: org.orgId,
@@ -96,7 +73,7 @@ describe("on a test clock", () => {
         expect(job.charged.credits).toBe("150")
 
         const holds = yield* Effect.promise(() =>
-          world.db.query(
+          db.query(
             `SELECT h.status, i.status AS outcome FROM receipt_items i JOIN ledger_holds h ON h.id = i.hold_id
            WHERE i.receipt_id = $1`,
             [receiptId]
@@ -105,10 +82,10 @@ describe("on a test clock", () => {
         expect(holds.filter((h) => h.outcome === "expired").map((h) => h.status)).toEqual(Array(10).fill("released"))
         expect(holds.filter((h) => h.outcome === "passed").every((h) => h.status === "captured")).toBe(true)
         const [spend] = yield* Effect.promise(() =>
-          world.db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [agent.agentId])
+          db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [agent.agentId])
         )
         expect(spend).toEqual({ spent: "150", held: "0" })
-        expect(yield* Effect.promise(() => eventsOf(world.db, org.orgId, "job.completed"))).toEqual([{
+        expect(yield* Effect.promise(() => eventsOf(db, org.orgId, "job.completed"))).toEqual([{
           job_id: jobId,
           status: "done",
           receipt_id: receiptId,
@@ -116,14 +93,15 @@ describe("on a test clock", () => {
           passed: 50,
           expired: 10
         }])
-      }).pipe(Effect.provide(servicesOn(world.db.url))),
+      }).pipe(Effect.provide(servicesOn())),
     60_000
   )
 
   it.effect("a job whose run time ended while nobody ran it expires every item", () =>
     Effect.gen(function*() {
-      const { org } = yield* Effect.promise(() => seedBuyer(world))
-      const other = yield* Effect.promise(() => seedAgent(world.db, org.orgId, { approvalThresholdCredits: null }))
+      const db = yield* SuiteDatabase
+      const { org } = yield* Effect.promise(() => seedBuyer({ db }))
+      const other = yield* Effect.promise(() => seedAgent(db, org.orgId, { approvalThresholdCredits: null }))
       const execute = yield* Execute
       const runner = yield* JobRunner
       const accepted = yield* execute.execute(
@@ -147,16 +125,17 @@ describe("on a test clock", () => {
       const job = yield* runner.get(org.orgId, jobId)
       expect(job).toMatchObject({ status: "done", counts: { passed: 0, expired: 40 } })
       const [spend] = yield* Effect.promise(() =>
-        world.db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [other.agentId])
+        db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [other.agentId])
       )
       expect(spend).toEqual({ spent: "0", held: "0" })
-    }).pipe(Effect.provide(servicesOn(world.db.url))), 60_000)
+    }).pipe(Effect.provide(servicesOn())), 60_000)
 
   it.effect(
     "a direct purchase whose item's claim was taken over while it ran settles nothing of it",
     () =>
       Effect.gen(function*() {
-        const { agent, org } = yield* Effect.promise(() => seedBuyer(world))
+        const db = yield* SuiteDatabase
+        const { agent, org } = yield* Effect.promise(() => seedBuyer({ db }))
         const execute = yield* Execute
         // The mock tool takes 10 minutes (on the test clock): the claim changes hands meanwhile.
         const slow = yield* Effect.fork(execute.execute(testAgent(agent.agentId, org.orgId, agent.key), {
@@ -167,7 +146,7 @@ describe("on a test clock", () => {
         const item = () =>
           Effect.promise(() =>
             eventually(async () => {
-              const rows = await world.db.query(
+              const rows = await db.query(
                 `SELECT i.status, i.claimed_by, h.status AS hold FROM receipt_items i
                  JOIN receipts r ON r.id = i.receipt_id JOIN ledger_holds h ON h.id = i.hold_id
                  WHERE r.agent_id = $1`,
@@ -179,7 +158,7 @@ describe("on a test clock", () => {
         expect(yield* item()).toMatchObject({ status: "running", hold: "held" })
         // Another runner takes the claim over (as after a lapsed lease).
         yield* Effect.promise(() =>
-          world.db.query(
+          db.query(
             `UPDATE receipt_items SET claimed_by = 'direct:another' WHERE receipt_id IN
                (SELECT id FROM receipts WHERE agent_id = $1)`,
             [agent.agentId]
@@ -192,10 +171,10 @@ describe("on a test clock", () => {
           .toBe("provider_error")
         expect(yield* item()).toEqual({ status: "running", claimed_by: "direct:another", hold: "held" })
         const [spend] = yield* Effect.promise(() =>
-          world.db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [agent.agentId])
+          db.query(`SELECT spent, held FROM agent_month_spend WHERE agent_id = $1`, [agent.agentId])
         )
         expect(spend.spent).toBe("0")
-      }).pipe(Effect.provide(servicesOn(world.db.url, { MOCK_TOOL_LATENCY_MS: "600000" }))),
+      }).pipe(Effect.provide(servicesOn({ MOCK_TOOL_LATENCY_MS: "600000" }))),
     60_000
   )
 
@@ -203,7 +182,8 @@ describe("on a test clock", () => {
     "a direct purchase that is still running keeps its lease: the sweeper leaves it alone however long it takes",
     () =>
       Effect.gen(function*() {
-        const { agent, org } = yield* Effect.promise(() => seedBuyer(world))
+        const db = yield* SuiteDatabase
+        const { agent, org } = yield* Effect.promise(() => seedBuyer({ db }))
         const execute = yield* Execute
         const runner = yield* JobRunner
         // The mock tool takes 10 minutes (on the test clock): the purchase runs a long time.
@@ -214,11 +194,10 @@ describe("on a test clock", () => {
         }, ""))
         yield* TestClock.adjust(Duration.millis(1))
         const receipts = () =>
-          Effect.promise(() => world.db.query(`SELECT id, status FROM receipts WHERE agent_id = $1`, [agent.agentId]))
+          Effect.promise(() => db.query(`SELECT id, status FROM receipts WHERE agent_id = $1`, [agent.agentId]))
         yield* Effect.promise(() =>
           eventually(
-            async () =>
-              (await world.db.query(`SELECT 1 FROM receipts WHERE agent_id = $1`, [agent.agentId])).length > 0,
+            async () => (await db.query(`SELECT 1 FROM receipts WHERE agent_id = $1`, [agent.agentId])).length > 0,
             { what: "the purchase's receipt" }
           )
         )
@@ -232,7 +211,7 @@ describe("on a test clock", () => {
         }
         expect((yield* receipts()).map((r) => r.status)).toEqual(["running"])
         const [key] = yield* Effect.promise(() =>
-          world.db.query(`SELECT status FROM idempotency_keys WHERE agent_id = $1`, [agent.agentId])
+          db.query(`SELECT status FROM idempotency_keys WHERE agent_id = $1`, [agent.agentId])
         )
         expect(key).toEqual({ status: "in_progress" })
         // The slow try answers: the purchase finishes as usual and its answer is kept.
@@ -242,7 +221,7 @@ describe("on a test clock", () => {
         expect(answer).toMatchObject({ status: "done" })
         expect((yield* receipts()).map((r) => r.status)).toEqual(["done"])
         const [kept] = yield* Effect.promise(() =>
-          world.db.query(
+          db.query(
             `SELECT status, answer::jsonb ->> 'status' AS answer FROM idempotency_keys WHERE agent_id = $1`,
             [
               agent.agentId
@@ -251,7 +230,7 @@ describe("on a test clock", () => {
         )
         expect(kept).toEqual({ status: "done", answer: "done" })
       }).pipe(
-        Effect.provide(servicesOn(world.db.url, { MOCK_TOOL_LATENCY_MS: "600000", IDEMPOTENCY_LEASE_MS: "300000" }))
+        Effect.provide(servicesOn({ MOCK_TOOL_LATENCY_MS: "600000", IDEMPOTENCY_LEASE_MS: "300000" }))
       ),
     60_000
   )

@@ -1,49 +1,22 @@
-import { Effect } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Either, Layer } from "effect"
+import { describe, it } from "vitest"
+import { Events } from "../../src/Services/Events/Events.js"
 import { addressRefusal } from "../../src/Services/Webhooks/AddressPolicy.js"
+import { WebhookDelivery } from "../../src/Services/Webhooks/Delivery.js"
+import { specialNameRefusal } from "../../src/Services/Webhooks/SpecialNames.js"
 import { DnsResolver, postWebhook } from "../../src/Services/Webhooks/WebhookHttp.js"
-import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { Webhooks } from "../../src/Services/Webhooks/Webhooks.js"
 import { fakeDns } from "../support/dns.js"
-import { seedOrg } from "../support/fixtures.js"
-import { startReceiver, type TestReceiver } from "../support/receiver.js"
-import { startServer, type TestServer } from "../support/server.js"
-import { startSmtp, type TestSmtp } from "../support/smtp.js"
-import { orgApi } from "./support.js"
+import { actorOf, seedOrg } from "../support/fixtures.js"
+import { Receiver, serviceTier, SuiteDatabase } from "../support/testLayers.js"
 
 /**
- * Server-side request forgery: which webhook URLs are refused when saved (production rules),
- * and the check at delivery time on the address actually connected to (DNS rebinding).
+ * Server-side request forgery, on the webhook services without HTTP: which webhook URLs are
+ * refused when saved (production rules: addresses, schemes, and names that cannot reach the
+ * public internet), and the check at delivery time on the address actually connected to
+ * (DNS rebinding). The wire of a refusal (400 and the error body) is in webhooks.test.ts.
  */
-let db: TestDatabase
-let production: TestServer
-let development: TestServer
-let receiver: TestReceiver
-/** Production does not start without a mail server. */
-let smtp: TestSmtp
-/** What the stand-in DNS answers for each name (development server only). */
-const dnsAnswers = new Map<string, Array<string>>()
-
-beforeAll(async () => {
-  db = await createTestDatabase("events_ssrf")
-  receiver = await startReceiver()
-  smtp = await startSmtp()
-  production = await startServer({
-    DATABASE_URL: db.url,
-    SERVICE_ENV: "production",
-    SECRETS_ENCRYPTION_KEY: "test-key-for-the-ssrf-suite-0123456789",
-    SMTP_URL: smtp.url
-  })
-  development = await startServer({ DATABASE_URL: db.url }, fakeDns(dnsAnswers))
-})
-
-afterAll(async () => {
-  await production?.close()
-  await development?.close()
-  await receiver?.close()
-  await smtp?.close()
-  await db?.drop()
-})
-
 const refused = [
   ["10/8", "https://10.0.0.1/hook"],
   ["10/8 top", "https://10.255.255.254/hook"],
@@ -79,47 +52,104 @@ const refused = [
   ["IPv6 multicast", "https://[ff02::1]/hook"]
 ] as const
 
-describe("webhook URL rules in production", () => {
-  it.each(refused)("refuses %s (%s) with 400 invalid_input", async (_label, url) => {
-    const org = await seedOrg(db)
-    const answer = await orgApi(production.url, org.orgId, org.owner.sessionToken).createWebhook({ url })
-    expect(answer.status).toBe(400)
-    expect(answer.json).toEqual({
-      error: {
-        code: "invalid_input",
-        message: expect.any(String),
-        doc_url: expect.stringContaining("#invalid_input"),
-        retryable: false
+/** What the stand-in DNS answers; a name not listed does not resolve. */
+const nameAnswers = new Map<string, Array<string>>([
+  ["hooks.example.com", ["93.184.216.34"]],
+  ["8.8.8.8.nip.io", ["8.8.8.8"]],
+  ["localhost.", ["127.0.0.1"]],
+  ["foo.localhost", ["127.0.0.1"]],
+  ["10.0.0.1.nip.io", ["10.0.0.1"]],
+  ["private.example.com", ["10.1.2.3", "fd00::1"]]
+])
+
+/** What the stand-in DNS answers for each name under development rules (the rebinding cases). */
+const rebindAnswers = new Map<string, Array<string>>()
+
+/** The webhook services over the suite's database, under `env` and the stand-in DNS `answers`. */
+const webhookServices = (label: string, answers: Map<string, Array<string>>, env: Record<string, string> = {}) =>
+  serviceTier(
+    label,
+    Layer.mergeAll(Webhooks.Default, WebhookDelivery.Default).pipe(Layer.provideMerge(Events.Default)),
+    env
+  ).pipe(Layer.provideMerge(fakeDns(answers)))
+
+/** Saves `url` as a new org's endpoint: the endpoint, or the refusal. */
+const create = (url: string) =>
+  Effect.gen(function*() {
+    const db = yield* SuiteDatabase
+    const org = yield* Effect.promise(() => seedOrg(db))
+    return yield* Effect.either((yield* Webhooks).create(actorOf(org), { url }))
+  })
+
+/** The refusal `url` is met with: its code and message. */
+const refusalOf = (url: string) =>
+  Effect.map(create(url), (made) => {
+    if (Either.isRight(made)) throw new Error(`${url} was accepted`)
+    return { code: made.left._tag, message: (made.left as { message: string }).message }
+  })
+
+layer(
+  webhookServices("events_ssrf", nameAnswers, {
+    SERVICE_ENV: "production",
+    SECRETS_ENCRYPTION_KEY: "test-key-for-the-ssrf-suite-0123456789"
+  })
+)("webhook URL rules in production", (it) => {
+  it.effect.each(refused)("refuses %s (%s) with invalid_input", ([_label, url]) =>
+    Effect.gen(function*() {
+      expect(yield* refusalOf(url)).toEqual({ code: "invalid_input", message: expect.any(String) })
+    }))
+
+  it.effect("refuses plain http, even to a public address, and http://localhost", () =>
+    Effect.gen(function*() {
+      for (const url of ["http://93.184.216.34/hook", "http://localhost:8080/hook", "http://127.0.0.1/hook"]) {
+        const refusal = yield* refusalOf(url)
+        expect(refusal.code, url).toBe("invalid_input")
+        expect(refusal.message, url).toMatch(/https/)
       }
-    })
-  })
+    }))
 
-  it("refuses plain http, even to a public address, and http://localhost", async () => {
-    const org = await seedOrg(db)
-    const api = orgApi(production.url, org.orgId, org.owner.sessionToken)
-    for (const url of ["http://93.184.216.34/hook", "http://localhost:8080/hook", "http://127.0.0.1/hook"]) {
-      const answer = await api.createWebhook({ url })
-      expect(answer.status, url).toBe(400)
-      expect(answer.json.error.message, url).toMatch(/https/)
-    }
-  })
+  it.effect("allows https to a public address (IPv4 and IPv6)", () =>
+    Effect.gen(function*() {
+      for (
+        const url of [
+          "https://93.184.216.34/hook",
+          "https://[2606:4700:4700::1111]/hook",
+          "https://8.8.8.8:8443/path?x=1"
+        ]
+      ) {
+        const made = yield* create(url)
+        expect(Either.isRight(made) && made.right.webhook.url, url).toBe(url)
+      }
+    }))
 
-  it("allows https to a public address (IPv4 and IPv6)", async () => {
-    const org = await seedOrg(db)
-    const api = orgApi(production.url, org.orgId, org.owner.sessionToken)
-    for (
-      const url of [
-        "https://93.184.216.34/hook",
-        "https://[2606:4700:4700::1111]/hook",
-        "https://8.8.8.8:8443/path?x=1"
-      ]
-    ) {
-      const answer = await api.createWebhook({ url })
-      expect(answer.status, url).toBe(201)
-      expect(answer.json.webhook.url).toBe(url)
-    }
-  })
+  const refusedNames: Array<[string, RegExp]> = [
+    ["https://localhost./hook", /ends with a dot/],
+    ["https://foo.localhost/hook", /special-use name/],
+    ["https://hooks.invalid/hook", /special-use name/],
+    ["https://printer.local/hook", /special-use name/],
+    ["https://db.internal/hook", /special-use name/],
+    ["https://router.home.arpa/hook", /special-use name/],
+    ["https://10.0.0.1.nip.io/hook", /names the address 10\.0\.0\.1/],
+    ["https://app-192-168-1-1.sslip.io/hook", /names the address 192\.168\.1\.1/],
+    ["https://7f000001.nip.io/hook", /names the address 127\.0\.0\.1/],
+    ["https://nowhere.example.com/hook", /does not resolve/],
+    ["https://private.example.com/hook", /not a public address/]
+  ]
+  it.effect.each(refusedNames)("refuses the name of %s with invalid_input", ([url, message]) =>
+    Effect.gen(function*() {
+      expect(yield* refusalOf(url)).toEqual({ code: "invalid_input", message: expect.stringMatching(message) })
+    }))
 
+  it.effect("accepts a name resolving to a public address, even one carrying a public address", () =>
+    Effect.gen(function*() {
+      for (const url of ["https://hooks.example.com/hook", "https://8.8.8.8.nip.io/hook"]) {
+        const made = yield* create(url)
+        expect(Either.isRight(made) && made.right.webhook.url, url).toBe(url)
+      }
+    }))
+})
+
+describe("pure rules", () => {
   it("classifies addresses the same way the table says (pure policy)", () => {
     const strict = { allowLoopback: false }
     for (
@@ -149,86 +179,105 @@ describe("webhook URL rules in production", () => {
     expect(addressRefusal("::1", { allowLoopback: true })).toBeUndefined()
     expect(addressRefusal("10.0.0.1", { allowLoopback: true })).toBeDefined()
   })
+
+  it("judges names alone the same way (pure rule)", () => {
+    expect(specialNameRefusal("example.com")).toBeUndefined()
+    expect(specialNameRefusal("api.stripe.com")).toBeUndefined()
+    expect(specialNameRefusal("1.2.3.4.nip.io")).toBeUndefined()
+    expect(specialNameRefusal("LOCALHOST")).toBeDefined()
+    expect(specialNameRefusal("a.b.onion")).toBeDefined()
+    expect(specialNameRefusal("172-16-0-1.sslip.io")).toBeDefined()
+  })
 })
 
-describe("the address connected to is checked at every delivery", () => {
-  it("refuses a name that resolved to loopback when saved but to a private address at delivery (DNS rebinding)", async () => {
-    const org = await seedOrg(db)
-    const api = orgApi(development.url, org.orgId, org.owner.sessionToken)
-    dnsAnswers.set("rebind.test", ["127.0.0.1"])
-    const made = await api.createWebhook({ url: `http://rebind.test:${receiver.port}/rebind` })
-    expect(made.status).toBe(201)
+layer(webhookServices("events_ssrf_dev", rebindAnswers).pipe(Layer.provideMerge(Receiver.Test)))(
+  "the address connected to is checked at every delivery",
+  (it) => {
+    it.effect("refuses a name that resolved to loopback when saved but to a private address at delivery (DNS rebinding)", () =>
+      Effect.gen(function*() {
+        const receiver = yield* Receiver
+        const webhooks = yield* Webhooks
+        const db = yield* SuiteDatabase
+        const org = yield* Effect.promise(() => seedOrg(db))
+        const actor = actorOf(org)
+        rebindAnswers.set("rebind.test", ["127.0.0.1"])
+        const made = yield* webhooks.create(actor, { url: `http://rebind.test:${receiver.port}/rebind` })
+        const test = () => webhooks.sendTest(actor, made.webhook.id)
 
-    dnsAnswers.set("rebind.test", ["10.0.0.7"])
-    const blocked = await api.testWebhook(made.json.webhook.id)
-    expect(blocked.json).toMatchObject({ status: "pending", last_status_code: null })
-    expect(blocked.json.last_error).toMatch(
-      /^Address not allowed: rebind.test resolves to 10.0.0.7 is not a public address/
-    )
-
-    dnsAnswers.set("rebind.test", ["127.0.0.1", "169.254.169.254"])
-    const mixed = await api.testWebhook(made.json.webhook.id)
-    expect(mixed.json.last_error).toMatch(/169.254.169.254/)
-    expect(receiver.received.filter((r) => r.path === "/rebind")).toHaveLength(0)
-
-    // The answer the check passes is the address the connection goes to.
-    dnsAnswers.set("rebind.test", ["127.0.0.1"])
-    const delivered = await api.testWebhook(made.json.webhook.id)
-    expect(delivered.json).toMatchObject({ status: "delivered", last_status_code: 200 })
-    const got = receiver.received.filter((r) => r.path === "/rebind")
-    expect(got).toHaveLength(1)
-    expect(got[0]!.headers.host).toBe(`rebind.test:${receiver.port}`)
-  })
-
-  it("refuses a private answer for a name when the URL is saved", async () => {
-    const org = await seedOrg(db)
-    dnsAnswers.set("internal.test", ["192.168.10.10"])
-    const answer = await orgApi(development.url, org.orgId, org.owner.sessionToken).createWebhook({
-      url: "https://internal.test/hook"
-    })
-    expect(answer.status).toBe(400)
-    expect(answer.json.error.message).toContain("192.168.10.10")
-  })
-
-  it("never connects to a forbidden literal or resolved address under production rules", async () => {
-    const production = { allowLoopback: false }
-    const run = (url: string, resolver?: (host: string) => Array<string>) =>
-      Effect.runPromise(
-        postWebhook({ url, headers: { "Content-Type": "application/json" }, body: "{}", policy: production }).pipe(
-          resolver === undefined
-            ? (e) => e
-            : Effect.provideService(DnsResolver, {
-              lookup: async (host: string) =>
-                resolver(host).map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))
-            })
+        rebindAnswers.set("rebind.test", ["10.0.0.7"])
+        const blocked = yield* test()
+        expect(blocked).toMatchObject({ status: "pending", last_status_code: null })
+        expect(blocked.last_error).toMatch(
+          /^Address not allowed: rebind.test resolves to 10.0.0.7 is not a public address/
         )
-      )
-    const before = receiver.received.length
-    expect(await run(`http://127.0.0.1:${receiver.port}/direct`)).toMatchObject({
-      delivered: false,
-      error: expect.stringMatching(/^Address not allowed/)
-    })
-    expect(await run(`http://[::ffff:127.0.0.1]:${receiver.port}/direct`)).toMatchObject({
-      delivered: false,
-      error: expect.stringMatching(/^Address not allowed/)
-    })
-    expect(await run(`http://receiver.test:${receiver.port}/direct`, () => ["127.0.0.1"])).toMatchObject({
-      delivered: false,
-      error: expect.stringMatching(/^Address not allowed/)
-    })
-    expect(await run(`http://receiver.test:${receiver.port}/direct`, () => ["::1"])).toMatchObject({ delivered: false })
-    expect(receiver.received.length).toBe(before)
-    // Loopback allowed (development rules): the same request goes through.
-    const allowed = await Effect.runPromise(
-      postWebhook({
-        url: `http://receiver.test:${receiver.port}/direct`,
-        headers: {},
-        body: "{}",
-        policy: { allowLoopback: true }
-      }).pipe(
-        Effect.provideService(DnsResolver, { lookup: async () => [{ address: "127.0.0.1", family: 4 }] })
-      )
-    )
-    expect(allowed).toEqual({ delivered: true, statusCode: 200, error: null })
-  })
-})
+
+        rebindAnswers.set("rebind.test", ["127.0.0.1", "169.254.169.254"])
+        const mixed = yield* test()
+        expect(mixed.last_error).toMatch(/169.254.169.254/)
+        expect(receiver.received.filter((r) => r.path === "/rebind")).toHaveLength(0)
+
+        // The answer the check passes is the address the connection goes to.
+        rebindAnswers.set("rebind.test", ["127.0.0.1"])
+        const delivered = yield* test()
+        expect(delivered).toMatchObject({ status: "delivered", last_status_code: 200 })
+        const got = receiver.received.filter((r) => r.path === "/rebind")
+        expect(got).toHaveLength(1)
+        expect(got[0]!.headers.host).toBe(`rebind.test:${receiver.port}`)
+      }))
+
+    it.effect("refuses a private answer for a name when the URL is saved", () =>
+      Effect.gen(function*() {
+        rebindAnswers.set("internal.test", ["192.168.10.10"])
+        const refusal = yield* refusalOf("https://internal.test/hook")
+        expect(refusal.code).toBe("invalid_input")
+        expect(refusal.message).toContain("192.168.10.10")
+      }))
+
+    it.effect("never connects to a forbidden literal or resolved address under production rules", () =>
+      Effect.flatMap(Receiver, (receiver) =>
+        Effect.promise(async () => {
+          const production = { allowLoopback: false }
+          const run = (url: string, resolver?: (host: string) => Array<string>) =>
+            Effect.runPromise(
+              postWebhook({ url, headers: { "Content-Type": "application/json" }, body: "{}", policy: production })
+                .pipe(
+                  resolver === undefined
+                    ? (e) => e
+                    : Effect.provideService(DnsResolver, {
+                      lookup: async (host: string) =>
+                        resolver(host).map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))
+                    })
+                )
+            )
+          const before = receiver.received.length
+          expect(await run(`http://127.0.0.1:${receiver.port}/direct`)).toMatchObject({
+            delivered: false,
+            error: expect.stringMatching(/^Address not allowed/)
+          })
+          expect(await run(`http://[::ffff:127.0.0.1]:${receiver.port}/direct`)).toMatchObject({
+            delivered: false,
+            error: expect.stringMatching(/^Address not allowed/)
+          })
+          expect(await run(`http://receiver.test:${receiver.port}/direct`, () => ["127.0.0.1"])).toMatchObject({
+            delivered: false,
+            error: expect.stringMatching(/^Address not allowed/)
+          })
+          expect(await run(`http://receiver.test:${receiver.port}/direct`, () => ["::1"])).toMatchObject({
+            delivered: false
+          })
+          expect(receiver.received.length).toBe(before)
+          // Loopback allowed (development rules): the same request goes through.
+          const allowed = await Effect.runPromise(
+            postWebhook({
+              url: `http://receiver.test:${receiver.port}/direct`,
+              headers: {},
+              body: "{}",
+              policy: { allowLoopback: true }
+            }).pipe(
+              Effect.provideService(DnsResolver, { lookup: async () => [{ address: "127.0.0.1", family: 4 }] })
+            )
+          )
+          expect(allowed).toEqual({ delivered: true, statusCode: 200, error: null })
+        })))
+  }
+)

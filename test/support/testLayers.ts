@@ -1,14 +1,19 @@
 import { startStripeEmulator, type StripeEmulator } from "@agent-gateway/stripe-emulator"
-import { ConfigProvider, Context, Effect, Layer } from "effect"
+import { Clock, ConfigProvider, Context, Effect, Layer, TestContext } from "effect"
 import { DatabaseLive } from "../../src/Layers/Database.js"
 import { AppConfig } from "../../src/Services/AppConfig.js"
 import { BillingLive } from "../../src/Services/Billing/BillingLive.js"
 import { Events } from "../../src/Services/Events/Events.js"
+import { CallLog } from "../../src/Services/Gateway/CallLog.js"
+import { Gateway } from "../../src/Services/Gateway/Gateway.js"
 import { LedgerLive } from "../../src/Services/Ledger/LedgerLive.js"
 import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
 import { CreditAdjustments } from "../../src/Services/Operations/CreditAdjustments.js"
+import { PurchasingLive } from "../../src/Services/Purchasing/PurchasingLive.js"
 import { createTestDatabase, type TestDatabase } from "./database.js"
 import { type FakeEcb, startFakeEcb } from "./fakeEcb.js"
+import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "./fakeProvider.js"
+import { startFakeToolProvider } from "./fakeToolProvider.js"
 import { startReceiver, type TestReceiver } from "./receiver.js"
 import { stripeEnv } from "./world.js"
 
@@ -63,6 +68,93 @@ export class Receiver extends Context.Tag("test/Receiver")<Receiver, TestReceive
   )
 }
 
+/** The fake data provider (the outside party behind the gateway), as a test layer. */
+export class FakeProviderServer extends Context.Tag("test/FakeProviderServer")<FakeProviderServer, FakeProvider>() {
+  static readonly Test = Layer.scoped(
+    FakeProviderServer,
+    Effect.acquireRelease(Effect.promise(() => startFakeProvider()), (fake) => Effect.promise(() => fake.close()))
+  )
+}
+
+/** The gateway's services: calls, the calls list, the ledger and the events it raises. */
+export const GatewayServices = Layer.mergeAll(Gateway.Default, CallLog.Default).pipe(
+  Layer.provideMerge(LedgerLive),
+  Layer.provideMerge(Events.Default)
+)
+
+/**
+ * The gateway's services (calls, the calls list, the ledger and its events) over the suite's
+ * database, with the fake provider's endpoints in its catalogue and PROVIDERS_UPSTREAM at it,
+ * as `startWorld(label, { provider: true })` sets the server up. `FakeProviderServer` stays in
+ * the context for a test to read what the provider was sent.
+ */
+export const gatewayTier = (label: string, env: Record<string, string> = {}) =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const fake = yield* FakeProviderServer
+      const database = PgTest(label, { PROVIDERS_UPSTREAM: fake.url, GATEWAY_TIMEOUT_MS: "2000", ...env })
+      const seeded = Layer.tap(database, (context) =>
+        Effect.promise(() => seedTestCatalogue(Context.get(context, SuiteDatabase))))
+      return Layer.provideMerge(GatewayServices, seeded)
+    })
+  ).pipe(Layer.provideMerge(FakeProviderServer.Test))
+
+/** Every purchasing service (execute, jobs, receipts, recommend, approvals, disputes) with the events and mail outbox they write to. */
+export const PurchasingServices = PurchasingLive.pipe(
+  Layer.provideMerge(Events.Default),
+  Layer.provideMerge(MailOutboxLive)
+)
+
+/**
+ * `services` built on the real clock, so the timers they fork for themselves (a flush every
+ * second, a sweep every 30 s) tick in real time, while the test's own fibers (which call the
+ * services) run on the TestClock provided beside them. Built on the TestClock, such a timer
+ * makes `TestClock.adjust("3 hours")` step through each of its 10,800 wake-ups.
+ */
+export const onRealClock = <A, E, R>(services: Layer.Layer<A, E, R>) =>
+  Layer.provide(services, Layer.setClock(Clock.make()))
+
+/**
+ * The purchasing services over the suite's database, their own timers on the real clock,
+ * with the TestClock for the tests, provided in the layer itself (a suite in the same fork
+ * may have left the test services out).
+ */
+export const purchasingTier = (label: string, env: Record<string, string> = {}) =>
+  Layer.provideMerge(TestContext.TestContext, serviceTier(label, onRealClock(PurchasingServices), env))
+
+/**
+ * Runs a test on the real clock (mock tools' latency, a provider's timeout), the suite's
+ * runtime left on the TestClock that `layer(...)` gives it: a clock set in a suite's layer
+ * (`Layer.setClock`) left the next suite of the fork without its TestClock, and a TestContext
+ * built after the suite's configuration hid that configuration from the tests' fibers.
+ */
+export const inRealTime = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withClock(effect, Clock.make())
+
+/** The fake of the tools' providers for live purchases (test/support/fakeToolProvider.ts), as a test layer. */
+export class FakeToolProviderServer extends Context.Tag("test/FakeToolProviderServer")<
+  FakeToolProviderServer,
+  Awaited<ReturnType<typeof startFakeToolProvider>>
+>() {
+  static readonly Test = Layer.scoped(
+    FakeToolProviderServer,
+    Effect.acquireRelease(Effect.promise(() => startFakeToolProvider()), (fake) => Effect.promise(() => fake.close()))
+  )
+}
+
+/**
+ * Live purchases switched on against the fake tools' provider (PROVIDERS_UPSTREAM at it), with
+ * the ledger beside the purchasing services for a test to top up or freeze an org; the
+ * services' timers on the real clock, the TestClock last (a test runs `inRealTime`).
+ */
+export const livePurchasingTier = (label: string, env: Record<string, string> = {}) =>
+  Layer.unwrapScoped(
+    Effect.map(FakeToolProviderServer, (fake) =>
+      serviceTier(label, Layer.merge(PurchasingServices, LedgerLive.pipe(Layer.provide(Events.Default))), {
+        LIVE_EXECUTE_ENABLED: "true",
+        PROVIDERS_UPSTREAM: fake.url,
+        ...env
+      }))
+  ).pipe(Layer.provideMerge(FakeToolProviderServer.Test))
 /** Stripe, as the Stripe emulator (packages/stripe-emulator) on a socket of its own: the outside party of billing. */
 export class StripeTest extends Context.Tag("test/StripeTest")<StripeTest, StripeEmulator>() {
   static readonly Test = Layer.scoped(
