@@ -1,0 +1,219 @@
+import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
+import { CallRequest, CallResult } from "../../Domain/GatewayCall.js"
+import { ExecuteRequest, ExecuteResult } from "../../Domain/Purchasing.js"
+import { type AnyApiError, InvalidInput, PaymentRequired } from "../../Errors/ApiErrors.js"
+import { encodeApiError, isApiError } from "../../Errors/Wire.js"
+import { Gateway } from "../../Services/Gateway/Gateway.js"
+import { PayerPurchases } from "../../Services/Purchasing/PayerPurchases.js"
+import { PublicUrl } from "../../Services/PublicUrl.js"
+import { Facilitator } from "../../Services/X402/Facilitator.js"
+import { FacilitatorAddressLive } from "../../Services/X402/FacilitatorAddressLive.js"
+import { unitsOf, X402Config } from "../../Services/X402/X402Config.js"
+import { X402Payments } from "../../Services/X402/X402Payments.js"
+import { X402SweeperLive } from "../../Services/X402/X402Sweeper.js"
+
+/**
+ * `POST /v1/call` and `POST /v1/execute` for callers without a key, when X402_ENABLED is on
+ * (docs/x402-and-signatures.md, "Taking payments (x402)"). The edge hands a request here
+ * only when it carries no `Authorization` header at all, so a keyed request never reaches
+ * it and pays nothing for it; with x402 off this is `none` and the edge asks nothing.
+ *
+ * - No `PAYMENT-SIGNATURE`: 402 `payment_required` with `PAYMENT-REQUIRED` (the call's
+ *   price, or the purchase's maximum, in the asset's units).
+ * - With one: the payment is verified, the work done and what is due settled
+ *   (X402Payments.ts); the answer is the one a keyed caller gets, with `payment` (the signed
+ *   record naming the payer) and `PAYMENT-RESPONSE` when something was settled.
+ * - A payment refused: 402 `payment_invalid`, with `PAYMENT-REQUIRED` again.
+ */
+export type X402Handler = (
+  request: HttpServerRequest.HttpServerRequest,
+  route: "call" | "execute"
+) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+
+export class X402Requests extends Context.Tag("Http/X402Requests")<X402Requests, Option.Option<X402Handler>>() {}
+
+/** The x402 routes: only `POST` of these two paths, with no Authorization header. */
+export const x402RouteOf = (method: string, pathname: string, headers: Readonly<Record<string, string>>) => {
+  if (method !== "POST" || headers["authorization"] !== undefined) return null
+  return pathname === "/v1/call" ? "call" as const : pathname === "/v1/execute" ? "execute" as const : null
+}
+
+const decodeBody = <A, I>(schema: Schema.Schema<A, I>, text: string) =>
+  Effect.try({ try: () => JSON.parse(text === "" ? "{}" : text) as unknown, catch: () => "malformed" }).pipe(
+    Effect.flatMap(Schema.decodeUnknown(schema)),
+    Effect.mapError((error) => {
+      if (error === "malformed") return new InvalidInput({ message: "Malformed JSON body" })
+      const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      const field = first === undefined || first.path.length === 0 ? "body" : first.path.map(String).join(".")
+      return new InvalidInput({ message: `Invalid value for \`${field}\`: ${first?.message ?? "not as expected"}` })
+    })
+  )
+
+const encodeCallResult = Schema.encode(CallResult)
+const encodeExecuteResult = Schema.encode(ExecuteResult)
+
+const makeHandler = Effect.gen(function*() {
+  const config = yield* X402Config
+  const payments = yield* X402Payments
+  const gateway = yield* Gateway
+  const purchases = yield* PayerPurchases
+  const baseUrl = yield* PublicUrl
+
+  const json = (status: number, body: unknown) => HttpServerResponse.unsafeJson(body, { status })
+
+  /** Our error as the catalogue answers it; a refused or missing payment carries what would be taken. */
+  const errorAnswer = (error: AnyApiError, requirementsHeader: string | null) =>
+    Effect.map(encodeApiError(error), ({ body, status }) => {
+      const response = json(status, body)
+      return requirementsHeader === null ? response : HttpServerResponse.setHeader(
+        response,
+        "payment-required",
+        requirementsHeader
+      )
+    })
+
+  /** Prices the request, asks for a payment or takes it. */
+  const serve = (
+    request: HttpServerRequest.HttpServerRequest,
+    priced: {
+      readonly kind: "call" | "purchase"
+      readonly scheme: "exact" | "upto"
+      readonly credits: bigint
+      readonly subject: string
+      readonly description: string
+      readonly body: unknown
+      readonly work: Parameters<typeof payments.pay>[0]["work"]
+    }
+  ) =>
+    Effect.gen(function*() {
+      const units = unitsOf(priced.credits, config)
+      const required = yield* payments.requirementsFor(priced.scheme, units)
+      const resource = { url: `${baseUrl}${request.url.split("?", 1)[0]}`, description: priced.description }
+      const signature = request.headers["payment-signature"]
+      if (signature === undefined || signature.trim() === "") {
+        const message = `Pay ${units} units of ${config.asset} on ${config.network} (${priced.credits} credits) ` +
+          "as PAYMENT-REQUIRED says, or send an agent key"
+        return yield* errorAnswer(new PaymentRequired({ message }), payments.paymentRequired(required, resource))
+      }
+      return yield* payments.pay({
+        kind: priced.kind,
+        scheme: priced.scheme,
+        priceCredits: priced.credits,
+        units,
+        subject: priced.subject,
+        request: priced.body,
+        signature,
+        work: priced.work
+      }).pipe(
+        Effect.map((answer) => {
+          const response = json(answer.status, answer.body)
+          return answer.paymentResponse === null
+            ? response
+            : HttpServerResponse.setHeader(response, "payment-response", answer.paymentResponse)
+        }),
+        Effect.catchTag("payment_invalid", (error) =>
+          errorAnswer(error, payments.paymentRequired(required, resource, error.message)))
+      )
+    })
+
+  const call = (request: HttpServerRequest.HttpServerRequest, text: string) =>
+    Effect.gen(function*() {
+      const input = yield* decodeBody(CallRequest, text)
+      const prepared = yield* gateway.quote(input)
+      return yield* serve(request, {
+        kind: "call",
+        scheme: "exact",
+        credits: prepared.price,
+        subject: prepared.endpoint.id,
+        description: `One call of ${prepared.endpoint.id}, charged only when the provider answers`,
+        body: input,
+        work: (paymentId) =>
+          Effect.gen(function*() {
+            const made = yield* gateway.callForPayer(prepared, paymentId)
+            const succeeded = made.result.status === "succeeded"
+            return {
+              dueUnits: succeeded ? unitsOf(prepared.price, config) : 0n,
+              answer: {
+                status: 200,
+                body: yield* Effect.orDie(encodeCallResult(made.result)),
+                record: {
+                  call_id: made.result.call_id,
+                  endpoint_id: made.result.endpoint,
+                  provider_id: made.result.provider,
+                  call_status: made.result.status,
+                  charged_credits: made.result.charged.credits,
+                  provider_status: made.result.provider_status,
+                  latency_ms: made.result.latency_ms,
+                  request_sha256: made.requestSha256,
+                  response_sha256: made.responseSha256,
+                  finished_at: made.finishedAt.toISOString()
+                }
+              }
+            }
+          })
+      })
+    })
+
+  const execute = (request: HttpServerRequest.HttpServerRequest, text: string) =>
+    Effect.gen(function*() {
+      const input = yield* decodeBody(ExecuteRequest, text)
+      const quoted = yield* purchases.quote(input)
+      const tool = quoted.context.tool
+      return yield* serve(request, {
+        kind: "purchase",
+        scheme: "upto",
+        credits: quoted.terms.amount,
+        subject: tool.slug,
+        description: `Up to ${quoted.terms.count} results of ${tool.slug}, charged only for those that pass its check`,
+        body: input,
+        work: () =>
+          Effect.gen(function*() {
+            const ran = yield* purchases.run(quoted)
+            const answer = ran.answer
+            const encoded = answer._tag === "Left"
+              ? yield* encodeApiError(answer.left)
+              : "_tag" in answer.right
+              ? yield* encodeApiError(answer.right)
+              : { status: 200, body: yield* Effect.orDie(encodeExecuteResult(answer.right)) }
+            return {
+              dueUnits: unitsOf(ran.charged, config),
+              answer: {
+                status: encoded.status,
+                body: encoded.body,
+                record: {
+                  receipt_id: quoted.context.receiptId,
+                  tool_id: tool.id,
+                  tool_slug: tool.slug,
+                  item_count: quoted.terms.count,
+                  price_per_item_credits: quoted.terms.price.toString(),
+                  charged_credits: ran.charged.toString(),
+                  items: ran.items.map((item) => ({ ...item, cost_credits: item.cost_credits.toString() })),
+                  finished_at: ran.finishedAt.toISOString()
+                }
+              }
+            }
+          })
+      })
+    })
+
+  const handler: X402Handler = (request, route) =>
+    Effect.flatMap(request.text, (text) => route === "call" ? call(request, text) : execute(request, text)).pipe(
+      Effect.catchAll((error) =>
+        isApiError(error) ? errorAnswer(error, null) : Effect.die(error)
+      )
+    )
+  return handler
+})
+
+/** The handler when X402_ENABLED is on (with its facilitator, payments and sweeper); none otherwise. */
+export const X402RequestsLive = Layer.unwrapEffect(Effect.map(X402Config, (config) =>
+  config.enabled
+    ? Layer.effect(X402Requests, Effect.map(makeHandler, Option.some)).pipe(
+      Layer.provideMerge(X402SweeperLive),
+      Layer.provideMerge(X402Payments.Default),
+      Layer.provideMerge(PayerPurchases.Default),
+      Layer.provideMerge(Facilitator.Default),
+      Layer.provideMerge(FacilitatorAddressLive)
+    )
+    : Layer.succeed(X402Requests, Option.none()))).pipe(Layer.provide(X402Config.Default))
