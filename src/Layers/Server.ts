@@ -65,6 +65,7 @@ import { BenchmarkRuns } from "../Services/Benchmarks/BenchmarkRuns.js"
 import { BenchmarkWorkersLive } from "../Services/Benchmarks/BenchmarkWorkers.js"
 import { BillingLive, LedgerWakingAutoReload } from "../Services/Billing/BillingLive.js"
 import { BillingWorkersLive } from "../Services/Billing/BillingWorkers.js"
+import { X402RequestsLive } from "../Http/Handlers/X402Requests.js"
 import { KeyDirectory } from "../Services/BotAuth/KeyDirectory.js"
 import { ProviderSigning } from "../Services/BotAuth/ProviderSigning.js"
 import { Catalogue } from "../Services/Catalogue/Catalogue.js"
@@ -284,6 +285,7 @@ const ApiLive = HttpApiBuilder.api(DocumentedApi).pipe(Layer.provide(Handlers))
 
 export const HttpLive = ServeApiLive.pipe(
   Layer.provide(EdgeMiddleware),
+  Layer.provide(X402RequestsLive),
   Layer.provide(EdgeDefaults),
   Layer.provide(ApiLive),
   Layer.provide(Workers),

@@ -3,7 +3,7 @@ import { Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { CallRequest, CallResult } from "../../Domain/GatewayCall.js"
 import { ExecuteRequest, ExecuteResult } from "../../Domain/Purchasing.js"
 import { type AnyApiError, InvalidInput, PaymentRequired } from "../../Errors/ApiErrors.js"
-import { encodeApiError, isApiError } from "../../Errors/Wire.js"
+import { encodeApiError } from "../../Errors/Wire.js"
 import { Gateway } from "../../Services/Gateway/Gateway.js"
 import { PayerPurchases } from "../../Services/Purchasing/PayerPurchases.js"
 import { PublicUrl } from "../../Services/PublicUrl.js"
@@ -11,6 +11,7 @@ import { Facilitator } from "../../Services/X402/Facilitator.js"
 import { FacilitatorAddressLive } from "../../Services/X402/FacilitatorAddressLive.js"
 import { unitsOf, X402Config } from "../../Services/X402/X402Config.js"
 import { X402Payments } from "../../Services/X402/X402Payments.js"
+import { X402Repo } from "../../Services/X402/X402Repo.js"
 import { X402SweeperLive } from "../../Services/X402/X402Sweeper.js"
 
 /**
@@ -40,14 +41,17 @@ export const x402RouteOf = (method: string, pathname: string, headers: Readonly<
 }
 
 const decodeBody = <A, I>(schema: Schema.Schema<A, I>, text: string) =>
-  Effect.try({ try: () => JSON.parse(text === "" ? "{}" : text) as unknown, catch: () => "malformed" }).pipe(
-    Effect.flatMap(Schema.decodeUnknown(schema)),
-    Effect.mapError((error) => {
-      if (error === "malformed") return new InvalidInput({ message: "Malformed JSON body" })
-      const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-      const field = first === undefined || first.path.length === 0 ? "body" : first.path.map(String).join(".")
-      return new InvalidInput({ message: `Invalid value for \`${field}\`: ${first?.message ?? "not as expected"}` })
-    })
+  Effect.try({
+    try: () => JSON.parse(text === "" ? "{}" : text) as unknown,
+    catch: () => new InvalidInput({ message: "Malformed JSON body" })
+  }).pipe(
+    Effect.flatMap((value) =>
+      Effect.mapError(Schema.decodeUnknown(schema)(value), (error) => {
+        const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+        const field = first === undefined || first.path.length === 0 ? "body" : first.path.map(String).join(".")
+        return new InvalidInput({ message: `Invalid value for \`${field}\`: ${first?.message ?? "not as expected"}` })
+      })
+    )
   )
 
 const encodeCallResult = Schema.encode(CallResult)
@@ -198,11 +202,11 @@ const makeHandler = Effect.gen(function*() {
     })
 
   const handler: X402Handler = (request, route) =>
-    Effect.flatMap(request.text, (text) => route === "call" ? call(request, text) : execute(request, text)).pipe(
-      Effect.catchAll((error) =>
-        isApiError(error) ? errorAnswer(error, null) : Effect.die(error)
-      )
-    )
+    Effect.flatMap(
+      Effect.orDie(request.text),
+      (text): Effect.Effect<HttpServerResponse.HttpServerResponse, AnyApiError> =>
+        route === "call" ? call(request, text) : execute(request, text)
+    ).pipe(Effect.catchAll((error) => errorAnswer(error, null)))
   return handler
 })
 
@@ -212,6 +216,7 @@ export const X402RequestsLive = Layer.unwrapEffect(Effect.map(X402Config, (confi
     ? Layer.effect(X402Requests, Effect.map(makeHandler, Option.some)).pipe(
       Layer.provideMerge(X402SweeperLive),
       Layer.provideMerge(X402Payments.Default),
+      Layer.provideMerge(X402Repo.Default),
       Layer.provideMerge(PayerPurchases.Default),
       Layer.provideMerge(Facilitator.Default),
       Layer.provideMerge(FacilitatorAddressLive)
