@@ -1,5 +1,6 @@
 import { type FacilitatorEmulator, startFacilitatorEmulator } from "@agent-gateway/x402-facilitator"
 import { decodePaymentResponseHeader } from "@x402/core/http"
+import type { PaymentRequirements } from "@x402/core/types"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFakeToolProvider } from "../support/fakeToolProvider.js"
 import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
@@ -209,7 +210,7 @@ describe("the payment-identifier", () => {
 
 describe("refused payments", () => {
   const refusedWith = async (
-    change: Parameters<typeof signedPayment>[2]["change"],
+    change: (accepted: PaymentRequirements) => PaymentRequirements,
     code: string
   ) => {
     const wallet = freshWallet(emulator)

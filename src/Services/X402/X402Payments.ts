@@ -78,7 +78,6 @@ export interface PaidAnswer {
   readonly paymentResponse: string | null
 }
 
-const SETTLE_LEASE_MS = 60_000
 /** How long a repeat waits for the first request with its payment-identifier to finish. */
 const REPEAT_WAIT = Schedule.spaced(Duration.millis(100)).pipe(Schedule.upTo(Duration.seconds(30)))
 
@@ -110,6 +109,8 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
     // deadline twice over, a purchase's item with its retry, and a margin.
     const timeoutMs = (yield* Providers).timeoutMs
     const workLeaseMs = { call: 2 * timeoutMs + 30_000, purchase: 3 * timeoutMs + 30_000 }
+    // A recorded outcome is settled at once; past the facilitator's deadline and a margin, the sweeper may take it.
+    const settleLeaseMs = config.facilitatorTimeoutMs + 5_000
     // Work and settlement run here, not on the request's fiber (see the module comment).
     const running = yield* FiberSet.make<unknown, unknown>()
     const payerPolicy = { name: "x402-payer", limit: config.payerRequestsPerMinute, windowSeconds: 60 }
@@ -315,7 +316,7 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
             dueUnits: outcome.dueUnits,
             answer: outcome.answer,
             at,
-            leaseUntil: new Date(at.getTime() + SETTLE_LEASE_MS)
+            leaseUntil: new Date(at.getTime() + settleLeaseMs)
           })
           const recorded = yield* repo.byId(id).pipe(Effect.flatMap(Option.match({
             onNone: () => Effect.dieMessage(`x402 payment ${id} vanished`),
