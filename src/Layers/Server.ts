@@ -65,8 +65,10 @@ import { BenchmarkRuns } from "../Services/Benchmarks/BenchmarkRuns.js"
 import { BenchmarkWorkersLive } from "../Services/Benchmarks/BenchmarkWorkers.js"
 import { BillingLive, LedgerWakingAutoReload } from "../Services/Billing/BillingLive.js"
 import { BillingWorkersLive } from "../Services/Billing/BillingWorkers.js"
+import { AdminX402Handlers } from "../Http/Handlers/AdminX402Handlers.js"
 import { X402RequestsLive } from "../Http/Handlers/X402Requests.js"
 import { KeyDirectory } from "../Services/BotAuth/KeyDirectory.js"
+import { X402Reports } from "../Services/X402/X402Reports.js"
 import { ProviderSigning } from "../Services/BotAuth/ProviderSigning.js"
 import { Catalogue } from "../Services/Catalogue/Catalogue.js"
 import { Events } from "../Services/Events/Events.js"
@@ -205,7 +207,8 @@ const Services = Layer.mergeAll(
   DataDeletion.Default,
   SigningKeys.Default,
   KeyDirectory.Default,
-  ProviderSigning.Default
+  ProviderSigning.Default,
+  X402Reports.Default
 ).pipe(Layer.provideMerge(Infrastructure))
 
 const Middlewares = Layer.mergeAll(
@@ -264,6 +267,7 @@ const Handlers = Layer.mergeAll(
   AdminOrgsHandlers,
   AdminGatewayHandlers,
   AdminAuditHandlers,
+  AdminX402Handlers,
   UsageHandlers,
   HealthHandlers
 ).pipe(Layer.provide(Middlewares))

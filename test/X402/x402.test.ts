@@ -3,7 +3,8 @@ import { decodePaymentResponseHeader } from "@x402/core/http"
 import type { PaymentRequirements } from "@x402/core/types"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFakeToolProvider } from "../support/fakeToolProvider.js"
-import { bearer, seedAgent, seedOrg } from "../support/fixtures.js"
+import { runAdminCli } from "../support/adminCli.js"
+import { bearer, seedAdmin, seedAgent, seedOrg } from "../support/fixtures.js"
 import { request } from "../support/server.js"
 import { startWorld, topUp, type World } from "../support/world.js"
 import { verifyWithJose } from "../Receipts/support.js"
@@ -344,6 +345,46 @@ describe("keyed requests beside x402", () => {
     })
     expect(answer.status).toBe(401)
     expect(answer.json.error.code).toBe("unauthenticated")
+  })
+})
+
+describe("administrators", () => {
+  it("see x402 revenue and every payment, over /admin and npm run admin, exportable as CSV and JSON Lines", async () => {
+    const wallet = freshWallet(emulator)
+    const { answer } = await payAndPost(callUrl(), { endpoint: "fakeprov/ok" }, wallet)
+    expect(answer.status).toBe(200)
+    const [settled] = await world.db.query(
+      `SELECT COALESCE(SUM(settled_units), 0)::text AS units, count(*)::int AS n FROM x402_payments WHERE status = 'settled'`
+    )
+    const admin = await seedAdmin(world.db)
+    const revenue = await request(`${world.server.url}/admin/x402/revenue`, { headers: bearer(admin.token) })
+    expect(revenue.status).toBe(200)
+    expect(revenue.json.settled_units).toBe(settled.units)
+    expect(revenue.json.by_status.find((s: any) => s.status === "settled").payments).toBe(settled.n)
+    expect(revenue.json.by_day.some((d: any) => d.kind === "call" && d.payers >= 1)).toBe(true)
+
+    const csv = await request(`${world.server.url}/admin/x402/payments/export`, { headers: bearer(admin.token) })
+    expect(csv.status).toBe(200)
+    expect(csv.headers.get("content-type")).toContain("text/csv")
+    const lines = csv.text.trim().split("\r\n")
+    expect(lines[0]).toMatch(/^id,created_at,kind,payer,/)
+    expect(lines.some((line) => line.includes(wallet.address.toLowerCase()) && line.includes(",settled,"))).toBe(true)
+    const jsonl = await request(`${world.server.url}/admin/x402/payments/export?format=jsonl`, {
+      headers: bearer(admin.token)
+    })
+    const mine = jsonl.text.trim().split("\n").map((line) => JSON.parse(line))
+      .filter((row) => row.payer === wallet.address.toLowerCase())
+    expect(mine).toEqual([expect.objectContaining({ kind: "call", status: "settled", settled_units: "10000" })])
+
+    const refused = await request(`${world.server.url}/admin/x402/revenue`)
+    expect(refused.status).toBe(401)
+
+    const cli = await runAdminCli({ DATABASE_URL: world.db.url }, ["x402", "revenue"])
+    expect(cli.code).toBe(0)
+    expect(JSON.parse(cli.stdout).settled_units).toBe(settled.units)
+    const exported = await runAdminCli({ DATABASE_URL: world.db.url }, ["x402", "export", "--format", "jsonl"])
+    expect(exported.code).toBe(0)
+    expect(exported.stdout.split("\n").filter((line) => line.includes(wallet.address.toLowerCase()))).toHaveLength(1)
   })
 })
 

@@ -76,14 +76,6 @@ export type OpenRefusal =
   | { readonly _tag: "IdentifierUsed"; readonly row: PaymentRow }
   | { readonly _tag: "AuthorizationUsed" }
 
-export interface RevenueRow {
-  readonly day: string
-  readonly kind: string
-  readonly payments: number
-  readonly settled_units: bigint
-  readonly payers: number
-}
-
 export class X402Repo extends Effect.Service<X402Repo>()("X402/X402Repo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -227,7 +219,7 @@ export class X402Repo extends Effect.Service<X402Repo>()("X402/X402Repo", {
       Request: Schema.Struct({ from: Schema.DateFromSelf, until: Schema.DateFromSelf }),
       Result: Schema.Struct({
         day: Schema.String,
-        kind: Schema.String,
+        kind: Schema.Literal("call", "purchase"),
         payments: Schema.Number,
         settled_units: Schema.BigInt,
         payers: Schema.Number
