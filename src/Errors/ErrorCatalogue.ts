@@ -167,7 +167,11 @@ export const errorCatalogue = {
     meaning:
       "x402 payment refused: signature, expiry, payee, network, asset or amount does not fit; `PAYMENT-REQUIRED` says what would."
   },
-  payment_replayed: { status: 409, retryable: false, meaning: "That x402 authorisation was already used; sign a new one." },
+  payment_replayed: {
+    status: 409,
+    retryable: false,
+    meaning: "That x402 authorisation was already used; sign a new one."
+  },
   payer_spend_cap: {
     status: 429,
     retryable: true,

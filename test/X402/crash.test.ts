@@ -76,8 +76,7 @@ describe("a kill between the provider's answer and the settlement", () => {
 
       child = await startChildService(env)
       await eventually(
-        async () =>
-          (await statusOf(lasting.address)) === "settled" && (await statusOf(short.address)) === "abandoned",
+        async () => (await statusOf(lasting.address)) === "settled" && (await statusOf(short.address)) === "abandoned",
         { timeoutMs: 30_000, what: "the sweeper to settle one and abandon the other" }
       )
       // Settled once, for the price; the short one moved nothing; no provider was called again.

@@ -2,13 +2,13 @@ import { type FacilitatorEmulator, startFacilitatorEmulator } from "@agent-gatew
 import { decodePaymentResponseHeader } from "@x402/core/http"
 import type { PaymentRequirements } from "@x402/core/types"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeToolProvider } from "../support/fakeToolProvider.js"
+import { emailFindInput } from "../Purchasing/support.js"
+import { verifyWithJose } from "../Receipts/support.js"
 import { runAdminCli } from "../support/adminCli.js"
+import { startFakeToolProvider } from "../support/fakeToolProvider.js"
 import { bearer, seedAdmin, seedAgent, seedOrg } from "../support/fixtures.js"
 import { request } from "../support/server.js"
 import { startWorld, topUp, type World } from "../support/world.js"
-import { verifyWithJose } from "../Receipts/support.js"
-import { emailFindInput } from "../Purchasing/support.js"
 import { freshWallet, paidPost, payAndPost, paymentRequiredOf, signedPayment, startUpstreamRouter } from "./support.js"
 
 /**
@@ -55,8 +55,7 @@ afterAll(async () => {
 
 const callUrl = () => `${world.server.url}/v1/call`
 const executeUrl = () => `${world.server.url}/v1/execute`
-const settledTo = (payTo: string) =>
-  emulator.settlements().filter((s) => s.to.toLowerCase() === payTo.toLowerCase())
+const settledTo = (payTo: string) => emulator.settlements().filter((s) => s.to.toLowerCase() === payTo.toLowerCase())
 
 describe("asking for a payment", () => {
   it("answers 402 payment_required with PAYMENT-REQUIRED: the call's price in the asset's units", async () => {
@@ -228,7 +227,10 @@ describe("refused payments", () => {
   }
 
   it("a wrong payee", async () => {
-    const answer = await refusedWith((r) => ({ ...r, payTo: "0x2222222222222222222222222222222222222222" }), "payment_invalid")
+    const answer = await refusedWith(
+      (r) => ({ ...r, payTo: "0x2222222222222222222222222222222222222222" }),
+      "payment_invalid"
+    )
     expect(answer.json.error.message).toContain("payee")
   })
   it("a wrong network", async () => {
@@ -258,7 +260,10 @@ describe("refused payments", () => {
     const inner = payment.payload as { signature: string }
     const forged = {
       ...payment,
-      payload: { ...payment.payload, signature: `${inner.signature.slice(0, -4)}${inner.signature.endsWith("00") ? "11" : "00"}1b` }
+      payload: {
+        ...payment.payload,
+        signature: `${inner.signature.slice(0, -4)}${inner.signature.endsWith("00") ? "11" : "00"}1b`
+      }
     }
     const answer = await paidPost(callUrl(), { endpoint: "fakeprov/ok" }, forged)
     expect(answer.status).toBe(402)
@@ -314,7 +319,9 @@ describe("per-payer limits", () => {
     const answers: Array<Awaited<ReturnType<typeof paidPost>>> = []
     for (let batch = 0; batch < 9; batch++) {
       const payments = await Promise.all(Array.from({ length: 9 }, () => signedPayment(required, wallet)))
-      answers.push(...await Promise.all(payments.map((payment) => paidPost(callUrl(), { endpoint: "fakeprov/fail" }, payment))))
+      answers.push(
+        ...await Promise.all(payments.map((payment) => paidPost(callUrl(), { endpoint: "fakeprov/fail" }, payment)))
+      )
     }
     const limited = answers.filter((a) => a.status === 429)
     expect(limited.length).toBeGreaterThanOrEqual(1)
@@ -329,7 +336,11 @@ describe("keyed requests beside x402", () => {
     const org = await seedOrg(world.db)
     await topUp(world, org.orgId, 10_000n)
     const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
-    const answer = await request(callUrl(), { method: "POST", headers: bearer(agent.key), body: { endpoint: "fakeprov/ok" } })
+    const answer = await request(callUrl(), {
+      method: "POST",
+      headers: bearer(agent.key),
+      body: { endpoint: "fakeprov/ok" }
+    })
     expect(answer.status).toBe(200)
     expect(answer.json.status).toBe("succeeded")
     expect(answer.json.payment).toBeUndefined()

@@ -105,7 +105,9 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
           return yield* new UnknownEndpoint({ message: `No endpoint ${input.endpoint}; see GET /v1/endpoints` })
         }
         const endpoint = found.value
-        if (endpoint.availability !== "live" && (agent === null || !(yield* openings.isOpen(agent.org_id, endpoint.id)))) {
+        if (
+          endpoint.availability !== "live" && (agent === null || !(yield* openings.isOpen(agent.org_id, endpoint.id)))
+        ) {
           return yield* new EndpointOnRequest({
             message: `${endpoint.id} is opened per customer; ask us to open it for your org`
           })

@@ -1,8 +1,4 @@
-import {
-  decodePaymentSignatureHeader,
-  encodePaymentRequiredHeader,
-  encodePaymentResponseHeader
-} from "@x402/core/http"
+import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http"
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types"
 import {
   declarePaymentIdentifierExtension,
@@ -142,8 +138,12 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
       if (accepted.network !== required.network) {
         return `network ${accepted.network}; this service takes ${required.network}`
       }
-      if (!sameAddress(accepted.asset, required.asset)) return `asset ${accepted.asset}; this service takes ${required.asset}`
-      if (!sameAddress(accepted.payTo, required.payTo)) return `payee ${accepted.payTo}; payments go to ${required.payTo}`
+      if (!sameAddress(accepted.asset, required.asset)) {
+        return `asset ${accepted.asset}; this service takes ${required.asset}`
+      }
+      if (!sameAddress(accepted.payTo, required.payTo)) {
+        return `payee ${accepted.payTo}; payments go to ${required.payTo}`
+      }
       if (!/^\d+$/.test(String(accepted.amount)) || BigInt(accepted.amount) < BigInt(required.amount)) {
         return `amount ${accepted.amount} is below the price of ${required.amount} units`
       }
@@ -274,37 +274,44 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
         const decision = yield* limiter.consume(payerPolicy, payer)
         if (!decision.allowed) {
           return yield* new RateLimited({
-            message: `Too many paid requests from ${payer}: ${payerPolicy.limit} a minute; retry in ${decision.resetSeconds} s`
+            message:
+              `Too many paid requests from ${payer}: ${payerPolicy.limit} a minute; retry in ${decision.resetSeconds} s`
           })
         }
 
         const createdAt = yield* now
         const end = authorisationEnd(payload) ?? createdAt.getTime() + config.maxTimeoutSeconds * 1000
         const id = randomUUID()
-        const refused = yield* repo.open({
-          id,
-          kind: paid.kind,
-          payer,
-          paymentIdentifier: identifier.id,
-          fingerprint,
-          authorizationSha256: sha256OfJcs(payload.payload),
-          scheme: paid.scheme,
-          network: required.network,
-          asset: required.asset,
-          payTo: required.payTo,
-          subject: paid.subject,
-          priceCredits: paid.priceCredits,
-          authorizedUnits: paid.units,
-          paymentPayload: payload,
-          requirements: required,
-          validUntil: new Date(end),
-          createdAt,
-          leaseUntil: new Date(createdAt.getTime() + workLeaseMs[paid.kind])
-        }, config.payerDailyCapUnits, new Date(`${dayOf(createdAt.getTime())}T00:00:00Z`))
+        const refused = yield* repo.open(
+          {
+            id,
+            kind: paid.kind,
+            payer,
+            paymentIdentifier: identifier.id,
+            fingerprint,
+            authorizationSha256: sha256OfJcs(payload.payload),
+            scheme: paid.scheme,
+            network: required.network,
+            asset: required.asset,
+            payTo: required.payTo,
+            subject: paid.subject,
+            priceCredits: paid.priceCredits,
+            authorizedUnits: paid.units,
+            paymentPayload: payload,
+            requirements: required,
+            validUntil: new Date(end),
+            createdAt,
+            leaseUntil: new Date(createdAt.getTime() + workLeaseMs[paid.kind])
+          },
+          config.payerDailyCapUnits,
+          new Date(`${dayOf(createdAt.getTime())}T00:00:00Z`)
+        )
         if (Option.isSome(refused)) {
           const why = refused.value
           if (why._tag === "AuthorizationUsed") {
-            return yield* new PaymentReplayed({ message: "This payment authorisation was already used; sign a new one" })
+            return yield* new PaymentReplayed({
+              message: "This payment authorisation was already used; sign a new one"
+            })
           }
           return yield* why.row.fingerprint === fingerprint ? repeat(why.row) : Effect.fail(conflict())
         }
@@ -327,7 +334,10 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
           // Work that died before its outcome was recorded ends its payment: nothing settled.
           Effect.onExit((exit) =>
             Exit.isFailure(exit)
-              ? Effect.flatMap(now, (at) => repo.markUnsettled(id, "abandoned", "the work did not finish", at, ["running"]))
+              ? Effect.flatMap(
+                now,
+                (at) => repo.markUnsettled(id, "abandoned", "the work did not finish", at, ["running"])
+              )
               : Effect.void
           )
         )

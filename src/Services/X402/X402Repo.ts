@@ -88,8 +88,7 @@ export class X402Repo extends Effect.Service<X402Repo>()("X402/X402Repo", {
     const findByIdentifier = SqlSchema.findOne({
       Request: Schema.Struct({ payer: Schema.String, id: Schema.String }),
       Result: PaymentRow,
-      execute: ({ id, payer }) =>
-        sql`SELECT * FROM x402_payments WHERE payer = ${payer} AND payment_identifier = ${id}`
+      execute: ({ id, payer }) => sql`SELECT * FROM x402_payments WHERE payer = ${payer} AND payment_identifier = ${id}`
     })
 
     const byId = (id: string) => findById(id).pipe(Effect.orDie)
@@ -160,7 +159,9 @@ export class X402Repo extends Effect.Service<X402Repo>()("X402/X402Repo", {
     const markSettled = (id: string, settled: bigint, settlement: unknown, transaction: string | null, at: Date) =>
       sql<{ id: string }>`
         UPDATE x402_payments
-        SET status = 'settled', settled_units = ${settled.toString()}, settlement = ${JSON.stringify(settlement)}::jsonb,
+        SET status = 'settled', settled_units = ${settled.toString()}, settlement = ${
+        JSON.stringify(settlement)
+      }::jsonb,
           transaction = ${transaction}, finished_at = ${at}
         WHERE id = ${id} AND status IN ('due', 'nothing_due')
         RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Stream } from "effect"
-import { exportLines, type ExportFormat } from "../Usage/Exports.js"
+import { type ExportFormat, exportLines } from "../Usage/Exports.js"
 import { type UsageQuery, usageRange } from "../Usage/Usage.js"
 import { type PaymentStatus, X402Repo } from "./X402Repo.js"
 
