@@ -346,6 +346,23 @@ describe("the wire", () => {
     expect(emulator.requests().filter((r) => r.path === "/settle").length).toBeGreaterThan(0)
   })
 
+  it("refuses, as a refusal, a scheme or an x402 version it does not serve", async () => {
+    const requirements = exact()
+    const payload = await pay(requirements)
+    expect(await facilitator.verify(payload, { ...requirements, scheme: "batch-settlement" })).toMatchObject({
+      isValid: false,
+      invalidReason: "unsupported_scheme"
+    })
+    expect(await facilitator.verify({ ...payload, x402Version: 1 }, requirements)).toMatchObject({
+      isValid: false,
+      invalidReason: "invalid_x402_version"
+    })
+    expect(await facilitator.settle({ ...payload, x402Version: 1 }, requirements)).toMatchObject({
+      success: false,
+      errorReason: "invalid_x402_version"
+    })
+  })
+
   it("fails a settlement with 500, or holds it, when told to", async () => {
     emulator.trouble("/settle", "500")
     const requirements = exact()

@@ -2,7 +2,14 @@ import type { CallRequest } from "@agent-gateway/contract/Domain/GatewayCall.js"
 import type { ApprovalId, DisputeId, JobId, OrgId, ReceiptId } from "@agent-gateway/contract/Domain/Ids.js"
 import type { ExecuteRequest, RecommendRequest } from "@agent-gateway/contract/Domain/Purchasing.js"
 import { Effect } from "effect"
-import { type ClientOptions, makeAgentGateway, newIdempotencyKey, resolveOptions, runToPromise } from "./client.js"
+import {
+  type ClientOptions,
+  makeAgentGateway,
+  newIdempotencyKey,
+  resolveCredentials,
+  type RunOptions,
+  runToPromise
+} from "./client.js"
 import { clientError } from "./errors.js"
 
 /**
@@ -30,13 +37,17 @@ export class AgentGateway {
   private readonly gateway: ReturnType<typeof makeAgentGateway>
 
   constructor(options: ClientOptions = {}) {
-    // The key is resolved now, so a missing one fails here rather than at the first call.
-    resolveOptions(options)
+    // The key is resolved now, so a missing one (and no payer) fails here rather than at the first call.
+    resolveCredentials(options)
     this.gateway = Effect.runSync(Effect.cached(makeAgentGateway(options)))
   }
 
-  private run<A, E>(call: (api: Gateway["api"]) => Effect.Effect<A, E>, options?: CallOptions) {
-    return runToPromise(Effect.flatMap(this.gateway, (gateway) => gateway.run(call)), options?.signal)
+  private run<A, E>(
+    call: (api: Gateway["api"]) => Effect.Effect<A, E>,
+    options?: CallOptions,
+    runOptions?: RunOptions
+  ) {
+    return runToPromise(Effect.flatMap(this.gateway, (gateway) => gateway.run(call, runOptions)), options?.signal)
   }
 
   /** Ranked tools for one of the seven task types (`task_type`) or a task in free text (`task`). */
@@ -49,10 +60,15 @@ export class AgentGateway {
    * carries the same `idempotency_key` (made here when none is given), so a retry never buys
    * twice. Nothing charged and every result failed its check: rejects with `check_failed`;
    * over the approval threshold or budget: `approval_required` (its `details.approval`).
+   * With a `payer` and no key, the purchase is paid with x402 (`upto` its maximum; only what
+   * passed is settled) and the idempotency key is the payment's `payment-identifier`; the
+   * answer's `payment` is the settlement.
    */
   execute(request: Mutable<typeof ExecuteRequest.Type>, options?: CallOptions) {
     const payload = { ...request, idempotency_key: request.idempotency_key ?? newIdempotencyKey() }
-    return this.run((api) => api.purchasing.execute({ payload }), options)
+    return this.run((api) => api.purchasing.execute({ payload }), options, {
+      paymentIdentifier: payload.idempotency_key
+    })
   }
 
   job(id: string, options?: CallOptions) {
@@ -130,7 +146,10 @@ export class AgentGateway {
     return this.run((api) => api.agentSelf.agent(), options).then((answer) => answer.agent)
   }
 
-  /** A gateway call: the provider's own parameters in, the provider's own answer out. */
+  /**
+   * A gateway call: the provider's own parameters in, the provider's own answer out. With a
+   * `payer` and no key, paid with x402 when the service asks; the answer's `payment` is the settlement.
+   */
   call(request: Mutable<typeof CallRequest.Type>, options?: CallOptions) {
     return this.run((api) => api.gateway.call({ payload: request }), options)
   }

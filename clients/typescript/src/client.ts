@@ -4,6 +4,16 @@ import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@
 import { Cause, Duration, Effect, Exit, FiberRef, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { clientError, isErrorCode, ServiceError, serviceError } from "./errors.js"
+import {
+  checkPaymentIdentifier,
+  type Paid,
+  type Payer,
+  payingClient,
+  paymentFailure,
+  type PaymentLimits,
+  type PaymentSeen,
+  paymentSeen
+} from "./payments.js"
 import { type RetryPolicy, retryPolicy, retrySchedule } from "./retry.js"
 
 /**
@@ -20,8 +30,19 @@ import { type RetryPolicy, retryPolicy, retrySchedule } from "./retry.js"
 export const DEFAULT_BASE_URL = "http://localhost:8080"
 
 export interface ClientOptions {
-  /** The agent (or org) key; default `SERVICE_API_KEY`. */
+  /** The agent (or org) key; default `SERVICE_API_KEY`. Not needed with a `payer`. */
   readonly apiKey?: string | undefined
+  /**
+   * A wallet that pays per request with x402 when the service asks (402 `PAYMENT-REQUIRED`):
+   * `gateway.call` and `gateway.execute` without a key. A viem account
+   * (`privateKeyToAccount(...)`) will do. See docs/x402-and-signatures.md.
+   */
+  readonly payer?: Payer | undefined
+  /**
+   * The x402 client's limits on what the payer signs (`@x402/core`'s spend controls): by
+   * default at most $1 a payment, in the stablecoins it knows. `false`: none.
+   */
+  readonly spendControls?: PaymentLimits | false | undefined
   /** The service's address (its BASE_URL); default `SERVICE_API_URL`, else `DEFAULT_BASE_URL`. */
   readonly baseUrl?: string | undefined
   /** Retries after the first try (default 3; 0 for none). */
@@ -45,21 +66,29 @@ interface AnswerSeen {
 }
 const answerSeen = FiberRef.unsafeMake<AnswerSeen>({ status: null, retryAfter: null })
 
-const makeApiClient = (baseUrl: string, apiKey: string) =>
+const makeApiClient = (baseUrl: string, apiKey: string | undefined, options: ClientOptions = {}) =>
   HttpApiClient.make(Api, {
     baseUrl,
     transformClient: (client) =>
-      client.pipe(
-        HttpClient.mapRequest(HttpClientRequest.bearerToken(apiKey)),
-        HttpClient.tap((response) =>
-          Effect.map(FiberRef.get(answerSeen), (seen) => {
-            const header = response.headers["retry-after"]
-            const seconds = header === undefined ? Number.NaN : Number(header)
-            seen.status = response.status
-            seen.retryAfter = Number.isFinite(seconds) ? seconds : null
-          })
+      (options.payer === undefined
+        ? client
+        : payingClient(client, options.payer, {
+          spendControls: options.spendControls,
+          newIdentifier: newIdempotencyKey
+        }))
+        .pipe(
+          HttpClient.mapRequest((request) =>
+            apiKey === undefined ? request : HttpClientRequest.bearerToken(request, apiKey)
+          ),
+          HttpClient.tap((response) =>
+            Effect.map(FiberRef.get(answerSeen), (seen) => {
+              const header = response.headers["retry-after"]
+              const seconds = header === undefined ? Number.NaN : Number(header)
+              seen.status = response.status
+              seen.retryAfter = Number.isFinite(seconds) ? seconds : null
+            })
+          )
         )
-      )
   })
 
 /** The typed client of the contract: `api.purchasing.execute({ payload })`, `api.gateway.call(...)`, ... */
@@ -82,6 +111,8 @@ export const toServiceError = (
   seenStatus: number | null = null
 ): ServiceError => {
   if (error instanceof ServiceError) return error
+  const unpaid = paymentFailure(error)
+  if (unpaid !== undefined) return unpaid
   const tag = (error as { _tag?: unknown } | null)?._tag
   if (typeof tag === "string" && isErrorCode(tag)) {
     const own = (error as { constructor?: { httpStatus?: number } }).constructor?.httpStatus
@@ -110,6 +141,14 @@ const errorAnswer = (value: unknown): ServiceError | null => {
 /** An answer without the success variants that carry an error body (they fail instead). */
 export type ErrorFree<A> = Exclude<A, ApprovalRequired | CheckFailed>
 
+export interface RunOptions {
+  /**
+   * With a payer: the x402 `payment-identifier` every try of this call carries (16 to 128
+   * letters, digits, `-` or `_`); default a fresh one per call. An execute's is its idempotency key.
+   */
+  readonly paymentIdentifier?: string | undefined
+}
+
 export interface AgentGatewayEffect {
   /** The typed client, one try per call, no retries. */
   readonly api: ApiClient
@@ -117,9 +156,12 @@ export interface AgentGatewayEffect {
    * Runs one call with the retry rules: each try at most `timeoutMs`, retried while the
    * error is retryable, waiting `Retry-After` (up to 60 s) or backing off. Fails with
    * `ServiceError`. Answers that carry an error body (`check_failed`, `approval_required`)
-   * fail too.
+   * fail too. A call paid with x402 answers its settlement as `payment`.
    */
-  readonly run: <A, E>(call: (api: ApiClient) => Effect.Effect<A, E>) => Effect.Effect<ErrorFree<A>, ServiceError>
+  readonly run: <A, E>(
+    call: (api: ApiClient) => Effect.Effect<A, E>,
+    options?: RunOptions
+  ) => Effect.Effect<Paid<ErrorFree<A>>, ServiceError>
   readonly policy: RetryPolicy
 }
 
@@ -127,21 +169,43 @@ export interface AgentGatewayEffect {
 export const resolveOptions = (options: ClientOptions) => {
   const apiKey = options.apiKey ?? process.env["SERVICE_API_KEY"]
   if (apiKey === undefined || apiKey.length === 0) throw new Error("No API key: pass apiKey or set SERVICE_API_KEY")
-  const baseUrl = (options.baseUrl ?? process.env["SERVICE_API_URL"] ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
-  return { apiKey, baseUrl }
+  return { apiKey, baseUrl: baseUrlOf(options) }
+}
+
+const baseUrlOf = (options: ClientOptions) =>
+  (options.baseUrl ?? process.env["SERVICE_API_URL"] ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
+
+/** The key (none for a payer without one) and the address. */
+export const resolveCredentials = (options: ClientOptions): { apiKey: string | undefined; baseUrl: string } => {
+  const apiKey = options.apiKey ?? process.env["SERVICE_API_KEY"]
+  if (options.payer !== undefined && (apiKey === undefined || apiKey.length === 0)) {
+    return { apiKey: undefined, baseUrl: baseUrlOf(options) }
+  }
+  return resolveOptions(options)
 }
 
 /** The Effect API. Needs an `HttpClient` (see `clientLayer`: fetch that never follows redirects). */
 export const makeAgentGateway = (options: ClientOptions = {}) =>
   Effect.gen(function*() {
-    const { apiKey, baseUrl } = resolveOptions(options)
-    const api = yield* makeApiClient(baseUrl, apiKey)
+    const { apiKey, baseUrl } = resolveCredentials(options)
+    const api = yield* makeApiClient(baseUrl, apiKey, options)
     const policy = retryPolicy({ maxRetries: options.maxRetries, random: options.random })
     const timeout = Duration.millis(options.timeoutMs ?? 60_000)
     const retries = retrySchedule(policy, options.sleep)
 
-    const run = <A, E>(call: (api: ApiClient) => Effect.Effect<A, E>): Effect.Effect<ErrorFree<A>, ServiceError> => {
+    const run = <A, E>(
+      call: (api: ApiClient) => Effect.Effect<A, E>,
+      runOptions: RunOptions = {}
+    ): Effect.Effect<Paid<ErrorFree<A>>, ServiceError> => {
+      // One holder for all the tries: they carry one payment-identifier.
+      const payment: PaymentSeen = {
+        identifier: options.payer === undefined || runOptions.paymentIdentifier === undefined
+          ? null
+          : checkPaymentIdentifier(runOptions.paymentIdentifier),
+        response: null
+      }
       const once = Effect.suspend(() => {
+        payment.response = null
         const seen: AnswerSeen = { status: null, retryAfter: null }
         return call(api).pipe(
           Effect.timeoutFail({ duration: timeout, onTimeout: () => clientError("timeout", "No answer in time") }),
@@ -153,7 +217,14 @@ export const makeAgentGateway = (options: ClientOptions = {}) =>
           Effect.locally(answerSeen, seen)
         )
       })
-      return Effect.retry(once, retries)
+      return Effect.retry(once, retries).pipe(
+        Effect.map((answer): Paid<ErrorFree<A>> =>
+          payment.response === null || typeof answer !== "object" || answer === null
+            ? answer as Paid<ErrorFree<A>>
+            : { ...answer, payment: payment.response }
+        ),
+        Effect.locally(paymentSeen, payment)
+      )
     }
 
     return { api, run, policy } satisfies AgentGatewayEffect

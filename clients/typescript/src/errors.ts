@@ -11,6 +11,7 @@ export type ClientErrorCode =
   | "aborted"
   | "http_error"
   | "unexpected_redirect"
+  | "payment_failed"
 
 export type AnyErrorCode = ErrorCode | ClientErrorCode
 

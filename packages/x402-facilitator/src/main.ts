@@ -5,7 +5,7 @@ import { testWallet } from "./testWallet.js"
  * The emulator on its own, for an agent or a service run by hand:
  * `npx tsx packages/x402-facilitator/src/main.ts [port]` (default 4402; 0 for any free port).
  */
-const port = Number(process.argv[2] ?? process.env.X402_FACILITATOR_PORT ?? 4402)
+const port = Number(process.argv[2] ?? 4402)
 const emulator = await startFacilitatorEmulator({ port })
 const wallet = testWallet().address
 process.stdout.write(
