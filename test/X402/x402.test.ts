@@ -110,7 +110,7 @@ describe("a paid call", () => {
     expect(settlement).toMatchObject({ success: true, network: "eip155:84532" })
     expect(settlement.transaction).toMatch(/^0x[0-9a-f]{64}$/)
     expect(emulator.balanceOf(wallet.address)).toBe(before - 10_000n)
-    const record = answer.json.payment
+    const record = answer.json.record
     expect(record).toMatchObject({
       kind: "call",
       payer: wallet.address.toLowerCase(),
@@ -134,7 +134,7 @@ describe("a paid call", () => {
     expect(answer.status).toBe(200)
     expect(answer.json).toMatchObject({ status: "failed", charged: { credits: "0" } })
     expect(answer.headers.get("payment-response")).toBeNull()
-    expect(answer.json.payment).toMatchObject({ status: "nothing_due", settled_units: "0", transaction: null })
+    expect(answer.json.record).toMatchObject({ status: "nothing_due", settled_units: "0", transaction: null })
     expect(emulator.balanceOf(wallet.address)).toBe(before)
     expect(emulator.settlements().length).toBe(settlementsBefore)
   })
@@ -152,15 +152,15 @@ describe("a paid purchase (upto)", () => {
     const settlement = decodePaymentResponseHeader(answer.headers.get("payment-response")!)
     expect(settlement).toMatchObject({ success: true, amount: "280000" })
     expect(emulator.balanceOf(wallet.address)).toBe(before - 280_000n)
-    expect(answer.json.payment).toMatchObject({
+    expect(answer.json.record).toMatchObject({
       kind: "purchase",
       payer: wallet.address.toLowerCase(),
       authorized_units: "400000",
       settled_units: "280000",
       item_count: 10
     })
-    expect(answer.json.payment.items.filter((item: any) => item.status === "failed")).toHaveLength(3)
-    expect(await verifyWithJose(world.server.url, answer.json.payment)).toBe(answer.json.payment.signature.kid)
+    expect(answer.json.record.items.filter((item: any) => item.status === "failed")).toHaveLength(3)
+    expect(await verifyWithJose(world.server.url, answer.json.record)).toBe(answer.json.record.signature.kid)
   })
 
   it("settles 0 when no item passes", async () => {
@@ -343,7 +343,7 @@ describe("keyed requests beside x402", () => {
     })
     expect(answer.status).toBe(200)
     expect(answer.json.status).toBe("succeeded")
-    expect(answer.json.payment).toBeUndefined()
+    expect(answer.json.record).toBeUndefined()
     expect(answer.headers.get("payment-response")).toBeNull()
     expect(answer.headers.get("payment-required")).toBeNull()
   })

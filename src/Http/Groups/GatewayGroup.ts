@@ -74,7 +74,7 @@ export class GatewayGroup extends HttpApiGroup.make("gateway")
         OpenApi.annotations({
           summary: "Call a provider endpoint",
           description:
-            "Calls one catalogue endpoint with the agent's credits: held before the call, settled after it, refunded when the provider fails. A test key checks and prices the call without making it and answers the endpoint's sandbox sample. With x402 on (X402_ENABLED), a request without a key may pay per request instead (the `exact` scheme: the call's price, settled only when the provider answered): without `PAYMENT-SIGNATURE` it answers 402 `payment_required` with `PAYMENT-REQUIRED`; with one, the answer carries `PAYMENT-RESPONSE` when something was settled and `payment`, the signed record naming the payer (docs/x402-and-signatures.md)."
+            "Calls one catalogue endpoint with the agent's credits: held before the call, settled after it, refunded when the provider fails. A test key checks and prices the call without making it and answers the endpoint's sandbox sample. With x402 on (X402_ENABLED), a request without a key may pay per request instead (the `exact` scheme: the call's price, settled only when the provider answered): without `PAYMENT-SIGNATURE` it answers 402 `payment_required` with `PAYMENT-REQUIRED`; with one, the answer carries `PAYMENT-RESPONSE` when something was settled and `record`, the signed record naming the payer (docs/x402-and-signatures.md)."
         })
       )
       .setPayload(CallRequest)

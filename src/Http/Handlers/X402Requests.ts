@@ -23,7 +23,7 @@ import { X402SweeperLive } from "../../Services/X402/X402Sweeper.js"
  * - No `PAYMENT-SIGNATURE`: 402 `payment_required` with `PAYMENT-REQUIRED` (the call's
  *   price, or the purchase's maximum, in the asset's units).
  * - With one: the payment is verified, the work done and what is due settled
- *   (X402Payments.ts); the answer is the one a keyed caller gets, with `payment` (the signed
+ *   (X402Payments.ts); the answer is the one a keyed caller gets, with `record` (the signed
  *   record naming the payer) and `PAYMENT-RESPONSE` when something was settled.
  * - A payment refused: 402 `payment_invalid`, with `PAYMENT-REQUIRED` again.
  */

@@ -190,7 +190,7 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
         const body = row.answer.body as Record<string, unknown>
         return {
           status: row.answer.status,
-          body: { ...body, payment: yield* signer.signed(record) },
+          body: { ...body, record: yield* signer.signed(record) },
           paymentResponse: settlement === null ? null : encodePaymentResponseHeader(settlement)
         }
       })
