@@ -194,6 +194,26 @@ describe("the payment-identifier", () => {
     expect(rows.n).toBe(1)
   })
 
+  it("the same id and request with a new authorisation (a client's retry) answers the first answer, settling nothing more", async () => {
+    const wallet = freshWallet(emulator)
+    const body = { endpoint: "fakeprov/ok" }
+    const first = await payAndPost(callUrl(), body, wallet, { paymentId: "pay_retry_new_auth_01" })
+    expect(first.answer.status).toBe(200)
+    const before = emulator.balanceOf(wallet.address)
+    const seen = world.fake.seen.length
+    const retry = await payAndPost(callUrl(), body, wallet, { paymentId: "pay_retry_new_auth_01" })
+    expect(retry.payment.payload).not.toEqual(first.payment.payload)
+    expect(retry.answer.status).toBe(200)
+    expect(retry.answer.json.call_id).toBe(first.answer.json.call_id)
+    expect(retry.answer.headers.get("payment-response")).toBe(first.answer.headers.get("payment-response"))
+    expect(emulator.balanceOf(wallet.address)).toBe(before)
+    expect(world.fake.seen.length).toBe(seen)
+    // Another wallet cannot take the first payer's answer with the same identifier.
+    const other = freshWallet(emulator)
+    const stranger = await payAndPost(callUrl(), body, other, { paymentId: "pay_retry_new_auth_01" })
+    expect(stranger.answer.json.call_id).not.toBe(first.answer.json.call_id)
+  })
+
   it("the same id with another request answers 409 idempotency_conflict", async () => {
     const wallet = freshWallet(emulator)
     const { answer: first } = await payAndPost(callUrl(), { endpoint: "fakeprov/ok" }, wallet, {

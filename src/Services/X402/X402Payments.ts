@@ -30,9 +30,10 @@ import { type PaymentRow, type StoredAnswer, X402Repo } from "./X402Repo.js"
  *
  * 1. the payment is read from `PAYMENT-SIGNATURE` and matched against the service's own
  *    requirements (scheme, network, asset, payee, amount): a mismatch is `payment_invalid`;
- * 2. a `payment-identifier` used before answers the first answer again (same request and
- *    payment) or `idempotency_conflict` (another); this is looked up before the facilitator
- *    is asked, since a settled authorisation no longer verifies;
+ * 2. a `payment-identifier` used before answers the first answer again (the same request,
+ *    with the same authorisation or a new one the payer signed, which is verified and never
+ *    settled) or `idempotency_conflict` (another request); this is looked up before the
+ *    facilitator is asked, since a settled authorisation no longer verifies;
  * 3. `/verify`; then the payer's limits (requests a minute, the day's spend cap) and the
  *    payment's row, written once: a second use of the authorisation is `payment_replayed`;
  * 4. the work (the provider call, the purchase's items) runs in a fiber of the service, so a
@@ -216,7 +217,7 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
 
     const conflict = () =>
       new IdempotencyConflict({
-        message: "This payment-identifier was used with another request or payment; use a new identifier"
+        message: "This payment-identifier was used with another request; use a new identifier"
       })
 
     /** Settles what is due and ends the row; a refusal ends it `refused`, no answer leaves it to the sweeper. */
@@ -258,12 +259,20 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
             message: `payment-identifier: ${(identifier.validation.errors ?? ["invalid"]).join("; ")}`
           })
         }
-        const fingerprint = sha256OfJcs({ kind: paid.kind, request: paid.request, payment: payload })
+        const fingerprint = sha256OfJcs({ kind: paid.kind, request: paid.request })
+        const authorizationSha256 = sha256OfJcs(payload.payload)
         const claimed = claimedPayer(payload)
         if (identifier.id !== null && claimed !== null) {
           const used = yield* repo.byIdentifier(claimed, identifier.id)
           if (Option.isSome(used)) {
-            return yield* used.value.fingerprint === fingerprint ? repeat(used.value) : Effect.fail(conflict())
+            if (used.value.fingerprint !== fingerprint) return yield* conflict()
+            // A retry may carry a new authorisation (a client signs once per try): it must be
+            // the payer's own, but it is not settled; the first payment's answer stands.
+            if (used.value.authorization_sha256 !== authorizationSha256) {
+              const { payer } = yield* facilitator.verify(payload, required)
+              if (payer !== used.value.payer) return yield* conflict()
+            }
+            return yield* repeat(used.value)
           }
         }
 
@@ -289,7 +298,7 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
             payer,
             paymentIdentifier: identifier.id,
             fingerprint,
-            authorizationSha256: sha256OfJcs(payload.payload),
+            authorizationSha256,
             scheme: paid.scheme,
             network: required.network,
             asset: required.asset,
