@@ -4,6 +4,7 @@ import { ReceiptId, ReceiptItemId } from "../../Domain/Ids.js"
 import type { PurchaseItem } from "../../Domain/PurchaseItem.js"
 import type { ExecuteRequest } from "../../Domain/Purchasing.js"
 import { InvalidInput, LiveExecuteUnavailable, UnknownTool } from "../../Errors/ApiErrors.js"
+import { AppConfig } from "../AppConfig.js"
 import { ToolsRepo } from "../Tools/ToolsRepo.js"
 import { directAnswer } from "./Answers.js"
 import { sha256OfCanonical } from "./Canonical.js"
@@ -17,7 +18,9 @@ import { PurchasingConfig, purchasingRules } from "./PurchasingConfig.js"
  * payer's payment authorises the purchase's maximum and its records keep the outcome.
  *
  * What differs, and why (docs/decisions.md, "x402 on the service"):
- * - live only, so LIVE_EXECUTE_ENABLED must be on, as for a live agent;
+ * - live, so in production LIVE_EXECUTE_ENABLED must be on, as for a live agent (in
+ *   development they are open, so `X402_ENABLED=true npm start` shows a purchase too: its
+ *   facilitator is the emulator and its providers, without DATABASE_URL, the sandbox);
  * - direct only (at most 25 inputs): a job may outlive the payment's authorisation;
  * - no approvals (nobody to ask), no `fallback` (the price authorised is the tool's), and no
  *   provider daily caps or people-lookup limit, which are counted per org (the payer's own
@@ -35,6 +38,7 @@ export class PayerPurchases extends Effect.Service<PayerPurchases>()("Purchasing
     const toolRows = yield* ToolsRepo
     const items = yield* ItemRunner
     const config = yield* PurchasingConfig
+    const app = yield* AppConfig
 
     /** The purchase's terms: its maximum is the price of every input passing. Nothing runs. */
     const quote = (request: ExecuteRequest) =>
@@ -50,7 +54,7 @@ export class PayerPurchases extends Effect.Service<PayerPurchases>()("Purchasing
             message: "`fallback` and `approval_id` need an agent key; a paid purchase without one buys the tool named"
           })
         }
-        if (!config.liveExecuteEnabled) {
+        if (!config.liveExecuteEnabled && app.isProduction) {
           return yield* new LiveExecuteUnavailable({ message: "Live purchases are not open yet" })
         }
         const found = yield* toolRows.byRef(request.tool)
