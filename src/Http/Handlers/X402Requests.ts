@@ -64,7 +64,9 @@ const makeHandler = Effect.gen(function*() {
   const purchases = yield* PayerPurchases
   const baseUrl = yield* PublicUrl
 
-  const json = (status: number, body: unknown) => HttpServerResponse.unsafeJson(body, { status })
+  // A paid answer is the payer's alone, and a price may change: nothing of it is cached.
+  const json = (status: number, body: unknown) =>
+    HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
 
   /** Our error as the catalogue answers it; a refused or missing payment carries what would be taken. */
   const errorAnswer = (error: AnyApiError, requirementsHeader: string | null) =>
