@@ -228,13 +228,25 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
         if (row.scheme === "exact" && due === 0n) return row
         const payload = row.payment_payload as PaymentPayload
         const required = row.requirements as PaymentRequirements
-        const settled = yield* facilitator.settle(payload, required, due).pipe(
+        const settling = facilitator.settle(payload, required, due).pipe(
           Effect.tapError((error) =>
             error._tag === "payment_invalid"
               ? Effect.flatMap(now, (at) => repo.markUnsettled(row.id, "refused", error.message, at))
               : Effect.void
           )
         )
+        // An `upto` payment with nothing due is closed with a settlement of 0; if that fails,
+        // nothing is owed all the same, and the answer stands (without PAYMENT-RESPONSE).
+        if (due === 0n) {
+          const closed = yield* Effect.either(settling)
+          if (closed._tag === "Left") {
+            yield* Effect.logWarning(`x402 payment ${row.id}: closing with 0 failed: ${closed.left.message}`)
+            return row
+          }
+          yield* repo.markSettled(row.id, 0n, closed.right, null, yield* now)
+          return Option.getOrElse(yield* repo.byId(row.id), () => row)
+        }
+        const settled = yield* settling
         yield* repo.markSettled(
           row.id,
           settled.amount !== undefined && /^\d+$/.test(settled.amount) ? BigInt(settled.amount) : due,
