@@ -111,15 +111,31 @@ describe("a paid call", () => {
     expect(settlement.transaction).toMatch(/^0x[0-9a-f]{64}$/)
     expect(emulator.balanceOf(wallet.address)).toBe(before - 10_000n)
     const record = answer.json.record
+    // The call record keyed callers read from their call list, naming the payer, with the payment.
     expect(record).toMatchObject({
-      kind: "call",
+      id: answer.json.call_id,
       payer: wallet.address.toLowerCase(),
-      status: "settled",
-      settled_units: "10000",
-      transaction: settlement.transaction,
-      call_id: answer.json.call_id,
-      call_status: "succeeded"
+      endpoint: "fakeprov/ok",
+      provider: "fakeprov",
+      mode: "live",
+      status: "succeeded",
+      price: { credits: "10" },
+      charged: { credits: "10" },
+      refunded: null,
+      provider_status: 200,
+      request_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      response_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      payment: {
+        kind: "call",
+        payer: wallet.address.toLowerCase(),
+        status: "settled",
+        authorized_units: "10000",
+        settled_units: "10000",
+        transaction: settlement.transaction,
+        pay_to: PAY_TO
+      }
     })
+    expect(record.agent_id).toBeUndefined()
     expect(await verifyWithJose(world.server.url, record)).toBe(record.signature.kid)
     // No org and no ledger for a payer: nothing was held or written there.
     const [holds] = await world.db.query(`SELECT count(*)::int AS n FROM ledger_holds`)
@@ -134,7 +150,11 @@ describe("a paid call", () => {
     expect(answer.status).toBe(200)
     expect(answer.json).toMatchObject({ status: "failed", charged: { credits: "0" } })
     expect(answer.headers.get("payment-response")).toBeNull()
-    expect(answer.json.record).toMatchObject({ status: "nothing_due", settled_units: "0", transaction: null })
+    expect(answer.json.record).toMatchObject({
+      status: "failed",
+      charged: { credits: "0" },
+      payment: { status: "nothing_due", settled_units: "0", transaction: null }
+    })
     expect(emulator.balanceOf(wallet.address)).toBe(before)
     expect(emulator.settlements().length).toBe(settlementsBefore)
   })
@@ -153,11 +173,12 @@ describe("a paid purchase (upto)", () => {
     expect(settlement).toMatchObject({ success: true, amount: "280000" })
     expect(emulator.balanceOf(wallet.address)).toBe(before - 280_000n)
     expect(answer.json.record).toMatchObject({
-      kind: "purchase",
+      id: answer.json.receipt_id,
       payer: wallet.address.toLowerCase(),
-      authorized_units: "400000",
-      settled_units: "280000",
-      item_count: 10
+      tool: { slug: "hunter-email-finder" },
+      item_count: 10,
+      charged: { credits: "280" },
+      payment: { kind: "purchase", authorized_units: "400000", settled_units: "280000", scheme: "upto" }
     })
     expect(answer.json.record.items.filter((item: any) => item.status === "failed")).toHaveLength(3)
     expect(await verifyWithJose(world.server.url, answer.json.record)).toBe(answer.json.record.signature.kid)

@@ -1,6 +1,7 @@
 import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { CallRequest, CallResult } from "../../Domain/GatewayCall.js"
+import { amountOf } from "../../Domain/Money.js"
 import { ExecuteRequest, ExecuteResult } from "../../Domain/Purchasing.js"
 import { type AnyApiError, InvalidInput, PaymentRequired } from "../../Errors/ApiErrors.js"
 import { encodeApiError } from "../../Errors/Wire.js"
@@ -143,17 +144,23 @@ const makeHandler = Effect.gen(function*() {
               answer: {
                 status: 200,
                 body: yield* Effect.orDie(encodeCallResult(made.result)),
+                // The call record as keyed callers read it (GET /v1/orgs/{orgId}/calls), the payer
+                // named in place of the agent when it is answered.
                 record: {
-                  call_id: made.result.call_id,
-                  endpoint_id: made.result.endpoint,
-                  provider_id: made.result.provider,
-                  call_status: made.result.status,
-                  charged_credits: made.result.charged.credits,
+                  id: made.result.call_id,
+                  endpoint: made.result.endpoint,
+                  provider: made.result.provider,
+                  mode: "live",
+                  status: made.result.status,
+                  price: made.result.price,
+                  charged: made.result.charged,
+                  refunded: made.result.refunded ?? null,
                   provider_status: made.result.provider_status,
                   latency_ms: made.result.latency_ms,
-                  request_sha256: made.requestSha256,
-                  response_sha256: made.responseSha256,
-                  finished_at: made.finishedAt.toISOString()
+                  created_at: made.startedAt.toISOString(),
+                  finished_at: made.finishedAt.toISOString(),
+                  request_hash: made.requestSha256,
+                  response_hash: made.responseSha256
                 }
               }
             }
@@ -187,14 +194,17 @@ const makeHandler = Effect.gen(function*() {
               answer: {
                 status: encoded.status,
                 body: encoded.body,
+                // The purchase's receipt: the tool, each item's outcome with its input and result
+                // hashes and check, and what was charged.
                 record: {
-                  receipt_id: quoted.context.receiptId,
-                  tool_id: tool.id,
-                  tool_slug: tool.slug,
+                  id: quoted.context.receiptId,
+                  mode: "live",
+                  tool: { id: tool.id, slug: tool.slug, name: tool.name, provider: tool.provider },
                   item_count: quoted.terms.count,
-                  price_per_item_credits: quoted.terms.price.toString(),
-                  charged_credits: ran.charged.toString(),
+                  price_per_item: amountOf(quoted.terms.price),
+                  charged: amountOf(ran.charged),
                   items: ran.items.map((item) => ({ ...item, cost_credits: item.cost_credits.toString() })),
+                  created_at: ran.startedAt.toISOString(),
                   finished_at: ran.finishedAt.toISOString()
                 }
               }

@@ -170,23 +170,27 @@ export class X402Payments extends Effect.Service<X402Payments>()("X402/X402Payme
           })
         }
         const settlement = row.settlement as SettleResponse | null
+        // The call's or the purchase's record, as keyed callers' records name it, with the payer
+        // in place of the org's agent and the payment's facts as they stand now.
         const record = {
-          id: row.id,
-          kind: row.kind,
+          ...(row.answer.record as object),
           payer: row.payer,
-          network: row.network,
-          asset: row.asset,
-          pay_to: row.pay_to,
-          scheme: row.scheme,
-          subject: row.subject,
-          price_credits: row.price_credits.toString(),
-          authorized_units: row.authorized_units.toString(),
-          due_units: (row.due_units ?? 0n).toString(),
-          settled_units: (row.settled_units ?? 0n).toString(),
-          transaction: row.transaction,
-          status: row.status,
-          created_at: row.created_at.toISOString(),
-          ...(row.answer.record as object)
+          payment: {
+            id: row.id,
+            kind: row.kind,
+            payer: row.payer,
+            network: row.network,
+            asset: row.asset,
+            pay_to: row.pay_to,
+            scheme: row.scheme,
+            price_credits: row.price_credits.toString(),
+            authorized_units: row.authorized_units.toString(),
+            due_units: (row.due_units ?? 0n).toString(),
+            settled_units: (row.settled_units ?? 0n).toString(),
+            transaction: row.transaction,
+            status: row.status,
+            created_at: row.created_at.toISOString()
+          }
         }
         const body = row.answer.body as Record<string, unknown>
         return {
