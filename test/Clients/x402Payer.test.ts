@@ -60,10 +60,12 @@ const executeResult = {
 
 /**
  * A service that wants payment: `exact` 25,000 units for a call, `upto` 120,000 for a purchase
- * of which it settles 80,000 (the items that passed). `script` can put an answer before the
- * paid one (a retryable error after the payment was taken, say).
+ * of which it settles 80,000 (the items that passed). `failPaidOnce` answers the first paid
+ * request a retryable 503 after verifying it; `settlementHeader` replaces `PAYMENT-RESPONSE`.
  */
-const payingService = async (options: { readonly failPaidOnce?: boolean; readonly settle?: boolean } = {}) => {
+const payingService = async (
+  options: { readonly failPaidOnce?: boolean; readonly settlementHeader?: string } = {}
+) => {
   const seen: Array<Seen> = []
   let failOnce = options.failPaidOnce ?? false
   const requirementsFor = (path: string): PaymentRequirements => ({
@@ -118,7 +120,7 @@ const payingService = async (options: { readonly failPaidOnce?: boolean; readonl
       const actual = path === "/v1/execute" ? { ...requirements, amount: "80000" } : requirements
       const settled = await facilitator.settle(payment, actual)
       json(200, path === "/v1/execute" ? executeResult : callResult, {
-        "payment-response": encodePaymentResponseHeader(settled)
+        "payment-response": options.settlementHeader ?? encodePaymentResponseHeader(settled)
       })
     })
   })
@@ -196,6 +198,17 @@ describe("the TypeScript client paying with x402", () => {
       )
       expect(callIds).toHaveLength(2)
       expect(callIds[0]).not.toBe(callIds[1])
+    } finally {
+      await service.close()
+    }
+  })
+
+  it("keeps the answer of a paid call whose PAYMENT-RESPONSE does not decode, without a payment", async () => {
+    const service = await payingService({ settlementHeader: "not base64!" })
+    try {
+      const answer = await keyless(service.url).call({ endpoint: "acme/lookup" })
+      expect(answer.status).toBe("succeeded")
+      expect(answer.payment).toBeUndefined()
     } finally {
       await service.close()
     }

@@ -151,6 +151,23 @@ describe("exact (EIP-3009)", () => {
       errorReason: "invalid_exact_evm_signature"
     })
 
+    // The same signature malleated (s' = n - s, v flipped): ecrecover gives the payer, USDC refuses it.
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+    const highS = (n - BigInt(`0x${signature.slice(66, 130)}`)).toString(16).padStart(64, "0")
+    const v = signature.slice(130) === "1b" ? "1c" : "1b"
+    const malleated = {
+      ...payload,
+      payload: { ...payload.payload, signature: `${signature.slice(0, 66)}${highS}${v}` }
+    }
+    expect(await facilitator.verify(malleated, requirements)).toMatchObject({
+      isValid: false,
+      invalidReason: "invalid_exact_evm_transaction_simulation_failed"
+    })
+    expect(await facilitator.settle(malleated, requirements)).toMatchObject({
+      success: false,
+      errorReason: "invalid_exact_evm_signature"
+    })
+
     const impostor = await pay(requirements, testWallet(generatePrivateKey()))
     const claimed = {
       ...impostor,
@@ -346,7 +363,7 @@ describe("the wire", () => {
     expect(emulator.requests().filter((r) => r.path === "/settle").length).toBeGreaterThan(0)
   })
 
-  it("refuses, as a refusal, a scheme or an x402 version it does not serve", async () => {
+  it("refuses, as a refusal, a scheme or an x402 version it does not serve, and a payload it cannot read", async () => {
     const requirements = exact()
     const payload = await pay(requirements)
     expect(await facilitator.verify(payload, { ...requirements, scheme: "batch-settlement" })).toMatchObject({
@@ -360,6 +377,16 @@ describe("the wire", () => {
     expect(await facilitator.settle({ ...payload, x402Version: 1 }, requirements)).toMatchObject({
       success: false,
       errorReason: "invalid_x402_version"
+    })
+    // A payload the scheme cannot read (its authorisation missing) is refused, not a 500.
+    const unreadable = { ...payload, payload: { signature: eip3009(payload).signature } }
+    expect(await facilitator.verify(unreadable, requirements)).toMatchObject({
+      isValid: false,
+      invalidReason: "invalid_payload"
+    })
+    expect(await facilitator.settle(unreadable, requirements)).toMatchObject({
+      success: false,
+      errorReason: "invalid_payload"
     })
   })
 

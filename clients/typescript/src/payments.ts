@@ -164,8 +164,7 @@ export const payingClient = (
 
   return HttpClient.transform(client, (answer, request) =>
     Effect.flatMap(answer, (response) => {
-      const required = header(response, "payment-required")
-      if (response.status !== 402 || required === undefined) return Effect.succeed(response)
+      if (response.status !== 402 || header(response, "payment-required") === undefined) return Effect.succeed(response)
       return Effect.gen(function*() {
         const seen = yield* FiberRef.get(paymentSeen)
         seen.identifier ??= options.newIdentifier()
@@ -182,16 +181,14 @@ export const payingClient = (
               `Could not pay as the service asked: ${error instanceof Error ? error.message : String(error)}`
             )
         })
-        const paid = yield* client.execute(
-          HttpClientRequest.setHeaders(request, signature)
-        )
+        // The 402's body is read to its end, so its connection is free for the paid request.
+        yield* Effect.ignore(response.text)
+        const paid = yield* client.execute(HttpClientRequest.setHeaders(request, signature))
         const settled = header(paid, "payment-response")
-        if (settled !== undefined) {
-          seen.response = yield* Effect.try({
-            try: () => loaded.settlement(settled),
-            catch: () => paymentFailed(request, "The service's PAYMENT-RESPONSE is not a settlement")
-          })
-        }
+        // A settlement header that does not decode leaves `payment` out; the answer still stands.
+        seen.response = settled === undefined
+          ? null
+          : yield* Effect.orElseSucceed(Effect.try(() => loaded.settlement(settled)), () => null)
         return paid
       })
     }))

@@ -105,6 +105,12 @@ const signatureOf = (args: ReadonlyArray<unknown>): Hex | Signature => {
   return args[0] as Hex
 }
 
+/** Half the secp256k1 order: USDC's ECRecover refuses an `s` above it (a malleated signature). */
+const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n
+
+const lowS = (signature: Hex | Signature) =>
+  BigInt(typeof signature === "string" ? `0x${signature.slice(66, 130)}` : signature.s) <= HALF_ORDER
+
 const recovers = async (digest: Hex, signature: Hex | Signature, expected: Address) => {
   try {
     return getAddress(await recoverAddress({ hash: digest, signature })) === getAddress(expected)
@@ -264,9 +270,9 @@ export const makeChain = (options: { readonly network: string; readonly token: T
             primaryType: "TransferWithAuthorization",
             message: { from, to, value, validAfter, validBefore, nonce }
           })
-          if (!(await recovers(digest, signatureOf(args.slice(6)), from))) {
-            throw new ContractRevert(fn, "FiatTokenV2: invalid signature")
-          }
+          const signature = signatureOf(args.slice(6))
+          if (!lowS(signature)) throw new ContractRevert(fn, "ECRecover: invalid signature 's' value")
+          if (!(await recovers(digest, signature, from))) throw new ContractRevert(fn, "FiatTokenV2: invalid signature")
           s.usedAuthorizations.add(key(from, nonce))
           move(s, fx, from, to, value, "eip3009", fn)
           return undefined

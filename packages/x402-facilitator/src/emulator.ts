@@ -82,14 +82,18 @@ const tokenFor = (options: FacilitatorEmulatorOptions, network: Network): TokenI
   }
 }
 
-/** The facilitator's refusal of a kind it does not serve, in the words of the x402 specification. */
-const unservedReason = (error: unknown, requirements: PaymentRequirements, network: string) => {
+/**
+ * What the facilitator threw instead of answering, as a refusal in the words of the x402
+ * specification: a kind it does not serve, or a payload its scheme could not read (a field
+ * missing or of the wrong type), which no chain would accept either.
+ */
+const refusalOf = (error: unknown, requirements: PaymentRequirements, network: string) => {
   const message = error instanceof Error ? error.message : String(error)
-  if (message.includes("x402 version")) return "invalid_x402_version"
+  if (message.includes("x402 version")) return { reason: "invalid_x402_version", message }
   if (message.includes("No facilitator registered for scheme")) {
-    return requirements.network !== network ? "invalid_network" : "unsupported_scheme"
+    return { reason: requirements.network !== network ? "invalid_network" : "unsupported_scheme", message }
   }
-  return undefined
+  return { reason: "invalid_payload", message }
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
@@ -134,19 +138,23 @@ export const startFacilitatorEmulator = async (
       try {
         return { status: 200, body: await facilitator.verify(payload, requirements) }
       } catch (error) {
-        const reason = unservedReason(error, requirements, network)
-        if (reason === undefined) throw error
-        return { status: 200, body: { isValid: false, invalidReason: reason } }
+        const refusal = refusalOf(error, requirements, network)
+        return { status: 200, body: { isValid: false, invalidReason: refusal.reason, invalidMessage: refusal.message } }
       }
     }
     try {
       return { status: 200, body: await facilitator.settle(payload, requirements) }
     } catch (error) {
-      const reason = unservedReason(error, requirements, network)
-      if (reason === undefined) throw error
+      const refusal = refusalOf(error, requirements, network)
       return {
         status: 200,
-        body: { success: false, errorReason: reason, transaction: "", network: requirements.network }
+        body: {
+          success: false,
+          errorReason: refusal.reason,
+          errorMessage: refusal.message,
+          transaction: "",
+          network: requirements.network
+        }
       }
     }
   }
