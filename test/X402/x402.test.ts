@@ -349,6 +349,10 @@ describe("per-payer limits", () => {
     const { answer } = await payAndPost(callUrl(), { endpoint: "fakeprov/ok" }, wallet)
     expect(answer.status).toBe(429)
     expect(answer.json.error).toMatchObject({ code: "payer_spend_cap", retryable: true })
+    const untilMidnight = Math.ceil(
+      (Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000
+    )
+    expect(Math.abs(Number(answer.headers.get("retry-after")) - untilMidnight)).toBeLessThanOrEqual(5)
   })
 
   it("requests a minute per payer address: rate_limited past X402_PAYER_REQUESTS_PER_MINUTE", async () => {
@@ -368,6 +372,8 @@ describe("per-payer limits", () => {
     expect(limited.length).toBeGreaterThanOrEqual(1)
     expect(limited.length).toBeLessThanOrEqual(41)
     expect(limited[0]!.json.error.code).toBe("rate_limited")
+    expect(Number(limited[0]!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+    expect(Number(limited[0]!.headers.get("retry-after"))).toBeLessThanOrEqual(60)
     expect(answers.every((a) => a.status === 200 || a.status === 429)).toBe(true)
   })
 })

@@ -1,5 +1,5 @@
 import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { CallRequest, CallResult } from "../../Domain/GatewayCall.js"
 import { amountOf } from "../../Domain/Money.js"
 import { ExecuteRequest, ExecuteResult } from "../../Domain/Purchasing.js"
@@ -69,12 +69,23 @@ const makeHandler = Effect.gen(function*() {
   const json = (status: number, body: unknown) =>
     HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
 
+  /**
+   * When a payer's limit lets it in again: the per-minute windows are aligned to the clock's
+   * minutes, the spend cap to UTC days.
+   */
+  const retryAfter = (error: AnyApiError) =>
+    Effect.map(Clock.currentTimeMillis, (now) => {
+      const window = error._tag === "rate_limited" ? 60_000 : error._tag === "payer_spend_cap" ? 86_400_000 : null
+      return window === null ? null : String(Math.max(1, Math.ceil((window - (now % window)) / 1000)))
+    })
+
   /** Our error as the catalogue answers it; a refused or missing payment carries what would be taken. */
   const errorAnswer = (error: AnyApiError, requirementsHeader: string | null) =>
-    Effect.map(encodeApiError(error), ({ body, status }) => {
+    Effect.zipWith(encodeApiError(error), retryAfter(error), ({ body, status }, wait) => {
       const response = json(status, body)
-      return requirementsHeader === null ? response : HttpServerResponse.setHeader(
-        response,
+      const waited = wait === null ? response : HttpServerResponse.setHeader(response, "retry-after", wait)
+      return requirementsHeader === null ? waited : HttpServerResponse.setHeader(
+        waited,
         "payment-required",
         requirementsHeader
       )
