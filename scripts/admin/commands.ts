@@ -4,6 +4,7 @@ import { credit } from "./credit.js"
 import { gatewayCommands } from "./gateway.js"
 import { orgCommands } from "./orgs.js"
 import { toolCommands } from "./tools.js"
+import { x402Commands } from "./x402.js"
 
 /**
  * The subcommands of `npm run admin -- <name>`. Add a command by writing it in
@@ -15,5 +16,6 @@ export const commands: Record<string, AdminCommand> = {
   credit,
   ...toolCommands,
   ...orgCommands,
-  ...gatewayCommands
+  ...gatewayCommands,
+  ...x402Commands
 }

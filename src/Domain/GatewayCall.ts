@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { AgentId, CallId, HoldId, OrgId } from "./Ids.js"
 import { AnyJson } from "./Json.js"
 import { Amount, AmountFromCredits, amountOf } from "./Money.js"
+import { PayerRecord } from "./PayerRecord.js"
 import { TimestampColumn, TimestampFromDate } from "./Timestamps.js"
 
 /**
@@ -62,7 +63,8 @@ export const CallResult = Schema.Struct({
   refunded: Schema.optional(Refunded),
   sample: Schema.optional(Schema.Literal(true)).annotations({
     description: "Present with a test key: the call was checked and priced, not made, and `data` is a sample"
-  })
+  }),
+  record: Schema.optional(PayerRecord)
 }).annotations({ identifier: "CallResult" })
 export type CallResult = typeof CallResult.Type
 export const RefundReason = Refunded.fields.reason

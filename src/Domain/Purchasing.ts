@@ -5,6 +5,7 @@ import { ScorePartsSchema } from "./Formula.js"
 import { ApprovalId, JobId, ReceiptId } from "./Ids.js"
 import { AnyJson } from "./Json.js"
 import { Amount } from "./Money.js"
+import { PayerRecord } from "./PayerRecord.js"
 import { PurchaseItem } from "./PurchaseItem.js"
 import { PurchaseJob } from "./PurchaseJob.js"
 import { ItemCounts, ReceiptTotals, ToolRef } from "./Receipt.js"
@@ -203,7 +204,8 @@ export const ExecuteResult = Schema.Struct({
   charged: Amount,
   counts: ItemCounts,
   fallback_used: Schema.Boolean,
-  items: Schema.Array(ResultItem)
+  items: Schema.Array(ResultItem),
+  record: Schema.optional(PayerRecord)
 }).annotations({ identifier: "ExecuteResult" })
 export type ExecuteResult = typeof ExecuteResult.Type
 

@@ -104,6 +104,10 @@ export class InternalError extends ApiError("internal_error")<InternalError>() {
 export class UnknownEndpoint extends ApiError("unknown_endpoint")<UnknownEndpoint>() {}
 export class EndpointOnRequest extends ApiError("endpoint_on_request")<EndpointOnRequest>() {}
 export class EndpointUnavailable extends ApiError("endpoint_unavailable")<EndpointUnavailable>() {}
+export class PaymentRequired extends ApiError("payment_required")<PaymentRequired>() {}
+export class PaymentInvalid extends ApiError("payment_invalid")<PaymentInvalid>() {}
+export class PaymentReplayed extends ApiError("payment_replayed")<PaymentReplayed>() {}
+export class PayerSpendCap extends ApiError("payer_spend_cap")<PayerSpendCap>() {}
 /** 202: the purchase waits for an owner; the answer names the approval to retry with. */
 export class ApprovalRequired extends ApiErrorWith("approval_required", { approval: ApprovalSummary })<
   ApprovalRequired
@@ -178,7 +182,11 @@ export const apiErrorClasses = {
   unknown_endpoint: UnknownEndpoint,
   endpoint_on_request: EndpointOnRequest,
   endpoint_unavailable: EndpointUnavailable,
-  service_unavailable: ServiceUnavailable
+  service_unavailable: ServiceUnavailable,
+  payment_required: PaymentRequired,
+  payment_invalid: PaymentInvalid,
+  payment_replayed: PaymentReplayed,
+  payer_spend_cap: PayerSpendCap
 } as const satisfies { readonly [C in ErrorCode]: { readonly _tag: C } }
 
 export type ApiErrorClass = (typeof apiErrorClasses)[ErrorCode]

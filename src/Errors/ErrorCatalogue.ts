@@ -154,13 +154,41 @@ export const errorCatalogue = {
     retryable: true,
     meaning:
       "Over capacity, shutting down, or its database or mail server unreachable; retry after `Retry-After` seconds."
+  },
+  // Beyond the specification (docs/decisions.md, "x402 on the service"): paying per request.
+  payment_required: {
+    status: 402,
+    retryable: false,
+    meaning: "x402 is on and the request carried neither a key nor a payment; pay as `PAYMENT-REQUIRED` says."
+  },
+  payment_invalid: {
+    status: 402,
+    retryable: false,
+    meaning:
+      "x402 payment refused: signature, expiry, payee, network, asset or amount does not fit; `PAYMENT-REQUIRED` says what would."
+  },
+  payment_replayed: {
+    status: 409,
+    retryable: false,
+    meaning: "That x402 authorisation was already used; sign a new one."
+  },
+  payer_spend_cap: {
+    status: 429,
+    retryable: true,
+    meaning: "The paying address reached its x402 spend cap for the day; resets 00:00 UTC."
   }
 } as const satisfies Record<string, ErrorEntry>
 
 export type ErrorCode = keyof typeof errorCatalogue
 
 /** Codes the service adds to the specification's table, each with its reason in docs/decisions.md. */
-export const codesBeyondSpec: ReadonlyArray<ErrorCode> = ["service_unavailable"]
+export const codesBeyondSpec: ReadonlyArray<ErrorCode> = [
+  "service_unavailable",
+  "payment_required",
+  "payment_invalid",
+  "payment_replayed",
+  "payer_spend_cap"
+]
 
 export const errorCodes = Object.keys(errorCatalogue) as ReadonlyArray<ErrorCode>
 

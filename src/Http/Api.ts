@@ -12,6 +12,7 @@ import { wire } from "../Errors/Wire.js"
 import { AccountGroup } from "./Groups/AccountGroup.js"
 import { AdminSessionGroup, AdminSignInGroup } from "./Groups/AdminAuthGroup.js"
 import { AdminAuditGroup, AdminGatewayGroup, AdminOrgsGroup, AdminToolsGroup } from "./Groups/AdminOperationsGroup.js"
+import { AdminX402Group } from "./Groups/AdminX402Group.js"
 import { AgentConnectionsGroup } from "./Groups/AgentConnectionsGroup.js"
 import { AgentSelfGroup, AgentsGroup } from "./Groups/AgentsGroup.js"
 import { AuthGroup, AuthSessionGroup } from "./Groups/AuthGroup.js"
@@ -70,6 +71,7 @@ export class Api extends HttpApi.make("service")
   .add(AdminOrgsGroup)
   .add(AdminGatewayGroup)
   .add(AdminAuditGroup)
+  .add(AdminX402Group)
   .add(UsageGroup)
   .add(HealthGroup)
   .addError(wire(InvalidInput))

@@ -11,6 +11,7 @@ import {
   AdminOrgsHandlers,
   AdminToolsHandlers
 } from "../Http/Handlers/AdminOperationsHandlers.js"
+import { AdminX402Handlers } from "../Http/Handlers/AdminX402Handlers.js"
 import { AgentConnectionsHandlers } from "../Http/Handlers/AgentConnectionsHandlers.js"
 import { AgentSelfHandlers, AgentsHandlers } from "../Http/Handlers/AgentsHandlers.js"
 import { ApiReferencePageLive } from "../Http/Handlers/ApiReferencePage.js"
@@ -42,6 +43,7 @@ import {
 import { SigningKeysHandlers } from "../Http/Handlers/SigningKeysHandlers.js"
 import { UsageHandlers } from "../Http/Handlers/UsageHandlers.js"
 import { WebhooksHandlers } from "../Http/Handlers/WebhooksHandlers.js"
+import { X402RequestsLive } from "../Http/Handlers/X402Requests.js"
 import { ConsentRoutesLive } from "../Http/Mcp/Consent.js"
 import { McpRouteLive } from "../Http/Mcp/McpRoute.js"
 import { OAuthRoutesLive } from "../Http/Mcp/OAuthRoutes.js"
@@ -109,6 +111,7 @@ import { Usage } from "../Services/Usage/Usage.js"
 import { Waitlist } from "../Services/Waitlist/Waitlist.js"
 import { WebhookWorkerLive } from "../Services/Webhooks/Delivery.js"
 import { Webhooks } from "../Services/Webhooks/Webhooks.js"
+import { X402Reports } from "../Services/X402/X402Reports.js"
 import { ClientErrorsLive } from "./ClientErrors.js"
 import { announceReady } from "./Cluster.js"
 import { connectionLimits, ConnectionsLive } from "./Connections.js"
@@ -204,7 +207,8 @@ const Services = Layer.mergeAll(
   DataDeletion.Default,
   SigningKeys.Default,
   KeyDirectory.Default,
-  ProviderSigning.Default
+  ProviderSigning.Default,
+  X402Reports.Default
 ).pipe(Layer.provideMerge(Infrastructure))
 
 const Middlewares = Layer.mergeAll(
@@ -263,6 +267,7 @@ const Handlers = Layer.mergeAll(
   AdminOrgsHandlers,
   AdminGatewayHandlers,
   AdminAuditHandlers,
+  AdminX402Handlers,
   UsageHandlers,
   HealthHandlers
 ).pipe(Layer.provide(Middlewares))
@@ -284,6 +289,7 @@ const ApiLive = HttpApiBuilder.api(DocumentedApi).pipe(Layer.provide(Handlers))
 
 export const HttpLive = ServeApiLive.pipe(
   Layer.provide(EdgeMiddleware),
+  Layer.provide(X402RequestsLive),
   Layer.provide(EdgeDefaults),
   Layer.provide(ApiLive),
   Layer.provide(Workers),

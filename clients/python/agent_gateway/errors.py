@@ -26,7 +26,8 @@ SERVICE_ERROR_CODES = (
     "dispute_window_closed", "topup_cap", "confirmation_required", "offer_unavailable",
     "no_saved_card", "payment_unavailable", "invalid_signature", "method_not_allowed",
     "fx_unavailable", "last_owner", "payload_too_large", "internal_error", "unknown_endpoint",
-    "endpoint_on_request", "endpoint_unavailable", "service_unavailable",
+    "endpoint_on_request", "endpoint_unavailable", "service_unavailable", "payment_required",
+    "payment_invalid", "payment_replayed", "payer_spend_cap",
 )
 
 # Codes made by the client itself (status 0). network_error, timeout and connection_failed are retried.

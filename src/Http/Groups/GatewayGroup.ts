@@ -13,6 +13,10 @@ import {
   InsufficientCredits,
   InvalidInput,
   OverBudget,
+  PayerSpendCap,
+  PaymentInvalid,
+  PaymentReplayed,
+  PaymentRequired,
   PriceAboveMax,
   ProviderQuota,
   TrialLimit,
@@ -71,7 +75,7 @@ export class GatewayGroup extends HttpApiGroup.make("gateway")
         OpenApi.annotations({
           summary: "Call a provider endpoint",
           description:
-            "Calls one catalogue endpoint with the agent's credits: held before the call, settled after it, refunded when the provider fails. A test key checks and prices the call without making it and answers the endpoint's sandbox sample."
+            "Calls one catalogue endpoint with the agent's credits: held before the call, settled after it, refunded when the provider fails. A test key checks and prices the call without making it and answers the endpoint's sandbox sample. With x402 on (X402_ENABLED), a request without a key may pay per request instead (the `exact` scheme: the call's price, settled only when the provider answered): without `PAYMENT-SIGNATURE` it answers 402 `payment_required` with `PAYMENT-REQUIRED`; with one, the answer carries `PAYMENT-RESPONSE` when something was settled and `record`, the signed record naming the payer (docs/x402-and-signatures.md)."
         })
       )
       .setPayload(CallRequest)
@@ -87,6 +91,10 @@ export class GatewayGroup extends HttpApiGroup.make("gateway")
       .addError(wire(ProviderQuota))
       .addError(wire(AupLimit))
       .addError(wire(EndpointUnavailable))
+      .addError(wire(PaymentRequired))
+      .addError(wire(PaymentInvalid))
+      .addError(wire(PaymentReplayed))
+      .addError(wire(PayerSpendCap))
   )
   .add(
     HttpApiEndpoint.get("balance", "/v1/balance")

@@ -39,6 +39,10 @@ import {
   NotFound,
   NotPurchasable,
   OverBudget,
+  PayerSpendCap,
+  PaymentInvalid,
+  PaymentReplayed,
+  PaymentRequired,
   PlanLimit,
   PriceAboveMax,
   ProviderError,
@@ -102,7 +106,7 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .annotateContext(OpenApi.annotations({
         summary: "Buy results",
         description:
-          "Runs a tool (its id or slug from recommend) on 1 to 1,000 inputs, each an object of the tool's input fields; only results that pass the published check are charged. Up to 25 inputs answer at once; more answer a job (`status: queued`) to follow. `max_price` caps the cost; `idempotency_key` makes a retry safe. An amount over the agent's approval threshold answers `approval_required`: retry with its `approval_id` once an owner approved."
+          "Runs a tool (its id or slug from recommend) on 1 to 1,000 inputs, each an object of the tool's input fields; only results that pass the published check are charged. Up to 25 inputs answer at once; more answer a job (`status: queued`) to follow. `max_price` caps the cost; `idempotency_key` makes a retry safe. An amount over the agent's approval threshold answers `approval_required`: retry with its `approval_id` once an owner approved. With x402 on (X402_ENABLED), a request without a key may pay per request instead (the `upto` scheme: the maximum authorised, only passing results settled; at most 25 inputs): without `PAYMENT-SIGNATURE` it answers 402 `payment_required` with `PAYMENT-REQUIRED`; with one, the answer carries `PAYMENT-RESPONSE` when something was settled and `record`, the signed record naming the payer (docs/x402-and-signatures.md)."
       }))
       .setPayload(ExecuteRequest)
       .addSuccess(ExecuteResult)
@@ -128,6 +132,10 @@ export class PurchasingGroup extends HttpApiGroup.make("purchasing")
       .addError(wire(CreditsFrozen))
       .addError(wire(TrialLimit))
       .addError(wire(ProviderError))
+      .addError(wire(PaymentRequired))
+      .addError(wire(PaymentInvalid))
+      .addError(wire(PaymentReplayed))
+      .addError(wire(PayerSpendCap))
   )
   .add(
     HttpApiEndpoint.get("job", "/v1/jobs/:id")

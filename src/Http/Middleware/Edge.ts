@@ -14,6 +14,7 @@ import { ObservabilityConfig } from "../../Services/Observability/ObservabilityC
 import { PublicUrl } from "../../Services/PublicUrl.js"
 import { Api } from "../Api.js"
 import { dashboardRoutes, extraRoutes, ownBodyPrefixes } from "../ExtraRoutes.js"
+import { X402Requests, x402RouteOf } from "../Handlers/X402Requests.js"
 import { isOrgKeyOutsideOrgs } from "../PresentedCredential.js"
 import { makeRouteTable, routesOfApi } from "../RouteTable.js"
 import { agentRoutesOf, makeAgentRefusals } from "./AgentRefusals.js"
@@ -72,6 +73,8 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
     ])
     const agentRoutes = agentRoutesOf(Api)
     const countingRefusals = yield* makeAgentRefusals
+    // Keyless paid requests (x402), when switched on: none otherwise, and nothing is asked.
+    const paidRequests = yield* X402Requests
     return (app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -110,6 +113,10 @@ export const EdgeMiddleware = HttpApiBuilder.middleware(
             if (bodyProblem !== undefined) return errorResponse(baseUrl, "invalid_input", bodyProblem)
           }
           if (probePaths.has(pathname)) return yield* app
+          if (Option.isSome(paidRequests)) {
+            const paidRoute = x402RouteOf(request.method, pathname, request.headers)
+            if (paidRoute !== null) return yield* lifecycle.admit(paidRequests.value(request, paidRoute))
+          }
           const agentRoute = match._tag === "Found" && agentRoutes.has(`${request.method} ${match.route}`)
           return yield* lifecycle.admit(agentRoute ? countingRefusals(app) : app)
         }).pipe(

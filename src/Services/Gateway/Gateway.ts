@@ -87,8 +87,11 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
       lookup: (id: string) => catalogue.endpoint(id)
     })
 
-    /** Validates the request and prices it; nothing is held yet. */
-    const prepare = (agent: AuthenticatedAgent, input: CallRequest) =>
+    /**
+     * Validates the request and prices it for a buyer (an org's agent, or a keyless payer
+     * with no org: the pay-as-you-go price, live endpoints only); nothing is held yet.
+     */
+    const prepare = (agent: Pick<AuthenticatedAgent, "org_id" | "org_plan"> | null, input: CallRequest) =>
       Effect.gen(function*() {
         if (!(yield* settings.gatewayEnabled)) {
           return yield* new EndpointUnavailable({ message: "The gateway is switched off for now; retry later" })
@@ -102,7 +105,9 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
           return yield* new UnknownEndpoint({ message: `No endpoint ${input.endpoint}; see GET /v1/endpoints` })
         }
         const endpoint = found.value
-        if (endpoint.availability !== "live" && !(yield* openings.isOpen(agent.org_id, endpoint.id))) {
+        if (
+          endpoint.availability !== "live" && (agent === null || !(yield* openings.isOpen(agent.org_id, endpoint.id)))
+        ) {
           return yield* new EndpointOnRequest({
             message: `${endpoint.id} is opened per customer; ask us to open it for your org`
           })
@@ -116,7 +121,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
             return yield* new InvalidInput({ message: `\`path_params.${name}\` must be a string or a number` })
           }
         }
-        const price = gatewayPrice(endpoint.base_price_credits, agent.org_plan)
+        const price = gatewayPrice(endpoint.base_price_credits, agent?.org_plan ?? "payg")
         if (input.max_price !== undefined && Number(price) > input.max_price) {
           return yield* new PriceAboveMax({
             message: `${endpoint.id} costs ${price} credits per call, above max_price ${input.max_price}`
@@ -380,6 +385,46 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         return yield* Fiber.join(fiber)
       })
 
+    /**
+     * A keyless payer's call (x402, Services/X402): priced as `quote` says, made as a live
+     * call is (same forwarder, same deadline, in a fiber of the service), but nothing is held
+     * or written here: the payer has no org, so the payment's own records keep it. Only a
+     * `succeeded` call is paid for, and at its price (the payment's amount is fixed).
+     */
+    const quote = (input: CallRequest) => prepare(null, input)
+
+    const forwardPaid = (prepared: Effect.Effect.Success<ReturnType<typeof prepare>>, callId: string) =>
+      Effect.gen(function*() {
+        const { endpoint, params, price } = prepared
+        const sentMs = yield* Clock.currentTimeMillis
+        const outcome = yield* providers.send(endpoint, params)
+        const finishedMs = yield* Clock.currentTimeMillis
+        const latencyMs = Math.max(0, finishedMs - sentMs)
+        const assessed = assess(outcome, price)
+        const charged = assessed.status === "succeeded" ? price : 0n
+        const result = resultOf(
+          callId,
+          endpoint,
+          price,
+          assessed.status,
+          charged,
+          latencyMs,
+          assessed.providerStatus,
+          assessed.data,
+          charged === price ? null : { credits: price, reason: assessed.reason ?? "provider_error" }
+        )
+        return {
+          result,
+          requestSha256: prepared.requestSha256,
+          responseSha256: sha256OfJcs(assessed.data),
+          startedAt: new Date(sentMs),
+          finishedAt: new Date(finishedMs)
+        }
+      })
+
+    const callForPayer = (prepared: Effect.Effect.Success<ReturnType<typeof prepare>>, callId: string) =>
+      Effect.flatMap(FiberSet.run(inFlight, forwardPaid(prepared, callId)), Fiber.join)
+
     const attempt = (agent: AuthenticatedAgent, input: CallRequest) =>
       Effect.flatMap(
         prepare(agent, input),
@@ -398,6 +443,6 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         Effect.tapError(refusals.record(agent))
       )
 
-    return { call } as const
+    return { call, quote, callForPayer } as const
   })
 }) {}

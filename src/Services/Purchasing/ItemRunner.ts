@@ -32,8 +32,8 @@ export type RunnableItem = Pick<PurchaseItem, "id" | "input" | "hold_id">
 
 export interface PurchaseContext {
   readonly receiptId: ReceiptId
-  /** The buyer's org: its providers' daily limits count the purchase's live calls. */
-  readonly orgId: OrgId
+  /** The buyer's org: its providers' daily limits count the purchase's live calls (none: a keyless x402 payer). */
+  readonly orgId: OrgId | null
   readonly mode: "test" | "live"
   readonly tool: ToolChoice
   readonly fallback: boolean
@@ -235,6 +235,6 @@ export class ItemRunner extends Effect.Service<ItemRunner>()("Purchasing/ItemRun
         yield* itemRows.recordOutcome(item.id, { ...outcome, finished_at: now })
       })
 
-    return { run, abandon } as const
+    return { run, abandon, outcomeOf } as const
   })
 }) {}
