@@ -25,6 +25,7 @@ import callAndItemFunctions from "./0024_call_and_item_functions.js"
 import botAuth from "./0025_bot_auth.js"
 import agentRetiredKeys from "./0026_agent_retired_keys.js"
 import x402 from "./0027_x402.js"
+import dropSandboxTables from "./0028_drop_sandbox_tables.js"
 
 /** Every migration in order; the key's number is its id (see @effect/sql Migrator.fromRecord). */
 export const migrations = {
@@ -54,7 +55,8 @@ export const migrations = {
   "0024_call_and_item_functions": callAndItemFunctions,
   "0025_bot_auth": botAuth,
   "0026_agent_retired_keys": agentRetiredKeys,
-  "0027_x402": x402
+  "0027_x402": x402,
+  "0028_drop_sandbox_tables": dropSandboxTables
 }
 
 /** The id of the newest migration: a database below it is not ready for this version. */
