@@ -2,6 +2,10 @@ import { createHash } from "node:crypto"
 import pg from "pg"
 import { countRoundTrip, countStatement } from "../Services/Observability/DatabaseMetrics.js"
 
+/** A query object of its own (pg-cursor's `Cursor`), not a statement's text. */
+const isCursor = (config: unknown) =>
+  typeof config === "object" && config !== null && typeof (config as { submit?: unknown }).submit === "function"
+
 /** An empty answer, as `pg` gives for BEGIN. */
 const begun = { command: "BEGIN", rowCount: null, oid: null, rows: [], fields: [] }
 
@@ -22,6 +26,14 @@ export class CountingClient extends pg.Client {
   // The SQL client calls query(text, values, callback); PreparingClient, query(config, callback).
   override query(config: unknown, valuesOrCallback?: unknown, lastCallback?: unknown): any {
     countStatement()
+    if (this.pipeline && isCursor(config) && this.#awaitingAnswers === 0) {
+      // A cursor (an export's rows, read in pages) keeps a portal open across round trips,
+      // which a pipelined connection cannot carry (`pg` refuses it): the idle connection
+      // stops pipelining while the cursor reads, and pipelines again once it is idle.
+      const client = this as { pipeline: boolean }
+      client.pipeline = false
+      this.once("drain", () => (client.pipeline = true))
+    }
     const [values, callback] = typeof valuesOrCallback === "function"
       ? [undefined, valuesOrCallback]
       : [valuesOrCallback, lastCallback]
