@@ -9,8 +9,8 @@ import { browser, useDashboard, world } from "./world.js"
 
 /**
  * The dashboard as an owner uses it, in Chromium against one running service (mail, SMS, a
-^ * webhook receiver beside it): the pages an owner trusts with money, the
- * views of agents and plans, members, disputes and the catalogue, and webhook replay. Each
+ * webhook receiver and a data provider beside it): the pages an owner trusts with money,
+ * the views of agents and plans, members, disputes and the catalogue, and webhook replay. Each
  * section signs in its own owner, in its own browser context.
  */
 beforeAll(async () => {
