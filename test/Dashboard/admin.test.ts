@@ -1,69 +1,32 @@
-import * as OTPAuth from "otpauth"
-import type { Browser } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { emailFindInput, seedBuyer } from "../Purchasing/support.js"
-import { createAdmin } from "../support/people.js"
-import { call, startWorld, type World } from "../support/world.js"
-import { ensureDashboardBuilt, launchBrowser, newContext, openPage } from "./browser.js"
+import { afterAll, beforeAll, describe } from "vitest"
+import { startWorld } from "../support/world.js"
+import { adminCases } from "./admin/admin.js"
+import { consentCases } from "./admin/consent.js"
+import { embeddedCases } from "./admin/embedded.js"
+import { keyboardCases } from "./admin/keyboard.js"
+import { ensureDashboardBuilt, launchBrowser } from "./browser.js"
+import { browser, useDashboard, world } from "./world.js"
 
-/** Administrators in the dashboard: sign in with password and code, then decide a dispute. */
-let world: World
-let browser: Browser
-const password = "a long admin passphrase 42"
-
+/**
+ * The dashboard's administrators, the MCP sign-in and consent pages, and the dashboard by
+ * keyboard and under axe-core, in Chromium against one running service (mail, SMS, a webhook
+ * receiver and the Stripe emulator beside it); and the embedded default's own service
+ * (`embedded`, which exists to prove `npm start` without a database) in the same browser.
+ */
 beforeAll(async () => {
   await ensureDashboardBuilt()
-  world = await startWorld("dashboard_admin", { smtp: true })
-  browser = await launchBrowser()
-})
+  useDashboard({
+    world: await startWorld("dashboard_admin", { smtp: true, twilio: true, receiver: true, stripe: true }),
+    browser: await launchBrowser()
+  })
+}, 180_000)
 
 afterAll(async () => {
   await browser?.close()
   await world?.close()
 })
 
-describe("the administrators' pages", () => {
-  it("sign in with password and code, uphold a dispute with a reason, and see it in the audit log", async () => {
-    const admin = await createAdmin(world, "ops-dashboard@example.com", password)
-    const { agent } = await seedBuyer(world)
-    const bought = await call(world, "POST", "/v1/execute", {
-      token: agent.key,
-      body: { tool: "hunter-email-finder", inputs: [emailFindInput(1)] }
-    })
-    const opened = await call(world, "POST", "/v1/disputes", {
-      token: agent.key,
-      body: { receipt_id: bought.json.receipt_id, item_index: 0, reason: "bounced" }
-    })
-    expect(opened.status).toBe(201)
-    const disputeId: string = opened.json.dispute.id
-
-    const { page, problems } = await openPage(await newContext(browser, world.server.baseUrl))
-    await page.goto("/dashboard/admin")
-    const form = page.getByRole("form", { name: "Administrator sign-in" })
-    await form.getByLabel("Email").fill(admin.email)
-    await form.getByLabel("Password").fill(password)
-    await form.getByLabel("Code").fill(
-      OTPAuth.TOTP.generate({ secret: OTPAuth.Secret.fromBase32(admin.totpSecret), timestamp: Date.now() })
-    )
-    await form.getByRole("button", { name: "Sign in" }).click()
-
-    await page.getByRole("heading", { name: "Disputes" }).waitFor()
-    const card = page.getByTestId(`dispute-${disputeId}`)
-    await card.waitFor()
-    expect(await card.textContent()).toContain("bounced")
-    await card.getByLabel("Reason for the decision").fill("Address bounced on delivery")
-    await card.getByRole("button", { name: "Uphold (refund)" }).click()
-    await card.waitFor({ state: "detached" })
-    const decided = await call(world, "GET", `/v1/disputes/${disputeId}`, { token: agent.key })
-    expect(decided.json.dispute).toMatchObject({ status: "upheld", note: "Address bounced on delivery" })
-
-    await page.getByRole("link", { name: "Audit log" }).click()
-    const row = page.locator("tbody tr", { hasText: disputeId })
-    await row.waitFor()
-    expect(await row.textContent()).toContain(admin.email)
-    expect(await row.textContent()).toContain("Address bounced on delivery")
-    // The administrator's session is not kept anywhere a reload could find it.
-    expect(await page.evaluate(() => localStorage.length + sessionStorage.length)).toBe(0)
-    expect(problems).toEqual([])
-  })
-})
+describe("administrators", adminCases)
+describe("consent", consentCases)
+describe("keyboard", keyboardCases)
+describe("embedded", embeddedCases)
