@@ -1,4 +1,5 @@
 import { minorToDecimal } from "@agent-gateway/contract/Domain/Billing.js"
+import { idOrNull, type OrgId, PaymentId } from "@agent-gateway/contract/Domain/Ids.js"
 import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import type { PaymentView } from "@agent-gateway/contract/Domain/Payment.js"
 import { useQueryClient } from "@tanstack/react-query"
@@ -57,19 +58,20 @@ const Outcome = ({ payment, balance }: {
  * amount counts no more against the new-account limit.
  */
 export const CheckoutReturn = ({ orgId, balance }: {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly balance: { readonly credits: string; readonly usd: string } | null
 }) => {
   const [search, setSearch] = useSearchParams()
-  const paymentId = search.get("payment")
+  // A payment id that is not one names no payment: nothing to ask about.
+  const paymentId = idOrNull(PaymentId, search.get("payment"))
   const canceled = search.get("checkout") === "canceled"
   const queryClient = useQueryClient()
   const outcome = useApiQuery(
     ["checkout-return", orgId, paymentId, canceled],
     (c) =>
       canceled
-        ? c.billing.cancel({ path: { orgId, paymentId: paymentId ?? "" } })
-        : c.billing.confirm({ path: { orgId, paymentId: paymentId ?? "" } }),
+        ? c.billing.cancel({ path: { orgId, paymentId: paymentId! } })
+        : c.billing.confirm({ path: { orgId, paymentId: paymentId! } }),
     {
       enabled: paymentId !== null,
       refetchInterval: (data) => (data?.payment.status === "pending" && !canceled ? POLL_MS : false)

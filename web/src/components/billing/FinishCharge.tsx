@@ -1,4 +1,4 @@
-import type { OrgId } from "@agent-gateway/contract/Domain/Ids.js"
+import { idOrNull, type OrgId, PaymentId } from "@agent-gateway/contract/Domain/Ids.js"
 import { amountOf } from "@agent-gateway/contract/Domain/Money.js"
 import { useSearchParams } from "react-router"
 import { useApiMutation, useApiQuery } from "../../api/hooks.js"
@@ -11,10 +11,10 @@ import { Credits, ErrorNotice } from "../ui.js"
  */
 export const FinishCharge = ({ orgId }: { readonly orgId: OrgId }) => {
   const [search] = useSearchParams()
-  const paymentId = search.get("authenticate")
+  const paymentId = idOrNull(PaymentId, search.get("authenticate"))
   const payment = useApiQuery(
     ["payment", orgId, paymentId],
-    (c) => c.billing.payment({ path: { orgId, paymentId: paymentId ?? "" } }),
+    (c) => c.billing.payment({ path: { orgId, paymentId: paymentId! } }),
     { enabled: paymentId !== null }
   )
   const finish = useApiMutation((c, credits: string) =>
