@@ -206,6 +206,28 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
       }
     }
 
+    /** A made call's result, as its outcome was assessed. */
+    const resultOfAssessed = (
+      callId: string,
+      endpoint: EndpointWithProvider,
+      price: bigint,
+      assessed: ReturnType<typeof assess>,
+      charged: bigint,
+      latencyMs: number,
+      refund: { credits: bigint; reason: RefundReason } | null
+    ) =>
+      resultOf(
+        callId,
+        endpoint,
+        price,
+        assessed.status,
+        charged,
+        latencyMs,
+        assessed.providerStatus,
+        assessed.data,
+        refund
+      )
+
     const testCall = (agent: AuthenticatedAgent, prepared: Effect.Effect.Success<ReturnType<typeof prepare>>) =>
       Effect.gen(function*() {
         const { endpoint, peopleDomain, price } = prepared
@@ -323,17 +345,7 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
               responseSha256: sha256OfJcs(assessed.data)
             })
             const result = (charged: bigint, refund: { credits: bigint; reason: RefundReason } | null) =>
-              resultOf(
-                callId,
-                endpoint,
-                price,
-                assessed.status,
-                charged,
-                latencyMs,
-                assessed.providerStatus,
-                assessed.data,
-                refund
-              )
+              resultOfAssessed(callId, endpoint, price, assessed, charged, latencyMs, refund)
             return yield* batches.settle({
               callId,
               holdId: hold.id,
@@ -402,15 +414,13 @@ export class Gateway extends Effect.Service<Gateway>()("Gateway/Gateway", {
         const latencyMs = Math.max(0, finishedMs - sentMs)
         const assessed = assess(outcome, price)
         const charged = assessed.status === "succeeded" ? price : 0n
-        const result = resultOf(
+        const result = resultOfAssessed(
           callId,
           endpoint,
           price,
-          assessed.status,
+          assessed,
           charged,
           latencyMs,
-          assessed.providerStatus,
-          assessed.data,
           charged === price ? null : { credits: price, reason: assessed.reason ?? "provider_error" }
         )
         return {
