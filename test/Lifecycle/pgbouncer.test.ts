@@ -91,7 +91,9 @@ describe("behind PgBouncer in transaction mode", () => {
       [org.orgId]
     )
     expect(checked.balance + BigInt(spent.charged)).toBe(10_000n)
-    // At least a hold and a settlement a call went through the bouncer.
-    expect((await bouncedTransactions()) - before).toBeGreaterThanOrEqual(80)
+    // The writes went through the bouncer (the service's only database address). Calls that
+    // arrive together share a transaction (group commit), so 40 calls make at least one hold
+    // batch and one settlement batch, not one transaction each.
+    expect((await bouncedTransactions()) - before).toBeGreaterThanOrEqual(2)
   })
 })
