@@ -1,10 +1,9 @@
-import { type FacilitatorEmulator, startFacilitatorEmulator } from "@agent-gateway/x402-facilitator"
+import type { FacilitatorEmulator } from "@agent-gateway/x402-facilitator"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentGateway } from "../../clients/typescript/src/index.js"
 import { emailFindInput } from "../Purchasing/support.js"
-import { startFakeToolProvider } from "../support/fakeToolProvider.js"
-import { startWorld, type World } from "../support/world.js"
-import { freshWallet, startUpstreamRouter } from "./support.js"
+import type { World } from "../support/world.js"
+import { freshWallet, startX402World } from "./support.js"
 
 /**
  * The TypeScript client given a wallet and no key, against the service itself with x402 on and
@@ -12,37 +11,15 @@ import { freshWallet, startUpstreamRouter } from "./support.js"
  * with the settlement (`payment`) and the signed record naming its wallet (`record`); a retry
  * under its idempotency key (the payment-identifier) answers the first purchase, settling once.
  */
-const PAY_TO = "0x00000000000000000000000000000000000c0ffe"
 let emulator: FacilitatorEmulator
-let tools: Awaited<ReturnType<typeof startFakeToolProvider>>
-let router: Awaited<ReturnType<typeof startUpstreamRouter>>
 let world: World
+let close: () => Promise<void>
 
 beforeAll(async () => {
-  emulator = await startFacilitatorEmulator()
-  tools = await startFakeToolProvider()
-  router = await startUpstreamRouter()
-  router.targets.tools = tools.url
-  world = await startWorld("x402client", {
-    provider: true,
-    env: {
-      X402_ENABLED: "true",
-      X402_FACILITATOR_URL: emulator.url,
-      X402_PAY_TO: PAY_TO,
-      PROVIDERS_UPSTREAM: router.url,
-      LIVE_EXECUTE_ENABLED: "true",
-      PROVIDER_HUNTER_API_KEY: "hunter-secret"
-    }
-  })
-  router.targets.other = world.fake.url
+  ;({ close, emulator, world } = await startX402World("x402client"))
 })
 
-afterAll(async () => {
-  await world?.close()
-  await router?.close()
-  await tools?.close()
-  await emulator?.close()
-})
+afterAll(() => close?.())
 
 describe("the TypeScript client paying the service", () => {
   it("calls and buys with a wallet, no key: paid, settled, and answered with the payer's signed record", async () => {

@@ -1,4 +1,4 @@
-import { type FacilitatorEmulator, testWallet } from "@agent-gateway/x402-facilitator"
+import { type FacilitatorEmulator, startFacilitatorEmulator, testWallet } from "@agent-gateway/x402-facilitator"
 import { x402Client } from "@x402/core/client"
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http"
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types"
@@ -7,7 +7,9 @@ import { UptoEvmScheme } from "@x402/evm/upto/client"
 import { appendPaymentIdentifierToExtensions } from "@x402/extensions/payment-identifier"
 import * as http from "node:http"
 import { generatePrivateKey, type PrivateKeyAccount } from "viem/accounts"
+import { startFakeToolProvider } from "../support/fakeToolProvider.js"
 import { request } from "../support/server.js"
+import { startWorld } from "../support/world.js"
 
 /**
  * A paying agent, as the x402 client libraries make one: the service's `PAYMENT-REQUIRED`
@@ -91,4 +93,39 @@ export const startUpstreamRouter = async () => {
         server.close(() => resolve())
       })
   }
+}
+
+/** Where the suites' payments go. */
+export const PAY_TO = "0x00000000000000000000000000000000000c0ffe"
+
+/**
+ * The service with x402 on against the facilitator emulator, live purchases against the fake
+ * tools' provider and calls against the fake data provider (behind one upstream router);
+ * `env` adds settings. `close` ends all of it.
+ */
+export const startX402World = async (label: string, env: Record<string, string> = {}) => {
+  const emulator = await startFacilitatorEmulator()
+  const tools = await startFakeToolProvider()
+  const router = await startUpstreamRouter()
+  router.targets.tools = tools.url
+  const world = await startWorld(label, {
+    provider: true,
+    env: {
+      X402_ENABLED: "true",
+      X402_FACILITATOR_URL: emulator.url,
+      X402_PAY_TO: PAY_TO,
+      PROVIDERS_UPSTREAM: router.url,
+      LIVE_EXECUTE_ENABLED: "true",
+      PROVIDER_HUNTER_API_KEY: "hunter-secret",
+      ...env
+    }
+  })
+  router.targets.other = world.fake.url
+  const close = async () => {
+    await world.close()
+    await router.close()
+    await tools.close()
+    await emulator.close()
+  }
+  return { emulator, world, close }
 }

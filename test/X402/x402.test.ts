@@ -1,15 +1,22 @@
-import { type FacilitatorEmulator, startFacilitatorEmulator } from "@agent-gateway/x402-facilitator"
+import type { FacilitatorEmulator } from "@agent-gateway/x402-facilitator"
 import { decodePaymentResponseHeader } from "@x402/core/http"
 import type { PaymentRequirements } from "@x402/core/types"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { emailFindInput } from "../Purchasing/support.js"
 import { verifyWithJose } from "../Receipts/support.js"
 import { runAdminCli } from "../support/adminCli.js"
-import { startFakeToolProvider } from "../support/fakeToolProvider.js"
 import { bearer, seedAdmin, seedAgent, seedOrg } from "../support/fixtures.js"
 import { request } from "../support/server.js"
 import { startWorld, topUp, type World } from "../support/world.js"
-import { freshWallet, paidPost, payAndPost, paymentRequiredOf, signedPayment, startUpstreamRouter } from "./support.js"
+import {
+  freshWallet,
+  paidPost,
+  PAY_TO,
+  payAndPost,
+  paymentRequiredOf,
+  signedPayment,
+  startX402World
+} from "./support.js"
 
 /**
  * x402 on the wire, against the facilitator emulator over its socket with payments signed by
@@ -18,40 +25,19 @@ import { freshWallet, paidPost, payAndPost, paymentRequiredOf, signedPayment, st
  * emulated chain), the payment-identifier, the refusals, the per-payer limits; keyed
  * requests unchanged beside it.
  */
-const PAY_TO = "0x00000000000000000000000000000000000c0ffe"
 const CAP_UNITS = 1_000_000n
 let emulator: FacilitatorEmulator
-let tools: Awaited<ReturnType<typeof startFakeToolProvider>>
-let router: Awaited<ReturnType<typeof startUpstreamRouter>>
 let world: World
+let close: () => Promise<void>
 
 beforeAll(async () => {
-  emulator = await startFacilitatorEmulator()
-  tools = await startFakeToolProvider()
-  router = await startUpstreamRouter()
-  router.targets.tools = tools.url
-  world = await startWorld("x402", {
-    provider: true,
-    env: {
-      X402_ENABLED: "true",
-      X402_FACILITATOR_URL: emulator.url,
-      X402_PAY_TO: PAY_TO,
-      X402_PAYER_REQUESTS_PER_MINUTE: "40",
-      X402_PAYER_DAILY_CAP_UNITS: CAP_UNITS.toString(),
-      PROVIDERS_UPSTREAM: router.url,
-      LIVE_EXECUTE_ENABLED: "true",
-      PROVIDER_HUNTER_API_KEY: "hunter-secret"
-    }
-  })
-  router.targets.other = world.fake.url
+  ;({ close, emulator, world } = await startX402World("x402", {
+    X402_PAYER_REQUESTS_PER_MINUTE: "40",
+    X402_PAYER_DAILY_CAP_UNITS: CAP_UNITS.toString()
+  }))
 })
 
-afterAll(async () => {
-  await world?.close()
-  await router?.close()
-  await tools?.close()
-  await emulator?.close()
-})
+afterAll(() => close?.())
 
 const callUrl = () => `${world.server.url}/v1/call`
 const executeUrl = () => `${world.server.url}/v1/execute`
