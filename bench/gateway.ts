@@ -30,9 +30,9 @@ import {
  * (bench/support/minimalEffectGateway.ts: the reference's work on the service's stack, no
  * more), so what the stack itself costs is read beside what the service adds to it.
  * The services run as shipped (default settings: access log on, metrics on, LOG_LEVEL
- * Info). Targets, against the minimal Effect gateway (the stack's own ceiling): throughput at
- * least 0.85x, service CPU per call at most 1.3x; PostgreSQL CPU per call at most 1.3x the
- * reference's; added latency at 20/s p50 within 1 ms of the minimal's. Calls come from
+ * Info). Targets: throughput at least 0.85x the minimal Effect gateway's and at least 0.55x
+ * the reference's; PostgreSQL CPU per call at most the reference's; added latency at 20/s p50
+ * within 1 ms of the reference's (read cold and warm, see below). Calls come from
  * BENCH_ORGS orgs (default 16) with 8 live agents each (128 keys) over BENCH_CONNECTIONS (64),
  * so the agent keys' 600-a-minute limit is never what is measured.
  *
@@ -399,27 +399,35 @@ export const run = async () => {
         // each awaited), less the background workers' own in an idle window as long just before.
         const roundTrips = "roundTrips" in target ? target.roundTrips : target.statements
         const idle = roundTrips === undefined ? 0 : await windowCount(roundTrips, RATE_DURATION_MS)
-        const before = roundTrips === undefined ? 0 : await roundTrips()
-        const result = await runLoad({ ...target, durationMs: RATE_DURATION_MS, connections: 64, ratePerSecond: rate })
-        const perCall = roundTrips === undefined
-          ? ""
-          : `, ${(((await roundTrips()) - before - idle) / Math.max(1, result.requests)).toFixed(1)} round trips a call`
-        console.log(
-          `${formatRow(`  ${target.label}`, result)}   added p50 ${(result.p50 - direct.p50).toFixed(2)} ms, p99 ${
-            (result.p99 - direct.p99).toFixed(2)
-          } ms${perCall}`
-        )
-        if (rate === 20) added.set(target.label, result.p50 - direct.p50)
+        // Twice: first as the closed loop left it (the service's key cache has expired since,
+        // so at 20/s most calls are a key's first), then again right after, as a service in
+        // steady state at this rate is (every key used within the cache's 30 s).
+        for (const run of ["cold", "warm"] as const) {
+          const before = roundTrips === undefined ? 0 : await roundTrips()
+          const result = await runLoad({ ...target, durationMs: RATE_DURATION_MS, connections: 64, ratePerSecond: rate })
+          const perCall = roundTrips === undefined
+            ? ""
+            : `, ${(((await roundTrips()) - before - idle) / Math.max(1, result.requests)).toFixed(1)} round trips a call`
+          console.log(
+            `${formatRow(`  ${target.label}, ${run}`, result)}   added p50 ${(result.p50 - direct.p50).toFixed(2)} ms, p99 ${
+              (result.p99 - direct.p99).toFixed(2)
+            } ms${perCall}`
+          )
+          if (rate === 20) added.set(`${target.label}, ${run}`, result.p50 - direct.p50)
+        }
       }
     }
-    const addedGap = added.get("service POST /v1/call")! - added.get("reference gateway")!
-    console.log(
-      `\nadded p50 at 20/s, service less reference gateway: ${addedGap.toFixed(2)} ms (target <= 1 ms: ${
-        verdict(addedGap <= 1)
-      }); less minimal Effect gateway: ${
-        (added.get("service POST /v1/call")! - added.get("minimal Effect gateway")!).toFixed(2)
-      } ms`
-    )
+    for (const run of ["cold", "warm"] as const) {
+      const service = added.get(`service POST /v1/call, ${run}`)!
+      const addedGap = service - added.get(`reference gateway, ${run}`)!
+      console.log(
+        `${run === "cold" ? "\n" : ""}added p50 at 20/s (${run}), service less reference gateway: ${
+          addedGap.toFixed(2)
+        } ms (target <= 1 ms: ${verdict(addedGap <= 1)}); less minimal Effect gateway: ${
+          (service - added.get(`minimal Effect gateway, ${run}`)!).toFixed(2)
+        } ms`
+      )
+    }
     const [{ open }] = (await pool.query(`SELECT count(*)::int AS open FROM ledger_holds WHERE status = 'held'`)).rows
     console.log(`\nOpen holds after the run: ${open}`)
     console.log(`load average (1 min) before: ${loadBefore.toFixed(2)}${loadBefore > 2 ? "  NOT COMPARABLE" : ""}`)
