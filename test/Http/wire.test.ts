@@ -4,6 +4,7 @@ import { badInputCases } from "./wire/badInput.js"
 import { crossSiteCases } from "./wire/crossSite.js"
 import { edgeCases } from "./wire/edge.js"
 import { frontDoorCases } from "./wire/frontDoor.js"
+import { keyDirectoryCases } from "./wire/keyDirectory.js"
 import { malformedRequestsCases } from "./wire/malformedRequests.js"
 import { openapiLintCases } from "./wire/openapiLint.js"
 import { pathIdsCases } from "./wire/pathIds.js"
@@ -14,7 +15,7 @@ import { base, production, productionBase, useWorlds, world } from "./wire/world
 /**
  * The edge's wire contract, proven once on one running service (development, with a mail
  * server and an SMS gateway for the people the cases sign in): statuses, the common error
- * body, headers, the front door, the public documents, cross-site refusals, path ids and
+ * body, headers, the front door, the public documents, the request signing key directory, cross-site refusals, path ids and
  * malformed requests to every operation. Production's own headers are proven beside it on
  * a production service (`securityHeaders`). The rules behind the routes are their
  * services' suites'.
@@ -40,6 +41,7 @@ afterAll(async () => {
 
 describe("the front door", frontDoorCases)
 describe("public data and documents", publicCases)
+describe("the request signing key directory", keyDirectoryCases)
 describe("the OpenAPI document's lint", openapiLintCases)
 describe("built-in failures", edgeCases)
 describe("bad input", badInputCases)
