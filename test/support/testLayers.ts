@@ -150,17 +150,17 @@ export const inShiftedTime = (shiftable: ShiftableClock) => <A, E, R>(effect: Ef
 
 /**
  * Starts `workers` (background workers' layers as the server runs them: `WebhookWorkerLive`,
- * `MailWorkerLive`) as one replica of the service runs them, with services of their own, on
- * the suite's database and configuration (`env` over it) and on the test's clock. `stop` ends
- * them as a shutdown does: a try in flight is cut off and its row keeps its lease. Stopped
- * with the test's scope at the latest.
+ * `MailWorkerLive`) as one replica of the service runs them: with services and a connection
+ * pool of their own, on the suite's database and configuration (`env` over it) and on the
+ * test's clock. `stop` ends them as a shutdown does: a try in flight is cut off and its row
+ * keeps its lease. Stopped with the test's scope at the latest.
  */
 export const startWorkers = <E, R>(workers: Layer.Layer<never, E, R>, env: Record<string, string> = {}) =>
   Effect.gen(function*() {
     const scope = yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void))
     const suite = yield* Effect.configProviderWith(Effect.succeed)
     const config = ConfigProvider.orElse(ConfigProvider.fromMap(new Map(Object.entries(env))), () => suite)
-    yield* Layer.buildWithScope(workers, scope).pipe(Effect.withConfigProvider(config))
+    yield* Layer.buildWithScope(Layer.provide(workers, DatabaseLive), scope).pipe(Effect.withConfigProvider(config))
     return { stop: Scope.close(scope, Exit.void) }
   })
 
