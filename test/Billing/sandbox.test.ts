@@ -6,37 +6,28 @@ import { call, eventually, startWorld, type World } from "../support/world.js"
 import { advanceSandboxClock, newOrg, postPage, reloadsOnce, sandboxEmulatorOf } from "./support.js"
 
 /**
- * Billing without Stripe keys, over HTTP, one development service and one production
- * service for all of it. In development the service starts the Stripe emulator on loopback
- * and speaks to it with the Stripe provider, unchanged (labelled as a sandbox in every
- * answer, test cards, no money): top-ups confirmed with a test card, Buy credits on the
- * emulator's clearly marked checkout page (its events reaching the service's webhook route
- * signed; the return, the cancel and the cap as with Stripe), a card saved on its page, and
- * plans (renewed when the emulator's clock, moved by the test, passes the month; a refused
- * renewal retried and then back to Pay as you go with a mail; Pro to Max prorated; the
- * emulator's portal page replacing the card and cancelling). In production without keys
- * every billing endpoint answers 503 not_configured.
+ * The development sandbox (billing without Stripe keys) over HTTP, one development service
+ * for all of it: the service starts the Stripe emulator on loopback and speaks to it with the
+ * Stripe provider, unchanged (labelled as a sandbox in every answer, test cards, no money),
+ * and the emulator's events reach the service's own webhook route signed. Top-ups confirmed
+ * with a test card on the sandbox's confirm route, Buy credits on the emulator's clearly
+ * marked checkout page (back to the billing page), a card saved on its page, and plans
+ * (renewed when the emulator's clock, moved by the test, passes the month; a refused renewal
+ * retried and then back to Pay as you go with a mail; Pro to Max prorated; the emulator's
+ * portal page replacing the card and cancelling). The rules of test cards on the services
+ * are testCards.test.ts's; production without keys, the Http wire suite's
+ * (test/Http/wire/billingUnconfigured.ts).
  *
  * The plans come last: they move the emulator's clock by months.
  */
 let dev: World
-let prod: World
 
 beforeAll(async () => {
   dev = await startWorld("billing_sandbox", { smtp: true, env: { BILLING_WORKER_INTERVAL_MS: "200" } })
-  prod = await startWorld("billing_unconfigured", {
-    // Production does not start without a mail server.
-    smtp: true,
-    env: {
-      SERVICE_ENV: "production",
-      SECRETS_ENCRYPTION_KEY: "a production key for the tests only, long enough"
-    }
-  })
 })
 
 afterAll(async () => {
   await dev?.close()
-  await prod?.close()
 })
 
 const sandboxLabel = {
@@ -152,34 +143,6 @@ describe("the development sandbox", () => {
     await api(`/v1/orgs/${org.orgId}/billing/auto-reload`, { method: "PUT", body: { enabled: false } })
     await expectLedgerInvariant(dev.db)
   })
-  it("keeps a payment's latest failure reason: a decline, then insufficient funds on the same client secret", async () => {
-    const org = await seedOrg(dev.db)
-    const started = await request(`${dev.server.url}/v1/orgs/${org.orgId}/billing/top-ups`, {
-      method: "POST",
-      headers: bearer(org.owner.sessionToken),
-      body: { amount_usd: "20" }
-    })
-    expect(started.status).toBe(201)
-    const confirm = (cardNumber: string) =>
-      request(`${dev.server.url}/v1/billing/sandbox/confirm`, {
-        method: "POST",
-        body: { client_secret: started.json.client_secret, card_number: cardNumber }
-      })
-    expect((await confirm("4000 0000 0000 0002")).json.payment).toMatchObject({
-      status: "failed",
-      failure_message: "Your card was declined."
-    })
-    expect((await confirm("4000 0000 0000 9995")).json.payment).toMatchObject({
-      status: "failed",
-      failure_message: "Your card has insufficient funds."
-    })
-    const history = await request(`${dev.server.url}/v1/orgs/${org.orgId}/billing/payments`, {
-      headers: bearer(org.owner.sessionToken)
-    })
-    expect(history.json.payments).toEqual([
-      expect.objectContaining({ id: started.json.payment.id, failure_message: "Your card has insufficient funds." })
-    ])
-  })
 })
 
 describe("the sandbox's checkout page", () => {
@@ -231,31 +194,6 @@ describe("the sandbox's checkout page", () => {
     expect(summary.json.card).toMatchObject({ last4: "4242" })
     await expectLedgerInvariant(dev.db)
   })
-
-  it("gives the cap allowance back when the owner cancels, and the page no longer takes a card", async () => {
-    const org = await seedOrg(dev.db)
-    const started = await api(org, "/billing/checkout", { method: "POST", body: { amount_usd: "200" } })
-    expect(started.status).toBe(201)
-    const page = await fetch(started.json.checkout_url).then((r) => r.text())
-    expect(page).toContain(`billing?payment=${started.json.payment.id}&amp;checkout=canceled`)
-    expect((await api(org, "/billing/checkout", { method: "POST", body: { amount_usd: "5" } })).status).toBe(402)
-
-    const canceled = await api(org, `/billing/payments/${started.json.payment.id}/cancel`, { method: "POST" })
-    expect(canceled.status).toBe(200)
-    expect(canceled.json.payment.status).toBe("canceled")
-    const after = await payOnPage(started.json.checkout_url, "4242 4242 4242 4242")
-    expect(after.status).toBe(410)
-    expect(after.location).toBeNull()
-    expect(after.text).toContain("This checkout has ended")
-    expect((await api(org, `/billing/payments/${started.json.payment.id}`)).json.payment.status).toBe("canceled")
-    expect((await api(org, "/billing/checkout", { method: "POST", body: { amount_usd: "200" } })).status).toBe(201)
-  })
-
-  it("answers 404 for a session it never made", async () => {
-    const org = await seedOrg(dev.db)
-    const started = await api(org, "/billing/checkout", { method: "POST", body: { amount_usd: "5" } })
-    expect((await fetch(`${sandboxEmulatorOf(started.json.checkout_url)}/c/pay/cs_test_nope`)).status).toBe(404)
-  })
 })
 
 describe("saving a card in the sandbox", () => {
@@ -281,50 +219,6 @@ describe("saving a card in the sandbox", () => {
     })
     expect(back.json).toMatchObject({ status: "saved", card: { last4: "4242" } })
     await reloadsOnce(dev, org.orgId, org.owner.sessionToken)
-  })
-})
-
-describe("production without keys", () => {
-  it("answers 503 not_configured on every billing endpoint", async () => {
-    const org = await seedOrg(prod.db)
-    const unconfigured =
-      "Billing is not configured: set STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET"
-    const calls: Array<[string, string, unknown, string]> = [
-      ["GET", `/v1/orgs/${org.orgId}/billing`, undefined, unconfigured],
-      ["GET", `/v1/orgs/${org.orgId}/billing/payments`, undefined, unconfigured],
-      ["POST", `/v1/orgs/${org.orgId}/billing/top-ups`, { credits: 5000 }, unconfigured],
-      ["POST", `/v1/orgs/${org.orgId}/billing/checkout`, { credits: 5000 }, unconfigured],
-      ["PUT", `/v1/orgs/${org.orgId}/billing/auto-reload`, { enabled: false }, unconfigured],
-      ["POST", `/v1/orgs/${org.orgId}/billing/plan`, { plan: "pro" }, unconfigured],
-      [
-        "POST",
-        "/v1/billing/webhook",
-        {},
-        "Payment webhooks need Stripe (STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY, STRIPE_WEBHOOK_SECRET)"
-      ],
-      [
-        "POST",
-        "/v1/billing/sandbox/confirm",
-        { client_secret: "x", card_number: "4242424242424242" },
-        "The payment sandbox runs only in development without Stripe keys"
-      ]
-    ]
-    for (const [method, path, body, message] of calls) {
-      const answer = await request(`${prod.server.url}${path}`, {
-        method,
-        headers: bearer(org.owner.sessionToken),
-        body
-      })
-      expect(answer.status, `${method} ${path}`).toBe(503)
-      expect(answer.json).toEqual({
-        error: {
-          code: "not_configured",
-          message,
-          doc_url: `${prod.server.baseUrl}/docs/errors#not_configured`,
-          retryable: false
-        }
-      })
-    }
   })
 })
 

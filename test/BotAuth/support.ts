@@ -41,27 +41,31 @@ const webBotAuthVerifier = async (jwk: DirectoryJwk) => {
 const thumbprintOf = (jwk: DirectoryJwk) =>
   jwkToKeyID({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }, helpers.WEBCRYPTO_SHA256, helpers.BASE64URL_DECODE)
 
+/** A directory as answered: its headers by name, and its body. */
+export interface DirectoryAnswer {
+  readonly header: (name: string) => string | null | undefined
+  readonly body: string
+}
+
 /**
- * Reads the directory at `serverUrl` and checks what the draft asks of it: its media type,
- * a `Content-Digest` of the body, and one signature per key over `@authority;req` and the
- * digest, tagged `http-message-signatures-directory`, valid at `nowSeconds`.
+ * Checks what the draft asks of a directory answered to a request for `url`: its media
+ * type, a `Content-Digest` of the body, and one signature per key over `@authority;req` and
+ * the digest, tagged `http-message-signatures-directory`, valid at `nowSeconds`. Answers
+ * its keys and its `Cache-Control`.
  */
-export const fetchDirectory = async (serverUrl: string, nowSeconds: number) => {
-  const url = `${serverUrl}${DIRECTORY_PATH}`
-  const res = await request(url)
-  expect(res.status).toBe(200)
-  expect(res.headers.get("content-type")).toBe("application/http-message-signatures-directory+json")
-  const body = res.text
+export const checkDirectory = async (url: string, answer: DirectoryAnswer, nowSeconds: number) => {
+  expect(answer.header("content-type")).toBe("application/http-message-signatures-directory+json")
+  const body = answer.body
   const digest = Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body))).toString("base64")
-  expect(res.headers.get("content-digest")).toBe(`sha-256=:${digest}:`)
+  expect(answer.header("content-digest")).toBe(`sha-256=:${digest}:`)
   const keys = (JSON.parse(body) as { keys: Array<DirectoryJwk> }).keys
   for (const jwk of keys) expect(jwk.kid).toBe(await thumbprintOf(jwk))
   const response = {
     kind: "response" as const,
-    status: res.status,
+    status: 200,
     fields: ["content-digest", "signature", "signature-input"].map((name) => ({
       name,
-      value: res.headers.get(name) ?? ""
+      value: answer.header(name) ?? ""
     })),
     request: { kind: "request" as const, method: "GET", targetUri: url, fields: [] }
   }
@@ -85,7 +89,15 @@ export const fetchDirectory = async (serverUrl: string, nowSeconds: number) => {
     signedBy.push(String(verified.parameters.keyid))
   }
   expect(signedBy.sort()).toEqual(keys.map((key) => key.kid).sort())
-  return { keys, cacheControl: res.headers.get("cache-control") }
+  return { keys, cacheControl: answer.header("cache-control") ?? null }
+}
+
+/** Reads the directory the service at `serverUrl` publishes (200) and checks it (`checkDirectory`). */
+export const fetchDirectory = async (serverUrl: string, nowSeconds: number) => {
+  const url = `${serverUrl}${DIRECTORY_PATH}`
+  const res = await request(url)
+  expect(res.status).toBe(200)
+  return checkDirectory(url, { header: (name) => res.headers.get(name), body: res.text }, nowSeconds)
 }
 
 const header = (seen: SeenRequest, name: string) => {

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe } from "vitest"
 import { startWorld } from "../support/world.js"
 import { badInputCases } from "./wire/badInput.js"
+import { billingUnconfiguredCases } from "./wire/billingUnconfigured.js"
 import { crossSiteCases } from "./wire/crossSite.js"
 import { edgeCases } from "./wire/edge.js"
 import { frontDoorCases } from "./wire/frontDoor.js"
+import { keyDirectoryCases } from "./wire/keyDirectory.js"
 import { malformedRequestsCases } from "./wire/malformedRequests.js"
 import { openapiLintCases } from "./wire/openapiLint.js"
 import { pathIdsCases } from "./wire/pathIds.js"
@@ -14,9 +16,10 @@ import { base, production, productionBase, useWorlds, world } from "./wire/world
 /**
  * The edge's wire contract, proven once on one running service (development, with a mail
  * server and an SMS gateway for the people the cases sign in): statuses, the common error
- * body, headers, the front door, the public documents, cross-site refusals, path ids and
+ * body, headers, the front door, the public documents, the request signing key directory, cross-site refusals, path ids and
  * malformed requests to every operation. Production's own headers are proven beside it on
- * a production service (`securityHeaders`). The rules behind the routes are their
+ * a production service without Stripe keys (`securityHeaders`), and its billing endpoints'
+ * refusals (`billingUnconfigured`). The rules behind the routes are their
  * services' suites'.
  */
 beforeAll(async () => {
@@ -40,11 +43,13 @@ afterAll(async () => {
 
 describe("the front door", frontDoorCases)
 describe("public data and documents", publicCases)
+describe("the request signing key directory", keyDirectoryCases)
 describe("the OpenAPI document's lint", openapiLintCases)
 describe("built-in failures", edgeCases)
 describe("bad input", badInputCases)
 describe("path ids", pathIdsCases)
 describe("security headers", securityHeadersCases)
+describe("billing in production without Stripe keys", billingUnconfiguredCases)
 describe("cross-site requests", crossSiteCases)
 // Last: thousands of generated requests with every credential, some of which may change state.
 describe("malformed requests", malformedRequestsCases)

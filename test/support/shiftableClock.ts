@@ -18,6 +18,8 @@ export const makeShiftableClock = () => {
   }
   return {
     layer: Layer.setClock(clock),
+    /** The clock itself, for a test's effect (`inShiftedTime` in testLayers.ts). */
+    clock,
     /** Moves the service's time forward. */
     advance: (duration: Duration.DurationInput) => {
       offsetMs += Duration.toMillis(duration)

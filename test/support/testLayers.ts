@@ -1,5 +1,5 @@
 import { startStripeEmulator, type StripeEmulator } from "@agent-gateway/stripe-emulator"
-import { Clock, ConfigProvider, Context, Effect, Layer, TestContext } from "effect"
+import { Clock, ConfigProvider, Context, Effect, Exit, Layer, Scope, TestContext } from "effect"
 import { DatabaseLive } from "../../src/Layers/Database.js"
 import { AppConfig } from "../../src/Services/AppConfig.js"
 import { BillingLive } from "../../src/Services/Billing/BillingLive.js"
@@ -15,6 +15,8 @@ import { type FakeEcb, startFakeEcb } from "./fakeEcb.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "./fakeProvider.js"
 import { startFakeToolProvider } from "./fakeToolProvider.js"
 import { startReceiver, type TestReceiver } from "./receiver.js"
+import type { ShiftableClock } from "./shiftableClock.js"
+import { startSmtp, type TestSmtp } from "./smtp.js"
 import { stripeEnv } from "./world.js"
 
 /**
@@ -65,6 +67,14 @@ export class Receiver extends Context.Tag("test/Receiver")<Receiver, TestReceive
   static readonly Test = Layer.scoped(
     Receiver,
     Effect.acquireRelease(Effect.promise(() => startReceiver()), (receiver) => Effect.promise(() => receiver.close()))
+  )
+}
+
+/** A real SMTP server (test/support/smtp.ts), the outside party owner mail goes to, as a test layer. */
+export class SmtpServer extends Context.Tag("test/SmtpServer")<SmtpServer, TestSmtp>() {
+  static readonly Test = Layer.scoped(
+    SmtpServer,
+    Effect.acquireRelease(Effect.promise(() => startSmtp()), (smtp) => Effect.promise(() => smtp.close()))
   )
 }
 
@@ -129,6 +139,30 @@ export const purchasingTier = (label: string, env: Record<string, string> = {}) 
  * built after the suite's configuration hid that configuration from the tests' fibers.
  */
 export const inRealTime = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withClock(effect, Clock.make())
+
+/**
+ * `inRealTime` on a shiftable clock (`test/support/shiftableClock.ts`): the real time, which
+ * the test moves forward, with real sleeps. The workers a test starts in it
+ * (`startWorkers`) run on it too, as a server given that clock does.
+ */
+export const inShiftedTime = (shiftable: ShiftableClock) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.withClock(effect, shiftable.clock)
+
+/**
+ * Starts `workers` (background workers' layers as the server runs them: `WebhookWorkerLive`,
+ * `MailWorkerLive`) as one replica of the service runs them: with services and a connection
+ * pool of their own, on the suite's database and configuration (`env` over it) and on the
+ * test's clock. `stop` ends them as a shutdown does: a try in flight is cut off and its row
+ * keeps its lease. Stopped with the test's scope at the latest.
+ */
+export const startWorkers = <E, R>(workers: Layer.Layer<never, E, R>, env: Record<string, string> = {}) =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void))
+    const suite = yield* Effect.configProviderWith(Effect.succeed)
+    const config = ConfigProvider.orElse(ConfigProvider.fromMap(new Map(Object.entries(env))), () => suite)
+    yield* Layer.buildWithScope(Layer.provide(workers, DatabaseLive), scope).pipe(Effect.withConfigProvider(config))
+    return { stop: Scope.close(scope, Exit.void) }
+  })
 
 /** The fake of the tools' providers for live purchases (test/support/fakeToolProvider.ts), as a test layer. */
 export class FakeToolProviderServer extends Context.Tag("test/FakeToolProviderServer")<
