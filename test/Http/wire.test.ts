@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe } from "vitest"
 import { startWorld } from "../support/world.js"
 import { badInputCases } from "./wire/badInput.js"
+import { catalogueCases } from "./wire/catalogue.js"
 import { crossSiteCases } from "./wire/crossSite.js"
 import { edgeCases } from "./wire/edge.js"
 import { frontDoorCases } from "./wire/frontDoor.js"
@@ -14,8 +15,8 @@ import { base, production, productionBase, useWorlds, world } from "./wire/world
 /**
  * The edge's wire contract, proven once on one running service (development, with a mail
  * server and an SMS gateway for the people the cases sign in): statuses, the common error
- * body, headers, the front door, the public documents, cross-site refusals, path ids and
- * malformed requests to every operation. Production's own headers are proven beside it on
+ * body, headers, the front door, the public documents and the catalogue route, cross-site
+ * refusals, path ids and malformed requests to every operation. Production's own headers are proven beside it on
  * a production service (`securityHeaders`). The rules behind the routes are their
  * services' suites'.
  */
@@ -40,6 +41,7 @@ afterAll(async () => {
 
 describe("the front door", frontDoorCases)
 describe("public data and documents", publicCases)
+describe("the gateway catalogue", catalogueCases)
 describe("the OpenAPI document's lint", openapiLintCases)
 describe("built-in failures", edgeCases)
 describe("bad input", badInputCases)
