@@ -4,6 +4,7 @@ import { Chunk, Context, Duration, Effect, Either, Layer, Stream, TestClock, Tes
 import { randomUUID } from "node:crypto"
 import type { AuthenticatedAgent } from "../../src/Domain/Current.js"
 import type { CallRequest } from "../../src/Domain/GatewayCall.js"
+import { ApprovalId } from "../../src/Domain/Ids.js"
 import type { ExecuteRequest } from "../../src/Domain/Purchasing.js"
 import { ApprovalRequired } from "../../src/Errors/ApiErrors.js"
 import { ClientAddress } from "../../src/Http/ClientAddress.js"
@@ -577,7 +578,7 @@ layer(usageTier("usage"))(
         if (Either.isLeft(asked) || !(asked.right instanceof ApprovalRequired)) {
           return yield* Effect.die(`expected approval_required, got ${JSON.stringify(asked)}`)
         }
-        const approvalId = asked.right.approval.id
+        const approvalId = ApprovalId.make(asked.right.approval.id)
         yield* Effect.promise(() =>
           db.query(`UPDATE purchase_approvals SET expires_at = expires_at - interval '25 hours' WHERE id = $1`, [
             approvalId
