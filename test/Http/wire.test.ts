@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from "vitest"
 import { startWorld } from "../support/world.js"
 import { badInputCases } from "./wire/badInput.js"
 import { billingUnconfiguredCases } from "./wire/billingUnconfigured.js"
+import { catalogueCases } from "./wire/catalogue.js"
 import { crossSiteCases } from "./wire/crossSite.js"
 import { edgeCases } from "./wire/edge.js"
 import { frontDoorCases } from "./wire/frontDoor.js"
@@ -16,10 +17,10 @@ import { base, production, productionBase, useWorlds, world } from "./wire/world
 /**
  * The edge's wire contract, proven once on one running service (development, with a mail
  * server and an SMS gateway for the people the cases sign in): statuses, the common error
- * body, headers, the front door, the public documents, the request signing key directory, cross-site refusals, path ids and
- * malformed requests to every operation. Production's own headers are proven beside it on
- * a production service without Stripe keys (`securityHeaders`), and its billing endpoints'
- * refusals (`billingUnconfigured`). The rules behind the routes are their
+ * body, headers, the front door, the public documents, the catalogue route, the request signing
+ * key directory, cross-site refusals, path ids and malformed requests to every operation.
+ * Production's own headers are proven beside it on a production service without Stripe keys
+ * (`securityHeaders`), and its billing endpoints' refusals (`billingUnconfigured`). The rules behind the routes are their
  * services' suites'.
  */
 beforeAll(async () => {
@@ -44,6 +45,7 @@ afterAll(async () => {
 describe("the front door", frontDoorCases)
 describe("public data and documents", publicCases)
 describe("the request signing key directory", keyDirectoryCases)
+describe("the gateway catalogue", catalogueCases)
 describe("the OpenAPI document's lint", openapiLintCases)
 describe("built-in failures", edgeCases)
 describe("bad input", badInputCases)

@@ -1,38 +1,139 @@
+import { HttpServerRequest } from "@effect/platform"
+import { expect, layer } from "@effect/vitest"
+import { Chunk, Context, Duration, Effect, Either, Layer, Stream, TestClock, TestContext } from "effect"
 import { randomUUID } from "node:crypto"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { AuthenticatedAgent } from "../../src/Domain/Current.js"
+import type { CallRequest } from "../../src/Domain/GatewayCall.js"
+import { ApprovalId } from "../../src/Domain/Ids.js"
+import type { ExecuteRequest } from "../../src/Domain/Purchasing.js"
+import { ApprovalRequired } from "../../src/Errors/ApiErrors.js"
+import { ClientAddress } from "../../src/Http/ClientAddress.js"
+import { makeAgentRequestAuthentication } from "../../src/Http/Middleware/Authentication.js"
+import { Credentials } from "../../src/Services/Auth/Credentials.js"
+import { AgentBalance } from "../../src/Services/Gateway/AgentBalance.js"
+import { Gateway } from "../../src/Services/Gateway/Gateway.js"
+import { Ledger } from "../../src/Services/Ledger/Ledger.js"
+import { Execute } from "../../src/Services/Purchasing/Execute.js"
+import { RateLimiter, RateLimitStoreLive } from "../../src/Services/RateLimiter/RateLimiter.js"
+import { type ExportDataset, type ExportFormat, Exports } from "../../src/Services/Usage/Exports.js"
+import { Refusals } from "../../src/Services/Usage/Refusals.js"
+import { Usage, type UsageQuery } from "../../src/Services/Usage/Usage.js"
 import { emailFindInput } from "../Purchasing/support.js"
-import { bearer, seedAgent, seedOrg, seedOrgKey, seedUser } from "../support/fixtures.js"
-import { request } from "../support/server.js"
-import { makeShiftableClock } from "../support/shiftableClock.js"
-import { call, eventually, grantTrial, startWorld, topUp, type World } from "../support/world.js"
+import type { TestDatabase } from "../support/database.js"
+import { seedTestCatalogue } from "../support/fakeProvider.js"
+import { actorOf, agentOf, seedAgent, type SeededOrg, seedOrg } from "../support/fixtures.js"
+import {
+  FakeProviderServer,
+  GatewayServices,
+  inRealTime,
+  onRealClock,
+  PgTest,
+  PurchasingServices,
+  SuiteDatabase
+} from "../support/testLayers.js"
 
 /**
- * The usage family over HTTP, one service for all of it: `GET /v1/orgs/{orgId}/usage`
- * against a seeded history and real gateway calls; the refusals an owner sees there (each
- * limit, counted per agent, UTC day and code, with trial limits, test activity and live
- * purchases); the exports (`GET /v1/orgs/{orgId}/exports/{dataset}`, CSV and JSON Lines
- * streamed over a range of UTC days); and every refusal the agent API gives reaching the
- * owner, in the usage answer and the usage export alike.
+ * Usage and spend as rules, on the usage services (`src/Services/Usage`) over the suite's
+ * database, beside the gateway and purchasing services that make the calls, purchases and
+ * refusals they add up, without HTTP: the usage answer over a seeded history and real
+ * gateway calls (sums per agent, day, endpoint and tool, the month's budgets, the trial's
+ * hourly limit, test activity); the refusals an owner sees there, per agent, UTC day and code
+ * (each limit the gateway, purchases and the agent's rate limit give); and the exports'
+ * content (calls, receipts, ledger entries and daily usage, as CSV and JSON Lines). Time is
+ * the TestClock, set to now at each test's start and moved by the test (a rate-limit window,
+ * the gateway switch's one-second cache).
  *
- * The service's clock can be moved forward (a rate-limit burst starts at a window's start),
- * so "today" is the service's day, read from that clock.
+ * The routes' answers (who may read, statuses and codes, the exports' headers) and the
+ * refusals counted at the edge (allowlist, disabled agent, old keys, `/mcp`) are the Agents
+ * family's wire suite's (`test/Agents/wire/usage.ts`).
  */
-let world: World
-const clock = makeShiftableClock()
+const okCall: CallRequest = { endpoint: "fakeprov/ok" }
 
-beforeAll(async () => {
-  world = await startWorld("usage", { provider: true, clock: clock.layer })
-})
+/**
+ * The gateway's services as `gatewayTier` gives them (the fake provider's endpoints in the
+ * catalogue, PROVIDERS_UPSTREAM at it), with the usage and purchasing services and the agent
+ * endpoints' credential check beside them. The services are built on the real clock, so the
+ * timers they fork for themselves (the refusal counts written every second, purchasing's
+ * flushes and sweeps) tick in real time while the tests' fibers, which call them, run on the
+ * TestClock, given last (as `purchasingTier` gives it): built on the TestClock, the refusals'
+ * one-second timer makes setting the clock to now step through every second since 1970.
+ */
+const usageTier = (label: string) =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const fake = yield* FakeProviderServer
+      const database = PgTest(label, { PROVIDERS_UPSTREAM: fake.url, GATEWAY_TIMEOUT_MS: "2000" })
+      const seeded = Layer.tap(database, (context) =>
+        Effect.promise(() => seedTestCatalogue(Context.get(context, SuiteDatabase))))
+      const services = Layer.mergeAll(
+        Usage.Default,
+        Exports.Default,
+        Refusals.Default,
+        AgentBalance.Default,
+        Credentials.Default,
+        ClientAddress.Default,
+        RateLimiter.Default.pipe(Layer.provide(RateLimitStoreLive)),
+        PurchasingServices
+      ).pipe(Layer.provideMerge(GatewayServices))
+      return Layer.provideMerge(onRealClock(services), seeded)
+    })
+  ).pipe(Layer.provideMerge(FakeProviderServer.Test), (tier) =>
+    Layer.provideMerge(TestContext.TestContext, tier))
 
-afterAll(() => world?.close())
+/** The service's "now" for a test: the TestClock at the real time. */
+const startNow = Effect.flatMap(Effect.sync(() => Date.now()), (now) => Effect.as(TestClock.setTime(now), now))
 
-/** The service's day (its clock may have been moved to a rate-limit window's start). */
-const today = () => new Date(clock.now()).toISOString().slice(0, 10)
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
-const usage = (orgId: string, token: string, query = "") =>
-  request(`${world.server.url}/v1/orgs/${orgId}/usage${query}`, { headers: bearer(token) })
-const gatewayCall = (key: string) => call(world, "POST", "/v1/call", { token: key, body: { endpoint: "fakeprov/ok" } })
-const execute = (key: string, body: unknown) => call(world, "POST", "/v1/execute", { token: key, body })
+const seed = <A>(f: (db: TestDatabase) => Promise<A>) =>
+  Effect.flatMap(SuiteDatabase, (db) => Effect.promise(() => f(db)))
+
+/** A seeded agent as its key's check makes it. */
+const agentIn = (org: SeededOrg, options: Parameters<typeof seedAgent>[2] = {}) =>
+  Effect.gen(function*() {
+    const db = yield* SuiteDatabase
+    const seeded = yield* Effect.promise(() => seedAgent(db, org.orgId, options))
+    return yield* Effect.promise(() => agentOf(db, seeded.agentId))
+  })
+
+const topUp = (org: SeededOrg, credits: bigint) =>
+  Effect.flatMap(Ledger, (ledger) => ledger.credit(org.orgId, credits, "top_up", "test top-up"))
+
+/** What the gateway answers `agent`: the call, or the refusal. */
+const gatewayCall = (agent: AuthenticatedAgent, input: CallRequest = okCall) =>
+  Effect.flatMap(Gateway, (gateway) => Effect.either(gateway.call(agent, input)))
+
+/** What a purchase answers `agent` (mock tools run in real time). */
+const execute = (agent: AuthenticatedAgent, body: ExecuteRequest) =>
+  inRealTime(Effect.flatMap(Execute, (service) => Effect.either(service.execute(agent, body, "http://localhost"))))
+
+const codeOf = <A, E extends { readonly _tag: string }>(answer: Either.Either<A, E>) =>
+  Either.isLeft(answer) ? answer.left._tag : "ok"
+
+const usageOf = (org: SeededOrg, query: UsageQuery = {}) =>
+  Effect.flatMap(Usage, (usage) => usage.get(actorOf(org), query))
+
+/** An export's whole text, as the route streams it. */
+const exported = (org: SeededOrg, dataset: ExportDataset, format: ExportFormat = "csv", query: UsageQuery = {}) =>
+  Effect.gen(function*() {
+    const { lines } = yield* (yield* Exports).lines(actorOf(org), dataset, format, query)
+    return Chunk.join(yield* Stream.runCollect(lines), "")
+  })
+
+const jsonLines = (text: string) => text.trim().split("\n").map((line) => JSON.parse(line))
+
+/** A CSV line's cells (quoted cells may hold commas and doubled quotes; no newlines in these rows). */
+const cells = (line: string) =>
+  Array.from(line.matchAll(/("(?:[^"]|"")*"|[^,]*)(,|$)/g), (m) => m[1]!.replace(/^"|"$/g, "").replace(/""/g, "\""))
+    .slice(0, -1)
+
+/** The refusal codes and counts of each agent, as the usage answer lists them. */
+const refusalsOf = (org: SeededOrg) =>
+  Effect.map(usageOf(org), (usage) => {
+    const byAgent: Record<string, Record<string, number>> = {}
+    for (const row of usage.refusals) byAgent[row.agent_id] = { ...byAgent[row.agent_id], [row.code]: row.count }
+    return byAgent
+  })
 
 interface PastHold {
   readonly orgId: string
@@ -45,587 +146,477 @@ interface PastHold {
 }
 
 /** A settled hold on `day` at noon UTC, with the gateway call or receipt item it paid for. */
-const seedHold = async (hold: PastHold) => {
-  const at = `${hold.day}T12:00:00.000Z`
-  const holdId = randomUUID()
-  const reference = randomUUID()
-  const amount = hold.captured === 0n ? 10n : hold.captured
-  if ("endpoint" in hold.pays) {
-    await world.db.query(
-      `INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
-                                  charged_credits, hold_id, created_at, finished_at)
-       VALUES ($1, $2, $3, $4, split_part($4, '/', 1), $5, 'succeeded', $6, $7, $8, $9, $9)`,
+const seedHold = (db: TestDatabase, hold: PastHold) =>
+  Effect.promise(async () => {
+    const at = `${hold.day}T12:00:00.000Z`
+    const holdId = randomUUID()
+    const reference = randomUUID()
+    const amount = hold.captured === 0n ? 10n : hold.captured
+    if ("endpoint" in hold.pays) {
+      await db.query(
+        `INSERT INTO gateway_calls (id, org_id, agent_id, endpoint_id, provider_id, mode, status, price_credits,
+                                    charged_credits, hold_id, created_at, finished_at)
+         VALUES ($1, $2, $3, $4, split_part($4, '/', 1), $5, 'succeeded', $6, $7, $8, $9, $9)`,
+        [
+          reference,
+          hold.orgId,
+          hold.agentId,
+          hold.pays.endpoint,
+          hold.testMode ? "test" : "live",
+          amount,
+          hold.captured,
+          holdId,
+          at
+        ]
+      )
+    } else {
+      const receiptId = randomUUID()
+      await db.query(
+        `INSERT INTO receipts (id, org_id, agent_id, mode, tool_id, task_type, price_credits, item_count, held_credits,
+                               fallback, status, created_at, completed_at)
+         SELECT $1, $2, $3, $4, id, task_type, $5, 1, $5, false, 'done', $6, $6 FROM tools WHERE id = $7`,
+        [receiptId, hold.orgId, hold.agentId, hold.testMode ? "test" : "live", amount, at, hold.pays.toolId]
+      )
+      await db.query(
+        `INSERT INTO receipt_items (id, receipt_id, idx, input, status, hold_id, tool_id, cost_credits, refunded_credits)
+         VALUES ($1, $2, 0, '{}', 'passed', $3, $4, $5, $6)`,
+        [reference, receiptId, holdId, hold.pays.toolId, hold.captured, hold.refunded ?? 0n]
+      )
+    }
+    await db.query(
+      `INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, month, status, captured,
+                                 refunded, created_at, expires_at, settled_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, date_trunc('month', $8::timestamptz)::date, $9, $10, $11, $8, $8, $8)`,
       [
-        reference,
+        holdId,
         hold.orgId,
         hold.agentId,
-        hold.pays.endpoint,
-        hold.testMode ? "test" : "live",
         amount,
+        "endpoint" in hold.pays ? "gateway_call" : "purchase_item",
+        reference,
+        hold.testMode ?? false,
+        at,
+        hold.captured === 0n ? "released" : "captured",
         hold.captured,
-        holdId,
-        at
+        hold.refunded ?? 0n
       ]
     )
-  } else {
-    const receiptId = randomUUID()
-    await world.db.query(
-      `INSERT INTO receipts (id, org_id, agent_id, mode, tool_id, task_type, price_credits, item_count, held_credits,
-                             fallback, status, created_at, completed_at)
-       SELECT $1, $2, $3, $4, id, task_type, $5, 1, $5, false, 'done', $6, $6 FROM tools WHERE id = $7`,
-      [receiptId, hold.orgId, hold.agentId, hold.testMode ? "test" : "live", amount, at, hold.pays.toolId]
-    )
-    await world.db.query(
-      `INSERT INTO receipt_items (id, receipt_id, idx, input, status, hold_id, tool_id, cost_credits, refunded_credits)
-       VALUES ($1, $2, 0, '{}', 'passed', $3, $4, $5, $6)`,
-      [reference, receiptId, holdId, hold.pays.toolId, hold.captured, hold.refunded ?? 0n]
-    )
+  })
+
+layer(usageTier("usage"))(
+  (it) => {
+    it.effect("adds up a seeded month per agent, per day, per endpoint and per tool, net of refunds", () =>
+      Effect.gen(function*() {
+        yield* startNow
+        const db = yield* SuiteDatabase
+        const org = yield* seed((db) => seedOrg(db))
+        const other = yield* seed((db) => seedOrg(db))
+        const alpha = yield* seed((db) => seedAgent(db, org.orgId, { mode: "live", name: "alpha" }))
+        const beta = yield* seed((db) => seedAgent(db, org.orgId, { mode: "live", name: "beta" }))
+        const stranger = yield* seed((db) => seedAgent(db, other.orgId, { mode: "live" }))
+        const [tool] = yield* seed((db) => db.query(`SELECT id, slug, name FROM tools ORDER BY slug LIMIT 1`))
+        yield* topUp(org, 5_000n)
+
+        const hold = (agentId: string, day: string, captured: bigint, pays: PastHold["pays"], more = {}) =>
+          seedHold(db, { orgId: org.orgId, agentId, day, captured, pays, ...more })
+        yield* hold(alpha.agentId, "2026-10-05", 100n, { endpoint: "fakeprov/ok" })
+        yield* hold(alpha.agentId, "2026-10-05", 40n, { endpoint: "fakeprov/other" })
+        yield* hold(beta.agentId, "2026-10-06", 50n, { toolId: tool.id }, { refunded: 20n })
+        yield* hold(beta.agentId, "2026-10-31", 7n, { endpoint: "fakeprov/ok" })
+        // Not counted: test mode, a released hold, another org, outside the range.
+        yield* hold(alpha.agentId, "2026-10-05", 999n, { endpoint: "fakeprov/ok" }, { testMode: true })
+        yield* hold(alpha.agentId, "2026-10-07", 0n, { endpoint: "fakeprov/ok" })
+        yield* seedHold(db, {
+          orgId: other.orgId,
+          agentId: stranger.agentId,
+          day: "2026-10-05",
+          captured: 500n,
+          pays: { endpoint: "fakeprov/ok" }
+        })
+        yield* hold(alpha.agentId, "2026-11-01", 300n, { endpoint: "fakeprov/ok" })
+        yield* hold(alpha.agentId, "2026-09-30", 300n, { endpoint: "fakeprov/ok" })
+
+        const usage = yield* usageOf(org, { from: "2026-10-01", to: "2026-10-31" })
+        expect(usage.range).toEqual({ from: "2026-10-01", to: "2026-10-31" })
+        expect(usage.balance.credits).toBe("5000")
+        expect(usage.credits_frozen).toBe(false)
+        expect(usage.total_spend.credits).toBe("177")
+        expect(usage.by_agent.map((row) => [row.name, row.spend.credits])).toEqual([["alpha", "140"], ["beta", "37"]])
+        expect(usage.by_day).toHaveLength(31)
+        const spendOn = (day: string) => usage.by_day.find((row) => row.day === day)?.spend.credits
+        expect([
+          spendOn("2026-10-01"),
+          spendOn("2026-10-05"),
+          spendOn("2026-10-06"),
+          spendOn("2026-10-07"),
+          spendOn("2026-10-31")
+        ])
+          .toEqual(["0", "140", "30", "0", "7"])
+        expect(usage.top_endpoints.map((row) => [row.endpoint, row.calls, row.spend.credits])).toEqual([
+          ["fakeprov/ok", 2, "107"],
+          ["fakeprov/other", 1, "40"]
+        ])
+        expect(usage.top_tools).toEqual([{
+          tool: tool.slug,
+          name: tool.name,
+          items: 1,
+          spend: expect.objectContaining({ credits: "30" })
+        }])
+        expect(usage.by_day.reduce((sum, row) => sum + BigInt(row.spend.credits), 0n)).toBe(177n)
+      }))
+
+    it.effect("defaults to this month so far and shows a gateway call made just now", () =>
+      Effect.gen(function*() {
+        const now = yield* startNow
+        const org = yield* seed((db) => seedOrg(db))
+        const agent = yield* agentIn(org, { mode: "live", name: "now" })
+        yield* topUp(org, 1_000n)
+        const call = yield* Effect.flatMap(Gateway, (gateway) => gateway.call(agent, okCall))
+        expect(call.status).toBe("succeeded")
+        const usage = yield* usageOf(org)
+        const day = dayOf(now)
+        expect(usage.range).toEqual({ from: `${day.slice(0, 7)}-01`, to: day })
+        expect(usage.by_day.at(-1)).toMatchObject({ day, spend: { credits: call.charged.credits } })
+        expect(usage.top_endpoints).toEqual([
+          { endpoint: "fakeprov/ok", calls: 1, spend: expect.objectContaining({ credits: call.charged.credits }) }
+        ])
+        expect(usage.balance.credits).toBe(String(1_000n - BigInt(call.charged.credits)))
+      }))
+
+    it.effect("gives every agent's month against its budget, a test agent's priced calls included, as the agent's balance tells it", () =>
+      Effect.gen(function*() {
+        const now = yield* startNow
+        const org = yield* seed((db) => seedOrg(db))
+        const tester = yield* agentIn(org, { mode: "test", name: "tester", monthlyBudgetCredits: 5_000n })
+        const idle = yield* agentIn(org, { mode: "live", name: "idle" })
+        let priced = 0n
+        for (let i = 0; i < 3; i++) {
+          const answer = yield* Effect.flatMap(Gateway, (gateway) => gateway.call(tester, okCall))
+          expect(answer.status).toBe("test")
+          priced += BigInt(answer.charged.credits)
+        }
+        expect(priced).toBeGreaterThan(0n)
+        const balance = yield* Effect.flatMap(AgentBalance, (balance) => balance.of(tester))
+        expect(balance.month_to_date_spend.credits).toBe(String(priced))
+        const usage = yield* usageOf(org)
+        // Test spend is no spend of credits...
+        expect(usage.by_agent).toEqual([])
+        // ...but it counts against the budget.
+        const month = dayOf(now).slice(0, 7)
+        expect(usage.budgets).toEqual(expect.arrayContaining([
+          {
+            agent_id: tester.id,
+            month,
+            spent: expect.objectContaining({ credits: String(priced) }),
+            budget: expect.objectContaining({ credits: "5000" }),
+            remaining: expect.objectContaining({ credits: String(5_000n - priced) })
+          },
+          expect.objectContaining({ agent_id: idle.id, spent: expect.objectContaining({ credits: "0" }) })
+        ]))
+        expect(usage.budgets).toHaveLength(2)
+      }))
+
+    it.effect("names a bad range, and takes a range of up to 366 days", () =>
+      Effect.gen(function*() {
+        yield* startNow
+        const org = yield* seed((db) => seedOrg(db))
+        for (
+          const query of [
+            { from: "2026-13-01" },
+            { to: "2026-02-30" },
+            { from: "yesterday" },
+            { from: "2026-10-02", to: "2026-10-01" },
+            { from: "2024-01-01", to: "2026-01-01" }
+          ]
+        ) {
+          const answer = yield* Effect.either(usageOf(org, query))
+          expect(codeOf(answer), JSON.stringify(query)).toBe("invalid_input")
+        }
+        const message = (query: UsageQuery) =>
+          Effect.map(Effect.flip(usageOf(org, query)), (error) => "message" in error ? error.message : "")
+        expect(yield* message({ to: "2026-02-30" })).toContain("`to`")
+        expect(yield* message({ from: "2024-01-01", to: "2026-01-01" })).toContain("366 days")
+        expect((yield* usageOf(org, { from: "2025-11-24", to: "2026-11-24" })).by_day).toHaveLength(366)
+      }))
+
+    it.effect("counts every refused request per agent, day and code, none lost when they come at once", () =>
+      Effect.gen(function*() {
+        const now = yield* startNow
+        const org = yield* seed((db) => seedOrg(db))
+        const broke = yield* agentIn(org, { mode: "live", name: "broke" })
+        const other = yield* agentIn(org, { mode: "live", name: "other" })
+        // No credits at all: every call is refused before a hold.
+        const answers = yield* Effect.all(Array.from({ length: 40 }, () => gatewayCall(broke)), {
+          concurrency: "unbounded"
+        })
+        expect(answers.every((a) => codeOf(a) === "insufficient_credits")).toBe(true)
+        const purchase = yield* execute(other, { tool: "firecrawl-scrape", inputs: [{ url: "https://example.com" }] })
+        expect(codeOf(purchase)).toBe("live_execute_unavailable")
+
+        const usage = yield* usageOf(org)
+        expect(usage.refusals).toHaveLength(2)
+        const first = answers[0]!
+        expect(usage.refusals).toEqual(expect.arrayContaining([
+          expect.objectContaining({
+            agent_id: broke.id,
+            name: "broke",
+            day: dayOf(now),
+            code: "insufficient_credits",
+            count: 40,
+            last_message: Either.isLeft(first) ? first.left.message : null
+          }),
+          expect.objectContaining({ agent_id: other.id, code: "live_execute_unavailable", count: 1 })
+        ]))
+        expect(usage.live_purchases_open).toBe(false)
+      }))
+
+    it.effect("counts an agent's requests refused by its rate limit", () =>
+      Effect.gen(function*() {
+        yield* startNow
+        const db = yield* SuiteDatabase
+        const org = yield* seed((db) => seedOrg(db))
+        const agent = yield* Effect.promise(() => seedAgent(db, org.orgId, { mode: "test", name: "hasty" }))
+        const authenticate = (yield* makeAgentRequestAuthentication)("an agent key")
+        // What the agent endpoints' middleware runs for one request with the agent's key.
+        const agentRequest = authenticate.pipe(
+          Effect.provideService(
+            HttpServerRequest.HttpServerRequest,
+            HttpServerRequest.fromWeb(
+              new Request("http://localhost/v1/agent", { headers: { authorization: `Bearer ${agent.key}` } })
+            )
+          ),
+          Effect.either
+        )
+        // 600 requests a minute per key, in windows from one whole minute to the next: the
+        // 601st and later of a minute are refused.
+        yield* TestClock.setTime(Math.ceil((yield* TestClock.currentTimeMillis) / 60_000) * 60_000)
+        const answers = yield* Effect.all(Array.from({ length: 620 }, () => agentRequest), { concurrency: 20 })
+        const refused = answers.filter((answer) => codeOf(answer) === "rate_limited").length
+        expect(refused).toBe(20)
+        expect(answers.filter((answer) => codeOf(answer) === "ok")).toHaveLength(600)
+        // The next minute is a new window.
+        yield* TestClock.adjust(Duration.minutes(1))
+        expect(codeOf(yield* agentRequest)).toBe("ok")
+        const usage = yield* usageOf(org)
+        expect(usage.refusals).toEqual([
+          expect.objectContaining({ name: "hasty", code: "rate_limited", count: refused })
+        ])
+      }))
+
+    it.effect("leaves out errors that are not limits, and other orgs' refusals", () =>
+      Effect.gen(function*() {
+        yield* startNow
+        const org = yield* seed((db) => seedOrg(db))
+        const agent = yield* agentIn(org, { mode: "live" })
+        expect(codeOf(yield* gatewayCall(agent, { endpoint: "fakeprov/no-such-endpoint" }))).toBe("unknown_endpoint")
+        const stranger = yield* seed((db) => seedOrg(db))
+        const theirs = yield* agentIn(stranger, { mode: "live" })
+        expect(codeOf(yield* gatewayCall(theirs))).toBe("insufficient_credits")
+        expect((yield* usageOf(org)).refusals).toEqual([])
+        expect((yield* usageOf(stranger)).refusals).toEqual([
+          expect.objectContaining({ agent_id: theirs.id, code: "insufficient_credits", count: 1 })
+        ])
+      }))
+
+    it.effect("shows the trial's hourly limit until the first top-up, then none", () =>
+      Effect.gen(function*() {
+        yield* startNow
+        const org = yield* seed((db) => seedOrg(db))
+        const agent = yield* agentIn(org, { mode: "live", name: "trial" })
+        yield* Effect.flatMap(Ledger, (ledger) => ledger.grantTrial(org.orgId))
+        // Calls until the hour's 50 trial credits are spent and the next is refused.
+        let refused: string | null = null
+        for (let i = 0; i < 60 && refused === null; i++) {
+          const answer = yield* gatewayCall(agent)
+          if (Either.isLeft(answer)) refused = answer.left._tag
+        }
+        expect(refused).toBe("trial_limit")
+        const before = yield* usageOf(org)
+        expect(before.funded).toBe(false)
+        expect(before.trial_limit?.per_hour.credits).toBe("50")
+        expect(Number(before.trial_limit?.spent_this_hour.credits)).toBeGreaterThan(0)
+        expect(Number(before.trial_limit?.spent_this_hour.credits)).toBeLessThanOrEqual(50)
+        expect(Date.parse(before.trial_limit!.resets_at) % 3_600_000).toBe(0)
+        expect(before.refusals).toEqual([expect.objectContaining({ code: "trial_limit", count: 1 })])
+
+        yield* topUp(org, 10_000n)
+        const after = yield* usageOf(org)
+        expect(after.funded).toBe(true)
+        expect(after.trial_limit).toBeNull()
+      }))
+
+    it.effect("keeps test activity apart from spend", () =>
+      Effect.gen(function*() {
+        yield* startNow
+        const org = yield* seed((db) => seedOrg(db))
+        const tester = yield* agentIn(org, { mode: "test" })
+        const call = yield* Effect.flatMap(Gateway, (gateway) => gateway.call(tester, okCall))
+        expect(call.status).toBe("test")
+        const usage = yield* usageOf(org)
+        expect(usage.total_spend.credits).toBe("0")
+        expect(usage.test_activity).toEqual({
+          purchases: 0,
+          items: 0,
+          calls: 1,
+          priced: expect.objectContaining({ credits: call.charged.credits })
+        })
+      }))
+
+    it.effect("exports a large range of ledger entries as CSV and as JSON Lines, every row once", () =>
+      Effect.gen(function*() {
+        yield* startNow
+        const org = yield* seed((db) => seedOrg(db))
+        const rows = 60_000
+        yield* seed((db) =>
+          db.query(
+            `INSERT INTO ledger_entries (id, org_id, kind, amount, credits, note, created_at)
+             SELECT gen_random_uuid(), $1, 'adjustment', g, g, 'seeded, "quoted"', timestamptz '2026-01-01' + (g % 300) * interval '1 day'
+             FROM generate_series(1, $2) AS g`,
+            [org.orgId, rows]
+          )
+        )
+        const lines = (yield* exported(org, "ledger", "csv", { from: "2026-01-01", to: "2026-12-31" })).split("\r\n")
+        expect(lines.at(-1)).toBe("")
+        expect(lines[0]).toBe("id,seq,created_at,kind,balance_change_credits,credits,agent_id,hold_id,note")
+        expect(lines.length - 2).toBe(rows)
+        const first = cells(lines[1]!)
+        expect(first[3]).toBe("adjustment")
+        expect(first[8]).toBe("seeded, \"quoted\"")
+        const amounts = new Set(lines.slice(1, -1).map((line) => cells(line)[4]))
+        expect(amounts.size).toBe(rows)
+
+        const objects = jsonLines(yield* exported(org, "ledger", "jsonl", { from: "2026-03-01", to: "2026-03-31" }))
+        expect(objects.length).toBe(31 * 200)
+        expect(objects.every((o) => o.created_at >= "2026-03-01" && o.created_at < "2026-04-01")).toBe(true)
+        expect(Object.keys(objects[0])).toEqual(
+          ["id", "seq", "created_at", "kind", "balance_change_credits", "credits", "agent_id", "hold_id", "note"]
+        )
+      }))
+
+    it.effect("exports receipts with their items' inputs, calls, and usage with refusals", () =>
+      Effect.gen(function*() {
+        const now = yield* startNow
+        const org = yield* seed((db) => seedOrg(db))
+        const agent = yield* agentIn(org, { mode: "test", name: "=cmd" })
+        const bought = yield* execute(agent, {
+          tool: "hunter-email-finder",
+          inputs: [emailFindInput(1), emailFindInput(2)]
+        })
+        if (Either.isLeft(bought) || !("receipt_id" in bought.right)) {
+          return yield* Effect.die(`expected a receipt, got ${JSON.stringify(bought)}`)
+        }
+        const called = yield* Effect.flatMap(Gateway, (gateway) => gateway.call(agent, okCall))
+        expect(called.status).toBe("test")
+        const broke = yield* agentIn(org, { mode: "live", name: "broke" })
+        expect(codeOf(yield* gatewayCall(broke))).toBe("insufficient_credits")
+
+        const receipts = jsonLines(yield* exported(org, "receipts", "jsonl"))
+        expect(receipts.map((r) => r.item_index)).toEqual([0, 1])
+        expect(receipts[0]).toMatchObject({
+          receipt_id: bought.right.receipt_id,
+          agent_name: "=cmd",
+          mode: "test",
+          tool: "hunter-email-finder",
+          input: emailFindInput(1)
+        })
+
+        // A name a spreadsheet would run as a formula is written as text.
+        const csv = (yield* exported(org, "calls")).split("\r\n")
+        // The header and the test call (a refused call leaves no row).
+        expect(csv).toHaveLength(3)
+        const [header, ...calls] = csv.slice(0, -1).map(cells)
+        const named = (row: Array<string>) => Object.fromEntries(header!.map((h, i) => [h, row[i]]))
+        expect(calls.map(named)).toEqual(expect.arrayContaining([
+          expect.objectContaining({ agent_name: "'=cmd", endpoint: "fakeprov/ok", mode: "test", status: "test" })
+        ]))
+        // A test row moved no credit: its charge is 0, so a column's sum is what was spent; its price stays.
+        const testCall = calls.map(named).find((row) => row["mode"] === "test")!
+        expect(testCall["charged_credits"]).toBe("0")
+        expect(testCall["price_credits"]).toBe(called.charged.credits)
+        expect(Number(testCall["price_credits"])).toBeGreaterThan(0)
+        expect(receipts.map((r) => r.cost_credits)).toEqual(["0", "0"])
+
+        const usage = jsonLines(yield* exported(org, "usage", "jsonl"))
+        const day = dayOf(now)
+        expect(usage).toEqual(expect.arrayContaining([
+          expect.objectContaining({ day, agent_name: "=cmd", spend_credits: "0", items: 2, calls: 1, refusals: 0 }),
+          expect.objectContaining({ day, agent_name: "broke", spend_credits: "0", refusals: 1 })
+        ]))
+      }))
+
+    it.effect("refuses an export's bad range before any line is made", () =>
+      Effect.gen(function*() {
+        yield* startNow
+        const org = yield* seed((db) => seedOrg(db))
+        const exports = yield* Exports
+        for (const dataset of ["calls", "receipts", "ledger", "usage"] as const) {
+          for (const query of [{ from: "2026-02-30" }, { from: "2026-10-02", to: "2026-10-01" }]) {
+            const answer = yield* Effect.either(exports.lines(actorOf(org), dataset, "csv", query))
+            expect(codeOf(answer), `${dataset} ${JSON.stringify(query)}`).toBe("invalid_input")
+          }
+        }
+      }))
+
+    // Last: it switches the gateway off for a while.
+    it.effect("counts the budget, the balance, frozen credits, the gateway off and an expired approval, in usage and its export", () =>
+      Effect.gen(function*() {
+        yield* startNow
+        const db = yield* SuiteDatabase
+        const ledger = yield* Ledger
+        const org = yield* seed((db) => seedOrg(db))
+        const thrifty = yield* agentIn(org, { name: "thrifty", monthlyBudgetCredits: 1n })
+        const broke = yield* agentIn(org, { name: "broke", mode: "live" })
+        const asker = yield* agentIn(org, { name: "asker", approvalThresholdCredits: 100n })
+
+        expect(codeOf(yield* gatewayCall(thrifty))).toBe("over_budget")
+        expect(codeOf(yield* gatewayCall(broke))).toBe("insufficient_credits")
+        const purchase = {
+          tool: "hunter-email-finder",
+          inputs: [emailFindInput(1), emailFindInput(2), emailFindInput(3)]
+        }
+        const asked = yield* execute(asker, purchase)
+        if (Either.isLeft(asked) || !(asked.right instanceof ApprovalRequired)) {
+          return yield* Effect.die(`expected approval_required, got ${JSON.stringify(asked)}`)
+        }
+        const approvalId = ApprovalId.make(asked.right.approval.id)
+        yield* Effect.promise(() =>
+          db.query(`UPDATE purchase_approvals SET expires_at = expires_at - interval '25 hours' WHERE id = $1`, [
+            approvalId
+          ])
+        )
+        expect(codeOf(yield* execute(asker, { ...purchase, approval_id: approvalId }))).toBe("approval_expired")
+
+        // Frozen credits, then the gateway switched off.
+        yield* topUp(org, 10_000n)
+        yield* ledger.setFrozen(org.orgId, true)
+        expect(codeOf(yield* gatewayCall(broke))).toBe("credits_frozen")
+        yield* Effect.promise(() =>
+          db.query(
+            `INSERT INTO runtime_settings (name, value, updated_at) VALUES ('gateway_enabled', 'false'::jsonb, now())
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value`
+          )
+        )
+        // Until the switch reaches the gateway (its cache keeps it a second), calls are refused as frozen.
+        expect(codeOf(yield* gatewayCall(broke))).toBe("credits_frozen")
+        yield* TestClock.adjust(Duration.seconds(2))
+        expect(codeOf(yield* gatewayCall(broke))).toBe("endpoint_unavailable")
+        yield* Effect.promise(() => db.query(`DELETE FROM runtime_settings WHERE name = 'gateway_enabled'`))
+        yield* TestClock.adjust(Duration.seconds(2))
+        expect(codeOf(yield* gatewayCall(broke))).toBe("credits_frozen")
+
+        expect(yield* refusalsOf(org)).toEqual({
+          [thrifty.id]: { over_budget: 1 },
+          [broke.id]: { insufficient_credits: 1, credits_frozen: 3, endpoint_unavailable: 1 },
+          [asker.id]: { approval_expired: 1 }
+        })
+
+        // The usage export counts the same refusals per agent and day.
+        const rows = jsonLines(yield* exported(org, "usage", "jsonl"))
+        const exportedRefusals = (agentId: string) =>
+          rows.filter((row) => row.agent_id === agentId).reduce((sum, row) => sum + Number(row.refusals), 0)
+        expect(exportedRefusals(thrifty.id)).toBe(1)
+        expect(exportedRefusals(broke.id)).toBe(5)
+        expect(exportedRefusals(asker.id)).toBe(1)
+      }))
   }
-  await world.db.query(
-    `INSERT INTO ledger_holds (id, org_id, agent_id, amount, purpose, reference, test_mode, month, status, captured,
-                               refunded, created_at, expires_at, settled_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, date_trunc('month', $8::timestamptz)::date, $9, $10, $11, $8, $8, $8)`,
-    [
-      holdId,
-      hold.orgId,
-      hold.agentId,
-      amount,
-      "endpoint" in hold.pays ? "gateway_call" : "purchase_item",
-      reference,
-      hold.testMode ?? false,
-      at,
-      hold.captured === 0n ? "released" : "captured",
-      hold.captured,
-      hold.refunded ?? 0n
-    ]
-  )
-}
-
-const download = (orgId: string, token: string, path: string) =>
-  fetch(`${world.server.url}/v1/orgs/${orgId}/exports/${path}`, { headers: bearer(token) })
-
-/** A CSV line's cells (quoted cells may hold commas and doubled quotes; no newlines in these rows). */
-const cells = (line: string) =>
-  Array.from(line.matchAll(/("(?:[^"]|"")*"|[^,]*)(,|$)/g), (m) => m[1]!.replace(/^"|"$/g, "").replace(/""/g, "\""))
-    .slice(0, -1)
-
-/** The refusal codes and counts of each agent, as the usage answer lists them. */
-const refusalsOf = async (orgId: string, token: string) => {
-  const usage = await call(world, "GET", `/v1/orgs/${orgId}/usage`, { token })
-  expect(usage.status).toBe(200)
-  const byAgent = new Map<string, Record<string, number>>()
-  for (const row of usage.json.refusals as Array<{ agent_id: string; code: string; count: number }>) {
-    byAgent.set(row.agent_id, { ...byAgent.get(row.agent_id), [row.code]: row.count })
-  }
-  return byAgent
-}
-
-describe("org balance and usage", () => {
-  it("adds up a seeded month per agent, per day, per endpoint and per tool, net of refunds", async () => {
-    const org = await seedOrg(world.db)
-    const other = await seedOrg(world.db)
-    const alpha = await seedAgent(world.db, org.orgId, { mode: "live", name: "alpha" })
-    const beta = await seedAgent(world.db, org.orgId, { mode: "live", name: "beta" })
-    const stranger = await seedAgent(world.db, other.orgId, { mode: "live" })
-    const [tool] = await world.db.query(`SELECT id, slug, name FROM tools ORDER BY slug LIMIT 1`)
-    await topUp(world, org.orgId, 5_000n)
-
-    await seedHold({
-      orgId: org.orgId,
-      agentId: alpha.agentId,
-      day: "2026-10-05",
-      captured: 100n,
-      pays: { endpoint: "fakeprov/ok" }
-    })
-    await seedHold({
-      orgId: org.orgId,
-      agentId: alpha.agentId,
-      day: "2026-10-05",
-      captured: 40n,
-      pays: { endpoint: "fakeprov/other" }
-    })
-    await seedHold({
-      orgId: org.orgId,
-      agentId: beta.agentId,
-      day: "2026-10-06",
-      captured: 50n,
-      refunded: 20n,
-      pays: { toolId: tool.id }
-    })
-    await seedHold({
-      orgId: org.orgId,
-      agentId: beta.agentId,
-      day: "2026-10-31",
-      captured: 7n,
-      pays: { endpoint: "fakeprov/ok" }
-    })
-    // Not counted: test mode, a released hold, another org, outside the range.
-    await seedHold({
-      orgId: org.orgId,
-      agentId: alpha.agentId,
-      day: "2026-10-05",
-      captured: 999n,
-      testMode: true,
-      pays: { endpoint: "fakeprov/ok" }
-    })
-    await seedHold({
-      orgId: org.orgId,
-      agentId: alpha.agentId,
-      day: "2026-10-07",
-      captured: 0n,
-      pays: { endpoint: "fakeprov/ok" }
-    })
-    await seedHold({
-      orgId: other.orgId,
-      agentId: stranger.agentId,
-      day: "2026-10-05",
-      captured: 500n,
-      pays: { endpoint: "fakeprov/ok" }
-    })
-    await seedHold({
-      orgId: org.orgId,
-      agentId: alpha.agentId,
-      day: "2026-11-01",
-      captured: 300n,
-      pays: { endpoint: "fakeprov/ok" }
-    })
-    await seedHold({
-      orgId: org.orgId,
-      agentId: alpha.agentId,
-      day: "2026-09-30",
-      captured: 300n,
-      pays: { endpoint: "fakeprov/ok" }
-    })
-
-    const { json, status } = await usage(org.orgId, org.owner.sessionToken, "?from=2026-10-01&to=2026-10-31")
-    expect(status).toBe(200)
-    expect(json.range).toEqual({ from: "2026-10-01", to: "2026-10-31" })
-    expect(json.balance.credits).toBe("5000")
-    expect(json.credits_frozen).toBe(false)
-    expect(json.total_spend.credits).toBe("177")
-    expect(json.by_agent.map((row: any) => [row.name, row.spend.credits])).toEqual([["alpha", "140"], ["beta", "37"]])
-    expect(json.by_day).toHaveLength(31)
-    const spendOn = (day: string) => json.by_day.find((row: any) => row.day === day)?.spend.credits
-    expect([
-      spendOn("2026-10-01"),
-      spendOn("2026-10-05"),
-      spendOn("2026-10-06"),
-      spendOn("2026-10-07"),
-      spendOn("2026-10-31")
-    ])
-      .toEqual(["0", "140", "30", "0", "7"])
-    expect(json.top_endpoints.map((row: any) => [row.endpoint, row.calls, row.spend.credits])).toEqual([
-      ["fakeprov/ok", 2, "107"],
-      ["fakeprov/other", 1, "40"]
-    ])
-    expect(json.top_tools).toEqual([{
-      tool: tool.slug,
-      name: tool.name,
-      items: 1,
-      spend: expect.objectContaining({ credits: "30" })
-    }])
-    expect(json.by_day.reduce((sum: bigint, row: any) => sum + BigInt(row.spend.credits), 0n)).toBe(177n)
-  })
-
-  it("defaults to this month so far and shows a gateway call made just now", async () => {
-    const org = await seedOrg(world.db)
-    const agent = await seedAgent(world.db, org.orgId, { mode: "live", name: "now" })
-    await topUp(world, org.orgId, 1_000n)
-    const call = await request(`${world.server.url}/v1/call`, {
-      method: "POST",
-      headers: bearer(agent.key),
-      body: { endpoint: "fakeprov/ok" }
-    })
-    expect(call.json.status).toBe("succeeded")
-    const { json } = await usage(org.orgId, org.owner.sessionToken)
-    const day = today()
-    expect(json.range).toEqual({ from: `${day.slice(0, 7)}-01`, to: day })
-    expect(json.by_day.at(-1)).toMatchObject({ day, spend: { credits: call.json.charged.credits } })
-    expect(json.top_endpoints).toEqual([
-      { endpoint: "fakeprov/ok", calls: 1, spend: expect.objectContaining({ credits: call.json.charged.credits }) }
-    ])
-    expect(json.balance.credits).toBe(String(1_000n - BigInt(call.json.charged.credits)))
-  })
-
-  it("gives every agent's month against its budget, a test agent's priced calls included, as /v1/balance tells the agent", async () => {
-    const org = await seedOrg(world.db)
-    const tester = await seedAgent(world.db, org.orgId, { mode: "test", name: "tester", monthlyBudgetCredits: 5_000n })
-    const idle = await seedAgent(world.db, org.orgId, { mode: "live", name: "idle" })
-    let priced = 0n
-    for (let i = 0; i < 3; i++) {
-      const answer = await request(`${world.server.url}/v1/call`, {
-        method: "POST",
-        headers: bearer(tester.key),
-        body: { endpoint: "fakeprov/ok" }
-      })
-      expect(answer.json.status).toBe("test")
-      priced += BigInt(answer.json.charged.credits)
-    }
-    expect(priced).toBeGreaterThan(0n)
-    const balance = await request(`${world.server.url}/v1/balance`, { headers: bearer(tester.key) })
-    expect(balance.json.month_to_date_spend.credits).toBe(String(priced))
-    const { json } = await usage(org.orgId, org.owner.sessionToken)
-    // Test spend is no spend of credits...
-    expect(json.by_agent).toEqual([])
-    // ...but it counts against the budget.
-    const month = today().slice(0, 7)
-    expect(json.budgets).toEqual(expect.arrayContaining([
-      {
-        agent_id: tester.agentId,
-        month,
-        spent: expect.objectContaining({ credits: String(priced) }),
-        budget: expect.objectContaining({ credits: "5000" }),
-        remaining: expect.objectContaining({ credits: String(5_000n - priced) })
-      },
-      expect.objectContaining({ agent_id: idle.agentId, spent: expect.objectContaining({ credits: "0" }) })
-    ]))
-    expect(json.budgets).toHaveLength(2)
-  })
-
-  it("is open to members and org keys of the org, and to nobody else", async () => {
-    const org = await seedOrg(world.db)
-    const readKey = await seedOrgKey(world.db, org.orgId, org.owner, "read")
-    expect((await usage(org.orgId, readKey.secret)).status).toBe(200)
-    const outsider = await seedUser(world.db)
-    expect((await usage(org.orgId, outsider.sessionToken)).status).not.toBe(200)
-    const otherOrg = await seedOrg(world.db)
-    expect((await usage(otherOrg.orgId, readKey.secret)).status).toBe(403)
-  })
-
-  it("names a bad range", async () => {
-    const org = await seedOrg(world.db)
-    const ask = (query: string) => usage(org.orgId, org.owner.sessionToken, query)
-    for (
-      const query of [
-        "?from=2026-13-01",
-        "?to=2026-02-30",
-        "?from=yesterday",
-        "?from=2026-10-02&to=2026-10-01",
-        "?from=2024-01-01&to=2026-01-01"
-      ]
-    ) {
-      const { json, status } = await ask(query)
-      expect(status, query).toBe(400)
-      expect(json.error.code, query).toBe("invalid_input")
-    }
-    expect((await ask("?from=2025-11-24&to=2026-11-24")).status).toBe(200)
-  })
-})
-
-describe("refusals in usage", () => {
-  it("counts every refused request per agent, day and code, none lost when they come at once", async () => {
-    const org = await seedOrg(world.db)
-    const broke = await seedAgent(world.db, org.orgId, { mode: "live", name: "broke" })
-    const other = await seedAgent(world.db, org.orgId, { mode: "live", name: "other" })
-    // No credits at all: every call is refused before a hold.
-    const answers = await Promise.all(Array.from({ length: 40 }, () => gatewayCall(broke.key)))
-    expect(answers.every((a) => a.status === 402 && a.json.error.code === "insufficient_credits")).toBe(true)
-    const purchase = await request(`${world.server.url}/v1/execute`, {
-      method: "POST",
-      headers: bearer(other.key),
-      body: { tool: "firecrawl-scrape", inputs: [{ url: "https://example.com" }] }
-    })
-    expect(purchase.json.error.code).toBe("live_execute_unavailable")
-
-    const { json, status } = await usage(org.orgId, org.owner.sessionToken)
-    expect(status).toBe(200)
-    expect(json.refusals).toHaveLength(2)
-    expect(json.refusals).toEqual(expect.arrayContaining([
-      expect.objectContaining({
-        agent_id: broke.agentId,
-        name: "broke",
-        day: today(),
-        code: "insufficient_credits",
-        count: 40,
-        last_message: answers[0]!.json.error.message
-      }),
-      expect.objectContaining({ agent_id: other.agentId, code: "live_execute_unavailable", count: 1 })
-    ]))
-    expect(json.live_purchases_open).toBe(false)
-  })
-
-  it("counts an agent's requests refused by its rate limit", async () => {
-    const org = await seedOrg(world.db)
-    const agent = await seedAgent(world.db, org.orgId, { mode: "test", name: "hasty" })
-    // 600 requests a minute per key: the 601st and later are refused. The burst starts at a
-    // minute's start, so the whole minute is before it (a window ending mid-burst would reset the count).
-    clock.toNextWindow(60)
-    const statuses: Array<number> = []
-    for (let batch = 0; batch < 31; batch++) {
-      const answers = await Promise.all(
-        Array.from({ length: 20 }, () => request(`${world.server.url}/v1/agent`, { headers: bearer(agent.key) }))
-      )
-      statuses.push(...answers.map((a) => a.status))
-    }
-    const refused = statuses.filter((s) => s === 429).length
-    expect(refused).toBeGreaterThanOrEqual(20)
-    const { json } = await usage(org.orgId, org.owner.sessionToken)
-    expect(json.refusals).toEqual([expect.objectContaining({ name: "hasty", code: "rate_limited", count: refused })])
-  })
-
-  it("leaves out errors that are not limits, and other orgs' refusals", async () => {
-    const org = await seedOrg(world.db)
-    const agent = await seedAgent(world.db, org.orgId, { mode: "live" })
-    const unknown = await request(`${world.server.url}/v1/call`, {
-      method: "POST",
-      headers: bearer(agent.key),
-      body: { endpoint: "fakeprov/no-such-endpoint" }
-    })
-    expect(unknown.status).toBe(404)
-    const stranger = await seedOrg(world.db)
-    const theirs = await seedAgent(world.db, stranger.orgId, { mode: "live" })
-    expect((await gatewayCall(theirs.key)).status).toBe(402)
-    expect((await usage(org.orgId, org.owner.sessionToken)).json.refusals).toEqual([])
-  })
-
-  it("shows the trial's hourly limit until the first top-up, then none", async () => {
-    const org = await seedOrg(world.db)
-    const agent = await seedAgent(world.db, org.orgId, { mode: "live", name: "trial" })
-    await grantTrial(world, org.orgId)
-    // Calls until the hour's 50 trial credits are spent and the next is refused.
-    let refused: { status: number; json: any } | null = null
-    for (let i = 0; i < 60 && refused === null; i++) {
-      const answer = await gatewayCall(agent.key)
-      if (answer.status !== 200) refused = answer
-    }
-    expect(refused?.json.error.code).toBe("trial_limit")
-    const before = (await usage(org.orgId, org.owner.sessionToken)).json
-    expect(before.funded).toBe(false)
-    expect(before.trial_limit.per_hour.credits).toBe("50")
-    expect(Number(before.trial_limit.spent_this_hour.credits)).toBeGreaterThan(0)
-    expect(Number(before.trial_limit.spent_this_hour.credits)).toBeLessThanOrEqual(50)
-    expect(Date.parse(before.trial_limit.resets_at) % 3_600_000).toBe(0)
-    expect(before.refusals).toEqual([expect.objectContaining({ code: "trial_limit", count: 1 })])
-
-    await topUp(world, org.orgId, 10_000n)
-    const after = (await usage(org.orgId, org.owner.sessionToken)).json
-    expect(after.funded).toBe(true)
-    expect(after.trial_limit).toBeNull()
-  })
-
-  it("keeps test activity apart from spend", async () => {
-    const org = await seedOrg(world.db)
-    const tester = await seedAgent(world.db, org.orgId, { mode: "test" })
-    const call = await gatewayCall(tester.key)
-    expect(call.json.status).toBe("test")
-    const { json } = await usage(org.orgId, org.owner.sessionToken)
-    expect(json.total_spend.credits).toBe("0")
-    expect(json.test_activity).toEqual({
-      purchases: 0,
-      items: 0,
-      calls: 1,
-      priced: expect.objectContaining({ credits: call.json.charged.credits })
-    })
-  })
-})
-
-describe("exports", () => {
-  it("streams a large range of ledger entries as CSV and as JSON Lines, every row once", async () => {
-    const org = await seedOrg(world.db)
-    const rows = 60_000
-    await world.db.query(
-      `INSERT INTO ledger_entries (id, org_id, kind, amount, credits, note, created_at)
-       SELECT gen_random_uuid(), $1, 'adjustment', g, g, 'seeded, "quoted"', timestamptz '2026-01-01' + (g % 300) * interval '1 day'
-       FROM generate_series(1, $2) AS g`,
-      [org.orgId, rows]
-    )
-    const csv = await download(org.orgId, org.owner.sessionToken, "ledger?from=2026-01-01&to=2026-12-31")
-    expect(csv.status).toBe(200)
-    expect(csv.headers.get("content-type")).toBe("text/csv; charset=utf-8")
-    expect(csv.headers.get("content-length")).toBeNull()
-    expect(csv.headers.get("content-disposition")).toBe(
-      "attachment; filename=\"ledger-2026-01-01-to-2026-12-31.csv\""
-    )
-    const lines = (await csv.text()).split("\r\n")
-    expect(lines.at(-1)).toBe("")
-    expect(lines[0]).toBe("id,seq,created_at,kind,balance_change_credits,credits,agent_id,hold_id,note")
-    expect(lines.length - 2).toBe(rows)
-    const first = cells(lines[1]!)
-    expect(first[3]).toBe("adjustment")
-    expect(first[8]).toBe("seeded, \"quoted\"")
-    const amounts = new Set(lines.slice(1, -1).map((line) => cells(line)[4]))
-    expect(amounts.size).toBe(rows)
-
-    const jsonl = await download(org.orgId, org.owner.sessionToken, "ledger?from=2026-03-01&to=2026-03-31&format=jsonl")
-    expect(jsonl.headers.get("content-type")).toBe("application/x-ndjson; charset=utf-8")
-    const objects = (await jsonl.text()).trim().split("\n").map((line) => JSON.parse(line))
-    expect(objects.length).toBe(31 * 200)
-    expect(objects.every((o) => o.created_at >= "2026-03-01" && o.created_at < "2026-04-01")).toBe(true)
-    expect(Object.keys(objects[0])).toEqual(
-      ["id", "seq", "created_at", "kind", "balance_change_credits", "credits", "agent_id", "hold_id", "note"]
-    )
-  })
-
-  it("exports receipts with their items' inputs, calls, and usage with refusals", async () => {
-    const org = await seedOrg(world.db)
-    const agent = await seedAgent(world.db, org.orgId, { mode: "test", name: "=cmd" })
-    const bought = await request(`${world.server.url}/v1/execute`, {
-      method: "POST",
-      headers: bearer(agent.key),
-      body: { tool: "hunter-email-finder", inputs: [emailFindInput(1), emailFindInput(2)] }
-    })
-    expect(bought.status).toBe(200)
-    const called = await request(`${world.server.url}/v1/call`, {
-      method: "POST",
-      headers: bearer(agent.key),
-      body: { endpoint: "fakeprov/ok" }
-    })
-    expect(called.json.status).toBe("test")
-    const broke = await seedAgent(world.db, org.orgId, { mode: "live", name: "broke" })
-    expect(
-      (await request(`${world.server.url}/v1/call`, {
-        method: "POST",
-        headers: bearer(broke.key),
-        body: { endpoint: "fakeprov/ok" }
-      })).status
-    ).toBe(402)
-
-    const receipts = (await (await download(org.orgId, org.owner.sessionToken, "receipts?format=jsonl")).text())
-      .trim().split("\n").map((line) => JSON.parse(line))
-    expect(receipts.map((r) => r.item_index)).toEqual([0, 1])
-    expect(receipts[0]).toMatchObject({
-      receipt_id: bought.json.receipt_id,
-      agent_name: "=cmd",
-      mode: "test",
-      tool: "hunter-email-finder",
-      input: emailFindInput(1)
-    })
-
-    // A name a spreadsheet would run as a formula is written as text.
-    const csv = (await (await download(org.orgId, org.owner.sessionToken, "calls")).text()).split("\r\n")
-    // The header and the test call (a refused call leaves no row).
-    expect(csv).toHaveLength(3)
-    const [header, ...calls] = csv.slice(0, -1).map(cells)
-    const named = (row: Array<string>) => Object.fromEntries(header!.map((h, i) => [h, row[i]]))
-    expect(calls.map(named)).toEqual(expect.arrayContaining([
-      expect.objectContaining({ agent_name: "'=cmd", endpoint: "fakeprov/ok", mode: "test", status: "test" })
-    ]))
-    // A test row moved no credit: its charge is 0, so a column's sum is what was spent; its price stays.
-    const testCall = calls.map(named).find((row) => row["mode"] === "test")!
-    expect(testCall["charged_credits"]).toBe("0")
-    expect(testCall["price_credits"]).toBe(called.json.charged.credits)
-    expect(Number(testCall["price_credits"])).toBeGreaterThan(0)
-    expect(receipts.map((r) => r.cost_credits)).toEqual(["0", "0"])
-
-    const usage = (await (await download(org.orgId, org.owner.sessionToken, "usage?format=jsonl")).text())
-      .trim().split("\n").map((line) => JSON.parse(line))
-    const day = today()
-    expect(usage).toEqual(expect.arrayContaining([
-      expect.objectContaining({ day, agent_name: "=cmd", spend_credits: "0", items: 2, calls: 1, refusals: 0 }),
-      expect.objectContaining({ day, agent_name: "broke", spend_credits: "0", refusals: 1 })
-    ]))
-  })
-
-  it("refuses a bad range and another org's data before anything is sent", async () => {
-    const org = await seedOrg(world.db)
-    const bad = await download(org.orgId, org.owner.sessionToken, "calls?from=2026-02-30")
-    expect(bad.status).toBe(400)
-    expect((await bad.json()).error.code).toBe("invalid_input")
-    expect((await download(org.orgId, org.owner.sessionToken, "everything")).status).toBe(400)
-    const other = await seedOrg(world.db)
-    expect((await download(other.orgId, org.owner.sessionToken, "calls")).status).not.toBe(200)
-  })
-})
-
-describe("every refusal an agent gets is shown to its owner", () => {
-  it("counts the allowlist, a disabled agent, an old key, budget, balance, frozen credits, the gateway off and an expired approval", async () => {
-    const org = await seedOrg(world.db)
-    const token = org.owner.sessionToken
-    const fenced = await seedAgent(world.db, org.orgId, { name: "fenced", ipAllowlist: ["203.0.113.5"] })
-    const disabled = await seedAgent(world.db, org.orgId, { name: "disabled", status: "disabled" })
-    const rotated = await seedAgent(world.db, org.orgId, { name: "rotated" })
-    const revoked = await seedAgent(world.db, org.orgId, { name: "revoked" })
-    const thrifty = await seedAgent(world.db, org.orgId, { name: "thrifty", monthlyBudgetCredits: 1n })
-    const broke = await seedAgent(world.db, org.orgId, { name: "broke", mode: "live" })
-    const asker = await seedAgent(world.db, org.orgId, { name: "asker", approvalThresholdCredits: 100n })
-
-    // Before the key is checked.
-    const offList = await call(world, "GET", "/v1/agent", { token: fenced.key })
-    expect(offList.json.error.code).toBe("ip_not_allowed")
-    expect((await gatewayCall(fenced.key)).status).toBe(403)
-    expect((await call(world, "GET", "/v1/agent", { token: disabled.key })).status).toBe(401)
-    const rotate = await call(world, "POST", `/v1/orgs/${org.orgId}/agents/${rotated.agentId}/rotate-key`, { token })
-    expect(rotate.status).toBe(200)
-    expect((await call(world, "GET", "/v1/balance", { token: rotated.key })).status).toBe(401)
-    const revoke = await call(world, "POST", `/v1/orgs/${org.orgId}/agents/${revoked.agentId}/revoke-key`, { token })
-    expect(revoke.status).toBe(200)
-    expect((await gatewayCall(revoked.key)).status).toBe(401)
-
-    // After it: budget, balance, an expired approval.
-    expect((await gatewayCall(thrifty.key)).json.error.code).toBe("over_budget")
-    expect((await gatewayCall(broke.key)).json.error.code).toBe("insufficient_credits")
-    const purchase = { tool: "hunter-email-finder", inputs: [emailFindInput(1), emailFindInput(2), emailFindInput(3)] }
-    const asked = await execute(asker.key, purchase)
-    expect(asked.status).toBe(202)
-    await world.db.query(
-      `UPDATE purchase_approvals SET expires_at = expires_at - interval '25 hours' WHERE id = $1`,
-      [asked.json.approval.id]
-    )
-    const late = await execute(asker.key, { ...purchase, approval_id: asked.json.approval.id })
-    expect(late.json.error.code).toBe("approval_expired")
-
-    // Frozen credits, then the gateway switched off.
-    await topUp(world, org.orgId, 10_000n)
-    await world.db.query(`UPDATE org_balances SET frozen = true WHERE org_id = $1`, [org.orgId])
-    expect((await gatewayCall(broke.key)).json.error.code).toBe("credits_frozen")
-    await world.db.query(
-      `INSERT INTO runtime_settings (name, value, updated_at) VALUES ('gateway_enabled', 'false'::jsonb, now())
-       ON CONFLICT (name) DO UPDATE SET value = excluded.value`
-    )
-    // Until the switch reaches the gateway (its cache keeps it a second), calls are refused as frozen.
-    let frozen = 1
-    const off = await eventually(async () => {
-      const answer = await gatewayCall(broke.key)
-      if (answer.json.error?.code === "credits_frozen") frozen++
-      return answer.status === 503 && answer
-    }, { what: "the gateway switched off" })
-    expect(off.json.error.code).toBe("endpoint_unavailable")
-    await world.db.query(`DELETE FROM runtime_settings WHERE name = 'gateway_enabled'`)
-
-    const refusals = await refusalsOf(org.orgId, token)
-    expect(Object.fromEntries([...refusals].map(([id, codes]) => [id, codes]))).toEqual({
-      [fenced.agentId]: { ip_not_allowed: 2 },
-      [disabled.agentId]: { unauthenticated: 1 },
-      [rotated.agentId]: { unauthenticated: 1 },
-      [revoked.agentId]: { unauthenticated: 1 },
-      [thrifty.agentId]: { over_budget: 1 },
-      [broke.agentId]: { insufficient_credits: 1, credits_frozen: frozen, endpoint_unavailable: 1 },
-      [asker.agentId]: { approval_expired: 1 }
-    })
-
-    // The usage export counts the same refusals per agent and day.
-    const exported = await call(world, "GET", `/v1/orgs/${org.orgId}/exports/usage?format=jsonl`, { token })
-    expect(exported.status).toBe(200)
-    const rows = exported.text.trim().split("\n").map((line) => JSON.parse(line))
-    const exportedRefusals = (agentId: string) =>
-      rows.filter((row) => row.agent_id === agentId).reduce((sum, row) => sum + Number(row.refusals), 0)
-    expect(exportedRefusals(fenced.agentId)).toBe(2)
-    expect(exportedRefusals(revoked.agentId)).toBe(1)
-    expect(exportedRefusals(broke.agentId)).toBe(frozen + 2)
-  })
-
-  it("counts an agent's refusals on /mcp, and nothing for a key no agent ever had", async () => {
-    const org = await seedOrg(world.db)
-    const fenced = await seedAgent(world.db, org.orgId, { name: "mcp fenced", ipAllowlist: ["203.0.113.5"] })
-    const disabled = await seedAgent(world.db, org.orgId, { name: "mcp disabled", status: "disabled" })
-    const initialize = {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } }
-    }
-    const mcp = (key: string) =>
-      call(world, "POST", "/mcp", {
-        token: key,
-        body: initialize,
-        headers: { accept: "application/json, text/event-stream" }
-      })
-    expect((await mcp(fenced.key)).status).toBe(403)
-    expect((await mcp(disabled.key)).status).toBe(401)
-    expect((await mcp(`sk_test_${"x".repeat(40)}`)).status).toBe(401)
-    const refusals = await refusalsOf(org.orgId, org.owner.sessionToken)
-    expect(refusals.get(fenced.agentId)).toEqual({ ip_not_allowed: 1 })
-    expect(refusals.get(disabled.agentId)).toEqual({ unauthenticated: 1 })
-    expect(refusals.size).toBe(2)
-  })
-})
+)
