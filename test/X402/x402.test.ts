@@ -2,6 +2,7 @@ import type { FacilitatorEmulator } from "@agent-gateway/x402-facilitator"
 import { decodePaymentResponseHeader } from "@x402/core/http"
 import type { PaymentRequirements } from "@x402/core/types"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AgentGateway } from "../../clients/typescript/src/index.js"
 import { emailFindInput } from "../Purchasing/support.js"
 import { verifyWithJose } from "../Receipts/support.js"
 import { runAdminCli } from "../support/adminCli.js"
@@ -23,7 +24,7 @@ import {
  * the x402 client libraries: the 402 and its `PAYMENT-REQUIRED`, paid calls and purchases with
  * `PAYMENT-RESPONSE` and the signed record naming the payer, what is settled (read from the
  * emulated chain), the payment-identifier, the refusals, the per-payer limits; keyed
- * requests unchanged beside it.
+ * requests unchanged beside it; the TypeScript client paying with a wallet and no key.
  */
 const CAP_UNITS = 1_000_000n
 let emulator: FacilitatorEmulator
@@ -389,6 +390,40 @@ describe("keyed requests beside x402", () => {
     })
     expect(answer.status).toBe(401)
     expect(answer.json.error.code).toBe("unauthenticated")
+  })
+})
+
+/**
+ * The TypeScript client given a wallet and no key: asked to pay, it pays, and gets the answer
+ * with the settlement (`payment`) and the signed record naming its wallet (`record`); a retry
+ * under its idempotency key (the payment-identifier) answers the first purchase, settling once.
+ */
+describe("the TypeScript client paying the service", () => {
+  it("calls and buys with a wallet, no key: paid, settled, and answered with the payer's signed record", async () => {
+    const wallet = freshWallet(emulator)
+    const before = emulator.balanceOf(wallet.address)
+    const gateway = new AgentGateway({ baseUrl: world.server.url, payer: wallet, apiKey: "" })
+
+    const call = await gateway.call({ endpoint: "fakeprov/ok" })
+    expect(call).toMatchObject({ status: "succeeded", data: { ok: true, answer: 42 } })
+    expect(call.payment).toMatchObject({ success: true, network: "eip155:84532" })
+    expect(call.record).toMatchObject({ payer: wallet.address.toLowerCase(), payment: { status: "settled" } })
+    expect(emulator.balanceOf(wallet.address)).toBe(before - 10_000n)
+
+    const inputs = [emailFindInput(1), emailFindInput(2, "mock-fail")]
+    const order = { tool: "hunter-email-finder", inputs, idempotency_key: "order-client-000001" }
+    const bought = await gateway.execute(order)
+    if (bought.status !== "done") throw new Error("two inputs answer at once")
+    expect(bought.counts).toMatchObject({ passed: 1, failed: 1 })
+    expect(bought.payment).toMatchObject({ success: true, amount: "40000" })
+    expect(bought.record).toMatchObject({ payer: wallet.address.toLowerCase(), payment: { settled_units: "40000" } })
+    expect(emulator.balanceOf(wallet.address)).toBe(before - 10_000n - 40_000n)
+
+    // The same order again under its key: the first purchase's answer, nothing settled twice.
+    const again = await gateway.execute(order)
+    if (again.status !== "done") throw new Error("two inputs answer at once")
+    expect(again.receipt_id).toBe(bought.receipt_id)
+    expect(emulator.balanceOf(wallet.address)).toBe(before - 10_000n - 40_000n)
   })
 })
 
