@@ -5,12 +5,12 @@ import { ReceiptId } from "../../src/Domain/Ids.js"
 import { CheckFailed, UnknownTool } from "../../src/Errors/ApiErrors.js"
 import { canonicalJson } from "../../src/Services/Purchasing/Canonical.js"
 import { addMember, seedAdmin, seedAgent, seedOrgKey, seedUser } from "../support/fixtures.js"
-import { api, type ApiClient, call, startWorld, type World } from "../support/world.js"
+import { api, type ApiClient, call, eventually, startWorld, type World } from "../support/world.js"
 import { emailFindInput, eventsOf, seedBuyer } from "./support.js"
 
 /**
  * The purchasing routes' wire in one suite (one service): execute's answers and refusals,
- * cached agent keys, receipts, disputes and recommendations, with their status codes,
+ * jobs, cached agent keys, receipts, disputes and recommendations, with their status codes,
  * bodies and who may call them.
  */
 let world: World
@@ -258,6 +258,68 @@ describe("POST /v1/execute: results", () => {
     expect(job.status).toBe(202)
     expect(job.json).toMatchObject({ status: "queued", item_count: 26, held: { credits: "78", usd: "0.078" } })
     expect(job.json.job_id).toMatch(/^[0-9a-f-]{36}$/)
+  })
+})
+
+describe("GET /v1/jobs/{id}", () => {
+  /**
+   * The job as a poll sees it: undefined while the agent's rate limit turns polls away (a slow
+   * machine polls long enough to reach 600 a minute), any other answer but 200 fails.
+   */
+  const polledJob = async (key: string, id: string) => {
+    const job = await call(world, "GET", `/v1/jobs/${id}`, { token: key })
+    if (job.status === 429) return undefined
+    expect(job.status).toBe(200)
+    return job.json.job
+  }
+
+  it("answers the job to the org's agents (200), 404 not_found to another org's agent and 401 to a session", async () => {
+    const { agent, org } = await seedBuyer(world)
+    const accepted = await execute(agent.key, {
+      tool: "jina-reader",
+      inputs: Array.from({ length: 30 }, (_, i) => ({ url: `https://news.example.com/${i}` }))
+    })
+    expect(accepted.status).toBe(202)
+    const done = await eventually(async () => {
+      const job = await polledJob(agent.key, accepted.json.job_id)
+      return job?.status === "done" && job
+    }, { what: "the job done" })
+    expect(Object.keys(done).sort()).toEqual([
+      "charged",
+      "completed_at",
+      "counts",
+      "created_at",
+      "deadline_at",
+      "id",
+      "item_count",
+      "items",
+      "progress",
+      "receipt_id",
+      "started_at",
+      "status",
+      "tool"
+    ])
+    expect(done).toMatchObject({
+      id: accepted.json.job_id,
+      receipt_id: accepted.json.receipt_id,
+      tool: { slug: "jina-reader" },
+      item_count: 30,
+      progress: { done: 30, total: 30 },
+      charged: { credits: "90", usd: "0.090" }
+    })
+    expect(done.items[0]).toMatchObject({ index: 0, outcome: "passed", charged: true })
+    expect(done.items[0].result.final_url).toBe("https://news.example.com/0")
+
+    const colleague = await seedAgent(world.db, org.orgId)
+    const read = await call(world, "GET", `/v1/jobs/${accepted.json.job_id}`, { token: colleague.key })
+    expect(read.status).toBe(200)
+    expect(read.json.job).toEqual(done)
+    const stranger = await seedBuyer(world)
+    const hidden = await call(world, "GET", `/v1/jobs/${accepted.json.job_id}`, { token: stranger.agent.key })
+    expect(hidden.status).toBe(404)
+    expect(hidden.json.error.code).toBe("not_found")
+    const session = await call(world, "GET", `/v1/jobs/${accepted.json.job_id}`, { token: org.owner.sessionToken })
+    expect(session.status).toBe(401)
   })
 })
 
