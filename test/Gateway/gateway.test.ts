@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gatewayPrice } from "../../src/Domain/Plans.js"
+import { verifyWithJose } from "../Receipts/support.js"
 import { bearer, seedAgent, seedOrg, seedOrgKey } from "../support/fixtures.js"
 import { invariants } from "../support/ledgerChecks.js"
 import { expectError } from "../support/people.js"
@@ -296,6 +297,23 @@ describe("POST /v1/call (live)", () => {
       `SELECT column_name FROM information_schema.columns WHERE table_name = 'gateway_calls'`
     )
     expect(columns.map((c: any) => c.column_name)).not.toContain("data")
+  })
+
+  it("lists each call signed: the record verifies with jose against the keys fetched from /.well-known/jwks.json", async () => {
+    const { agent, org } = await liveSetup()
+    const answered = await call(agent.key, { endpoint: "fakeprov/ok", query: { q: "x" } })
+    expect(answered.status).toBe(200)
+    const { json } = await request(`${world.server.url}/v1/orgs/${org.orgId}/calls`, {
+      headers: bearer(org.owner.sessionToken)
+    })
+    const [record] = json.calls
+    expect(record).toMatchObject({ id: answered.json.call_id, request_hash: expect.stringMatching(/^[0-9a-f]{64}$/) })
+    expect(record.signature).toEqual({
+      alg: "EdDSA",
+      kid: expect.any(String),
+      jws: expect.stringMatching(/^[\w-]+\.\.[\w-]+$/)
+    })
+    expect(await verifyWithJose(world.server.url, record)).toBe(record.signature.kid)
   })
 })
 

@@ -12,16 +12,17 @@ import { openapiLintCases } from "./wire/openapiLint.js"
 import { pathIdsCases } from "./wire/pathIds.js"
 import { publicCases } from "./wire/public.js"
 import { securityHeadersCases } from "./wire/securityHeaders.js"
+import { signingKeysCases } from "./wire/signingKeys.js"
 import { base, production, productionBase, useWorlds, world } from "./wire/world.js"
 
 /**
  * The edge's wire contract, proven once on one running service (development, with a mail
  * server and an SMS gateway for the people the cases sign in): statuses, the common error
  * body, headers, the front door, the public documents, the catalogue route, the request signing
- * key directory, cross-site refusals, path ids and malformed requests to every operation.
- * Production's own headers are proven beside it on a production service without Stripe keys
- * (`securityHeaders`), and its billing endpoints' refusals (`billingUnconfigured`). The rules behind the routes are their
- * services' suites'.
+ * key directory, the records' signing keys, cross-site refusals, path ids and malformed requests
+ * to every operation. Production's own headers are proven beside it on a production service
+ * without Stripe keys (`securityHeaders`), and its billing endpoints' refusals
+ * (`billingUnconfigured`). The rules behind the routes are their services' suites'.
  */
 beforeAll(async () => {
   useWorlds({
@@ -47,6 +48,7 @@ describe("public data and documents", publicCases)
 describe("the request signing key directory", keyDirectoryCases)
 describe("the gateway catalogue", catalogueCases)
 describe("the OpenAPI document's lint", openapiLintCases)
+describe("the records' signing keys", signingKeysCases)
 describe("built-in failures", edgeCases)
 describe("bad input", badInputCases)
 describe("path ids", pathIdsCases)

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ReceiptId } from "../../src/Domain/Ids.js"
 import { CheckFailed, UnknownTool } from "../../src/Errors/ApiErrors.js"
 import { canonicalJson } from "../../src/Services/Purchasing/Canonical.js"
+import { verifyWithJose } from "../Receipts/support.js"
 import { addMember, seedAdmin, seedAgent, seedOrgKey, seedUser } from "../support/fixtures.js"
 import { api, type ApiClient, call, eventually, startWorld, type World } from "../support/world.js"
 import { emailFindInput, eventsOf, seedBuyer } from "./support.js"
@@ -622,6 +623,35 @@ describe("receipts and disputes", () => {
       // Agent keys read the signed receipt only: an org path does not take them.
       expect((await call(world, "GET", path, { token: agent.key })).status).toBe(401)
       expect((await call(world, "GET", path)).status).toBe(401)
+    })
+  })
+
+  describe("signed records on the wire", () => {
+    it("answers receipts and disputes signed: each verifies with jose against the keys fetched from /.well-known/jwks.json, the agent's and the owner's routes the same receipt", async () => {
+      const { agent, org } = await seedBuyer(world)
+      const receiptId = await buyMixed(agent.key)
+      const signed = (await call(world, "GET", `/v1/receipts/${receiptId}`, { token: agent.key })).json.receipt
+      expect(signed.signature).toEqual({
+        alg: "EdDSA",
+        kid: expect.any(String),
+        jws: expect.stringMatching(/^[\w-]+\.\.[\w-]+$/)
+      })
+      expect(await verifyWithJose(world.server.url, signed)).toBe(signed.signature.kid)
+      const byOwner = await call(world, "GET", `/v1/orgs/${org.orgId}/receipts/${receiptId}`, {
+        token: org.owner.sessionToken
+      })
+      expect(byOwner.status).toBe(200)
+      expect(byOwner.json.receipt).toEqual(signed)
+
+      const opened = await dispute(agent.key, { receipt_id: receiptId, item_index: 0, reason: "bounced" })
+      expect(opened.status).toBe(201)
+      expect(await verifyWithJose(world.server.url, opened.json.dispute)).toBe(signed.signature.kid)
+      const decided = await decide(opened.json.dispute.id, { decision: "upheld", reason: "Address bounced" })
+      expect(decided.status).toBe(200)
+      expect(await verifyWithJose(world.server.url, decided.json.dispute)).toBe(signed.signature.kid)
+      const refunded = (await call(world, "GET", `/v1/receipts/${receiptId}`, { token: agent.key })).json.receipt
+      expect(refunded.items[0].refund.credits).toBe(refunded.items[0].cost.credits)
+      expect(await verifyWithJose(world.server.url, refunded)).toBe(signed.signature.kid)
     })
   })
 

@@ -1,22 +1,38 @@
-import { createRemoteJWKSet, flattenedVerify } from "jose"
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  flattenedVerify,
+  type FlattenedVerifyGetKey,
+  type JSONWebKeySet
+} from "jose"
 import { jcs } from "../../src/Services/Receipts/Jcs.js"
 
 /**
- * An independent check of a signed record, as a customer would make it: the JWKS fetched over
- * HTTP, the record without `signature` canonicalised (RFC 8785), the detached JWS checked by
- * jose's `flattenedVerify`. Answers the key id that verified, or throws jose's error.
+ * An independent check of a signed record, as a customer would make it: the record without
+ * `signature` canonicalised (RFC 8785), the detached JWS checked by jose's `flattenedVerify`
+ * with the key its `kid` names in `keys`. Answers the key id that verified, or throws jose's error.
  */
-export const verifyWithJose = async (baseUrl: string, record: Record<string, unknown>) => {
+const verifyAgainst = async (keys: FlattenedVerifyGetKey, record: Record<string, unknown>) => {
   const { signature, ...signed } = record as { signature: { jws: string; kid: string } }
   const [protectedHeader, payload, sig] = signature.jws.split(".")
   if (payload !== "") throw new Error("the JWS is not detached")
-  const jwks = createRemoteJWKSet(new URL("/.well-known/jwks.json", baseUrl), { cacheMaxAge: 0, cooldownDuration: 0 })
   const verified = await flattenedVerify(
     { protected: protectedHeader!, signature: sig!, payload: Buffer.from(jcs(signed)).toString("base64url") },
-    jwks
+    keys
   )
   return verified.protectedHeader?.kid
 }
+
+/** The check against the JWKS the service publishes, fetched over HTTP from `baseUrl`. */
+export const verifyWithJose = (baseUrl: string, record: Record<string, unknown>) =>
+  verifyAgainst(
+    createRemoteJWKSet(new URL("/.well-known/jwks.json", baseUrl), { cacheMaxAge: 0, cooldownDuration: 0 }),
+    record
+  )
+
+/** The check against a JWKS in hand: the keys `SigningKeys.published` answers, as the route publishes them. */
+export const verifyWithKeys = (jwks: JSONWebKeySet, record: Record<string, unknown>) =>
+  verifyAgainst(createLocalJWKSet(jwks), record)
 
 /** Every leaf of a JSON value with its path, for tampering one at a time. */
 export const leavesOf = (value: unknown, path: ReadonlyArray<string | number> = []): Array<{
