@@ -49,9 +49,13 @@ export interface CallToSettle {
 /** A batch written at once met a refusal: it is rolled back and written step by step. */
 class SomeRefused extends Data.TaggedError("SomeRefused") {}
 
-/** At most this many calls go in one batch; two batches are written at a time. */
+/**
+ * At most this many calls go in one batch, one batch written at a time (per queue: holds and
+ * settlements each have their own): what arrives meanwhile makes the next batch bigger, and
+ * bigger batches cost less a call (docs/decisions.md, group commit).
+ */
 const MAX_BATCH = 64
-const WORKERS = 2
+const WORKERS = 1
 
 /**
  * The writes of live gateway calls, in batches (GroupCommit.ts): the holds of the calls that
