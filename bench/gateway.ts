@@ -404,14 +404,21 @@ export const run = async () => {
         // steady state at this rate is (every key used within the cache's 30 s).
         for (const run of ["cold", "warm"] as const) {
           const before = roundTrips === undefined ? 0 : await roundTrips()
-          const result = await runLoad({ ...target, durationMs: RATE_DURATION_MS, connections: 64, ratePerSecond: rate })
+          const result = await runLoad({
+            ...target,
+            durationMs: RATE_DURATION_MS,
+            connections: 64,
+            ratePerSecond: rate
+          })
           const perCall = roundTrips === undefined
             ? ""
-            : `, ${(((await roundTrips()) - before - idle) / Math.max(1, result.requests)).toFixed(1)} round trips a call`
+            : `, ${
+              (((await roundTrips()) - before - idle) / Math.max(1, result.requests)).toFixed(1)
+            } round trips a call`
           console.log(
-            `${formatRow(`  ${target.label}, ${run}`, result)}   added p50 ${(result.p50 - direct.p50).toFixed(2)} ms, p99 ${
-              (result.p99 - direct.p99).toFixed(2)
-            } ms${perCall}`
+            `${formatRow(`  ${target.label}, ${run}`, result)}   added p50 ${
+              (result.p50 - direct.p50).toFixed(2)
+            } ms, p99 ${(result.p99 - direct.p99).toFixed(2)} ms${perCall}`
           )
           if (rate === 20) added.set(`${target.label}, ${run}`, result.p50 - direct.p50)
         }
