@@ -1,11 +1,12 @@
 import { expect, layer } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import type { AuthenticatedAgent } from "../../src/Domain/Current.js"
 import { JobId, OrgId, ReceiptId } from "../../src/Domain/Ids.js"
 import { ExecuteRequest, Job, JobAccepted } from "../../src/Domain/Purchasing.js"
 import { Execute } from "../../src/Services/Purchasing/Execute.js"
 import { JobRunner, JobWorkersLive } from "../../src/Services/Purchasing/Jobs.js"
 import { Receipts } from "../../src/Services/Purchasing/Receipts.js"
+import { configOf } from "../support/config.js"
 import { eventuallyEffect } from "../support/eventually.js"
 import { agentOf, seedAgent } from "../support/fixtures.js"
 import { inRealTime, PurchasingServices, purchasingTier, startWorkers, SuiteDatabase } from "../support/testLayers.js"
@@ -60,9 +61,7 @@ const startReplica = (env: Record<string, string> = {}) =>
     (db) =>
       startWorkers(JobWorkersLive.pipe(Layer.provide(PurchasingServices)), { DATABASE_POOL_SIZE: "10", ...env }).pipe(
         // The suite's settings under `env`: the tests' fibers, beside the TestContext, do not see them.
-        Effect.withConfigProvider(
-          ConfigProvider.fromMap(new Map(Object.entries({ PORT: "0", DATABASE_URL: db.url, ...settings })))
-        )
+        Effect.withConfigProvider(configOf({ DATABASE_URL: db.url, ...settings }))
       )
   )
 

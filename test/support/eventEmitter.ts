@@ -1,11 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import type { EventInput } from "../../src/Domain/Events.js"
 import { AppConfig } from "../../src/Services/AppConfig.js"
 import { Events } from "../../src/Services/Events/Events.js"
 import { MailOutbox } from "../../src/Services/Mailer/MailOutbox.js"
 import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
+import { configOf } from "./config.js"
 import type { TestDatabase } from "./database.js"
 
 /**
@@ -19,11 +20,10 @@ export const eventEmitter = (
   extra: Layer.Layer<never> = Layer.empty,
   connections = 2
 ) => {
-  const config = ConfigProvider.fromMap(new Map(Object.entries({ PORT: "0", ...env })))
   const layer = Layer.mergeAll(Events.Default, MailOutboxLive).pipe(
     Layer.provideMerge(PgClient.layer({ url: Redacted.make(db.url), maxConnections: connections })),
     Layer.provide(AppConfig.Default),
-    Layer.provide(Layer.setConfigProvider(config)),
+    Layer.provide(Layer.setConfigProvider(configOf(env))),
     Layer.provide(extra)
   )
   const runtime = ManagedRuntime.make(layer)

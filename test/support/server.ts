@@ -1,9 +1,10 @@
 import { HttpServer } from "@effect/platform"
-import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import * as http from "node:http"
 import { ServerLive } from "../../src/Layers/Server.js"
 import { Lifecycle } from "../../src/Services/Lifecycle/Lifecycle.js"
 import { PublicUrl } from "../../src/Services/PublicUrl.js"
+import { configOf } from "./config.js"
 
 /**
  * Starts the whole service in this process on a free port, configured only by `env`
@@ -24,7 +25,7 @@ export const startServer = async (
   /** Optional extra context for the whole service (e.g. `Layer.setClock(...)` for a clock the test moves). */
   extra: Layer.Layer<never> = Layer.empty
 ): Promise<TestServer> => {
-  const config = ConfigProvider.fromMap(new Map(Object.entries({ PORT: "0", LOG_LEVEL: "Warn", ...env })))
+  const config = configOf({ LOG_LEVEL: "Warn", ...env })
   const runtime = ManagedRuntime.make(
     ServerLive.pipe(Layer.provide(Layer.setConfigProvider(config)), Layer.provide(extra))
   )

@@ -10,6 +10,7 @@ import { LedgerLive } from "../../src/Services/Ledger/LedgerLive.js"
 import { MailOutboxLive } from "../../src/Services/Mailer/MailOutboxLive.js"
 import { CreditAdjustments } from "../../src/Services/Operations/CreditAdjustments.js"
 import { PurchasingLive } from "../../src/Services/Purchasing/PurchasingLive.js"
+import { configOf } from "./config.js"
 import { createTestDatabase, type TestDatabase } from "./database.js"
 import { type FakeEcb, startFakeEcb } from "./fakeEcb.js"
 import { type FakeProvider, seedTestCatalogue, startFakeProvider } from "./fakeProvider.js"
@@ -34,8 +35,7 @@ import { stripeEnv } from "./world.js"
 export class SuiteDatabase extends Context.Tag("test/SuiteDatabase")<SuiteDatabase, TestDatabase>() {}
 
 /** The service's configuration in tests: a map, never the process environment. */
-export const testConfig = (env: Record<string, string>) =>
-  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ PORT: "0", ...env }))))
+export const testConfig = (env: Record<string, string>) => Layer.setConfigProvider(configOf(env))
 
 /**
  * A clone of the template as `SuiteDatabase`, with `SqlClient`, `PgClient`, `PgPool` and
