@@ -42,45 +42,52 @@ afterAll(async () => {
 /** The i-th request's replica: they take turns. */
 const replicaUrl = (i: number) => replicas[i % replicas.length]!.url
 
-/** Runs `count` requests, `concurrency` at a time, answering their statuses in order. */
-const statusesOf = async (count: number, concurrency: number, send: (i: number) => Promise<Response>) => {
-  const statuses: Array<number> = new Array(count)
+/**
+ * Runs `count` requests, `concurrency` at a time, answering each one's status, with its
+ * error code when it has one ("402 over_budget"), in order.
+ */
+const answersOf = async (count: number, concurrency: number, send: (i: number) => Promise<Response>) => {
+  const answers: Array<string> = new Array(count)
   let next = 0
   const lane = async () => {
     while (next < count) {
       const i = next++
       const res = await send(i)
-      await res.arrayBuffer()
-      statuses[i] = res.status
+      const text = await res.text()
+      const code = res.ok ? undefined : (JSON.parse(text) as { error?: { code?: string } }).error?.code
+      answers[i] = code === undefined ? `${res.status}` : `${res.status} ${code}`
     }
   }
   await Promise.all(Array.from({ length: concurrency }, lane))
-  return statuses
+  return answers
 }
 
-const count = (statuses: ReadonlyArray<number>, status: number) => statuses.filter((s) => s === status).length
+/** How many of each answer: a failure then shows every answer, not only the count that was off. */
+const tally = (answers: ReadonlyArray<string>) => {
+  const counts: Record<string, number> = {}
+  for (const answer of answers) counts[answer] = (counts[answer] ?? 0) + 1
+  return counts
+}
 
 describe("two replicas sharing PostgreSQL and Redis", () => {
   it("count an address's public limit across both: 120 a minute, not 120 each", async () => {
-    const statuses = await statusesOf(
+    const answers = await answersOf(
       130,
       8,
       (i) => fetch(`${replicaUrl(i)}/v1/task-types`, { headers: { "x-forwarded-for": "10.77.0.1" } })
     )
-    expect(count(statuses, 200)).toBe(120)
-    expect(count(statuses, 429)).toBe(10)
+    expect(tally(answers)).toEqual({ "200": 120, "429 rate_limited": 10 })
   })
 
   it("count an agent key's limit across both: 600 a minute", async () => {
     const org = await seedOrg(db)
     const agent = await seedAgent(db, org.orgId, { mode: "live" })
-    const statuses = await statusesOf(
+    const answers = await answersOf(
       610,
       16,
       (i) => fetch(`${replicaUrl(i)}/v1/balance`, { headers: bearer(agent.key) })
     )
-    expect(count(statuses, 200)).toBe(600)
-    expect(count(statuses, 429)).toBe(10)
+    expect(tally(answers)).toEqual({ "200": 600, "429 rate_limited": 10 })
   })
 
   it("never overspend a budget or a balance between them", async () => {
@@ -95,13 +102,11 @@ describe("two replicas sharing PostgreSQL and Redis", () => {
         headers: { ...bearer(key), "content-type": "application/json" },
         body: JSON.stringify({ endpoint: "fakeprov/ok", query: { i } })
       })
-    const first = await statusesOf(30, 12, (i) => call(budgeted.key, i))
-    expect(count(first, 200)).toBe(12)
-    expect(count(first, 402)).toBe(18)
+    const first = await answersOf(30, 12, (i) => call(budgeted.key, i))
+    expect(tally(first)).toEqual({ "200": 12, "402 over_budget": 18 })
     // The rest of the balance: 80 credits, 8 calls, whichever replica takes them.
-    const second = await statusesOf(20, 12, (i) => call(other.key, i))
-    expect(count(second, 200)).toBe(8)
-    expect(count(second, 402)).toBe(12)
+    const second = await answersOf(20, 12, (i) => call(other.key, i))
+    expect(tally(second)).toEqual({ "200": 8, "402 insufficient_credits": 12 })
     const checked = await invariants(db, org.orgId)
     expect(checked.balance).toBe(0n)
     expect(checked.entriesSum).toBe(0n)

@@ -20,6 +20,12 @@ const DAY_MS = 24 * 60 * 60 * 1000
 /** How long before it signs a new key is published. */
 export const PUBLISHED_AHEAD_MS = DAY_MS
 const SIGNATURE_LIFETIME_MS = SIGNATURE_LIFETIME_SECONDS * 1000
+/**
+ * A key made now signs from this long before: the replicas that lose the race to make it read
+ * the winner's key, made at the winner's clock, which may be ahead of theirs by the race's
+ * milliseconds or a machine's drift. No key signs before its predecessor's end.
+ */
+export const CLOCK_ALLOWANCE_MS = 60_000
 
 /** The key signing now, imported, and when this process must look again. */
 export interface ActiveBotKey {
@@ -56,7 +62,7 @@ export class BotKeys extends Effect.Service<BotKeys>()("BotAuth/BotKeys", {
         const x = publicJwk.x ?? (yield* Effect.dieMessage("An Ed25519 public key exported without x"))
         const kid = yield* Effect.promise(() => calculateJwkThumbprint({ kty: "OKP", crv: "Ed25519", x }, "sha256"))
         const signsUntil = signsFrom + rotationMs
-        yield* repo.insert({
+        const made = yield* repo.insert({
           kid,
           generation,
           public_jwk: { kty: "OKP", crv: "Ed25519", x },
@@ -66,23 +72,25 @@ export class BotKeys extends Effect.Service<BotKeys>()("BotAuth/BotKeys", {
           signs_until: new Date(signsUntil),
           expires_at: new Date(signsUntil + SIGNATURE_LIFETIME_MS)
         })
-        yield* Effect.annotateLogs(Effect.logInfo("Request signing key made"), { generation })
+        if (made) yield* Effect.annotateLogs(Effect.logInfo("Request signing key made"), { generation })
       })
 
     /**
      * Every key, newest first, after making what is due at `now`: the first key, or the
      * successor of the newest once it is within a day of its end (signing from that end, or
-     * from now when the service was not running then). A unique generation lets one process win.
+     * from now, less the clock allowance, when the service was not running then). A unique
+     * generation lets one process win.
      */
     const keysAt = (now: number) =>
       Effect.gen(function*() {
         const rows = yield* repo.all
         const newest = rows[0]
         if (newest !== undefined && now < newest.signs_until.getTime() - PUBLISHED_AHEAD_MS) return rows
+        const earliest = now - CLOCK_ALLOWANCE_MS
         yield* makeKey(
           (newest?.generation ?? 0) + 1,
           now,
-          newest === undefined ? now : Math.max(now, newest.signs_until.getTime())
+          newest === undefined ? earliest : Math.max(earliest, newest.signs_until.getTime())
         )
         return yield* repo.all
       })

@@ -12,9 +12,11 @@ export class BotKeysRepo extends Effect.Service<BotKeysRepo>()("BotAuth/BotKeysR
       Result: BotSigningKey,
       execute: () => sql`SELECT * FROM bot_signing_keys ORDER BY generation DESC`
     })
-    const insertKey = SqlSchema.void({
+    const insertKey = SqlSchema.findAll({
       Request: BotSigningKey.insert,
-      execute: (row) => sql`INSERT INTO bot_signing_keys ${sql.insert(row)} ON CONFLICT (generation) DO NOTHING`
+      Result: Schema.Struct({ kid: Schema.String }),
+      execute: (row) =>
+        sql`INSERT INTO bot_signing_keys ${sql.insert(row)} ON CONFLICT (generation) DO NOTHING RETURNING kid`
     })
 
     /** Every key ever made, newest first (one per rotation period: a handful a year). */
@@ -23,8 +25,10 @@ export class BotKeysRepo extends Effect.Service<BotKeysRepo>()("BotAuth/BotKeysR
     /**
      * Writes a key of the given generation unless another process wrote that generation
      * first: the unique generation lets only one rotation win; the loser reads the winner's.
+     * Answers whether this one was written.
      */
-    const insert = (key: typeof BotSigningKey.insert.Type) => insertKey(key).pipe(Effect.orDie)
+    const insert = (key: typeof BotSigningKey.insert.Type) =>
+      insertKey(key).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
     return { all, insert } as const
   })

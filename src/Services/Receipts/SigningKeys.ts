@@ -61,14 +61,14 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("Receipts/Signing
     const rotate = (previous: number, now: number) =>
       Effect.gen(function*() {
         const pair = yield* makeKeyPair
-        yield* repo.insert({
+        const made = yield* repo.insert({
           kid: pair.kid,
           generation: previous + 1,
           public_jwk: pair.publicJwk,
           private_sealed: yield* box.seal(JSON.stringify(pair.privateJwk)),
           created_at: new Date(now)
         })
-        yield* Effect.annotateLogs(Effect.logInfo("Receipt signing key made"), { generation: previous + 1 })
+        if (made) yield* Effect.annotateLogs(Effect.logInfo("Receipt signing key made"), { generation: previous + 1 })
         const newest = yield* repo.newest
         return newest ?? (yield* Effect.dieMessage("A signing key was written but none is found"))
       })

@@ -17,9 +17,11 @@ export class SigningKeysRepo extends Effect.Service<SigningKeysRepo>()("Receipts
       Result: SigningKey,
       execute: () => sql`SELECT * FROM signing_keys ORDER BY generation DESC`
     })
-    const insertKey = SqlSchema.void({
+    const insertKey = SqlSchema.findAll({
       Request: SigningKey.insert,
-      execute: (row) => sql`INSERT INTO signing_keys ${sql.insert(row)} ON CONFLICT (generation) DO NOTHING`
+      Result: Schema.Struct({ kid: Schema.String }),
+      execute: (row) =>
+        sql`INSERT INTO signing_keys ${sql.insert(row)} ON CONFLICT (generation) DO NOTHING RETURNING kid`
     })
 
     /** The newest key, if any. */
@@ -31,8 +33,10 @@ export class SigningKeysRepo extends Effect.Service<SigningKeysRepo>()("Receipts
     /**
      * Writes a key of the given generation unless another process wrote that generation
      * first: the unique generation lets only one rotation win; the loser reads the winner's.
+     * Answers whether this one was written.
      */
-    const insert = (key: typeof SigningKey.insert.Type) => insertKey(key).pipe(Effect.orDie)
+    const insert = (key: typeof SigningKey.insert.Type) =>
+      insertKey(key).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
     return { newest, all, insert } as const
   })
