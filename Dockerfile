@@ -9,24 +9,29 @@ COPY package.json package-lock.json ./
 # The workspaces (the contract package, the Stripe emulator, the client, the dashboard): npm ci needs their manifests.
 COPY packages/contract/package.json ./packages/contract/
 COPY packages/stripe-emulator/package.json ./packages/stripe-emulator/
+COPY packages/x402-facilitator/package.json ./packages/x402-facilitator/
 COPY clients/typescript/package.json ./clients/typescript/
 COPY web/package.json ./web/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# The owner dashboard is built with the dev dependencies (Vite, React) in a stage of its own;
-# the image keeps only its files (web/dist), which `npm start` serves at DASHBOARD_PATH.
-FROM node:20-bookworm-slim AS dashboard
+# The owner dashboard (with the dev dependencies: Vite, React) and the service (one module,
+# dist/service.mjs) are built in a stage of their own; the image keeps only what they made:
+# web/dist, which the service serves at DASHBOARD_PATH, and dist, which `npm start` runs.
+FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 COPY packages/contract/package.json ./packages/contract/
 COPY packages/stripe-emulator/package.json ./packages/stripe-emulator/
+COPY packages/x402-facilitator/package.json ./packages/x402-facilitator/
 COPY clients/typescript/package.json ./clients/typescript/
 COPY web/package.json ./web/
 RUN npm ci --no-audit --no-fund
 COPY scripts ./scripts
 COPY src ./src
+COPY packages ./packages
 COPY web ./web
 RUN npm run build:web
+RUN npm run build:service
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
@@ -34,12 +39,10 @@ ENV NODE_ENV=production \
     DATA_DIR=/app/.data
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
-COPY --from=dashboard /app/web/dist ./web/dist
-COPY package.json package-lock.json tsconfig.json ./
-COPY scripts/build-dashboard.mjs ./scripts/
-COPY src ./src
-# The service imports the emulator (started only in development without Stripe keys).
-COPY packages/stripe-emulator ./packages/stripe-emulator
+COPY --from=build /app/web/dist ./web/dist
+COPY --from=build /app/dist ./dist
+COPY package.json package-lock.json ./
+COPY scripts/build-dashboard.mjs scripts/build-service.mjs ./scripts/
 COPY data ./data
 # Only the embedded database (no DATABASE_URL) writes here.
 RUN mkdir -p /app/.data && chown node:node /app/.data

@@ -1,7 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { existsSync } from "node:fs"
 import * as http from "node:http"
 import pg from "pg"
 import { Ledger } from "../../src/Services/Ledger/Ledger.js"
@@ -43,14 +44,26 @@ export interface RunningService {
 }
 
 /**
- * Starts `src/main.ts` of this checkout (or of the checkout at `checkout`, for a benchmark
+ * What starts the service of a checkout as `npm start` does: its build, made now
+ * (scripts/build-service.mjs), or `tsx src/main.ts` for a commit from before the build.
+ */
+const serviceArgs = (checkout: string) => {
+  const builder = `${checkout}/scripts/build-service.mjs`
+  if (!existsSync(builder)) return ["--import", "tsx", "src/main.ts"]
+  execFileSync(process.execPath, [builder], { cwd: checkout, stdio: "ignore" })
+  return ["--enable-source-maps", "dist/service.mjs"]
+}
+
+/**
+ * Starts the service of this checkout (or of the checkout at `checkout`, for a benchmark
  * comparing two commits); resolves once it serves (and, with several processes, once all do).
  */
 export const startService = (env: Record<string, string>, checkout?: string): Promise<RunningService> =>
   new Promise((resolve, reject) => {
     // BENCH_NODE_ARGS passes flags to the service's Node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
     const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg.length > 0)
-    const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "src/main.ts"], {
+    const args = serviceArgs(checkout ?? process.cwd())
+    const child = spawn(process.execPath, [...nodeArgs, ...args], {
       ...(checkout === undefined ? {} : { cwd: checkout }),
       env: { ...process.env, PORT: "0", LOG_LEVEL: "Info", ...env },
       stdio: ["ignore", "pipe", "pipe"]

@@ -5,6 +5,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { killChildService, startChildService } from "../support/childService.js"
+import { adminCommand } from "../support/serviceBuild.js"
 
 /**
  * The admin command line refuses the embedded database while the service holds it (each
@@ -17,7 +18,8 @@ afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }))
 const adminCli = (args: Array<string>) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const { BASE_URL: _base, DATABASE_URL: _db, ...inherited } = process.env
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
+    const [node, ...commandArgs] = adminCommand(args)
+    const child = spawn(node, commandArgs, {
       env: { ...inherited, DATA_DIR: dataDir },
       stdio: ["ignore", "pipe", "pipe"]
     })

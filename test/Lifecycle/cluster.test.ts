@@ -3,6 +3,7 @@ import { randomInt } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ChildService, killChildService, startChildService } from "../support/childService.js"
 import { createTestDatabase, type TestDatabase } from "../support/database.js"
+import { serviceCommand } from "../support/serviceBuild.js"
 import { eventually } from "../support/world.js"
 
 /**
@@ -119,7 +120,8 @@ describe("several worker processes (WORKER_PROCESSES)", () => {
   it("refuses to start without DATABASE_URL or REDIS_URL, naming what is missing", async () => {
     const refused = await new Promise<{ code: number | null; output: string }>((resolve) => {
       const { BASE_URL: _base, DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      const [node, ...args] = serviceCommand()
+      const child = spawn(node, args, {
         env: { ...inherited, PORT: "0", WORKER_PROCESSES: "2" },
         stdio: ["ignore", "pipe", "pipe"]
       })

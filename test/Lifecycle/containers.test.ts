@@ -26,19 +26,25 @@ describe("container files", () => {
     expect(dockerfile).toMatch(/^USER node$/m)
     expect(dockerfile).toMatch(/^CMD \["npm", "start"\]$/m)
     expect(readme).toContain("npm start")
-    // The image has no dev dependencies: what `npm start` runs must be a dependency.
-    const runner = pkg.scripts.start.split(" ")[0]
-    expect(Object.keys(pkg.dependencies)).toContain(runner)
-    expect(Object.keys(pkg.devDependencies ?? {})).not.toContain(runner)
+    // The image has no dev dependencies: `npm start` runs the service's build with Node alone,
+    // and what builds it (where the sources are) is a dependency.
+    expect(pkg.scripts.start).toBe("node --enable-source-maps dist/service.mjs")
+    expect(Object.keys(pkg.dependencies)).toContain("esbuild")
+    expect(Object.keys(pkg.devDependencies ?? {})).not.toContain("esbuild")
   })
 
-  it("build the dashboard in a stage with dev dependencies and keep only its files", () => {
-    expect(dockerfile).toMatch(/^FROM node:\d+\S* AS dashboard$/m)
+  it("build the dashboard and the service in a stage with dev dependencies and keep only what they made", () => {
+    expect(dockerfile).toMatch(/^FROM node:\d+\S* AS build$/m)
     expect(dockerfile).toMatch(/^RUN npm run build:web$/m)
-    expect(dockerfile).toMatch(/^COPY --from=dashboard \/app\/web\/dist \.\/web\/dist$/m)
-    // `npm start` builds first where Vite is installed, and uses web/dist where it is not.
-    expect(pkg.scripts.prestart).toContain("build:web")
+    expect(dockerfile).toMatch(/^RUN npm run build:service$/m)
+    expect(dockerfile).toMatch(/^COPY --from=build \/app\/web\/dist \.\/web\/dist$/m)
+    expect(dockerfile).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m)
+    // The image itself holds no sources.
+    expect(dockerfile.slice(dockerfile.lastIndexOf("\nFROM "))).not.toMatch(/^COPY (src|packages)\b/m)
+    // `npm start` builds first where the tools and sources are, and uses what was built where not.
+    expect(pkg.scripts.prestart).toBe("npm run build:web --silent && npm run build:service --silent")
     expect(pkg.scripts["build:web"]).toBe("node scripts/build-dashboard.mjs")
+    expect(pkg.scripts["build:service"]).toBe("node scripts/build-service.mjs")
   })
 
   it("copy only files that exist", () => {

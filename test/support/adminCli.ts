@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process"
+import { adminCommand } from "./serviceBuild.js"
 
 /**
  * Runs `npm run admin -- <args>` as its own process with only the given environment (and
@@ -6,7 +7,8 @@ import { spawn } from "node:child_process"
  */
 export const runAdminCli = (env: Record<string, string>, args: ReadonlyArray<string>, stdin = "") =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
+    const [node, ...commandArgs] = adminCommand(args)
+    const child = spawn(node, commandArgs, {
       cwd: process.cwd(),
       env: { PATH: process.env["PATH"] ?? "", ...env },
       stdio: ["pipe", "pipe", "pipe"]

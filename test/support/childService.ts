@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import { serviceCommand } from "./serviceBuild.js"
 
 /**
- * The service as a child process, started as `npm start` runs it, for tests that kill it
- * (SIGKILL) at a chosen moment and start it again on the same database.
+ * The service as a child process, started as `npm start` runs it (its build), for tests that
+ * kill it (SIGKILL) at a chosen moment and start it again on the same database.
  */
 export interface ChildService {
   readonly url: string
@@ -19,7 +20,7 @@ export const startChildService = (
   new Promise<ChildService>((resolve, reject) => {
     // The test runner's environment carries BASE_URL ("/", from Vite): not for the service.
     const { BASE_URL: _base, ...inherited } = process.env
-    const command = [process.execPath, "--import", "tsx", "src/main.ts"]
+    const command = serviceCommand()
     const [file, ...args] = options.openFiles === undefined
       ? command
       : ["prlimit", `--nofile=${options.openFiles}`, "--", ...command]

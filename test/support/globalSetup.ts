@@ -1,4 +1,6 @@
 import { ConfigProvider, Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import { execFileSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
 import type { TestProject } from "vitest/node"
 import { DatabaseLive } from "../../src/Layers/Database.js"
 import { MigrationsLive } from "../../src/Layers/Migrations.js"
@@ -21,6 +23,10 @@ declare module "vitest" {
  * left to migrate or load. Dropped when the run ends.
  */
 export default async function setup(project: TestProject) {
+  // The service's and the admin command's build, which child processes run (test/support/serviceBuild.ts).
+  execFileSync(process.execPath, [fileURLToPath(new URL("../../scripts/build-service.mjs", import.meta.url))], {
+    stdio: "inherit"
+  })
   const name = uniqueName("template")
   await createDatabase(name)
   try {

@@ -3,10 +3,11 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { projectRoot } from "../../ProjectRoot.js"
 import { AuthConfig } from "../../Services/Auth/AuthConfig.js"
 
 /** Where `npm run build:web` writes the dashboard (web/dist). */
-export const DASHBOARD_BUILD_DIR = fileURLToPath(new URL("../../../web/dist", import.meta.url))
+export const DASHBOARD_BUILD_DIR = fileURLToPath(new URL("web/dist", projectRoot))
 
 const contentTypes: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -1,6 +1,7 @@
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import { TaskTypeId } from "../../Domain/TaskType.js"
+import { projectRoot } from "../../ProjectRoot.js"
 import { readDataFile } from "../DataFiles.js"
 
 /**
@@ -25,9 +26,7 @@ export type SampleSet = typeof SampleSet.Type
 
 export class SampleSets extends Effect.Service<SampleSets>()("Benchmarks/SampleSets", {
   effect: Effect.gen(function*() {
-    const files = fs.readdirSync(new URL("../../../data/samples/", import.meta.url)).filter((name) =>
-      name.endsWith(".json")
-    ).sort()
+    const files = fs.readdirSync(new URL("data/samples/", projectRoot)).filter((name) => name.endsWith(".json")).sort()
     const sets = yield* Effect.forEach(files, (name) => readDataFile(`samples/${name}`, SampleSet))
     const byId = new Map(sets.map((set) => [set.id, set]))
     if (byId.size !== sets.length) return yield* Effect.die(new Error("Two sample sets under data/samples share an id"))
