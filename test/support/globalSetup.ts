@@ -4,7 +4,10 @@ import { fileURLToPath } from "node:url"
 import type { TestProject } from "vitest/node"
 import { DatabaseLive } from "../../src/Layers/Database.js"
 import { MigrationsLive } from "../../src/Layers/Migrations.js"
+import { AppConfig } from "../../src/Services/AppConfig.js"
 import { Catalogue } from "../../src/Services/Catalogue/Catalogue.js"
+import { loadProviderKeys } from "../../src/Services/OAuth/ProviderKeys.js"
+import { SecretBox } from "../../src/Services/SecretBox/SecretBox.js"
 import { Tools } from "../../src/Services/Tools/Tools.js"
 import { createDatabase, dropDatabase, serverUrl, uniqueName, withDatabase } from "./database.js"
 
@@ -16,9 +19,9 @@ declare module "vitest" {
 }
 
 /**
- * Once per run, before any suite: a database with every migration applied and the
- * catalogue and tools loaded from ./data, as the service leaves a new database when it
- * starts. Suites clone it (`CREATE DATABASE ... TEMPLATE`, test/support/database.ts)
+ * Once per run, before any suite: a database with every migration applied, the
+ * catalogue and tools loaded from ./data and the authorization server's keys made, as the
+ * service leaves a new database when it starts. Suites clone it (`CREATE DATABASE ... TEMPLATE`, test/support/database.ts)
  * instead of migrating a database of their own; a server started on a clone finds nothing
  * left to migrate or load. Dropped when the run ends.
  */
@@ -33,8 +36,9 @@ export default async function setup(project: TestProject) {
     const config = ConfigProvider.fromMap(new Map([["DATABASE_URL", withDatabase(serverUrl, name)]]))
     const database = Layer.provideMerge(MigrationsLive, DatabaseLive)
     const runtime = ManagedRuntime.make(
-      Layer.mergeAll(Catalogue.Default, Tools.Default).pipe(
-        Layer.provide(database),
+      Layer.mergeAll(Catalogue.Default, Tools.Default, SecretBox.Default).pipe(
+        Layer.provide(AppConfig.Default),
+        Layer.provideMerge(database),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)),
         Layer.provide(Layer.setConfigProvider(config))
       )
@@ -43,6 +47,9 @@ export default async function setup(project: TestProject) {
       Effect.gen(function*() {
         yield* (yield* Catalogue).load
         yield* (yield* Tools).load
+        // The authorization server's keys, sealed with the development key the suites use
+        // (an RSA key costs each service started on a clone a quarter of a CPU second).
+        yield* loadProviderKeys
       })
     )
     // Every connection to it closed: PostgreSQL copies a template nobody is connected to.
