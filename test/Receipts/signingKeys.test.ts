@@ -1,4 +1,5 @@
 import { NodeContext } from "@effect/platform-node"
+import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -26,28 +27,26 @@ const replicas: Array<ManagedRuntime.ManagedRuntime<BotKeys, never>> = []
 const database = () =>
   PgClient.layer({ url: Redacted.make(db.url), maxConnections: 2 }).pipe(Layer.provide(NodeContext.layer))
 
+/** A process of its own running `service`: its own pool on the suite's database, and `processClock`. */
+const processOf = <A, E>(
+  service: Layer.Layer<A, E, AppConfig | SqlClient.SqlClient>,
+  processClock: ReturnType<typeof makeShiftableClock>
+) =>
+  ManagedRuntime.make(
+    service.pipe(
+      Layer.provide(AppConfig.Default),
+      Layer.provide(database()),
+      Layer.provide(processClock.layer),
+      Layer.orDie
+    )
+  )
+
 beforeAll(async () => {
   db = await createTestDatabase("signing_keys")
   await Effect.runPromise(runMigrations.pipe(Effect.provide(database()), Effect.scoped))
-  for (let i = 0; i < 4; i++) {
-    const layer = SigningKeys.Default.pipe(
-      Layer.provide(AppConfig.Default),
-      Layer.provide(database()),
-      Layer.provide(clock.layer),
-      Layer.orDie
-    )
-    processes.push(ManagedRuntime.make(layer))
-  }
+  for (let i = 0; i < 4; i++) processes.push(processOf(SigningKeys.Default, clock))
   ahead.advance("2 seconds")
-  for (const replicaClock of [ahead, behind]) {
-    const layer = BotKeys.Default.pipe(
-      Layer.provide(AppConfig.Default),
-      Layer.provide(database()),
-      Layer.provide(replicaClock.layer),
-      Layer.orDie
-    )
-    replicas.push(ManagedRuntime.make(layer))
-  }
+  for (const replicaClock of [ahead, behind]) replicas.push(processOf(BotKeys.Default, replicaClock))
 })
 afterAll(async () => {
   await Promise.all([...processes, ...replicas].map((runtime) => runtime.dispose()))
