@@ -20,12 +20,7 @@ export const checkWebhookUrl = (raw: string, options: { readonly isProduction: b
   Effect.gen(function*() {
     const policy: AddressPolicy = { allowLoopback: !options.isProduction }
     if (raw.length > MAX_URL_LENGTH) return yield* invalid(`url must be at most ${MAX_URL_LENGTH} characters`)
-    let url: URL
-    try {
-      url = new URL(raw)
-    } catch {
-      return yield* invalid("url is not a valid absolute URL")
-    }
+    const url = yield* Effect.try({ try: () => new URL(raw), catch: () => invalid("url is not a valid absolute URL") })
     if (url.protocol !== "https:" && url.protocol !== "http:") return yield* invalid("url must use https")
     if (options.isProduction && url.protocol !== "https:") return yield* invalid("url must use https")
     if (url.username !== "" || url.password !== "") return yield* invalid("url must not carry a user name or password")
