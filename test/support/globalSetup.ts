@@ -1,4 +1,4 @@
-import { ConfigProvider, Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import { Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import type { TestProject } from "vitest/node"
@@ -9,6 +9,7 @@ import { Catalogue } from "../../src/Services/Catalogue/Catalogue.js"
 import { loadProviderKeys } from "../../src/Services/OAuth/ProviderKeys.js"
 import { SecretBox } from "../../src/Services/SecretBox/SecretBox.js"
 import { Tools } from "../../src/Services/Tools/Tools.js"
+import { configOf } from "./config.js"
 import { createDatabase, dropDatabase, serverUrl, uniqueName, withDatabase } from "./database.js"
 
 declare module "vitest" {
@@ -19,10 +20,10 @@ declare module "vitest" {
 }
 
 /**
- * Once per run, before any suite: a database with every migration applied, the
- * catalogue and tools loaded from ./data and the authorization server's keys made, as the
- * service leaves a new database when it starts. Suites clone it (`CREATE DATABASE ... TEMPLATE`, test/support/database.ts)
- * instead of migrating a database of their own; a server started on a clone finds nothing
+ * Once per run, before any suite: a database with every migration applied, the catalogue
+ * and tools loaded from ./data and the authorization server's keys made, as the service
+ * leaves a new database when it starts. Suites clone it (`CREATE DATABASE ... TEMPLATE`,
+ * test/support/database.ts) instead of migrating a database of their own; a server started on a clone finds nothing
  * left to migrate or load. Dropped when the run ends.
  */
 export default async function setup(project: TestProject) {
@@ -33,7 +34,7 @@ export default async function setup(project: TestProject) {
   const name = uniqueName("template")
   await createDatabase(name)
   try {
-    const config = ConfigProvider.fromMap(new Map([["DATABASE_URL", withDatabase(serverUrl, name)]]))
+    const config = configOf({ DATABASE_URL: withDatabase(serverUrl, name) })
     const database = Layer.provideMerge(MigrationsLive, DatabaseLive)
     const runtime = ManagedRuntime.make(
       Layer.mergeAll(Catalogue.Default, Tools.Default, SecretBox.Default).pipe(

@@ -1,5 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Effect, Option, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { generateKeyPairSync, randomBytes, randomUUID } from "node:crypto"
 import type { JWK } from "oidc-provider"
 import { SecretBox } from "../SecretBox/SecretBox.js"
@@ -29,11 +29,6 @@ export const loadProviderKeys = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const box = yield* SecretBox
   const now = new Date(yield* Clock.currentTimeMillis)
-  const find = SqlSchema.findOne({
-    Request: Schema.Void,
-    Result: SealedRow,
-    execute: () => sql`SELECT sealed FROM oauth_provider_keys WHERE id = 1`
-  })
   const read = SqlSchema.single({
     Request: Schema.Void,
     Result: SealedRow,
@@ -41,14 +36,15 @@ export const loadProviderKeys = Effect.gen(function*() {
   })
   // Made only when none are stored (an RSA key takes a quarter second of CPU); two replicas
   // starting together both try, the first row stays and both read it.
-  if (Option.isNone(yield* find(undefined))) {
+  const made = Effect.gen(function*() {
     yield* sql`
       INSERT INTO oauth_provider_keys (id, sealed, created_at) VALUES (1, ${yield* box.seal(
       JSON.stringify(fresh())
     )}, ${now})
       ON CONFLICT (id) DO NOTHING`
-  }
-  const stored = yield* read(undefined)
+    return yield* read(undefined)
+  })
+  const stored = yield* read(undefined).pipe(Effect.catchTag("NoSuchElementException", () => made))
   const opened = yield* Effect.either(box.open(stored.sealed))
   if (opened._tag === "Right") return JSON.parse(opened.right) as ProviderKeys
   // SECRETS_ENCRYPTION_KEY changed: new keys. Sign-ins in progress start again; access and refresh
